@@ -1,0 +1,263 @@
+"""Command line: parse flags, call the library, write the result. No planning logic lives here.
+
+Exit codes: 0 done (every gate passed), 1 a gate failed (infeasible, over budget, validation
+miss), 2 bad input or usage, 3 internal error. Data goes to stdout, everything else to stderr.
+Heavy modules (planners, networkx, rich) are imported inside the commands that need them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Optional
+
+import typer
+
+from gpuplan import __version__
+
+if TYPE_CHECKING:
+    from gpuplan.catalog.loader import Catalog
+
+EXIT_OK, EXIT_GATE, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+
+app = typer.Typer(
+    name="gpuplan",
+    help="Plan GPU clusters for training and serving: SKU, count, layout, fabric, topology and BOM.\n\n"
+         "Example:  gpuplan recommend examples/llama-70b-train-serve.toml --format json\n\n"
+         "Exit codes: 0 ok, 1 a gate failed, 2 bad input, 3 internal error.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+catalog_app = typer.Typer(
+    help="List and show catalog records.\n\nExample:  gpuplan catalog gpus    |    gpuplan catalog gpus h100",
+    no_args_is_help=True, rich_markup_mode=None,
+)
+app.add_typer(catalog_app, name="catalog")
+
+
+def _version(value: bool) -> None:
+    if value:
+        sys.stdout.write(f"gpuplan {__version__}\n")
+        raise typer.Exit(EXIT_OK)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+) -> None:
+    """gpuplan."""
+
+
+def note(message: str, *, quiet: bool = False) -> None:
+    """A human message on stderr (never stdout)."""
+    if not quiet:
+        sys.stderr.write(f"gpuplan: {message}\n")
+
+
+def load_catalog_cli(catalog_dirs: list[Path] | None) -> "Catalog":
+    from gpuplan.catalog.loader import load_catalog
+
+    overlays: list[str] = []
+    env = os.environ.get("GPUPLAN_CATALOG")
+    if env:
+        overlays += [p for p in env.split(os.pathsep) if p]
+    overlays += [str(p) for p in catalog_dirs or []]
+    return load_catalog(overlays)
+
+
+def _default_profile_text() -> tuple[str, str]:
+    path = Path(__file__).with_name("default_profile.toml")
+    return path.read_text(encoding="utf-8"), "<built-in default: default-llama-3.1-70b>"
+
+
+CatalogOpt = typer.Option(None, "--catalog", help="Overlay catalog directory (repeatable; also GPUPLAN_CATALOG).")
+QuietOpt = typer.Option(False, "--quiet", "-q", help="Only the result; no notes on stderr.")
+VerboseOpt = typer.Option(0, "--verbose", "-v", count=True, help="More detail in the table report.")
+NoColorOpt = typer.Option(False, "--no-color", help="No colour (also NO_COLOR).")
+
+
+def parse_outputs(outputs: list[str]) -> list[tuple[str, str]]:
+    from gpuplan.errors import InputError
+
+    pairs = []
+    for spec in outputs:
+        fmt, sep, path = spec.partition(":")
+        if not sep or not fmt or not path:
+            raise InputError(f"expected FORMAT:PATH, got {spec!r}", field="--output")
+        pairs.append((fmt, path))
+    return pairs
+
+
+def emit(plan: Any, fmt: str, out: Optional[Path], outputs: list[str], *, inputs: list[str], color: bool,
+         verbose: int) -> None:
+    """Render once per requested format and write every output atomically, or none on error."""
+    from gpuplan.io import write_atomic
+    from gpuplan.render import RenderOptions, render
+
+    targets = [(fmt, str(out) if out else "-")] + parse_outputs(outputs)
+    use_color = color and not os.environ.get("NO_COLOR") and sys.stdout.isatty()
+    rendered = []
+    for f, path in targets:  # render everything before writing anything
+        options = RenderOptions(color=use_color and path == "-", verbose=verbose)
+        rendered.append((path, render(plan, f, options)))
+    for path, text in rendered:
+        if path == "-":
+            sys.stdout.write(text)
+        else:
+            write_atomic(path, text, protect=inputs)
+
+
+@app.command()
+def recommend(
+    profile: Optional[Path] = typer.Argument(None, help="Workload profile (TOML). Omit for the built-in default."),
+    fmt: str = typer.Option("table", "--format", "-f", help="table, json, markdown, tfvars, tf-external, sarif, junit, github, html."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write the --format output to PATH instead of stdout."),
+    outputs: list[str] = typer.Option([], "--output", help="Also write FORMAT:PATH (repeatable)."),
+    phase: str = typer.Option("both", "--phase", help="training, serving or both."),
+    catalog: Optional[list[Path]] = CatalogOpt,
+    quiet: bool = QuietOpt,
+    verbose: int = VerboseOpt,
+    no_color: bool = NoColorOpt,
+    exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when a gate fails."),
+) -> None:
+    """Recommend hardware, layout, network and BOM for a workload, separately for training and serving.
+
+    Example:  gpuplan recommend examples/llama-70b-train-serve.toml --format json -o plan.json
+    """
+    from gpuplan.errors import InputError
+    from gpuplan.planner import plan_workload
+    from gpuplan.profile import load_profile_text
+    from gpuplan.io import read_text
+
+    phases = {"both": ("training", "serving"), "training": ("training",), "serving": ("serving",)}
+    if phase not in phases:
+        raise InputError(f"expected training, serving or both, got {phase!r}", field="--phase")
+    cat = load_catalog_cli(catalog)
+    if profile is None:
+        text, name = _default_profile_text()
+        note(f"no profile given; planning the built-in default ({name[1:-1].split(': ')[1]}, see examples/default.toml)",
+             quiet=quiet)
+    else:
+        text, name = read_text(profile), str(profile)
+    workload = load_profile_text(text, name, cat)
+    result = plan_workload(workload, cat, phases=phases[phase])
+    emit(result, fmt, out, outputs, inputs=[str(profile)] if profile else [], color=not no_color, verbose=verbose)
+    errors = [f for f in result.findings if f.severity == "error"]
+    for f in errors:
+        note(f"{f.phase}: {f.message}", quiet=quiet)
+    if errors and not exit_zero:
+        raise typer.Exit(EXIT_GATE)
+
+
+@app.command()
+def validate(
+    files: list[Path] = typer.Argument(..., help="Case files (TOML) as in shared/validation/README.md."),
+    fmt: str = typer.Option("table", "--format", "-f", help="table or json."),
+    catalog: Optional[list[Path]] = CatalogOpt,
+) -> None:
+    """Predict published measurements and report the relative error of each figure.
+
+    Example:  gpuplan validate ../shared/validation/*.toml --format json
+    """
+    from gpuplan.errors import InputError
+    from gpuplan.validate import validate_files
+
+    if fmt not in ("table", "json"):
+        raise InputError(f"expected table or json, got {fmt!r}", field="--format")
+    report = validate_files([str(f) for f in files], load_catalog_cli(catalog))
+    if fmt == "json":
+        from gpuplan.render.json_ import to_json
+
+        sys.stdout.write(to_json(report))
+    else:
+        from gpuplan.render.validation import render_report
+
+        sys.stdout.write(render_report(report))
+    if not report.ok:
+        raise typer.Exit(EXIT_GATE)
+
+
+CATALOG_KINDS = {"gpus": "gpus", "fabrics": "fabrics", "switches": "switches", "nics": "nics", "optics": "optics",
+                 "models": "models"}
+
+
+def _catalog_command(kind: str) -> None:
+    def command(
+        ident: Optional[str] = typer.Argument(None, help="Show one record by id (or GPU alias)."),
+        fmt: str = typer.Option("table", "--format", "-f", help="table or json."),
+        catalog: Optional[list[Path]] = CatalogOpt,
+    ) -> None:
+        from gpuplan.render.catalog import render_catalog
+
+        sys.stdout.write(render_catalog(load_catalog_cli(catalog), kind, ident, fmt))
+
+    command.__doc__ = (f"List the catalog's {kind}, or show one with its sources.\n\n"
+                       f"Example:  gpuplan catalog {kind}" + ("  |  gpuplan catalog gpus h100" if kind == "gpus" else ""))
+    catalog_app.command(name=kind)(command)
+
+
+for _kind in CATALOG_KINDS:
+    _catalog_command(_kind)
+
+
+@app.command()
+def schema(
+    kind: str = typer.Option("plan", "--kind", help="plan (the JSON output) or profile (the TOML input)."),
+) -> None:
+    """Print the JSON Schema of the plan (or of the workload profile).
+
+    Example:  gpuplan schema > plan.schema.json
+    """
+    import json
+
+    from gpuplan.errors import InputError
+
+    if kind == "plan":
+        from gpuplan.plan import Plan
+
+        data = Plan.model_json_schema(mode="serialization")
+    elif kind == "profile":
+        from gpuplan.profile import Profile
+
+        data = Profile.model_json_schema()
+    else:
+        raise InputError(f"expected plan or profile, got {kind!r}", field="--kind")
+    sys.stdout.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: run the app and turn every failure into one stderr line and an exit code."""
+    import click
+
+    from gpuplan.errors import GpuplanError
+
+    args = sys.argv[1:] if argv is None else argv
+    command = typer.main.get_command(app)
+    try:
+        code = command.main(args=args, prog_name="gpuplan", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        code = exc.exit_code
+    except click.exceptions.Abort:
+        sys.stderr.write("gpuplan: aborted\n")
+        code = 130
+    except click.ClickException as exc:
+        sys.stderr.write(f"gpuplan: error: {' '.join(exc.format_message().split())}\n")
+        code = EXIT_INPUT
+    except GpuplanError as exc:
+        sys.stderr.write(f"gpuplan: error: {exc}\n")
+        code = exc.exit_code
+    except BrokenPipeError:
+        code = EXIT_OK
+    except KeyboardInterrupt:
+        code = 130
+    except Exception as exc:  # noqa: BLE001 - the one place that turns bugs into exit 3
+        if os.environ.get("GPUPLAN_DEBUG"):
+            raise
+        sys.stderr.write(f"gpuplan: internal error: {type(exc).__name__}: {exc} (set GPUPLAN_DEBUG=1 for a traceback)\n")
+        code = EXIT_INTERNAL
+    sys.stdout.flush()
+    raise SystemExit(code if isinstance(code, int) else EXIT_OK)

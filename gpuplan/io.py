@@ -1,0 +1,193 @@
+"""Reading input files safely and writing output files atomically.
+
+All file access of gpuplan goes through here so that every failure becomes one
+:class:`~gpuplan.errors.InputError` line: unreadable or missing files, wrong encodings, oversized
+files, TOML/JSON syntax (with line and column), duplicate keys and non-finite numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from gpuplan.errors import InputError, did_you_mean
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+#: Input files larger than this are refused (documented in docs/security.md).
+MAX_INPUT_BYTES = 1_000_000
+#: Nesting deeper than this is refused: no real profile, catalog or plan needs it.
+MAX_NESTING = 32
+
+
+def read_text(path: str | os.PathLike[str], *, max_bytes: int = MAX_INPUT_BYTES) -> str:
+    """Read a UTF-8 text file (an optional byte-order mark is dropped)."""
+    p = Path(path)
+    name = str(path)
+    try:
+        if p.is_dir():
+            raise InputError("is a directory, expected a file", file=name)
+        size = p.stat().st_size
+        if size > max_bytes:
+            raise InputError(f"file is {size} bytes, larger than the {max_bytes}-byte limit", file=name)
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise InputError("file not found", file=name) from None
+    except PermissionError:
+        raise InputError("permission denied", file=name) from None
+    except OSError as exc:
+        raise InputError(f"cannot read file ({exc.strerror or exc})", file=name) from None
+    if len(data) > max_bytes:
+        raise InputError(f"file is larger than the {max_bytes}-byte limit", file=name)
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise InputError("file is UTF-16 encoded, expected UTF-8", file=name)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not valid UTF-8 (byte {exc.start})", file=name) from None
+    if "\x00" in text:
+        raise InputError("file contains NUL bytes, expected text", file=name)
+    return text
+
+
+def _check_depth(value: Any, name: str, depth: int = 0) -> None:
+    if depth > MAX_NESTING:
+        raise InputError(f"nesting deeper than {MAX_NESTING} levels", file=name)
+    if isinstance(value, dict):
+        for v in value.values():
+            _check_depth(v, name, depth + 1)
+    elif isinstance(value, list):
+        for v in value:
+            _check_depth(v, name, depth + 1)
+
+
+def parse_toml(text: str, name: str) -> dict[str, Any]:
+    """Parse TOML text; syntax errors name the line and column."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        msg = str(exc).split(" (at ")[0]
+        line = getattr(exc, "lineno", None)
+        col = getattr(exc, "colno", None)
+        if line is None:  # Python < 3.14 puts the position in the message only
+            tail = str(exc).rsplit("(at line ", 1)
+            if len(tail) == 2:
+                pos = tail[1].rstrip(")").split(", column ")
+                line, col = pos[0], (pos[1] if len(pos) > 1 else "?")
+        where = f"line {line}, column {col}: " if line is not None else ""
+        raise InputError(f"{where}TOML syntax error: {msg.lower()}", file=name) from None
+    except RecursionError:
+        raise InputError(f"nesting deeper than {MAX_NESTING} levels", file=name) from None
+    _check_depth(data, name)
+    return data
+
+
+def read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
+    return parse_toml(read_text(path), str(path))
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {key!r}")
+        out[key] = value
+    return out
+
+
+def _reject_constant(token: str) -> Any:
+    raise ValueError(f"non-finite number {token} is not allowed")
+
+
+def parse_json(text: str, name: str) -> Any:
+    """Parse JSON, refusing duplicate keys and NaN/Infinity."""
+    try:
+        data = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"line {exc.lineno}, column {exc.colno}: JSON syntax error: {exc.msg}", file=name) from None
+    except ValueError as exc:
+        raise InputError(f"JSON error: {exc}", file=name) from None
+    except RecursionError:
+        raise InputError(f"nesting deeper than {MAX_NESTING} levels", file=name) from None
+    _check_depth(data, name)
+    return data
+
+
+def read_json(path: str | os.PathLike[str]) -> Any:
+    return parse_json(read_text(path), str(path))
+
+
+def pydantic_error(exc: Any, *, file: str, prefix: str = "", known_fields: dict[str, list[str]] | None = None) -> InputError:
+    """Turn the first pydantic ValidationError entry into one InputError line.
+
+    ``known_fields`` maps a dotted parent path to the field names allowed there, for "did you mean".
+    """
+    err = exc.errors(include_url=False)[0]
+    loc = [str(x) for x in err.get("loc", ()) if not (isinstance(x, str) and x.startswith("function-"))]
+    path = ".".join(([prefix] if prefix else []) + loc)
+    kind = err.get("type", "")
+    got = err.get("input")
+    if kind == "extra_forbidden":
+        parent = ".".join(([prefix] if prefix else []) + loc[:-1])
+        hint = ""
+        if known_fields is not None and parent in known_fields:
+            hint = did_you_mean(loc[-1], known_fields[parent])
+        return InputError(f"unknown field{hint}", file=file, field=path)
+    if kind == "missing":
+        return InputError("required field is missing", file=file, field=path)
+    msg = err.get("msg", "invalid value")
+    if msg.startswith("Value error, "):
+        msg = msg[len("Value error, "):]
+    if msg.startswith("Assertion failed, "):
+        msg = msg[len("Assertion failed, "):]
+    shown = _short(got)
+    if shown is not None and kind not in ("model_type", "dict_type"):
+        msg = f"{msg} (got {shown})"
+    return InputError(msg[0].lower() + msg[1:] if msg else "invalid value", file=file, field=path or None)
+
+
+def _short(value: Any) -> str | None:
+    if isinstance(value, (dict, list)):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def write_atomic(path: str | os.PathLike[str], data: str, *, protect: list[str] | None = None) -> None:
+    """Write ``data`` to ``path`` through a temporary file and a rename.
+
+    Refuses to overwrite any path in ``protect`` (the inputs of the run).
+    """
+    target = Path(path)
+    for p in protect or []:
+        try:
+            if target.resolve() == Path(p).resolve():
+                raise InputError("refusing to overwrite an input file", file=str(path))
+        except OSError:
+            continue
+    directory = target.parent if str(target.parent) else Path(".")
+    if not directory.is_dir():
+        raise InputError("output directory does not exist", file=str(path))
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(data)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -1,0 +1,45 @@
+"""Build the two-tier :class:`~gpuplan.collectives.Network` a GPU sees from catalog records."""
+
+from __future__ import annotations
+
+from gpuplan.catalog.loader import Catalog
+from gpuplan.catalog.schema import Fabric, Gpu
+from gpuplan.collectives import Network, Tier
+
+GB = 1e9
+
+
+def network_for(gpu: Gpu, catalog: Catalog, fabric: Fabric | None = None, *, gbit_per_gpu: float | None = None,
+                oversubscription: float = 1.0) -> Network:
+    """The network of ``gpu``'s reference server attached to ``fabric`` at ``gbit_per_gpu``.
+
+    Without a fabric the reference server's scale-out NIC speed is used over the matching catalog
+    fabric (InfiniBand for NVIDIA, Ethernet otherwise); a server without scale-out NICs gets none.
+    """
+    cal = catalog.calibration.get("collectives", {})
+    pcie = gpu.scaleup_tech == "pcie"
+    step_us = float(cal.get("pcie_step_latency_us" if pcie else "scaleup_step_latency_us", 2.0))
+    up_bw = gpu.scaleup_uni_gbps * GB * gpu.efficiency.scaleup_busbw
+    scaleup = Tier(up_bw, step_us * 1e-6, gpu.efficiency.scaleup_in_network_reduction)
+    p2p = gpu.scaleup_p2p_uni_gbps * GB * gpu.efficiency.scaleup_busbw if gpu.scaleup_p2p_uni_gbps else None
+    gbit = gbit_per_gpu if gbit_per_gpu is not None else gpu.reference_scaleout_gbit_per_gpu
+    if fabric is None and gbit > 0:
+        fabric = default_fabric(gpu, catalog, gbit)
+    scaleout = None
+    if fabric is not None and gbit > 0:
+        hops = int(cal.get("scaleout_hops", 3))
+        latency = (fabric.base_latency_us + hops * fabric.hop_latency_us) * 1e-6
+        bw = gbit / 8 * GB * fabric.efficiency / max(oversubscription, 1.0)
+        scaleout = Tier(bw, latency, fabric.in_network_reduction)
+    domain = max(gpu.scaleup_domain, 1)
+    return Network(scaleup=scaleup, scaleout=scaleout, scaleup_domain=domain, scaleup_p2p_bytes_per_s=p2p)
+
+
+def default_fabric(gpu: Gpu, catalog: Catalog, gbit: float) -> Fabric | None:
+    """The catalog fabric at ``gbit`` per port: InfiniBand for NVIDIA servers, Ethernet otherwise."""
+    kinds = ("infiniband", "ethernet") if gpu.vendor == "nvidia" else ("ethernet", "infiniband")
+    for kind in kinds:
+        for fab in sorted(catalog.fabrics.values(), key=lambda f: f.id):
+            if fab.kind == kind and abs(fab.port_gbit - gbit) < 1e-6:
+                return fab
+    return None

@@ -1,0 +1,295 @@
+"""The plan: the one result model every renderer reads (table, JSON, Markdown, tfvars, CI formats).
+
+Keys are snake_case with the unit in the name. The JSON Schema (``gpuplan schema``) is generated
+from these classes; any breaking change bumps :data:`SCHEMA_VERSION` (docs/json.md).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+SCHEMA_VERSION = "1.0"
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class AssumptionOut(_Out):
+    field: str
+    value: str
+    reason: str
+
+
+class Finding(_Out):
+    """Something a CI gate or a reader should see; anchored to a profile field when possible."""
+
+    severity: Literal["error", "warning", "note"]
+    code: str
+    message: str
+    phase: Literal["training", "serving", "profile"]
+    field: str | None = None
+
+
+class BomItem(_Out):
+    category: Literal["server", "nic", "switch", "transceiver", "cable", "rack", "other"]
+    tier: str | None = None
+    part_id: str
+    description: str
+    quantity: int
+    unit_price_usd: float | None
+    unit_power_w: float | None
+    total_price_usd: float | None
+    total_power_w: float | None
+    source: str | None
+    price_date: str | None = None
+
+
+class Bom(_Out):
+    items: list[BomItem]
+    capex_usd: float
+    #: Parts with no catalog price (their cost is not in capex_usd, never counted as $0).
+    unpriced_parts: list[str]
+    power_kw: float
+    network_capex_usd: float
+    network_power_kw: float
+    racks: int
+
+
+class Interconnect(_Out):
+    scaleup_tech: str
+    scaleup_domain_gpus: int
+    scaleup_uni_gbps: float
+    scaleout_fabric: str | None
+    scaleout_kind: Literal["infiniband", "ethernet"] | None
+    nic: str | None
+    nics_per_node: int
+    nic_gbit_per_gpu: float
+    #: Scale-out bandwidth per GPU the chosen layout needs to keep communication hidden.
+    required_gbit_per_gpu: float
+    rails: int
+    reasons: list[str]
+
+
+class Topology(_Out):
+    kind: Literal["rail-optimized-fat-tree", "fat-tree", "leaf-spine", "rail-only", "single-switch", "none"]
+    switch: str | None
+    port_gbit: float
+    tiers: int
+    oversubscription: float
+    nodes: int
+    endpoints: int
+    max_endpoints: int
+    leaf_switches: int
+    spine_switches: int
+    core_switches: int
+    node_leaf_links: int
+    leaf_spine_links: int
+    spine_core_links: int
+    #: One direction, across the worst bisection of the graph (docs/fabric-model.md).
+    bisection_gbit: float
+    max_switch_hops: int
+    equal_cost_paths: int
+    scalable_unit_nodes: int | None
+    graph_checked: bool
+
+
+class TrainingLayout(_Out):
+    tp: int
+    pp: int
+    dp: int
+    cp: int
+    ep: int
+    vp: int
+    micro_batch: int
+    num_micro_batches: int
+    global_batch_sequences: int
+    recompute: Literal["none", "selective", "full"]
+    sequence_parallel: bool
+    zero: int
+
+
+class TrainingBreakdown(_Out):
+    """Seconds per optimizer step; the ``*_comm_s`` are the exposed (not overlapped) parts."""
+
+    compute_s: float
+    recompute_s: float
+    tp_comm_s: float
+    pp_comm_s: float
+    dp_comm_s: float
+    ep_comm_s: float
+    cp_comm_s: float
+    bubble_s: float
+    optimizer_s: float
+    step_time_s: float
+    dp_bandwidth_to_hide_gbit_per_gpu: float
+
+
+class MemoryBreakdown(_Out):
+    weights_gib: float
+    gradients_gib: float
+    optimizer_gib: float
+    activations_gib: float
+    overhead_gib: float
+    total_gib: float
+    capacity_gib: float
+    headroom_gib: float
+
+
+class TrainingOption(_Out):
+    gpu: str
+    gpus: int
+    nodes: int
+    layout: TrainingLayout
+    step_time_s: float
+    mfu: float
+    wall_clock_days: float
+    gpu_hours: float
+    cost_usd: float | None
+    meets_target: bool
+    bound: str
+
+
+class TrainingPlan(_Out):
+    feasible: bool
+    gpu: str | None
+    gpus: int
+    nodes: int
+    layout: TrainingLayout | None
+    precision: str
+    step_time_s: float
+    mfu: float
+    hfu: float
+    model_tflops_per_gpu: float
+    tokens_per_s: float
+    total_flops: float
+    steady_state_days: float
+    goodput: float
+    wall_clock_days: float
+    gpu_hours: float
+    breakdown: TrainingBreakdown | None
+    memory: MemoryBreakdown | None
+    bound: str
+    interconnect: Interconnect | None
+    topology: Topology | None
+    bom: Bom | None
+    capex_usd: float | None
+    power_kw: float
+    cloud_usd_per_hour: float | None
+    run_cost_usd: float | None
+    alternatives: list[TrainingOption]
+    reasons: list[str]
+    infeasible: list[str]
+
+
+class ServingLayout(_Out):
+    tp: int
+    pp: int
+    ep: int
+    concurrency: int
+    disaggregated: bool
+
+
+class Roofline(_Out):
+    """Where the phases sit on the chosen GPU's roofline (FLOP per byte of HBM traffic)."""
+
+    peak_tflops: float
+    mem_bw_tbps: float
+    ridge_flops_per_byte: float
+    prefill_flops_per_byte: float
+    decode_flops_per_byte: float
+    prefill_bound: Literal["compute", "memory"]
+    decode_bound: Literal["compute", "memory"]
+
+
+class DisaggregationComparison(_Out):
+    prefill_gpus: int
+    decode_gpus: int
+    total_gpus: int
+    aggregated_gpus: int
+    kv_transfer_gbit_per_s: float
+    recommended: bool
+    reason: str
+
+
+class ServingOption(_Out):
+    gpu: str
+    gpus: int
+    replicas: int
+    layout: ServingLayout
+    ttft_ms_p99: float
+    tpot_ms: float
+    max_qps: float
+    cost_usd: float | None
+    usd_per_million_output_tokens: float | None
+    meets_target: bool
+    bound: str
+
+
+class ServingPlan(_Out):
+    feasible: bool
+    gpu: str | None
+    gpus: int
+    nodes: int
+    replicas: int
+    spare_replicas: int
+    gpus_per_replica: int
+    layout: ServingLayout | None
+    precision: str
+    kv_precision: str
+    weights_gib_per_gpu: float
+    kv_bytes_per_token_per_gpu: float
+    kv_gib_per_gpu: float
+    max_sequences_per_replica: int
+    ttft_ms_mean: float
+    ttft_ms_p99: float
+    tpot_ms: float
+    e2e_ms_mean: float
+    prefill_ms: float
+    qps_per_replica: float
+    max_qps: float
+    output_tokens_per_s: float
+    utilization: float
+    bound: str
+    roofline: Roofline | None
+    disaggregation: DisaggregationComparison | None
+    interconnect: Interconnect | None
+    topology: Topology | None
+    bom: Bom | None
+    capex_usd: float | None
+    power_kw: float
+    cloud_usd_per_hour: float | None
+    usd_per_million_output_tokens: float | None
+    alternatives: list[ServingOption]
+    reasons: list[str]
+    infeasible: list[str]
+
+
+class ModelSummary(_Out):
+    name: str
+    total_params: int
+    active_params: int
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    experts: int
+    kv_bytes_per_token_bf16: int
+
+
+class Plan(_Out):
+    schema_version: str
+    gpuplan_version: str
+    catalog_version: str
+    catalog_sha256: str
+    input_sha256: str
+    profile: str
+    workload: str
+    model: ModelSummary
+    pricing: Literal["capex", "cloud"]
+    assumptions: list[AssumptionOut]
+    training: TrainingPlan | None
+    serving: ServingPlan | None
+    findings: list[Finding]

@@ -1,0 +1,106 @@
+"""Compose the phase planners, the fabric and the BOM into one :class:`~gpuplan.plan.Plan`.
+
+Data flow: workload -> training / serving planner (layout, GPU count, traffic demand) ->
+fabric (interconnect + topology; a slower or oversubscribed network is fed back into the training
+step time) -> BOM (capex, power) -> plan. Renderers read the plan and nothing else.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpuplan import __version__
+from gpuplan.catalog.loader import Catalog
+from gpuplan.plan import SCHEMA_VERSION, AssumptionOut, Finding, ModelSummary, Plan, ServingPlan, TrainingPlan
+from gpuplan.profile import Workload
+
+
+def plan_workload(workload: Workload, catalog: Catalog, *, phases: tuple[str, ...] = ("training", "serving")) -> Plan:
+    findings: list[Finding] = []
+    training = serving = None
+    if workload.training is not None and "training" in phases:
+        training = _plan_training(workload, catalog)
+        findings += _gates("training", training, workload)
+    if workload.serving is not None and "serving" in phases:
+        serving = _plan_serving(workload, catalog)
+        findings += _gates("serving", serving, workload)
+    arch = workload.arch
+    model = ModelSummary(name=workload.model_name, total_params=arch.total_params, active_params=arch.active_params,
+                         layers=arch.layers, hidden=arch.hidden, heads=arch.heads, kv_heads=arch.kv_heads,
+                         experts=arch.experts, kv_bytes_per_token_bf16=arch.kv_elements_per_token() * 2)
+    return Plan(schema_version=SCHEMA_VERSION, gpuplan_version=__version__, catalog_version=catalog.version,
+                catalog_sha256=catalog.sha256, input_sha256=workload.input_sha256, profile=workload.source,
+                workload=workload.name, model=model, pricing=workload.constraints.pricing,  # type: ignore[arg-type]
+                assumptions=[AssumptionOut(field=a.field, value=a.value, reason=a.reason) for a in workload.assumptions],
+                training=training, serving=serving, findings=findings)
+
+
+def _attach_network(phase: str, result: Any, workload: Workload, catalog: Catalog) -> Any:
+    """Design the fabric for a phase result, feed it back (training), and price it."""
+    from gpuplan.bom import build_bom
+    from gpuplan.fabric.interconnect import design_fabric
+
+    plan = result.plan
+    gpu = result.chosen_gpu
+    if not plan.feasible or gpu is None or result.demand is None:
+        return plan
+    interconnect, topology = design_fabric(result.demand, gpu, catalog)
+    if phase == "training" and interconnect.scaleout_fabric is not None:
+        from gpuplan.network import network_for
+        from gpuplan.training.planner import with_network
+
+        fabric = catalog.fabrics[interconnect.scaleout_fabric]
+        network = network_for(gpu, catalog, fabric, gbit_per_gpu=interconnect.nic_gbit_per_gpu,
+                              oversubscription=topology.oversubscription)
+        result = with_network(result, workload, catalog, network)
+        plan = result.plan
+    bom = build_bom(phase, gpu, plan.gpus, interconnect, topology, catalog)
+    update: dict[str, Any] = {"interconnect": interconnect, "topology": topology, "bom": bom,
+                              "power_kw": bom.power_kw,
+                              "capex_usd": None if bom.unpriced_parts and not bom.capex_usd else bom.capex_usd}
+    return plan.model_copy(update=update)
+
+
+def _plan_training(workload: Workload, catalog: Catalog) -> TrainingPlan:
+    from gpuplan.training.planner import plan_training
+
+    return _attach_network("training", plan_training(workload, catalog), workload, catalog)
+
+
+def _plan_serving(workload: Workload, catalog: Catalog) -> ServingPlan:
+    from gpuplan.serving.planner import plan_serving
+
+    return _attach_network("serving", plan_serving(workload, catalog), workload, catalog)
+
+
+def _gates(phase: str, plan: TrainingPlan | ServingPlan, workload: Workload) -> list[Finding]:
+    """The checks a CI job gates on; each anchored to the profile field that causes it."""
+    out: list[Finding] = []
+    anchor = {"training": "training", "serving": "serving"}[phase]
+    if not plan.feasible:
+        why = "; ".join(plan.infeasible) or "no allowed GPU meets the targets"
+        field = _infeasible_field(phase, workload)
+        out.append(Finding(severity="error", code=f"{phase}-infeasible", message=why, phase=phase, field=field))  # type: ignore[arg-type]
+        return out
+    c = workload.constraints
+    if c.budget_usd is not None and plan.capex_usd is not None and plan.capex_usd > c.budget_usd:
+        out.append(Finding(severity="error", code=f"{phase}-over-budget", phase=phase,  # type: ignore[arg-type]
+                           message=f"{phase} capex ${plan.capex_usd:,.0f} exceeds the budget ${c.budget_usd:,.0f}",
+                           field="constraints.budget_usd"))
+    if c.power_limit_kw is not None and plan.power_kw > c.power_limit_kw:
+        out.append(Finding(severity="error", code=f"{phase}-over-power", phase=phase,  # type: ignore[arg-type]
+                           message=f"{phase} draws {plan.power_kw:,.0f} kW, above the {c.power_limit_kw:,.0f} kW limit",
+                           field="constraints.power_limit_kw"))
+    if plan.bom is not None and plan.bom.unpriced_parts:
+        out.append(Finding(severity="warning", code=f"{phase}-unpriced", phase=phase,  # type: ignore[arg-type]
+                           message=f"{phase} BOM has parts without a catalog price (not in capex): "
+                                   + ", ".join(plan.bom.unpriced_parts), field=anchor))
+    return out
+
+
+def _infeasible_field(phase: str, workload: Workload) -> str:
+    if phase == "training" and workload.training is not None:
+        t = workload.training
+        return ("training.gpus" if t.gpus is not None else "training.budget_usd" if t.budget_usd is not None
+                else "training.deadline_days")
+    return "serving.ttft_ms"

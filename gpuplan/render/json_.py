@@ -1,0 +1,39 @@
+"""The JSON contract: the plan as sorted, rounded, byte-stable JSON."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from pydantic import BaseModel
+
+#: Floats are written with this many significant digits: stable across platforms, ample for planning.
+SIGNIFICANT_DIGITS = 6
+
+
+def stable(value: Any) -> Any:
+    """Round floats to SIGNIFICANT_DIGITS (integers stay integers), recursively."""
+    if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError("non-finite number in plan")
+        if value == 0:
+            return 0.0
+        rounded = float(f"{value:.{SIGNIFICANT_DIGITS}g}")
+        return rounded
+    if isinstance(value, dict):
+        return {k: stable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [stable(v) for v in value]
+    return value
+
+
+def to_json(obj: BaseModel | dict[str, Any]) -> str:
+    data = obj.model_dump(mode="json", by_alias=True) if isinstance(obj, BaseModel) else obj
+    return json.dumps(stable(data), indent=2, sort_keys=False, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def render(plan: BaseModel, options: object) -> str:
+    return to_json(plan)

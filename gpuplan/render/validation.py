@@ -1,0 +1,26 @@
+"""Table of a validation report: one row per figure, then the summary."""
+
+from __future__ import annotations
+
+from gpuplan.render.text import num, table
+from gpuplan.validate import Report
+
+
+def render_report(report: Report) -> str:
+    rows = []
+    for case in report.cases:
+        if not case.figures:
+            rows.append([case.id, case.kind, "-", "-", "-", "-", "-", case.status.upper() + ": " + case.message])
+        for fig in case.figures:
+            err = "-" if fig.error is None else f"{fig.error * 100:.1f}%"
+            status = case.status if case.status in ("not_modelled", "error") else ("pass" if fig.passed else "FAIL")
+            rows.append([case.id, case.kind, fig.name, num(fig.measured, 4), num(fig.predicted, 4), err,
+                         f"{fig.tolerance * 100:g}%", status])
+    s = report.summary
+    text = table(["case", "kind", "figure", "measured", "predicted", "error", "tolerance", "status"], rows,
+                 right={3, 4, 5, 6})
+    med = "-" if s.median_error is None else f"{s.median_error * 100:.1f}%"
+    worst = "-" if s.worst_error is None else f"{s.worst_error * 100:.1f}% ({s.worst_case})"
+    text += (f"\n{s.passed}/{s.cases} cases pass, {s.failed} fail, {s.not_modelled} not modelled, "
+             f"{s.errors} errors; median error {med}, worst {worst}\n")
+    return text

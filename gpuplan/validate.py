@@ -1,0 +1,167 @@
+"""``gpuplan validate``: predict published measurements and report the relative error.
+
+Case files are read exactly as specified in ``../shared/validation/README.md``. Each case is
+dispatched to its planner's ``cases.predict``; a planner that cannot model a case raises
+:class:`~gpuplan.cases.NotModelled` and the case is reported as ``not_modelled``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from gpuplan.arch import ArchitectureSpec, resolve
+from gpuplan.cases import CaseInput, NotModelled
+from gpuplan.catalog.loader import Catalog
+from gpuplan.errors import InputError
+from gpuplan.io import pydantic_error, read_toml
+from gpuplan.types import Id
+
+
+class CaseModel(ArchitectureSpec):
+    preset: Id | None = None
+
+
+class Case(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    id: str = Field(min_length=1, max_length=200)
+    kind: Literal["training", "serving", "fabric"]
+    source: str
+    tolerance: float = Field(ge=0, le=10, allow_inf_nan=False)
+    note: str | None = None
+    model: CaseModel | None = None
+    run: dict[str, Any] = {}
+    measured: dict[str, float] = Field(min_length=1)
+
+
+class CaseFile(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    case: list[Case]
+
+
+class FigureResult(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    name: str
+    measured: float
+    predicted: float | None
+    error: float | None
+    tolerance: float
+    # ``pass`` is a Python keyword; serialised under that name.
+    passed: bool = Field(serialization_alias="pass")
+
+
+class CaseResult(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    id: str
+    kind: str
+    file: str
+    status: Literal["pass", "fail", "not_modelled", "error"]
+    message: str
+    figures: list[FigureResult]
+
+
+class Summary(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    cases: int
+    passed: int
+    failed: int
+    not_modelled: int
+    errors: int
+    median_error: float | None
+    worst_error: float | None
+    worst_case: str | None
+
+
+class Report(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    cases: list[CaseResult]
+    summary: Summary
+
+    @property
+    def ok(self) -> bool:
+        return self.summary.cases > 0 and self.summary.passed == self.summary.cases
+
+
+def load_cases(path: str) -> list[Case]:
+    data = read_toml(path)
+    try:
+        return list(CaseFile.model_validate(data).case)
+    except ValidationError as exc:
+        raise pydantic_error(exc, file=path) from None
+
+
+def _predictor(kind: str) -> Any:
+    if kind == "training":
+        from gpuplan.training.cases import predict
+    elif kind == "serving":
+        from gpuplan.serving.cases import predict
+    else:
+        from gpuplan.fabric.cases import predict
+    return predict
+
+
+def run_case(case: Case, file: str, catalog: Catalog) -> CaseResult:
+    figures = tuple(case.measured)
+    try:
+        arch = None
+        if case.model is not None:
+            if case.model.preset:
+                preset = catalog.lookup("model", case.model.preset, file=file, field_path=f"case[{case.id}].model.preset")
+                spec = ArchitectureSpec.model_validate(preset.arch_fields())
+            else:
+                spec = ArchitectureSpec.model_validate(case.model.arch_fields())
+            try:
+                arch, _ = resolve(spec)
+            except ValueError as exc:
+                raise InputError(str(exc), file=file, field=f"case[{case.id}].model") from None
+        predicted = _predictor(case.kind)(CaseInput(id=case.id, file=file, arch=arch, run=dict(case.run),
+                                                    figures=figures), catalog)
+    except NotModelled as exc:
+        return CaseResult(id=case.id, kind=case.kind, file=file, status="not_modelled", message=str(exc),
+                          figures=[FigureResult(name=n, measured=m, predicted=None, error=None,
+                                                tolerance=case.tolerance, passed=False)
+                                   for n, m in case.measured.items()])
+    except InputError as exc:
+        return CaseResult(id=case.id, kind=case.kind, file=file, status="error", message=exc.one_line(), figures=[])
+    results = []
+    for name, measured in case.measured.items():
+        value = predicted.get(name)
+        if value is None or not math.isfinite(value):
+            results.append(FigureResult(name=name, measured=measured, predicted=None, error=None,
+                                        tolerance=case.tolerance, passed=False))
+            continue
+        error = abs(value - measured) / abs(measured) if measured else abs(value)
+        results.append(FigureResult(name=name, measured=measured, predicted=value, error=error,
+                                    tolerance=case.tolerance, passed=error <= case.tolerance + 1e-12))
+    missing = [f.name for f in results if f.predicted is None]
+    if missing:
+        return CaseResult(id=case.id, kind=case.kind, file=file, status="not_modelled",
+                          message=f"no prediction for {', '.join(missing)}", figures=results)
+    ok = all(f.passed for f in results)
+    return CaseResult(id=case.id, kind=case.kind, file=file, status="pass" if ok else "fail",
+                      message="" if ok else "outside tolerance", figures=results)
+
+
+def validate_files(paths: list[str], catalog: Catalog) -> Report:
+    results: list[CaseResult] = []
+    seen: dict[str, str] = {}
+    for path in paths:
+        for case in load_cases(path):
+            if case.id in seen:
+                raise InputError(f"duplicate case id {case.id!r} (also in {seen[case.id]})", file=path,
+                                 field=f"case[{case.id}]")
+            seen[case.id] = path
+            results.append(run_case(case, path, catalog))
+    errors = sorted(f.error for r in results for f in r.figures if f.error is not None)
+    worst = max(((f.error, r.id) for r in results for f in r.figures if f.error is not None), default=(None, None))
+    median = None
+    if errors:
+        mid = len(errors) // 2
+        median = errors[mid] if len(errors) % 2 else (errors[mid - 1] + errors[mid]) / 2
+    count = {s: sum(r.status == s for r in results) for s in ("pass", "fail", "not_modelled", "error")}
+    summary = Summary(cases=len(results), passed=count["pass"], failed=count["fail"],
+                      not_modelled=count["not_modelled"], errors=count["error"], median_error=median,
+                      worst_error=worst[0], worst_case=worst[1])
+    return Report(cases=results, summary=summary)

@@ -1,0 +1,47 @@
+"""Shared fixtures: the built-in catalog (loaded once) and an in-process CLI runner."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from gpuplan.catalog import load_catalog
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+SHARED_VALIDATION = ROOT.parent / "shared" / "validation"
+
+
+@pytest.fixture(scope="session")
+def catalog():
+    return load_catalog()
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def cli(capsys, monkeypatch):
+    """Run ``gpuplan ARGS`` in-process; returns exit code, stdout and stderr."""
+    from gpuplan.cli import main
+
+    monkeypatch.delenv("GPUPLAN_CATALOG", raising=False)
+    monkeypatch.delenv("GPUPLAN_DEBUG", raising=False)
+
+    def run(*args: str) -> Run:
+        capsys.readouterr()
+        try:
+            main(list(args))
+            code = 0
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+        captured = capsys.readouterr()
+        return Run(code, captured.out, captured.err)
+
+    return run
