@@ -244,7 +244,7 @@ def derive_from_params(params: float) -> Architecture:
     """A plausible dense decoder with about ``params`` parameters (see the DERIVED_* constants).
 
     hidden is a multiple of 512 (128-wide heads); layers is solved for ``params`` at each hidden
-    and kept between hidden / 160 and hidden / 96, around the aspect ratio hidden = 128 x layers.
+    and kept between hidden / 160 and hidden / 64, near the aspect ratio hidden = 128 x layers.
     """
     if not (5e8 <= params <= 1e14):
         raise ValueError("params must be between 5e8 and 1e14")
@@ -263,7 +263,7 @@ def derive_from_params(params: float) -> Architecture:
         per_layer = build(hidden, 2).total_params - one.total_params
         fixed = one.total_params - per_layer
         layers = round((params - fixed) / per_layer)
-        layers = min(max(layers, max(2, hidden // 160)), hidden // 96)
+        layers = min(max(layers, max(2, hidden // 160)), hidden // 64)
         candidates.append(build(hidden, layers))
     return min(candidates, key=lambda a: (round(abs(math.log(a.total_params / params)), 2),
                                           abs(a.hidden - DERIVED_HIDDEN_PER_LAYER * a.layers)))
