@@ -92,6 +92,17 @@ def parse_outputs(outputs: list[str]) -> list[tuple[str, str]]:
     return pairs
 
 
+def check_targets(fmt: str, outputs: list[str]) -> None:
+    """Validate every requested format before planning, so bad flags fail fast and write nothing."""
+    from gpuplan.errors import InputError, did_you_mean
+    from gpuplan.render import FORMATS
+
+    for flag, f in [("--format", fmt)] + [("--output", f) for f, _ in parse_outputs(outputs)]:
+        if f not in FORMATS:
+            raise InputError(f"unknown format {f!r}{did_you_mean(f, FORMATS)}; expected one of {', '.join(FORMATS)}",
+                             field=flag)
+
+
 def emit(plan: Any, fmt: str, out: Optional[Path], outputs: list[str], *, inputs: list[str], color: bool,
          verbose: int) -> None:
     """Render once per requested format and write every output atomically, or none on error."""
@@ -136,6 +147,7 @@ def recommend(
     phases = {"both": ("training", "serving"), "training": ("training",), "serving": ("serving",)}
     if phase not in phases:
         raise InputError(f"expected training, serving or both, got {phase!r}", field="--phase")
+    check_targets(fmt, outputs)
     cat = load_catalog_cli(catalog)
     if profile is None:
         text, name = _default_profile_text()
@@ -229,24 +241,19 @@ def schema(
     sys.stdout.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
+def _is_click(exc: BaseException, name: str) -> bool:
+    """Typer may vendor click (typer._click) or use click itself: match by class name."""
+    return any(cls.__name__ == name for cls in type(exc).__mro__)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app and turn every failure into one stderr line and an exit code."""
-    import click
-
     from gpuplan.errors import GpuplanError
 
     args = sys.argv[1:] if argv is None else argv
     command = typer.main.get_command(app)
     try:
         code = command.main(args=args, prog_name="gpuplan", standalone_mode=False)
-    except click.exceptions.Exit as exc:
-        code = exc.exit_code
-    except click.exceptions.Abort:
-        sys.stderr.write("gpuplan: aborted\n")
-        code = 130
-    except click.ClickException as exc:
-        sys.stderr.write(f"gpuplan: error: {' '.join(exc.format_message().split())}\n")
-        code = EXIT_INPUT
     except GpuplanError as exc:
         sys.stderr.write(f"gpuplan: error: {exc}\n")
         code = exc.exit_code
@@ -255,9 +262,20 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         code = 130
     except Exception as exc:  # noqa: BLE001 - the one place that turns bugs into exit 3
-        if os.environ.get("GPUPLAN_DEBUG"):
+        if _is_click(exc, "Exit"):
+            code = getattr(exc, "exit_code", EXIT_OK)
+        elif _is_click(exc, "Abort"):
+            sys.stderr.write("gpuplan: aborted\n")
+            code = 130
+        elif _is_click(exc, "ClickException"):
+            message = exc.format_message()  # type: ignore[attr-defined]
+            sys.stderr.write(f"gpuplan: error: {' '.join(message.split())}\n")
+            code = EXIT_INPUT
+        elif os.environ.get("GPUPLAN_DEBUG"):
             raise
-        sys.stderr.write(f"gpuplan: internal error: {type(exc).__name__}: {exc} (set GPUPLAN_DEBUG=1 for a traceback)\n")
-        code = EXIT_INTERNAL
+        else:
+            sys.stderr.write(f"gpuplan: internal error: {type(exc).__name__}: {exc} "
+                             "(set GPUPLAN_DEBUG=1 for a traceback)\n")
+            code = EXIT_INTERNAL
     sys.stdout.flush()
     raise SystemExit(code if isinstance(code, int) else EXIT_OK)

@@ -24,11 +24,11 @@ ServePrecision = Literal["bf16", "fp16", "fp8", "int8", "int4", "fp4"]
 KvPrecision = Literal["bf16", "fp16", "fp8", "int8"]
 
 # Magnitude limits: anything outside is a typo, not a workload (docs/profile.md, "Limits").
-Tokens = Annotated[float, Field(ge=1e6, le=1e16, allow_inf_nan=False)]
+Tokens = Annotated[float, Field(ge=1e6, le=1e16, allow_inf_nan=False, strict=True)]
 SeqLen = Annotated[int, Field(ge=128, le=2_097_152, strict=True)]
-Qps = Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False)]
-Millis = Annotated[float, Field(gt=0, le=3.6e6, allow_inf_nan=False)]
-Usd = Annotated[float, Field(gt=0, le=1e12, allow_inf_nan=False)]
+Qps = Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False, strict=True)]
+Millis = Annotated[float, Field(gt=0, le=3.6e6, allow_inf_nan=False, strict=True)]
+Usd = Annotated[float, Field(gt=0, le=1e12, allow_inf_nan=False, strict=True)]
 
 
 class ModelSection(ArchitectureSpec):
@@ -37,7 +37,7 @@ class ModelSection(ArchitectureSpec):
     name: str | None = Field(default=None, max_length=100)
     preset: Id | None = None
     hf_config: str | None = Field(default=None, max_length=4096)
-    params: Annotated[float, Field(ge=5e8, le=1e14, allow_inf_nan=False)] | None = None
+    params: Annotated[float, Field(ge=5e8, le=1e14, allow_inf_nan=False, strict=True)] | None = None
 
     @model_validator(mode="after")
     def _one_way(self) -> "ModelSection":
@@ -58,8 +58,8 @@ class TrainingSection(BaseModel):
     tokens: Tokens
     sequence_length: SeqLen | None = None
     precision: TrainPrecision = "bf16"
-    global_batch_tokens: Annotated[float, Field(ge=1e3, le=1e10, allow_inf_nan=False)] | None = None
-    deadline_days: Annotated[float, Field(gt=0, le=3650, allow_inf_nan=False)] | None = None
+    global_batch_tokens: Annotated[float, Field(ge=1e3, le=1e10, allow_inf_nan=False, strict=True)] | None = None
+    deadline_days: Annotated[float, Field(gt=0, le=3650, allow_inf_nan=False, strict=True)] | None = None
     gpus: Annotated[int, Field(ge=1, le=1_048_576, strict=True)] | None = None
     budget_usd: Usd | None = None
 
@@ -104,7 +104,7 @@ class ConstraintsSection(BaseModel):
     exclude_gpus: list[str] = []
     pricing: Literal["capex", "cloud"] = "capex"
     budget_usd: Usd | None = None
-    power_limit_kw: Annotated[float, Field(gt=0, le=1e7, allow_inf_nan=False)] | None = None
+    power_limit_kw: Annotated[float, Field(gt=0, le=1e7, allow_inf_nan=False, strict=True)] | None = None
 
 
 class Profile(BaseModel):

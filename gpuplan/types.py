@@ -7,11 +7,11 @@ from typing import Annotated
 from pydantic import ConfigDict, Field
 
 #: Finite and > 0.
-Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+Positive = Annotated[float, Field(gt=0, allow_inf_nan=False, strict=True)]
 #: Finite and >= 0.
-NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False, strict=True)]
 #: A fraction in (0, 1].
-Fraction = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
+Fraction = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False, strict=True)]
 PositiveInt = Annotated[int, Field(gt=0, strict=True)]
 NonNegativeInt = Annotated[int, Field(ge=0, strict=True)]
 Id = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9._-]*$")]
