@@ -36,10 +36,16 @@ def network_for(gpu: Gpu, catalog: Catalog, fabric: Fabric | None = None, *, gbi
 
 
 def default_fabric(gpu: Gpu, catalog: Catalog, gbit: float) -> Fabric | None:
-    """The catalog fabric at ``gbit`` per port: InfiniBand for NVIDIA servers, Ethernet otherwise."""
-    kinds = ("infiniband", "ethernet") if gpu.vendor == "nvidia" else ("ethernet", "infiniband")
+    """The catalog fabric of the reference server's NIC port speed (``gbit`` per GPU when the
+    server has no reference NIC): InfiniBand for NVIDIA servers when the NIC speaks it, else Ethernet."""
+    port = gbit
+    kinds: tuple[str, ...] = ("infiniband", "ethernet") if gpu.vendor == "nvidia" else ("ethernet", "infiniband")
+    if gpu.reference_nic is not None:
+        nic = catalog.nics[gpu.reference_nic]
+        port = nic.port_gbit
+        kinds = tuple(k for k in kinds if k in nic.kinds) or kinds
     for kind in kinds:
         for fab in sorted(catalog.fabrics.values(), key=lambda f: f.id):
-            if fab.kind == kind and abs(fab.port_gbit - gbit) < 1e-6:
+            if fab.kind == kind and abs(fab.port_gbit - port) < 1e-6:
                 return fab
     return None
