@@ -48,4 +48,9 @@ def default_fabric(gpu: Gpu, catalog: Catalog, gbit: float) -> Fabric | None:
         for fab in sorted(catalog.fabrics.values(), key=lambda f: f.id):
             if fab.kind == kind and abs(fab.port_gbit - port) < 1e-6:
                 return fab
+    # Several ports per GPU (Gaudi 3: 3 x 200GbE): the fastest port speed that divides the rate.
+    for kind in kinds:
+        fits = [f for f in catalog.fabrics.values() if f.kind == kind and port % f.port_gbit < 1e-6]
+        if fits:
+            return max(fits, key=lambda f: (f.port_gbit, f.id))
     return None
