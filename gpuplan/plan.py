@@ -56,6 +56,12 @@ class Bom(_Out):
     network_capex_usd: float
     network_power_kw: float
     racks: int
+    #: Peak power of the fullest compute rack, kW (docs/fabric-model.md, rack rule).
+    rack_power_kw: float | None = None
+    #: GPUs x the catalog's cloud rate per GPU-hour; None when the catalog has no rate.
+    cloud_usd_per_hour: float | None = None
+    #: Parts with no catalog power figure (their power is not in power_kw).
+    unpowered_parts: list[str] = []
 
 
 class Interconnect(_Out):
@@ -71,6 +77,23 @@ class Interconnect(_Out):
     required_gbit_per_gpu: float
     rails: int
     reasons: list[str]
+    #: Serving: the front-end (north-south) Ethernet, when it is a network of its own.
+    frontend_fabric: str | None = None
+    frontend_gbit_per_node: float = 0.0
+
+
+class ClosParameters(_Out):
+    """What rebuilds the exact graph of a Topology (gpuplan.fabric.graph.build_graph)."""
+
+    switch_radix: int
+    #: Fabric ports per node per plane (one per GPU on rail-optimized HGX-class servers).
+    rails: int
+    planes: int = 1
+    #: Node slots given to fabric management (UFM), after the last node.
+    reserved_node_slots: int = 0
+    #: Node-facing ports provisioned per leaf and uplinks per leaf (0 for a single switch).
+    leaf_down_ports: int
+    leaf_up_ports: int
 
 
 class Topology(_Out):
@@ -94,6 +117,7 @@ class Topology(_Out):
     equal_cost_paths: int
     scalable_unit_nodes: int | None
     graph_checked: bool
+    clos: ClosParameters | None = None
 
 
 class TrainingLayout(_Out):
@@ -109,6 +133,8 @@ class TrainingLayout(_Out):
     recompute: Literal["none", "selective", "full"]
     sequence_parallel: bool
     zero: int
+    #: With recompute "full": layers per pipeline stage that are recomputed (0 = all of them).
+    recompute_layers: int = 0
 
 
 class TrainingBreakdown(_Out):
@@ -125,6 +151,8 @@ class TrainingBreakdown(_Out):
     optimizer_s: float
     step_time_s: float
     dp_bandwidth_to_hide_gbit_per_gpu: float
+    #: Host-side gaps, synchronisation and stragglers between kernels (part of step_time_s).
+    host_overhead_s: float = 0.0
 
 
 class MemoryBreakdown(_Out):
@@ -226,6 +254,10 @@ class ServingOption(_Out):
     usd_per_million_output_tokens: float | None
     meets_target: bool
     bound: str
+    #: Cloud $/hour of this fleet (None without a catalog rate).
+    cloud_usd_per_hour: float | None = None
+    #: Why this option was not chosen, or which target it misses.
+    reason: str | None = None
 
 
 class ServingPlan(_Out):
@@ -239,6 +271,9 @@ class ServingPlan(_Out):
     layout: ServingLayout | None
     precision: str
     kv_precision: str
+    #: dtype of the matmul math on the chosen GPU (fp16 where bf16 is missing, 16-bit for
+    #: weight-only formats and for fp8/fp4 weights on GPUs without those tensor cores).
+    compute_dtype: str | None = None
     weights_gib_per_gpu: float
     kv_bytes_per_token_per_gpu: float
     kv_gib_per_gpu: float

@@ -1,0 +1,90 @@
+"""Benchmark: plan and graph-check a 131,072-GPU fabric; time and peak memory, 1K..128K growth.
+
+Usage: python benchmarks/bench_fabric.py [--gpu h100-sxm-80gb] [--max-gpus 131072]
+
+Each size runs in a fresh process so its peak RSS is its own. Targets (docs/fabric-model.md):
+131,072 GPUs planned, BOM'd and graph-checked in <= 10 s and <= 2 GiB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+
+
+def one(gpu_id: str, gpus: int) -> dict:
+    t0 = time.perf_counter()
+    from gpuplan.bom import build_bom
+    from gpuplan.catalog import load_catalog
+    from gpuplan.fabric.demand import TrafficDemand
+    from gpuplan.fabric.graph import build_graph, check_graph
+    from gpuplan.fabric.interconnect import design_fabric
+
+    catalog = load_catalog()
+    gpu = catalog.gpu(gpu_id)
+    demand = TrafficDemand(phase="training", gpu=gpu.id, gpus=gpus, gpus_per_node=gpu.gpus_per_node,
+                           cross_node_groups=("dp", "pp"), scaleout_bytes_per_gpu=2.1e9, window_s=4.3,
+                           required_gbit_per_gpu=8.0, rail_aligned=True)
+    t_load = time.perf_counter()
+    interconnect, topology = design_fabric(demand, gpu, catalog, check=False)
+    bom = build_bom("training", gpu, gpus, interconnect, topology, catalog)
+    t_plan = time.perf_counter()
+    graph = build_graph(topology)
+    t_build = time.perf_counter()
+    checks = check_graph(graph)
+    t_check = time.perf_counter()
+    assert checks.ok, checks.violations[:5]
+    assert checks.bisection_gbit == topology.bisection_gbit
+    assert checks.max_switch_hops == topology.max_switch_hops
+    assert checks.equal_cost_paths == topology.equal_cost_paths
+    return {
+        "gpus": gpus, "fabric": interconnect.scaleout_fabric, "switch": topology.switch, "tiers": topology.tiers,
+        "switches": topology.leaf_switches + topology.spine_switches + topology.core_switches,
+        "graph_nodes": graph.number_of_nodes(), "graph_edges": graph.number_of_edges(), "links": checks.links,
+        "bom_lines": len(bom.items),
+        "load_s": round(t_load - t0, 3), "plan_and_bom_s": round(t_plan - t_load, 4),
+        "graph_build_s": round(t_build - t_plan, 3), "graph_check_s": round(t_check - t_build, 3),
+        "total_s": round(t_check - t0, 3),
+        "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--gpu", default="h100-sxm-80gb")
+    parser.add_argument("--max-gpus", type=int, default=131072)
+    parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(one(args.gpu, args.one)))
+        return
+    sizes = []
+    n = 1024
+    while n <= args.max_gpus:
+        sizes.append(n)
+        n *= 2
+    header = (f"{'GPUs':>7} {'fabric':>14} {'switch':>8} {'tiers':>5} {'switches':>8} {'edges':>7} "
+              f"{'plan+BOM s':>10} {'graph s':>8} {'check s':>8} {'total s':>8} {'peak RSS MiB':>12}")
+    print(header)
+    rows = []
+    for size in sizes:
+        out = subprocess.run([sys.executable, __file__, "--gpu", args.gpu, "--one", str(size)], check=True,
+                             capture_output=True, text=True).stdout
+        r = json.loads(out)
+        rows.append(r)
+        print(f"{r['gpus']:>7} {r['fabric']:>14} {r['switch']:>8} {r['tiers']:>5} {r['switches']:>8} "
+              f"{r['graph_edges']:>7} {r['plan_and_bom_s']:>10} {r['graph_build_s']:>8} {r['graph_check_s']:>8} "
+              f"{r['total_s']:>8} {r['peak_rss_mib']:>12}")
+    last = rows[-1]
+    ok = last["total_s"] <= 10 and last["peak_rss_mib"] <= 2048
+    print(f"\n{last['gpus']} GPUs: {last['total_s']} s, peak RSS {last['peak_rss_mib']} MiB "
+          f"(targets <= 10 s, <= 2048 MiB): {'OK' if ok else 'OVER TARGET'}")
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()

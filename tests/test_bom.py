@@ -1,0 +1,139 @@
+"""Bill of materials: RA-11333-001 Tables 7/8 counts, unpriced parts, and the 1,024-GPU comparison."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuplan.bom import build_bom, network_cost_per_gpu, nodes_per_rack
+from gpuplan.catalog import load_catalog
+from gpuplan.fabric.interconnect import design_fabric
+from tests.fabric.helpers import PRICE_BOOK, serving_demand, training_demand
+
+NETWORK = ("nic", "switch", "transceiver", "cable")
+
+
+@pytest.fixture(scope="module")
+def priced_catalog():
+    """The shipped catalog plus the test price book (assumed prices, see its source note)."""
+    return load_catalog([PRICE_BOOK])
+
+
+def plan_bom(catalog, demand, **kw):
+    gpu = catalog.gpu(demand.gpu)
+    ic, topo = design_fabric(demand, gpu, catalog, **kw)
+    return build_bom(demand.phase, gpu, demand.gpus, ic, topo, catalog)
+
+
+def qty(bom, category=None, part=None, tier_prefix=None):
+    return sum(i.quantity for i in bom.items if (category is None or i.category == category)
+               and (part is None or i.part_id == part) and (tier_prefix is None or (i.tier or "").startswith(tier_prefix)))
+
+
+def per_gpu_by_category(bom, gpus):
+    out = {}
+    for i in bom.items:
+        if i.category in NETWORK and i.total_price_usd is not None:
+            out[i.category] = out.get(i.category, 0.0) + i.total_price_usd / gpus
+    return out
+
+
+def test_superpod_4su_components(catalog):
+    """T4: RA-11333-001 Table 7 (48 compute QM9700) and Table 8 (2,040 fibres, 1,536 + 508 OSFP)."""
+    bom = plan_bom(catalog, training_demand(gpus=127 * 8), scalable_unit_nodes=32, reserved_node_slots=1)
+    assert qty(bom, "server", "h100-sxm-80gb") == 127
+    assert qty(bom, "nic", "cx7-400g") == 1016
+    assert qty(bom, "switch", "qm9700", "compute-leaf") == 32
+    assert qty(bom, "switch", "qm9700", "compute-spine") == 16
+    switch_side = sum(i.quantity for i in bom.items if i.category == "transceiver"
+                      and not (i.tier or "").startswith("compute-node"))
+    assert switch_side == 1536
+    assert qty(bom, "transceiver", tier_prefix="compute-node") == 508
+    node_line = next(i for i in bom.items if i.tier == "compute-node:node-leaf")
+    assert "same optics" in node_line.description  # twin-port stand-in, stated on the line
+    assert qty(bom, "cable", "fiber-mpo-12") == 2040
+    assert nodes_per_rack(catalog.gpu("h100-sxm-80gb"), catalog) == 4
+    assert qty(bom, "rack", tier_prefix="compute") == 32  # 127 DGX at 4 per rack
+    assert qty(bom, "switch", "sn2201") == 5  # ceil((127 + 48 + 32) / 48)
+
+
+def test_unpriced_parts_are_listed_never_zero(catalog):
+    bom = plan_bom(catalog, training_demand())
+    nic = next(i for i in bom.items if i.part_id == "cx7-400g")
+    assert nic.unit_price_usd is None and nic.total_price_usd is None
+    assert "cx7-400g" in bom.unpriced_parts and "osfp-800g-2xsr4" in bom.unpriced_parts
+    assert "qm9700" not in bom.unpriced_parts
+    assert bom.capex_usd == pytest.approx(sum(i.total_price_usd or 0 for i in bom.items))
+    assert bom.network_capex_usd == 48 * 36000
+    assert all(i.total_price_usd is None or i.total_price_usd > 0 for i in bom.items)
+
+
+def test_every_catalog_line_has_source_and_date(catalog):
+    bom = plan_bom(catalog, training_demand())
+    for item in bom.items:
+        if item.category == "rack" or item.part_id.startswith("no-catalog-part") or item.tier == "inside-server":
+            continue
+        assert item.source and item.price_date, item
+
+
+def test_power_cloud_and_racks(catalog):
+    gpu = catalog.gpu("h100-sxm-80gb")
+    bom = plan_bom(catalog, training_demand())
+    nic = next(i for i in bom.items if i.part_id == "cx7-400g")
+    assert nic.total_power_w is None  # inside the server's 10.2 kW
+    assert bom.cloud_usd_per_hour == pytest.approx(1024 * gpu.cloud_usd_per_gpu_hour)
+    assert bom.rack_power_kw == pytest.approx(4 * 10.2)
+    assert bom.power_kw == pytest.approx(128 * 10.2 + bom.network_power_kw)
+    assert "qm9700" in bom.unpowered_parts
+    assert bom.racks == 32 + 2  # 48 x 1U QM9700 + 5 x 1U SN2201 = 53 U -> 2 network racks
+
+
+def test_nvl72_racks_hold_the_scale_up_domain(catalog):
+    gpu = catalog.gpu("gb200-nvl72")
+    bom = plan_bom(catalog, training_demand(gpu.id, gpus=1152, gpus_per_node=4))
+    assert qty(bom, "rack", tier_prefix="compute") == 16
+    assert bom.rack_power_kw == pytest.approx(18 * gpu.node_power_kw)
+    assert qty(bom, "transceiver", "osfp-400g-sr4") == 288 * 4  # one single-port module per tray NIC
+
+
+def test_missing_catalog_parts_are_lines_not_silence(catalog):
+    gpu = catalog.gpu("b300-sxm-288gb")  # XDR 800G: no 1.6T twin-port module in the catalog
+    bom = plan_bom(catalog, training_demand(gpu.id, gpus=1024))
+    missing = [p for p in bom.unpriced_parts if p.startswith("no-catalog-part:")]
+    assert missing and all(qty(bom, part=p) > 0 for p in missing)
+
+
+def test_serving_with_east_west_fabric_also_gets_a_front_end(catalog):
+    bom = plan_bom(catalog, serving_demand(gpus=256, groups=("ep",), need=150, frontend=20))
+    assert qty(bom, "nic", "cx7-400g") == 256 and qty(bom, "nic", "cx6dx-100g") == 32
+    assert qty(bom, "switch", tier_prefix="frontend-leaf") >= 1
+    assert qty(bom, "switch", "qm9700") == 12  # 8 in-rack leaves + 4 spines
+    assert qty(bom, "cable", "dac-800g") == 32 * 4  # in-rack twin-port DAC, 4 per DGX
+
+
+def test_1024_gpu_training_vs_serving_network_cost(priced_catalog):
+    """Training (400G IB, 1:1, rail-optimized) vs serving (100G Ethernet front end, 4:1), per GPU.
+
+    With the test price book (tests/fabric/data/price_book): 19.1x. A widely cited estimate says
+    7-8x; docs/fabric-model.md explains the difference (it gives inference 2 x 100G per GPU).
+    """
+    train = plan_bom(priced_catalog, training_demand())
+    serve = plan_bom(priced_catalog, serving_demand())
+    assert per_gpu_by_category(train, 1024) == pytest.approx(
+        {"nic": 2000.0, "switch": 1687.5, "transceiver": 2500.0, "cable": 120.0})
+    assert per_gpu_by_category(serve, 1024) == pytest.approx(
+        {"nic": 150.0, "switch": 122.0703125, "transceiver": 48.046875, "cable": 9.609375})
+    t, s = network_cost_per_gpu(train, 1024), network_cost_per_gpu(serve, 1024)
+    assert t == pytest.approx(6307.5)
+    assert s == pytest.approx(329.7265625)
+    assert t / s == pytest.approx(19.13, abs=0.01)
+    # the only unpriced parts in either are the OOB switches and racks (outside both figures)
+    assert train.unpriced_parts == serve.unpriced_parts == ["rack-42u", "sn2201"]
+
+
+def test_serving_across_nodes_costs_about_what_training_does(priced_catalog):
+    """A serving replica over the network gets an east-west fabric plus its front end: ~1x."""
+    train = network_cost_per_gpu(plan_bom(priced_catalog, training_demand()), 1024)
+    serve = network_cost_per_gpu(plan_bom(priced_catalog, serving_demand(groups=("ep",), need=150,
+                                                                            rail_aligned=True)), 1024)
+    assert serve == pytest.approx(6637.2265625)
+    assert 0.9 < train / serve < 1.1
