@@ -1,0 +1,56 @@
+"""The roofline model (Williams, Waterman and Patterson, CACM 52(4), 2009).
+
+A kernel doing ``F`` FLOPs over ``B`` bytes of DRAM traffic has arithmetic intensity
+``AI = F / B``. A processor with peak ``P`` FLOP/s and bandwidth ``W`` bytes/s attains
+``min(P, AI * W)``; the ridge point ``P / W`` separates memory-bound (AI below) from
+compute-bound kernels. Time is ``max(F / P, B / W)`` when the two overlap perfectly and
+``F / P + B / W`` when they do not (the serving model uses the latter for weight-streaming GEMMs,
+see docs/serving-model.md, "GEMM time").
+
+Pure functions; rates are whatever the caller passes (datasheet peaks times efficiencies).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+Bound = Literal["compute", "memory"]
+
+
+def ridge_point(peak_flops: float, bandwidth_bytes_per_s: float) -> float:
+    """FLOP per byte at which a kernel turns compute-bound: ``peak / bandwidth``."""
+    if bandwidth_bytes_per_s <= 0:
+        raise ValueError("bandwidth must be positive")
+    return peak_flops / bandwidth_bytes_per_s
+
+
+def arithmetic_intensity(flops: float, bytes_moved: float) -> float:
+    """FLOP per byte of DRAM traffic; infinite when nothing is moved."""
+    return flops / bytes_moved if bytes_moved > 0 else float("inf")
+
+
+def attainable_flops(intensity: float, peak_flops: float, bandwidth_bytes_per_s: float) -> float:
+    """Attainable FLOP/s at arithmetic intensity ``intensity``: ``min(peak, AI * BW)``."""
+    return min(peak_flops, intensity * bandwidth_bytes_per_s)
+
+
+def bound(intensity: float, ridge: float) -> Bound:
+    """``"compute"`` at or above the ridge point, ``"memory"`` below it."""
+    return "compute" if intensity >= ridge else "memory"
+
+
+def overlapped_time_s(flops: float, bytes_moved: float, flops_per_s: float, bytes_per_s: float) -> float:
+    """Perfect-overlap roofline time: ``max(F / P, B / W)``."""
+    return max(flops / flops_per_s, bytes_moved / bytes_per_s)
+
+
+def serial_time_s(flops: float, bytes_moved: float, flops_per_s: float, bytes_per_s: float) -> float:
+    """No-overlap roofline time: ``F / P + B / W`` (at the ridge point, half the roofline rate)."""
+    return flops / flops_per_s + bytes_moved / bytes_per_s
+
+
+def memory_bound_tokens_per_s(bytes_per_token: float, bandwidth_bytes_per_s: float) -> float:
+    """Upper bound of batch-1 decode: every token streams ``bytes_per_token`` (weights + KV) once."""
+    if bytes_per_token <= 0:
+        raise ValueError("bytes_per_token must be positive")
+    return bandwidth_bytes_per_s / bytes_per_token

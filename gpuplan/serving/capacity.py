@@ -1,0 +1,211 @@
+"""Steady-state continuous batching of one replica, and the rate it sustains within targets.
+
+A replica holds on average ``C`` sequences in decode. Every decode step emits one token for each;
+prefills of new requests interrupt the decode steps (prefill-priority scheduling, vLLM and
+TRT-LLM default) and take ``rho = lam * s_pf`` of the GPU time, ``s_pf`` the prefill service time
+of one request (a pipeline of ``pp`` stages accepts one every ``t_pf / pp``). So, with ``t0(C)``
+the decode step at concurrency C and ``n = output_tokens - 1`` decode steps per request:
+
+* time per output token ``TPOT = t0(C) / (1 - rho)``;
+* Little's law (``C = lam * n * TPOT``) gives the request rate ``lam = C / (n * t0(C) + C * s_pf)``;
+* output tokens/s ``= lam * output_tokens``;
+* time to first token ``TTFT = W_q + t_pf + r``: ``W_q`` the wait of an M/G/1 queue with
+  service ``s_pf`` at rate ``lam`` (gpuplan/queueing.py: Pollaczek-Khinchine mean, Cramer-Lundberg
+  percentiles), ``r`` the residual of the decode step in flight (``t0 / 2`` on average, ``t0``
+  at a percentile).
+
+Every quantity grows with C, so the largest C within the TTFT, TPOT, KV-capacity and utilisation
+limits gives the highest sustainable rate; it is found by bisection.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from gpuplan.kv_cache import mean_cached_tokens
+from gpuplan.queueing import wait_s
+from gpuplan.serving.model import Replica, StepTime
+
+
+@dataclass(frozen=True)
+class Demand:
+    """What each request asks of a replica, and the targets."""
+
+    prompt_tokens: int
+    output_tokens: int
+    ttft_s: float
+    tpot_s: float
+    percentile: str
+    #: Longest sequence a replica must hold (context_length); sizes nothing else.
+    context_tokens: int = 0
+
+    @property
+    def decode_steps(self) -> int:
+        return max(self.output_tokens - 1, 0)
+
+
+@dataclass(frozen=True)
+class Workpoint:
+    """A replica's steady state at concurrency ``concurrency``."""
+
+    concurrency: float
+    rate: float
+    rho: float
+    tpot_s: float
+    step: StepTime
+    step_s: float
+    prefill_latency_s: float
+    prefill_service_s: float
+    ttft_mean_s: float
+    ttft_target_stat_s: float
+    ttft_p99_s: float
+    #: Decode steps per request (output_tokens - 1).
+    step_count: int = 0
+
+    @property
+    def e2e_mean_s(self) -> float:
+        """Mean request latency: ``TTFT + (output_tokens - 1) * TPOT``."""
+        return self.ttft_mean_s + self.step_count * self.tpot_s
+
+
+class ReplicaCapacity:
+    """Steady-state model of one replica for one demand (caches the prefill times)."""
+
+    def __init__(self, replica: Replica, demand: Demand):
+        self.replica = replica
+        self.demand = demand
+        k = replica.k
+        self.scv = k.queueing.prefill_service_scv
+        self.max_rho = k.queueing.max_utilisation
+        self.mean_context = mean_cached_tokens(demand.prompt_tokens, max(demand.output_tokens, 1),
+                                               replica.arch.sliding_window)
+        self.prefill_step = replica.prefill_step(1, demand.prompt_tokens)
+        self.prefill_latency_s = self.prefill_step.total_s
+        self.prefill_service_s = self.prefill_latency_s / replica.layout.pp
+        full = demand.prompt_tokens + demand.output_tokens
+        self.max_sequences = replica.max_sequences(full)
+        self.fits_context = (replica.max_sequences(max(demand.context_tokens, full)) >= 1)
+
+    # -- decode -----------------------------------------------------------------------------------
+    def step(self, concurrency: float) -> StepTime:
+        """Decode step of the replica at concurrency C (micro-batches of C / min(pp, C) with PP)."""
+        c = max(concurrency, 1.0)
+        micro = min(self.replica.layout.pp, c)
+        return self.replica.decode_step(c / micro, self.mean_context)
+
+    def rate(self, concurrency: float, step_s: float | None = None) -> float:
+        """Requests/s at concurrency C: ``C / (n * t0 + C * s_pf)``.
+
+        With one output token there is no decode batch; C then parametrises the prefill load
+        linearly, ``lam = min(C / C_max, 1) / s_pf``, so the same search applies."""
+        n = self.demand.decode_steps
+        c = max(concurrency, 0.0)
+        if n == 0:
+            return min(c / max(self.max_sequences, 1), 1.0) / self.prefill_service_s
+        t0 = self.step(concurrency).total_s if step_s is None else step_s
+        return c / (n * t0 + c * self.prefill_service_s)
+
+    def at(self, concurrency: float) -> Workpoint:
+        step = self.step(concurrency)
+        decoding = self.demand.decode_steps > 0
+        t0 = step.total_s if decoding else 0.0
+        lam = self.rate(concurrency, t0)
+        rho = lam * self.prefill_service_s
+        tpot = t0 / (1 - rho) if rho < 1 else math.inf
+        s = self.prefill_service_s
+        base = self.prefill_latency_s
+        mean = wait_s(lam, s, "mean", self.scv) + base + t0 / 2
+        pct = self.demand.percentile
+        stat = mean if pct == "mean" else wait_s(lam, s, pct, self.scv) + base + t0
+        p99 = wait_s(lam, s, "p99", self.scv) + base + t0
+        return Workpoint(concurrency=concurrency, rate=lam, rho=rho, tpot_s=tpot, step=step, step_s=t0,
+                         prefill_latency_s=base, prefill_service_s=s, ttft_mean_s=mean,
+                         ttft_target_stat_s=stat, ttft_p99_s=p99, step_count=self.demand.decode_steps)
+
+    # -- limits -----------------------------------------------------------------------------------
+    def violations(self, wp: Workpoint) -> list[str]:
+        """Which limits a workpoint breaks (empty when it meets every target)."""
+        d = self.demand
+        out = []
+        if wp.concurrency > self.max_sequences + 1e-9:
+            out.append("kv")
+        if wp.rho > self.max_rho + 1e-12:
+            out.append("utilisation")
+        if d.decode_steps and wp.tpot_s > d.tpot_s:
+            out.append("tpot")
+        if wp.ttft_target_stat_s > d.ttft_s:
+            out.append("ttft")
+        return out
+
+    def best(self) -> tuple[Workpoint | None, str]:
+        """The highest-rate workpoint within every limit, and the limit that stops it.
+
+        None (with the reason) when even an idle replica misses a target."""
+        if self.max_sequences < 1 or not self.fits_context:
+            return None, "kv"
+        if not math.isfinite(self.prefill_latency_s):
+            return None, "network"
+        low = self.at(1e-6)
+        bad = self.violations(low)
+        if bad:
+            return None, bad[0]
+        hi_c = float(self.max_sequences)
+        top = self.at(hi_c)
+        if not self.violations(top):
+            return top, "kv"
+        lo_c = 1e-6
+        for _ in range(40):
+            mid = 0.5 * (lo_c + hi_c)
+            if self.violations(self.at(mid)):
+                hi_c = mid
+            else:
+                lo_c = mid
+            if hi_c - lo_c <= 1e-3 * max(lo_c, 1.0):
+                break
+        limit = self.violations(self.at(hi_c))
+        return self.at(lo_c), (limit[0] if limit else "kv")
+
+    def at_rate(self, lam: float, ceiling: Workpoint) -> Workpoint:
+        """The workpoint carrying ``lam`` requests/s (below the ceiling's rate)."""
+        if lam >= ceiling.rate:
+            return ceiling
+        lo_c, hi_c = 0.0, ceiling.concurrency
+        for _ in range(50):
+            mid = 0.5 * (lo_c + hi_c)
+            if self.rate(mid) < lam:
+                lo_c = mid
+            else:
+                hi_c = mid
+            if hi_c - lo_c <= 1e-6 * max(hi_c, 1.0):
+                break
+        return self.at(hi_c)
+
+
+def static_batch_tokens_per_s(replica: Replica, batch: int, prompt: int, output: int) -> float:
+    """Output tokens/s of one replica running a fixed batch to completion (static batching).
+
+    ``batch * output / (t_prefill(batch prompts) + (output - 1) * t0(batch))``, the decode step
+    taken at the mean cached length ``prompt + (output - 1) / 2``."""
+    mean_ctx = mean_cached_tokens(prompt, output, replica.arch.sliding_window)
+    micro = min(replica.layout.pp, batch)
+    t0 = replica.decode_step(batch / micro, mean_ctx).total_s
+    total = replica.prefill_s(batch, prompt) + max(output - 1, 0) * t0
+    return batch * output / total
+
+
+def offline_tokens_per_s(replica: Replica, prompt: int, output: int) -> tuple[float, int]:
+    """Offline maximum throughput: the largest batch whose full-length cache fits, continuously
+    refilled, prefill amortised over the output (``lam * output`` at that concurrency).
+
+    Returns (output tokens/s, batch)."""
+    batch = replica.max_sequences(prompt + output)
+    if batch < 1:
+        return 0.0, 0
+    mean_ctx = mean_cached_tokens(prompt, output, replica.arch.sliding_window)
+    micro = min(replica.layout.pp, batch)
+    t0 = replica.decode_step(batch / micro, mean_ctx).total_s
+    per_request_prefill = replica.prefill_s(batch, prompt) / batch / replica.layout.pp
+    n = max(output - 1, 0)
+    rate = batch / (n * t0 + batch * per_request_prefill)
+    return rate * output, batch

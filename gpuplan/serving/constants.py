@@ -1,0 +1,104 @@
+"""The serving model's regime constants, read from ``catalog/calibration/serving.toml``.
+
+Validated once per catalog (unknown keys are errors); the values and their sources are in the
+TOML file and in docs/serving-model.md. No number here: a catalog without the file is an error.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from gpuplan.catalog.loader import Catalog
+from gpuplan.errors import InputError
+from gpuplan.io import pydantic_error
+from gpuplan.types import Fraction, NonNegative, Positive
+
+_STRICT = ConfigDict(extra="forbid", frozen=True)
+
+
+class ScaleBits(BaseModel):
+    model_config = _STRICT
+    bf16: NonNegative
+    fp16: NonNegative
+    fp8: NonNegative
+    int8: NonNegative
+    int4: NonNegative
+    fp4: NonNegative
+
+
+class WeightOnly(BaseModel):
+    model_config = _STRICT
+    int8: Fraction
+    int4: Fraction
+    fp8: Fraction
+    fp4: Fraction
+
+
+class Engine(BaseModel):
+    model_config = _STRICT
+    prefill_tokens_per_step: int = Field(gt=0)
+
+
+class Queueing(BaseModel):
+    model_config = _STRICT
+    prefill_service_scv: NonNegative
+    max_utilisation: Fraction
+
+
+class Cost(BaseModel):
+    model_config = _STRICT
+    amortisation_years: Positive
+    electricity_usd_per_kwh: NonNegative
+    pue: Positive
+
+
+class Frontend(BaseModel):
+    model_config = _STRICT
+    bytes_per_prompt_token: NonNegative
+    bytes_per_output_token: NonNegative
+    bytes_per_request: NonNegative
+
+
+class ServingConstants(BaseModel):
+    model_config = _STRICT
+    gemm_efficiency_vs_mamf: Fraction
+    attention_efficiency_vs_mamf: Fraction
+    layer_latency_us: NonNegative
+    step_overhead_us: NonNegative
+    collective_launch_us: NonNegative
+    activation_bytes: Positive
+    runtime_overhead_gib: NonNegative
+    kv_memory_fraction: Fraction
+    scale_bits_per_weight: ScaleBits
+    weight_only_bandwidth_factor: WeightOnly
+    engine: Engine
+    queueing: Queueing
+    cost: Cost
+    frontend: Frontend
+
+    def scale_bits(self, precision: str) -> float:
+        return float(getattr(self.scale_bits_per_weight, precision))
+
+    def weight_only_factor(self, precision: str) -> float:
+        return float(getattr(self.weight_only_bandwidth_factor, precision))
+
+
+_CACHE: dict[str, ServingConstants] = {}
+
+
+def _parse(catalog: Catalog) -> ServingConstants:
+    table = catalog.calibration.get("serving")
+    if table is None:
+        raise InputError("the catalog has no calibration/serving.toml", file="calibration/serving.toml")
+    try:
+        return ServingConstants.model_validate(table)
+    except ValidationError as exc:
+        raise pydantic_error(exc, file="calibration/serving.toml") from None
+
+
+def serving_constants(catalog: Catalog) -> ServingConstants:
+    """The validated constants of ``catalog`` (cached per catalog digest)."""
+    found = _CACHE.get(catalog.sha256)
+    if found is None:
+        found = _CACHE[catalog.sha256] = _parse(catalog)
+    return found

@@ -1,0 +1,78 @@
+"""Fleet arithmetic: replicas to servers, capex, cloud rate, power, and $ per output token.
+
+* Replicas of ``g`` GPUs pack ``floor(gpus_per_node / g)`` to a server when ``g`` fits one,
+  else each takes ``ceil(g / gpus_per_node)`` servers. Rack-scale superchip systems (GB200
+  NVL72: 18 trays of 4 GPUs on one NVLink domain) are bought and cabled a whole scale-up domain at
+  a time, so their server count rounds up to whole domains.
+* Capex: servers x ``node_price_usd`` (None when the catalog has no server price).
+* Cloud: GPU-hours billed; baseboard GPUs (SXM/OAM/superchip) rent by the whole server,
+  PCIe cards by the GPU (cloud instances of 1, 2, 4 and 8 cards exist).
+* Power: servers x ``node_power_kw`` (servers only; network power is the fabric planner's).
+* $ per million output tokens: the hourly cost over the output tokens of one hour at the target
+  rate. Capex pricing spreads capex over ``amortisation_years`` and adds electricity at
+  ``electricity_usd_per_kwh`` x ``pue`` (calibration/serving.toml, [cost]).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from gpuplan.catalog.schema import Gpu
+from gpuplan.serving.constants import Cost
+
+HOURS_PER_YEAR = 8760.0
+
+
+@dataclass(frozen=True)
+class FleetCost:
+    nodes: int
+    capex_usd: float | None
+    cloud_usd_per_hour: float | None
+    power_kw: float
+    #: The cost the objective ranks by (capex or cloud $/h); None when unpriced.
+    objective: float | None
+    usd_per_hour: float | None
+
+
+def nodes_for(replicas: int, gpus_per_replica: int, gpus_per_node: int, nodes_per_unit: int = 1) -> int:
+    """Servers holding ``replicas`` replicas of ``gpus_per_replica`` GPUs, in whole purchase units
+    of ``nodes_per_unit`` servers."""
+    if replicas <= 0:
+        return 0
+    if gpus_per_replica <= gpus_per_node:
+        nodes = math.ceil(replicas / (gpus_per_node // gpus_per_replica))
+    else:
+        nodes = replicas * math.ceil(gpus_per_replica / gpus_per_node)
+    return math.ceil(nodes / nodes_per_unit) * nodes_per_unit
+
+
+def nodes_per_purchase_unit(gpu: Gpu) -> int:
+    """Servers bought together: a whole NVLink domain for rack-scale superchip systems, else one."""
+    if gpu.form_factor == "superchip" and gpu.scaleup_domain > gpu.gpus_per_node:
+        return math.ceil(gpu.scaleup_domain / gpu.gpus_per_node)
+    return 1
+
+
+def fleet_cost(gpu: Gpu, replicas: int, gpus_per_replica: int, pricing: str, cost: Cost) -> FleetCost:
+    """Servers, capex, cloud $/h, power and the ranking cost of a fleet."""
+    nodes = nodes_for(replicas, gpus_per_replica, gpu.gpus_per_node, nodes_per_purchase_unit(gpu))
+    capex = nodes * gpu.node_price_usd if gpu.node_price_usd is not None else None
+    billed = replicas * gpus_per_replica if gpu.form_factor == "pcie" else nodes * gpu.gpus_per_node
+    cloud = billed * gpu.cloud_usd_per_gpu_hour if gpu.cloud_usd_per_gpu_hour is not None else None
+    power = nodes * gpu.node_power_kw
+    if pricing == "cloud":
+        objective, hourly = cloud, cloud
+    else:
+        objective = capex
+        hourly = None if capex is None else (capex / (cost.amortisation_years * HOURS_PER_YEAR)
+                                             + power * cost.pue * cost.electricity_usd_per_kwh)
+    return FleetCost(nodes=nodes, capex_usd=capex, cloud_usd_per_hour=cloud, power_kw=power,
+                     objective=objective, usd_per_hour=hourly)
+
+
+def usd_per_million_tokens(usd_per_hour: float | None, tokens_per_s: float) -> float | None:
+    """``usd_per_hour / (tokens_per_s * 3600) * 1e6``."""
+    if usd_per_hour is None or tokens_per_s <= 0:
+        return None
+    return usd_per_hour / (tokens_per_s * 3600.0) * 1e6

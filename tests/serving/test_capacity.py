@@ -1,0 +1,69 @@
+"""Steady-state continuous batching: Little's law, targets, and the rate search."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuplan.serving.capacity import (
+    Demand,
+    ReplicaCapacity,
+    offline_tokens_per_s,
+    static_batch_tokens_per_s,
+)
+from gpuplan.serving.model import Layout, build_replica
+
+
+@pytest.fixture
+def capacity(catalog, preset, k):
+    rep = build_replica(catalog.gpu("h100-sxm-80gb"), preset("llama-3.1-8b"), Layout(), "bf16", "bf16", k, catalog)
+    return ReplicaCapacity(rep, Demand(prompt_tokens=1000, output_tokens=256, ttft_s=2.0, tpot_s=0.05,
+                                       percentile="p99", context_tokens=8192))
+
+
+def test_littles_law_holds_at_every_workpoint(capacity):
+    for c in (1.0, 10.0, 100.0):
+        wp = capacity.at(c)
+        assert wp.concurrency == pytest.approx(wp.rate * 255 * wp.tpot_s, rel=1e-9)
+        assert wp.rho == pytest.approx(wp.rate * capacity.prefill_service_s, rel=1e-12)
+        assert wp.tpot_s == pytest.approx(wp.step_s / (1 - wp.rho), rel=1e-12)
+
+
+def test_rate_and_latency_grow_with_concurrency(capacity):
+    pts = [capacity.at(c) for c in (1, 4, 16, 64, 128)]
+    assert [p.rate for p in pts] == sorted(p.rate for p in pts)
+    assert [p.tpot_s for p in pts] == sorted(p.tpot_s for p in pts)
+    assert [p.ttft_p99_s for p in pts] == sorted(p.ttft_p99_s for p in pts)
+    assert all(p.ttft_p99_s >= p.ttft_mean_s for p in pts)
+
+
+def test_best_meets_every_target_and_is_tight(capacity):
+    wp, limit = capacity.best()
+    assert wp is not None
+    assert capacity.violations(wp) == []
+    assert limit in ("tpot", "ttft", "kv", "utilisation")
+    if limit != "kv":
+        assert capacity.violations(capacity.at(wp.concurrency * 1.01))
+    assert wp.tpot_s <= 0.05 and wp.ttft_target_stat_s <= 2.0
+
+
+def test_at_rate_inverts_the_rate(capacity):
+    ceiling, _ = capacity.best()
+    half = capacity.at_rate(ceiling.rate / 2, ceiling)
+    assert half.rate == pytest.approx(ceiling.rate / 2, rel=1e-4)
+    assert half.tpot_s < ceiling.tpot_s
+
+
+def test_impossible_targets_are_named(catalog, preset, k):
+    rep = build_replica(catalog.gpu("l4"), preset("llama-3.1-8b"), Layout(), "fp8", "fp8", k, catalog)
+    tight_tpot = ReplicaCapacity(rep, Demand(1000, 256, 10.0, 0.001, "p99"))
+    assert tight_tpot.best() == (None, "tpot")
+    tight_ttft = ReplicaCapacity(rep, Demand(8000, 256, 0.01, 1.0, "p99"))
+    assert tight_ttft.best() == (None, "ttft")
+
+
+def test_static_and_offline_throughput(catalog, preset, k):
+    rep = build_replica(catalog.gpu("h100-sxm-80gb"), preset("llama-3.1-8b"), Layout(), "fp8", "fp8", k, catalog)
+    tps, batch = offline_tokens_per_s(rep, 1000, 1000)
+    assert batch == rep.max_sequences(2000) and batch > 100
+    assert tps == pytest.approx(static_batch_tokens_per_s(rep, batch, 1000, 1000), rel=0.05)
+    assert static_batch_tokens_per_s(rep, 64, 1000, 1000) < tps

@@ -1,0 +1,118 @@
+"""The serving planner: the checks a person would make of a recommendation."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from gpuplan.serving.planner import plan_serving
+
+
+def test_small_model_modest_load_lands_on_a_pcie_inference_card(catalog, serving_profile):
+    # Cloud pricing: the catalog has no server (capex) price for L4/L40S/A10 servers, so the capex
+    # objective cannot rank them; cloud $/GPU-hour can.
+    w = serving_profile(qps=5, prompt=1000, output=256, ttft_ms=5000, tpot_ms=100, pricing="cloud")
+    r = plan_serving(w, catalog)
+    gpu = catalog.gpu(r.plan.gpu)
+    assert r.plan.feasible
+    assert gpu.form_factor == "pcie" and "GDDR" in gpu.memory_type, r.plan.gpu
+    h100 = next(a for a in r.plan.alternatives if a.gpu == "h100-sxm-80gb")
+    assert h100.meets_target and h100.cloud_usd_per_hour > r.plan.cloud_usd_per_hour
+    assert r.plan.ttft_ms_p99 <= 5000 and r.plan.tpot_ms <= 100
+
+
+def test_never_recommends_a_gpu_the_model_does_not_fit(catalog, serving_profile):
+    w = serving_profile(model="llama-3.1-405b", qps=2, ttft_ms=10_000, tpot_ms=200,
+                        constraints='allow_gpus = ["l40s", "t4", "h100-sxm-80gb"]')
+    r = plan_serving(w, catalog)
+    assert r.plan.gpu == "h100-sxm-80gb"
+    assert r.plan.layout.tp * r.plan.layout.pp >= 16      # 810 GB of bf16 weights
+    for alt in r.plan.alternatives:
+        assert not alt.meets_target and "does not fit" in alt.reason
+    assert r.demand is not None and "pp" in r.demand.cross_node_groups
+    assert r.demand.required_gbit_per_gpu > 0 and r.demand.rail_aligned
+
+
+def test_tenfold_qps_is_a_tenfold_fleet(catalog, serving_profile):
+    fixed = 'allow_gpus = ["h100-sxm-80gb"]'
+    small = plan_serving(serving_profile(model="llama-3.1-70b", qps=20, spare=0, constraints=fixed), catalog).plan
+    big = plan_serving(serving_profile(model="llama-3.1-70b", qps=200, spare=0, constraints=fixed), catalog).plan
+    assert big.gpus / small.gpus == pytest.approx(10, rel=0.15)
+    assert big.replicas / small.replicas == pytest.approx(10, rel=0.15)
+
+
+def test_impossible_ttft_says_what_fails(catalog, serving_profile):
+    w = serving_profile(model="llama-3.1-70b", qps=1, prompt=8000, output=100, ttft_ms=20)
+    r = plan_serving(w, catalog)
+    assert not r.plan.feasible and r.chosen_gpu is None and r.demand is None
+    assert any("below the prefill time of every GPU" in line for line in r.plan.infeasible)
+    assert any("does not fit" in line for line in r.plan.infeasible)     # small cards
+
+
+def test_plan_fields_are_consistent(catalog, serving_profile):
+    w = serving_profile(model="llama-3.1-70b", qps=20, prompt=2000, output=400, ttft_ms=2000, tpot_ms=50,
+                        precision="fp8", constraints='allow_gpus = ["h100-sxm-80gb", "h200-sxm-141gb"]')
+    r = plan_serving(w, catalog)
+    p = r.plan
+    gpu = catalog.gpu(p.gpu)
+    assert p.feasible and r.chosen_gpu is gpu
+    assert p.gpus == p.replicas * p.gpus_per_replica and p.replicas - p.spare_replicas >= 1
+    assert p.capex_usd == p.nodes * gpu.node_price_usd
+    assert p.power_kw == pytest.approx(p.nodes * gpu.node_power_kw)
+    assert p.interconnect is None and p.topology is None and p.bom is None
+    assert p.ttft_ms_p99 <= 2000 and p.tpot_ms <= 50 and p.ttft_ms_mean <= p.ttft_ms_p99
+    assert p.e2e_ms_mean == pytest.approx(p.ttft_ms_mean + 399 * p.tpot_ms, rel=1e-6)
+    assert p.max_qps >= 20 and 0 < p.utilization <= 1
+    assert p.output_tokens_per_s == 20 * 400
+    assert p.compute_dtype == "fp8" and p.roofline.decode_bound == "memory"
+    assert p.roofline.ridge_flops_per_byte == pytest.approx(1978.9 / 3.35, rel=1e-6)
+    assert p.disaggregation is not None and p.disaggregation.aggregated_gpus > 0
+    assert p.disaggregation.kv_transfer_gbit_per_s == pytest.approx(20 * 2000 * 163_840 * 8 / 1e9)
+    assert p.usd_per_million_output_tokens > 0
+    assert len(p.reasons) >= 5 and p.reasons[0].startswith(p.gpu)
+    assert [a.gpu for a in p.alternatives] == ["h200-sxm-141gb"]
+    assert r.demand.gpus == p.gpus and r.demand.frontend_gbit_per_node > 0
+
+
+def test_fp8_on_a_gpu_without_fp8_is_weight_only(catalog, serving_profile):
+    w = serving_profile(qps=2, precision="fp8", constraints='allow_gpus = ["a100-sxm-80gb"]')
+    p = plan_serving(w, catalog).plan
+    assert p.compute_dtype == "bf16"
+    assert any("weight-only" in line for line in p.reasons)
+
+
+def test_t4_serves_bf16_with_fp16_math(catalog, serving_profile):
+    w = serving_profile(model="llama-2-7b", qps=0.5, prompt=500, output=100, ttft_ms=10_000, tpot_ms=500,
+                        constraints='allow_gpus = ["t4"]')
+    p = plan_serving(w, catalog).plan
+    assert p.feasible and p.gpu == "t4-pcie-16gb" and p.compute_dtype == "fp16"
+
+
+def test_budget_and_power_gates(catalog, serving_profile):
+    cons = 'allow_gpus = ["h100-sxm-80gb"]\nbudget_usd = 1000'
+    p = plan_serving(serving_profile(model="llama-3.1-70b", qps=5, constraints=cons), catalog).plan
+    assert not p.feasible and any("exceeds the budget" in x for x in p.infeasible)
+    cons = 'allow_gpus = ["h100-sxm-80gb"]\npower_limit_kw = 1'
+    p = plan_serving(serving_profile(model="llama-3.1-70b", qps=5, constraints=cons), catalog).plan
+    assert not p.feasible and any("power limit" in x for x in p.infeasible)
+
+
+def test_moe_and_mla_models_plan(catalog, serving_profile):
+    for model in ("mixtral-8x7b", "deepseek-v3"):
+        p = plan_serving(serving_profile(model=model, qps=4, precision="fp8", pricing="cloud",
+                                         ttft_ms=5000, tpot_ms=100), catalog).plan
+        assert p.feasible, (model, p.infeasible)
+
+
+def test_whole_catalog_plan_is_fast(catalog, serving_profile):
+    w = serving_profile(model="llama-3.1-70b", qps=20, prompt=2000, output=400, precision="fp8")
+    plan_serving(w, catalog)
+    start = time.perf_counter()
+    plan_serving(w, catalog)
+    assert time.perf_counter() - start < 1.0
+
+
+def test_deterministic(catalog, serving_profile):
+    w = serving_profile(model="mixtral-8x22b", qps=30, precision="fp8", pricing="cloud")
+    assert plan_serving(w, catalog).plan == plan_serving(w, catalog).plan

@@ -1,0 +1,66 @@
+"""Roofline arithmetic, and the batch-1 decode bound (weights / bandwidth) against the serving model."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from gpuplan.roofline import (
+    arithmetic_intensity,
+    attainable_flops,
+    bound,
+    memory_bound_tokens_per_s,
+    overlapped_time_s,
+    ridge_point,
+    serial_time_s,
+)
+
+
+def test_ridge_point_h100_bf16(catalog):
+    h100 = catalog.gpu("h100-sxm-80gb")
+    ridge = ridge_point(h100.bf16_dense_tflops * 1e12, h100.mem_bw_tbps * 1e12)
+    assert ridge == pytest.approx(989.4 / 3.35, rel=1e-9)  # about 295 FLOP per byte
+
+
+def test_attainable_is_the_lower_of_the_two_roofs():
+    peak, bw = 1000e12, 2e12
+    assert attainable_flops(100, peak, bw) == 200e12      # memory roof
+    assert attainable_flops(1000, peak, bw) == 1000e12    # compute roof
+    assert attainable_flops(500, peak, bw) == 1000e12     # at the ridge both meet
+    assert bound(499.9, 500) == "memory"
+    assert bound(500, 500) == "compute"
+
+
+def test_times_and_intensity():
+    assert arithmetic_intensity(10.0, 0.0) == math.inf
+    assert overlapped_time_s(2e12, 1e9, 1e12, 1e12) == 2.0
+    assert serial_time_s(2e12, 1e12, 1e12, 1e12) == 3.0
+
+
+def test_batch1_decode_bound_llama2_7b_a100(catalog):
+    """gpt-fast's bound: 13.5 GB of bf16 weights over 2.039 TB/s is at most ~151 tokens/s."""
+    from gpuplan.arch import ArchitectureSpec, resolve
+    from gpuplan.serving.constants import serving_constants
+    from gpuplan.serving.model import Layout, build_replica
+
+    arch = resolve(ArchitectureSpec.model_validate(catalog.models["llama-2-7b"].arch_fields()))[0]
+    gpu = catalog.gpu("a100-sxm-80gb")
+    weights = arch.total_params * 2
+    bound_tps = memory_bound_tokens_per_s(weights, gpu.mem_bw_tbps * 1e12)
+    assert bound_tps == pytest.approx(151.3, rel=0.01)
+    replica = build_replica(gpu, arch, Layout(), "bf16", "bf16", serving_constants(catalog), catalog)
+    modelled = 1 / replica.decode_step(1, 105).total_s
+    # Below the datasheet bound (MBU < 1, fixed latencies), above 60 % of it.
+    assert 0.6 * bound_tps < modelled < bound_tps
+    # The memory part alone is the bound times the catalog's MBU.
+    step = replica.decode_step(1, 105)
+    assert step.weight_bytes / step.gemm_memory_s == pytest.approx(
+        gpu.mem_bw_tbps * 1e12 * gpu.efficiency.mem_bw, rel=0.01)
+
+
+def test_memory_bound_needs_positive_bytes():
+    with pytest.raises(ValueError):
+        memory_bound_tokens_per_s(0, 1e12)
+    with pytest.raises(ValueError):
+        ridge_point(1e12, 0)
