@@ -23,8 +23,8 @@ EXIT_OK, EXIT_GATE, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
 app = typer.Typer(
     name="gpuplan",
-    help="Plan GPU clusters for training and serving: SKU, count, layout, fabric, topology and BOM.\n\n"
-         "Example:  gpuplan recommend examples/llama-70b-train-serve.toml --format json\n\n"
+    help="\b\nExample:  gpuplan recommend examples/llama-70b-train-serve.toml --format json\n\n"
+         "Plan GPU clusters for training and serving: SKU, count, layout, fabric, topology and BOM.\n\n"
          "Exit codes: 0 ok, 1 a gate failed, 2 bad input, 3 internal error.",
     no_args_is_help=True,
     add_completion=False,
@@ -33,7 +33,8 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 catalog_app = typer.Typer(
-    help="List and show catalog records.\n\nExample:  gpuplan catalog gpus    |    gpuplan catalog gpus h100",
+    help="\b\nExample:  gpuplan catalog gpus    |    gpuplan catalog gpus h100\n\nList and show catalog records.",
+    short_help="List and show catalog records.",
     no_args_is_help=True, rich_markup_mode=None,
 )
 app.add_typer(catalog_app, name="catalog")
@@ -122,7 +123,7 @@ def emit(plan: Any, fmt: str, out: Optional[Path], outputs: list[str], *, inputs
             write_atomic(path, text, protect=inputs)
 
 
-@app.command()
+@app.command(short_help="Recommend hardware, layout, network and BOM for a workload.")
 def recommend(
     profile: Optional[Path] = typer.Argument(None, help="Workload profile (TOML). Omit for the built-in default."),
     fmt: str = typer.Option("table", "--format", "-f", help="table, json, markdown, tfvars, tf-external, sarif, junit, github, html."),
@@ -135,9 +136,10 @@ def recommend(
     no_color: bool = NoColorOpt,
     exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when a gate fails."),
 ) -> None:
-    """Recommend hardware, layout, network and BOM for a workload, separately for training and serving.
-
+    """\b
     Example:  gpuplan recommend examples/llama-70b-train-serve.toml --format json -o plan.json
+
+    Recommend hardware, layout, network and BOM for a workload, separately for training and serving.
     """
     from gpuplan.errors import InputError
     from gpuplan.planner import plan_workload
@@ -165,15 +167,16 @@ def recommend(
         raise typer.Exit(EXIT_GATE)
 
 
-@app.command()
+@app.command(short_help="Predict published measurements and report the relative error of each figure.")
 def validate(
     files: list[Path] = typer.Argument(..., help="Case files (TOML) as in shared/validation/README.md."),
     fmt: str = typer.Option("table", "--format", "-f", help="table or json."),
     catalog: Optional[list[Path]] = CatalogOpt,
 ) -> None:
-    """Predict published measurements and report the relative error of each figure.
-
+    """\b
     Example:  gpuplan validate ../shared/validation/*.toml --format json
+
+    Predict published measurements and report the relative error of each figure.
     """
     from gpuplan.errors import InputError
     from gpuplan.validate import validate_files
@@ -207,22 +210,23 @@ def _catalog_command(kind: str) -> None:
 
         sys.stdout.write(render_catalog(load_catalog_cli(catalog), kind, ident, fmt))
 
-    command.__doc__ = (f"List the catalog's {kind}, or show one with its sources.\n\n"
-                       f"Example:  gpuplan catalog {kind}" + ("  |  gpuplan catalog gpus h100" if kind == "gpus" else ""))
-    catalog_app.command(name=kind)(command)
+    command.__doc__ = ("\b\n" f"Example:  gpuplan catalog {kind}" + ("  |  gpuplan catalog gpus h100" if kind == "gpus" else "")
+                       + f"\n\nList the catalog's {kind}, or show one with its sources.")
+    catalog_app.command(name=kind, short_help=f"List the catalog's {kind}, or show one with its sources.")(command)
 
 
 for _kind in CATALOG_KINDS:
     _catalog_command(_kind)
 
 
-@app.command()
+@app.command(short_help="Print the JSON Schema of the plan (or of the workload profile).")
 def schema(
     kind: str = typer.Option("plan", "--kind", help="plan (the JSON output) or profile (the TOML input)."),
 ) -> None:
-    """Print the JSON Schema of the plan (or of the workload profile).
-
+    """\b
     Example:  gpuplan schema > plan.schema.json
+
+    Print the JSON Schema of the plan (or of the workload profile).
     """
     import json
 
@@ -279,3 +283,6 @@ def main(argv: list[str] | None = None) -> None:
             code = EXIT_INTERNAL
     sys.stdout.flush()
     raise SystemExit(code if isinstance(code, int) else EXIT_OK)
+
+
+from gpuplan import cli_ci as _cli_ci  # noqa: E402,F401  (registers render, check, diff, tf-external)

@@ -37,3 +37,7 @@ def to_json(obj: BaseModel | dict[str, Any]) -> str:
 
 def render(plan: BaseModel, options: object) -> str:
     return to_json(plan)
+
+
+#: Check and diff results are pydantic models too: same encoding, same stability.
+render_check = render_diff = render

@@ -1,8 +1,15 @@
-"""Plain fixed-width text tables (no colour, no terminal probing: safe in CI logs and pipes)."""
+"""Plain fixed-width text tables and the wording shared by the human formats (no colour, no terminal
+probing: safe in CI logs and pipes).
+
+The ``*_facts`` helpers turn plan fields into labelled strings once, so the table, Markdown, HTML
+and GitHub renderers say the same thing the same way. They format; they never compute physics.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+from gpuplan.plan import Bom, Interconnect, ServingPlan, Topology, TrainingLayout, TrainingPlan, ServingLayout
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[object]], *, right: set[int] | None = None) -> str:
@@ -27,3 +34,166 @@ def num(value: float | None, digits: int = 3) -> str:
     if abs(value) >= 1000:
         return f"{value:,.0f}"
     return f"{value:.{digits}g}"
+
+
+def usd(value: float | None) -> str:
+    """Dollars: ``$41.3M``, ``$12,500``, ``$3.20``; ``-`` when there is no price."""
+    if value is None:
+        return "-"
+    sign = "-" if value < 0 else ""
+    v = abs(value)
+    if v >= 1e9:
+        return f"{sign}${v / 1e9:,.2f}B"
+    if v >= 1e6:
+        return f"{sign}${v / 1e6:,.2f}M"
+    if v >= 100:
+        return f"{sign}${v:,.0f}"
+    return f"{sign}${v:,.2f}"
+
+
+def signed(value: float, text: str) -> str:
+    """Prefix a formatted magnitude with + or - (``text`` is the formatted absolute value)."""
+    if value > 0:
+        return "+" + text
+    if value < 0:
+        return "-" + text.lstrip("-")
+    return text
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def change_value(field: str, value: object) -> str:
+    """A value of a diffed field: dollars for ``*_usd``, yes/no, numbers with separators."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (int, float)) and (field.endswith("_usd") or field.startswith("usd_")):
+        return usd(float(value))
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return num(value)
+    return str(value)
+
+
+def gate_value(value: float | None, unit: str | None) -> str:
+    """A check gate's value or limit in its unit's style (dollars for USD)."""
+    return usd(value) if unit == "USD" else num(value)
+
+
+def pct(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:.1f}%"
+
+
+def training_layout(layout: TrainingLayout | None) -> str:
+    if layout is None:
+        return "-"
+    parts = [f"TP{layout.tp}", f"PP{layout.pp}" + (f" (v{layout.vp})" if layout.vp > 1 else ""), f"DP{layout.dp}"]
+    parts += [f"{name}{value}" for name, value in (("CP", layout.cp), ("EP", layout.ep)) if value > 1]
+    extras = [f"micro-batch {layout.micro_batch} x {layout.num_micro_batches}",
+              f"global batch {layout.global_batch_sequences:,} seq", f"ZeRO-{layout.zero}",
+              f"recompute {layout.recompute}"]
+    if layout.sequence_parallel:
+        extras.append("sequence parallel")
+    return " x ".join(parts) + "; " + ", ".join(extras)
+
+
+def serving_layout(layout: ServingLayout | None) -> str:
+    if layout is None:
+        return "-"
+    parts = [f"TP{layout.tp}", f"PP{layout.pp}"] + ([f"EP{layout.ep}"] if layout.ep > 1 else [])
+    text = " x ".join(parts) + f"; batch {layout.concurrency} sequences"
+    return text + ("; disaggregated prefill/decode" if layout.disaggregated else "")
+
+
+def fabric(ic: Interconnect | None) -> str:
+    if ic is None:
+        return "-"
+    up = f"{ic.scaleup_tech} x{ic.scaleup_domain_gpus} ({num(ic.scaleup_uni_gbps)} GB/s per GPU per direction)"
+    front = f"; front end {ic.frontend_fabric}" if ic.frontend_fabric else ""
+    if ic.scaleout_fabric is None:
+        return up + "; no scale-out fabric" + front
+    out = (f"{ic.scaleout_fabric} ({ic.scaleout_kind}), {ic.nics_per_node} x {ic.nic} per node, "
+           f"{num(ic.nic_gbit_per_gpu)} Gb/s per GPU (needs {num(ic.required_gbit_per_gpu)})")
+    return up + "; " + out + front
+
+
+def topology(topo: Topology | None) -> str:
+    if topo is None or topo.kind == "none":
+        return "-"
+    switches = [f"{n} {name}" for name, n in (("leaf", topo.leaf_switches), ("spine", topo.spine_switches),
+                                              ("core", topo.core_switches)) if n]
+    text = f"{topo.kind}, {topo.tiers} tier{'s' if topo.tiers != 1 else ''}"
+    if topo.switch:
+        text += f" of {topo.switch}"
+    text += f" ({', '.join(switches) or 'no switches'}), {num(topo.oversubscription)}:1"
+    return text + f", {topo.nodes} nodes, {num(topo.bisection_gbit)} Gb/s bisection"
+
+
+def bom_summary(bom: Bom | None) -> str:
+    if bom is None:
+        return "-"
+    text = (f"capex {usd(bom.capex_usd)} (network {usd(bom.network_capex_usd)}), {num(bom.power_kw)} kW "
+            f"(network {num(bom.network_power_kw)} kW), {plural(bom.racks, 'rack')}, {plural(len(bom.items), 'line')}")
+    if bom.unpriced_parts:
+        text += f"; unpriced, not in capex: {', '.join(bom.unpriced_parts)}"
+    if bom.unpowered_parts:
+        text += f"; no power figure, not in power: {', '.join(bom.unpowered_parts)}"
+    return text
+
+
+def training_facts(t: TrainingPlan) -> list[tuple[str, str]]:
+    """Label/value rows of the training recommendation, in reading order."""
+    if not t.feasible:
+        return [("verdict", "infeasible"), ("why", "; ".join(t.infeasible) or "-")]
+    return [
+        ("GPUs", f"{t.gpus:,} x {t.gpu} in {plural(t.nodes, 'node')}"),
+        ("layout", training_layout(t.layout)),
+        ("time", f"{num(t.wall_clock_days)} days wall clock ({num(t.steady_state_days)} steady state, "
+                 f"goodput {pct(t.goodput)})"),
+        ("step", f"{num(t.step_time_s)} s; MFU {pct(t.mfu)}, {num(t.model_tflops_per_gpu)} TFLOP/s per GPU, "
+                 f"{num(t.tokens_per_s)} tokens/s, {t.precision}"),
+        ("bound", t.bound),
+        ("fabric", fabric(t.interconnect)),
+        ("topology", topology(t.topology)),
+        ("cost", f"capex {usd(t.capex_usd)}; run {usd(t.run_cost_usd)} ({num(t.gpu_hours)} GPU-hours"
+                 + (f", cloud {usd(t.cloud_usd_per_hour)}/h)" if t.cloud_usd_per_hour is not None else ")")),
+        ("power", f"{num(t.power_kw)} kW"),
+    ]
+
+
+def serving_facts(s: ServingPlan) -> list[tuple[str, str]]:
+    """Label/value rows of the serving recommendation, in reading order."""
+    if not s.feasible:
+        return [("verdict", "infeasible"), ("why", "; ".join(s.infeasible) or "-")]
+    return [
+        ("GPUs", f"{s.gpus:,} x {s.gpu} in {plural(s.nodes, 'node')}: {plural(s.replicas, 'replica')} of {s.gpus_per_replica} "
+                 f"(+{s.spare_replicas} spare)"),
+        ("layout", serving_layout(s.layout)),
+        ("latency", f"TTFT {num(s.ttft_ms_mean)} ms mean, {num(s.ttft_ms_p99)} ms p99; TPOT {num(s.tpot_ms)} ms; "
+                    f"end to end {num(s.e2e_ms_mean)} ms"),
+        ("throughput", f"{num(s.max_qps)} req/s max ({num(s.qps_per_replica)} per replica), "
+                       f"{num(s.output_tokens_per_s)} output tokens/s, utilization {pct(s.utilization)}"),
+        ("memory", f"{num(s.weights_gib_per_gpu)} GiB weights + {num(s.kv_gib_per_gpu)} GiB KV per GPU "
+                   f"({s.max_sequences_per_replica:,} sequences per replica), {s.precision} / KV {s.kv_precision}"
+                   + (f", {s.compute_dtype} math" if s.compute_dtype and s.compute_dtype != s.precision else "")),
+        ("bound", s.bound),
+        ("fabric", fabric(s.interconnect)),
+        ("topology", topology(s.topology)),
+        ("cost", f"capex {usd(s.capex_usd)}; {usd(s.usd_per_million_output_tokens)} per million output tokens"
+                 + (f"; cloud {usd(s.cloud_usd_per_hour)}/h" if s.cloud_usd_per_hour is not None else "")),
+        ("power", f"{num(s.power_kw)} kW"),
+    ]
+
+
+def headline(name: str, phase: TrainingPlan | ServingPlan) -> str:
+    """One verdict line per phase: what to buy and what it costs."""
+    if not phase.feasible:
+        return f"{name}: infeasible"
+    extra = (f"{num(phase.wall_clock_days)} days" if isinstance(phase, TrainingPlan)
+             else f"TTFT p99 {num(phase.ttft_ms_p99)} ms, TPOT {num(phase.tpot_ms)} ms")
+    return (f"{name}: {phase.gpus:,} x {phase.gpu} ({plural(phase.nodes, 'node')}), {extra}, "
+            f"capex {usd(phase.capex_usd)}, {num(phase.power_kw)} kW")

@@ -1,0 +1,236 @@
+"""Commands for CI and Terraform: ``render``, ``check``, ``diff`` and ``tf-external``.
+
+They parse flags and call the library (:mod:`gpuplan.plan_io`, :mod:`gpuplan.check`,
+:mod:`gpuplan.diff`); output goes through :func:`gpuplan.cli.emit`, so every file is rendered
+first and then written atomically, never over an input. Registered on the app by the import at the
+end of :mod:`gpuplan.cli`; heavy modules are imported inside the commands.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Optional
+
+import typer
+
+from gpuplan.cli import (
+    EXIT_GATE,
+    CatalogOpt,
+    NoColorOpt,
+    QuietOpt,
+    VerboseOpt,
+    app,
+    emit,
+    load_catalog_cli,
+    note,
+    parse_outputs,
+)
+
+if TYPE_CHECKING:
+    from gpuplan.catalog.loader import Catalog
+    from gpuplan.plan import Plan
+
+OutOpt = typer.Option(None, "--out", "-o", help="Write the --format output to PATH instead of stdout.")
+OutputsOpt = typer.Option([], "--output", help="Also write FORMAT:PATH (repeatable).")
+ExitZeroOpt = typer.Option(False, "--exit-zero", help="Exit 0 even when a gate fails.")
+
+#: Keys of the query object ``gpuplan tf-external`` reads on stdin.
+TF_QUERY_KEYS = ("profile", "phase", "catalog")
+PHASES = {"both": ("training", "serving"), "training": ("training",), "serving": ("serving",)}
+
+
+def _formats(fmt: str, outputs: list[str], allowed: tuple[str, ...]) -> None:
+    """Refuse an unknown format before any planning (exit 2 at once)."""
+    from gpuplan.errors import InputError, did_you_mean
+
+    for f in [fmt] + [f for f, _ in parse_outputs(outputs)]:
+        if f not in allowed:
+            raise InputError(f"unknown format {f!r}{did_you_mean(f, allowed)}; expected one of {', '.join(allowed)}",
+                             field="--format")
+
+
+def _phases(phase: str) -> tuple[str, ...]:
+    from gpuplan.errors import InputError
+
+    if phase not in PHASES:
+        raise InputError(f"expected training, serving or both, got {phase!r}", field="--phase")
+    return PHASES[phase]
+
+
+def _plan_profile(path: Path, catalog: "Catalog", phases: tuple[str, ...], *, quiet: bool) -> "Plan":
+    from gpuplan.io import read_text
+    from gpuplan.planner import plan_workload
+    from gpuplan.profile import load_profile_text
+    from gpuplan.render import progress
+
+    workload = load_profile_text(read_text(path), str(path), catalog)
+    with progress(f"planning {path}", quiet=quiet):
+        return plan_workload(workload, catalog, phases=phases)
+
+
+@app.command(
+    "render",
+    help="\b\nExample:  gpuplan render plan.json --format markdown -o plan.md\n\n"
+         "Re-render a saved plan JSON (from 'recommend --format json') in any format, without re-planning. "
+         "Plans outside the supported schema_version window are refused.\n\n"
+         "Formats: table, json, markdown, tfvars, tf-external, sarif, junit, github, html.",
+    short_help="Re-render a saved plan JSON in any format, without re-planning.",
+)
+def render_command(
+    plan_file: Path = typer.Argument(..., metavar="PLAN.json", help="A plan written by --format json."),
+    fmt: str = typer.Option("table", "--format", "-f", help="table, json, markdown, tfvars, tf-external, sarif, "
+                                                             "junit, github, html."),
+    out: Optional[Path] = OutOpt,
+    outputs: list[str] = OutputsOpt,
+    verbose: int = VerboseOpt,
+    no_color: bool = NoColorOpt,
+) -> None:
+    from gpuplan.plan_io import load_plan
+    from gpuplan.render import FORMATS
+
+    _formats(fmt, outputs, tuple(FORMATS))
+    plan = load_plan(plan_file)
+    emit(plan, fmt, out, outputs, inputs=[str(plan_file)], color=not no_color, verbose=verbose)
+
+
+@app.command(
+    "check",
+    help="\b\nExample:  gpuplan check examples/llama-70b-train-serve.toml --against cluster.toml --format github\n\n"
+         "Check a proposed cluster (TOML or JSON: phase, gpu, gpus or nodes, fabric, nic_gbit_per_gpu, "
+         "oversubscription, budget_usd, power_limit_kw) against the workload: fits in memory, meets the deadline "
+         "or the latency targets, enough GPUs and network, within budget and power (docs/ci.md).\n\n"
+         "Exit codes: 0 every gate passed, 1 a gate failed (see --fail-on, --exit-zero), 2 bad input, "
+         "3 internal error.",
+    short_help="Check a proposed cluster against the workload's targets (CI gate).",
+)
+def check_command(
+    profile: Path = typer.Argument(..., help="Workload profile (TOML)."),
+    against: Path = typer.Option(..., "--against", help="Proposed cluster (TOML or JSON)."),
+    fmt: str = typer.Option("table", "--format", "-f", help="table, json, markdown, sarif, junit, github."),
+    out: Optional[Path] = OutOpt,
+    outputs: list[str] = OutputsOpt,
+    fail_on: str = typer.Option("error", "--fail-on", help="error or warning: failed gates of this severity or "
+                                                           "worse exit 1."),
+    exit_zero: bool = ExitZeroOpt,
+    catalog: Optional[list[Path]] = CatalogOpt,
+    quiet: bool = QuietOpt,
+    verbose: int = VerboseOpt,
+    no_color: bool = NoColorOpt,
+) -> None:
+    from gpuplan.check import failed, run_check
+    from gpuplan.errors import InputError
+    from gpuplan.io import read_text
+    from gpuplan.profile import load_profile_text
+    from gpuplan.render import CHECK_FORMATS, progress
+
+    if fail_on not in ("error", "warning"):
+        raise InputError(f"expected error or warning, got {fail_on!r}", field="--fail-on")
+    _formats(fmt, outputs, CHECK_FORMATS)
+    cat = load_catalog_cli(catalog)
+    workload = load_profile_text(read_text(profile), str(profile), cat)
+    cluster_text = read_text(against)
+    with progress(f"planning {profile} on {against}", quiet=quiet):
+        result = run_check(workload, cat, cluster_text, str(against))
+    emit(result, fmt, out, outputs, inputs=[str(profile), str(against)], color=not no_color, verbose=verbose)
+    for g in result.gates:
+        if not g.passed:
+            note(f"{g.phase} {g.name} {'failed' if g.severity == 'error' else 'warning'}: {g.message}", quiet=quiet)
+    if failed(result, fail_on) and not exit_zero:
+        raise typer.Exit(EXIT_GATE)
+
+
+@app.command(
+    "diff",
+    help="\b\nExample:  gpuplan diff base-plan.json examples/llama-70b-train-serve.toml --format markdown -o comment.md\n\n"
+         "Compare two plans (profiles are planned, plan JSONs are read) and show the SKU, count, cost, power and "
+         "BOM changes. --format markdown is a pull-request comment: under 65,000 characters, details folded, "
+         "and a hidden '<!-- gpuplan-diff -->' marker line to find it again.\n\n"
+         "Exit codes: 0 done, 1 the new plan has an error finding or capex grew more than "
+         "--max-capex-increase-pct, 2 bad input, 3 internal error.",
+    short_help="Show what changed between two plans or profiles (PR comment).",
+)
+def diff_command(
+    base: Path = typer.Argument(..., help="Base: a profile (TOML) or a plan (JSON)."),
+    new: Path = typer.Argument(..., help="New: a profile (TOML) or a plan (JSON)."),
+    fmt: str = typer.Option("table", "--format", "-f", help="table, json, markdown."),
+    out: Optional[Path] = OutOpt,
+    outputs: list[str] = OutputsOpt,
+    phase: str = typer.Option("both", "--phase", help="training, serving or both (for profiles)."),
+    max_capex_increase_pct: Optional[float] = typer.Option(
+        None, "--max-capex-increase-pct", min=0, help="Exit 1 when total capex grows by more than this percentage."),
+    exit_zero: bool = ExitZeroOpt,
+    catalog: Optional[list[Path]] = CatalogOpt,
+    quiet: bool = QuietOpt,
+    no_color: bool = NoColorOpt,
+) -> None:
+    from gpuplan.diff import diff_plans
+    from gpuplan.plan_io import is_plan_file, load_plan
+    from gpuplan.render import DIFF_FORMATS
+
+    _formats(fmt, outputs, DIFF_FORMATS)
+    phases = _phases(phase)
+    cat: Catalog | None = None
+    plans = []
+    for path in (base, new):
+        if is_plan_file(path):
+            plans.append(load_plan(path))
+        else:
+            cat = cat or load_catalog_cli(catalog)
+            plans.append(_plan_profile(path, cat, phases, quiet=quiet))
+    result = diff_plans(plans[0], plans[1], base_name=str(base), new_name=str(new))
+    emit(result, fmt, out, outputs, inputs=[str(base), str(new)], color=not no_color, verbose=0)
+    gate = result.new_errors > 0
+    if result.new_errors:
+        note(f"the new plan has {result.new_errors} error finding(s)", quiet=quiet)
+    if max_capex_increase_pct is not None:
+        ratio = result.capex_delta_ratio
+        if ratio is None and result.capex_delta_usd != 0:
+            note("capex is not comparable (unpriced or zero base); --max-capex-increase-pct fails closed", quiet=quiet)
+            gate = True
+        elif ratio is not None and ratio * 100 > max_capex_increase_pct:
+            note(f"capex grew {ratio * 100:.1f}%, more than --max-capex-increase-pct {max_capex_increase_pct:g}",
+                 quiet=quiet)
+            gate = True
+    if gate and not exit_zero:
+        raise typer.Exit(EXIT_GATE)
+
+
+@app.command(
+    "tf-external",
+    help='\b\nExample:  echo \'{"profile": "examples/chat-8b-serving.toml", "phase": "serving"}\' | gpuplan tf-external\n\n'
+         "The program of a Terraform 'external' data source: reads the query JSON object on stdin (string keys "
+         "profile, phase = training|serving|both, catalog = overlay directories separated by the path "
+         "separator, ':' on Linux and macOS), plans, and writes one flat JSON object of strings on stdout "
+         "(docs/terraform.md). "
+         "On error: one line on stderr and a non-zero exit. Writes no files.",
+    short_help="Terraform external data source program: query on stdin, flat strings on stdout.",
+)
+def tf_external_command() -> None:
+    from gpuplan.errors import InputError, did_you_mean
+    from gpuplan.io import MAX_INPUT_BYTES, parse_json
+    from gpuplan.render import render
+
+    if sys.stdin is None or sys.stdin.isatty():
+        raise InputError("expects the query JSON object on stdin (it is run by Terraform's external data source)")
+    text = sys.stdin.read(MAX_INPUT_BYTES + 1)
+    if len(text) > MAX_INPUT_BYTES:
+        raise InputError(f"query is larger than the {MAX_INPUT_BYTES}-byte limit", file="<stdin>")
+    query = parse_json(text, "<stdin>") if text.strip() else None
+    if not isinstance(query, dict):
+        raise InputError("expected a JSON object with the key profile", file="<stdin>")
+    for key, value in query.items():
+        if key not in TF_QUERY_KEYS:
+            raise InputError(f"unknown query key{did_you_mean(key, TF_QUERY_KEYS)}; expected "
+                             f"{', '.join(TF_QUERY_KEYS)}", file="<stdin>", field=key)
+        if not isinstance(value, str):
+            raise InputError("expected a string (Terraform's external query values are strings)", file="<stdin>",
+                             field=key)
+    if not query.get("profile"):
+        raise InputError("required key is missing", file="<stdin>", field="profile")
+    phases = _phases(query.get("phase") or "both")
+    overlays = [Path(p) for p in (query.get("catalog") or "").split(os.pathsep) if p]
+    cat = load_catalog_cli(overlays)
+    plan = _plan_profile(Path(query["profile"]), cat, phases, quiet=True)
+    sys.stdout.write(render(plan, "tf-external"))

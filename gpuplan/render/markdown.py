@@ -1,0 +1,245 @@
+"""GitHub-flavoured Markdown: a report per phase, a check summary, and the pull-request diff comment.
+
+Each document starts with a hidden marker line (``<!-- gpuplan-plan -->``, ``<!-- gpuplan-check -->``,
+``<!-- gpuplan-diff -->``) so a CI job can find and update its own comment. Details go in
+``<details>`` blocks; the diff comment is cut to :data:`MAX_COMMENT_CHARS` by dropping detail rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from gpuplan.plan import Bom, Finding, Plan, ServingPlan, TrainingPlan
+from gpuplan.render import RenderOptions
+from gpuplan.render.text import (
+    change_value,
+    gate_value,
+    headline,
+    num,
+    pct,
+    plural,
+    serving_facts,
+    signed,
+    training_facts,
+    usd,
+)
+
+if TYPE_CHECKING:
+    from gpuplan.check import CheckResult
+    from gpuplan.diff import BomChange, Change, DiffResult
+
+#: GitHub rejects comment bodies over 65,536 characters; stay clear of it.
+MAX_COMMENT_CHARS = 65_000
+
+ICON = {"error": ":x:", "warning": ":warning:", "note": ":information_source:"}
+
+
+def cell(value: object) -> str:
+    text = "-" if value is None else str(value)
+    return " ".join(text.replace("\\", "\\\\").replace("|", "\\|").split())
+
+
+def md_table(headers: Sequence[str], rows: Sequence[Sequence[object]], *, right: set[int] | None = None) -> str:
+    right = right or set()
+    out = ["| " + " | ".join(cell(h) for h in headers) + " |",
+           "|" + "|".join("---:" if i in right else "---" for i in range(len(headers))) + "|"]
+    out += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(out) + "\n"
+
+
+def details(summary: str, body: str) -> str:
+    return f"<details><summary>{summary}</summary>\n\n{body}\n</details>\n"
+
+
+def _findings(findings: list[Finding]) -> str:
+    if not findings:
+        return "No findings.\n"
+    return "".join(f"- {ICON[f.severity]} **{f.severity}** `{f.code}`: {f.message}"
+                   + (f" (`{f.field}`)" if f.field else "") + "\n" for f in findings)
+
+
+def _bom(bom: Bom | None) -> str:
+    if bom is None:
+        return ""
+    summary = (f"Bill of materials: capex {usd(bom.capex_usd)} (network {usd(bom.network_capex_usd)}), "
+               f"{num(bom.power_kw)} kW, {plural(bom.racks, 'rack')}, {plural(len(bom.items), 'line')}")
+    notes = []
+    if bom.rack_power_kw is not None:
+        notes.append(f"Fullest rack: {num(bom.rack_power_kw)} kW.")
+    rows = [[i.category, i.tier, f"`{i.part_id}`", f"{i.quantity:,}", usd(i.unit_price_usd),
+             usd(i.total_price_usd) if i.total_price_usd is not None else "**unpriced**",
+             num(None if i.total_power_w is None else i.total_power_w / 1000), i.source] for i in bom.items]
+    body = md_table(["category", "tier", "part", "qty", "unit", "total", "kW", "source"], rows, right={3, 4, 5, 6})
+    if bom.unpriced_parts:
+        notes.append(f"Not priced (not in capex): {', '.join(f'`{p}`' for p in bom.unpriced_parts)}.")
+    if bom.unpowered_parts:
+        notes.append(f"No power figure (not in power): {', '.join(f'`{p}`' for p in bom.unpowered_parts)}.")
+    if notes:
+        body += "\n" + " ".join(notes) + "\n"
+    return details(summary, body)
+
+
+def _training(t: TrainingPlan) -> str:
+    out = md_table(["", "training"], training_facts(t))
+    if not t.feasible:
+        return out
+    out += "\n**Why**\n\n" + "".join(f"- {r}\n" for r in t.reasons)
+    b, m = t.breakdown, t.memory
+    if b is not None:
+        out += (f"- step {num(b.step_time_s)} s = compute {num(b.compute_s)} + recompute {num(b.recompute_s)} + "
+                f"exposed comm (TP {num(b.tp_comm_s)}, PP {num(b.pp_comm_s)}, DP {num(b.dp_comm_s)}, "
+                f"EP {num(b.ep_comm_s)}, CP {num(b.cp_comm_s)}) + bubble {num(b.bubble_s)} + "
+                f"optimizer {num(b.optimizer_s)} + host {num(b.host_overhead_s)}\n")
+    if m is not None:
+        out += (f"- memory {num(m.total_gib)} of {num(m.capacity_gib)} GiB per GPU "
+                f"({num(m.headroom_gib)} GiB headroom)\n")
+    if t.alternatives:
+        rows = [[a.gpu, f"{a.gpus:,}", f"{a.nodes:,}", f"TP{a.layout.tp} PP{a.layout.pp} DP{a.layout.dp}",
+                 num(a.wall_clock_days), pct(a.mfu), usd(a.cost_usd), "yes" if a.meets_target else "no", a.bound]
+                for a in t.alternatives]
+        out += "\n" + details(f"Alternatives ({len(t.alternatives)})",
+                              md_table(["GPU", "GPUs", "nodes", "layout", "days", "MFU", "cost", "meets target",
+                                        "bound"], rows, right={1, 2, 4, 5, 6}))
+    return out + "\n" + _bom(t.bom)
+
+
+def _serving(s: ServingPlan) -> str:
+    out = md_table(["", "serving"], serving_facts(s))
+    if not s.feasible:
+        return out
+    out += "\n**Why**\n\n" + "".join(f"- {r}\n" for r in s.reasons)
+    rf = s.roofline
+    if rf is not None:
+        out += (f"\n**Roofline** ({s.gpu}, {s.precision}): ridge point {num(rf.ridge_flops_per_byte)} FLOP/byte "
+                f"({num(rf.peak_tflops)} TFLOP/s / {num(rf.mem_bw_tbps)} TB/s)\n\n")
+        out += md_table(["phase", "FLOP/byte", "x ridge", "bound"],
+                        [["prefill", num(rf.prefill_flops_per_byte),
+                          f"{rf.prefill_flops_per_byte / rf.ridge_flops_per_byte:.2f}", rf.prefill_bound],
+                         ["decode", num(rf.decode_flops_per_byte),
+                          f"{rf.decode_flops_per_byte / rf.ridge_flops_per_byte:.2f}", rf.decode_bound]],
+                        right={1, 2})
+    d = s.disaggregation
+    if d is not None:
+        out += (f"\nDisaggregated prefill/decode: {d.prefill_gpus} + {d.decode_gpus} = {d.total_gpus} GPUs vs "
+                f"{d.aggregated_gpus} aggregated; {'recommended' if d.recommended else 'not recommended'}: "
+                f"{d.reason}\n")
+    if s.alternatives:
+        rows = [[a.gpu, f"{a.gpus:,}", a.replicas, f"TP{a.layout.tp} PP{a.layout.pp}", num(a.ttft_ms_p99),
+                 num(a.tpot_ms), num(a.max_qps), usd(a.cost_usd), usd(a.usd_per_million_output_tokens),
+                 "yes" if a.meets_target else "no", a.reason] for a in s.alternatives]
+        out += "\n" + details(f"Alternatives ({len(s.alternatives)})",
+                              md_table(["GPU", "GPUs", "replicas", "layout", "TTFT p99 ms", "TPOT ms", "max req/s",
+                                        "cost", "$/M tokens", "meets target", "note"], rows,
+                                       right={1, 2, 4, 5, 6, 7, 8}))
+    return out + "\n" + _bom(s.bom)
+
+
+def render(plan: Plan, options: RenderOptions) -> str:
+    m = plan.model
+    out = ["<!-- gpuplan-plan -->\n", f"## gpuplan: {plan.workload}\n\n",
+           f"{m.name} ({m.total_params / 1e9:.1f}B params) · profile `{plan.profile}` · catalog "
+           f"{plan.catalog_version} · pricing {plan.pricing} · gpuplan {plan.gpuplan_version}\n\n"]
+    phases = [(n, p) for n, p in (("training", plan.training), ("serving", plan.serving)) if p is not None]
+    out += [f"- **{headline(n, p)}**\n" for n, p in phases]
+    out.append("\n" + _findings(plan.findings))
+    for name, phase in phases:
+        out.append(f"\n### {name.capitalize()}\n\n")
+        out.append(_training(phase) if isinstance(phase, TrainingPlan) else _serving(phase))  # type: ignore[arg-type]
+    rows = [[f"`{a.field}`", a.value, a.reason] for a in plan.assumptions]
+    out.append("\n" + details(f"Assumptions: {len(rows)} defaults applied",
+                              md_table(["field", "value", "reason"], rows) if rows else "None.\n"))
+    return "".join(out)
+
+
+def render_check(result: "CheckResult", options: RenderOptions) -> str:
+    c = result.cluster
+    verdict = ":white_check_mark: passed" if result.passed else ":x: failed"
+    out = ["<!-- gpuplan-check -->\n",
+           f"### gpuplan check {verdict}: {result.workload} ({c.phase})\n\n",
+           f"Cluster `{result.cluster_file}`{' (' + c.name + ')' if c.name else ''}: {c.gpus:,} x {c.gpu} in "
+           f"{c.nodes:,} nodes; {plural(result.errors, 'error')}, {plural(result.warnings, 'warning')}.\n\n"]
+    rows = []
+    for g in result.gates:
+        mark = ":white_check_mark:" if g.passed else ICON[g.severity]
+        where = f"`{g.file}:{g.line}`" if g.file and g.line else (f"`{g.file}`" if g.file else "-")
+        rows.append([mark, f"`{g.name}`", gate_value(g.value, g.unit), gate_value(g.limit, g.unit), g.unit, g.message,
+                     where])
+    out.append(md_table(["", "gate", "value", "limit", "unit", "message", "where"], rows, right={2, 3}))
+    return "".join(out)
+
+
+def _value(field: str, v: object) -> str:
+    text = change_value(field, v)
+    return f"`{text}`" if isinstance(v, str) else text
+
+
+def _delta(c: "Change") -> str:
+    if c.delta is None:
+        return "changed"
+    text = signed(c.delta, change_value(c.field, abs(c.delta)))
+    return text + (f" ({signed(c.delta_ratio, f'{abs(c.delta_ratio) * 100:.1f}%')})" if c.delta_ratio is not None else "")
+
+
+def _bom_rows(lines: "list[BomChange]") -> list[list[object]]:
+    return [[b.category, b.tier, f"`{b.part_id}`", f"{b.base_quantity:,}", f"{b.new_quantity:,}",
+             signed(b.delta_quantity, f"{abs(b.delta_quantity):,}"),
+             "unpriced" if b.delta_usd is None else signed(b.delta_usd, usd(abs(b.delta_usd)))] for b in lines]
+
+
+def _diff_verdict(result: "DiffResult") -> str:
+    if not result.changed:
+        return "no change"
+    if result.capex_delta_usd is None:
+        cost = "capex not comparable (unpriced)"
+    elif result.capex_delta_usd == 0:
+        cost = "capex unchanged"
+    else:
+        ratio = f" ({signed(result.capex_delta_ratio, f'{abs(result.capex_delta_ratio) * 100:.1f}%')})" \
+            if result.capex_delta_ratio is not None else ""
+        cost = f"capex {'up' if result.capex_delta_usd > 0 else 'down'} {usd(abs(result.capex_delta_usd))}{ratio}"
+    power = signed(result.power_delta_kw, f"{num(abs(result.power_delta_kw))} kW")
+    return f"{cost}, power {power}"
+
+
+def render_diff(result: "DiffResult", options: RenderOptions, *, limit: int = MAX_COMMENT_CHARS) -> str:
+    """The pull-request comment; detail rows are dropped (and counted) until it fits in ``limit``."""
+    keep = max((len(p.bom) for p in result.phases), default=0)
+    while True:
+        text = _diff_text(result, keep)
+        if len(text) <= limit or keep == 0:
+            return text
+        keep = keep // 2 if keep > 8 else keep - 1
+
+
+def _diff_text(result: "DiffResult", keep: int) -> str:
+    out = ["<!-- gpuplan-diff -->\n", f"### gpuplan diff: {_diff_verdict(result)}\n\n",
+           f"`{result.base}` → `{result.new}`\n\n"]
+    if not result.changed:
+        return "".join(out)
+    out.append(md_table(["", "base", "new", "change"], [
+        ["capex", usd(result.capex_base_usd), usd(result.capex_new_usd),
+         "unpriced" if result.capex_delta_usd is None else signed(result.capex_delta_usd,
+                                                                   usd(abs(result.capex_delta_usd)))],
+        ["power", f"{num(result.power_base_kw)} kW", f"{num(result.power_new_kw)} kW",
+         signed(result.power_delta_kw, f"{num(abs(result.power_delta_kw))} kW")]], right={1, 2, 3}))
+    if result.new_errors:
+        out.append(f"\n:x: The new plan has {result.new_errors} error finding{'s' if result.new_errors != 1 else ''}.\n")
+    for p in result.phases:
+        gpu = p.new_gpu or p.base_gpu or "-"
+        out.append(f"\n#### {p.phase.capitalize()}: {p.status} ({gpu})\n\n")
+        if p.changes:
+            out.append(md_table(["", "base", "new", "change"],
+                                [[c.field, _value(c.field, c.base), _value(c.field, c.new), _delta(c)] for c in p.changes],
+                                right={1, 2, 3}))
+        if p.bom:
+            shown = p.bom[:keep]
+            body = md_table(["category", "tier", "part", "base qty", "new qty", "change", "change $"],
+                            _bom_rows(shown), right={3, 4, 5, 6})
+            if len(p.bom) > len(shown):
+                body += f"\n{len(p.bom) - len(shown)} more BOM lines not shown (see the JSON diff).\n"
+            out.append("\n" + details(f"BOM changes ({len(p.bom)} lines)", body))
+    for title, findings in (("New findings", result.findings_added), ("Resolved findings", result.findings_resolved)):
+        if findings:
+            out.append("\n" + details(f"{title} ({len(findings)})", _findings(findings)))
+    return "".join(out)

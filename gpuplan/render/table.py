@@ -1,0 +1,299 @@
+"""The human report (rich): per phase the recommendation, why, alternatives, the roofline and the BOM.
+
+Plain ASCII without colour unless ``options.color`` (the CLI sets it only for a terminal without
+NO_COLOR / --no-color). ``-v`` adds the step-time and memory breakdowns and every BOM line.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import TYPE_CHECKING
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from gpuplan.plan import Bom, Plan, ServingPlan, TrainingPlan
+from gpuplan.render import RenderOptions
+from gpuplan.render.text import (
+    change_value,
+    gate_value,
+    headline,
+    num,
+    pct,
+    plural,
+    serving_facts,
+    signed,
+    training_facts,
+    usd,
+)
+
+if TYPE_CHECKING:
+    from gpuplan.check import CheckResult
+    from gpuplan.diff import DiffResult
+
+#: rich's SIMPLE box drawn with ASCII only (CI logs, pipes, files).
+PLAIN = box.Box("    \n    \n -- \n    \n    \n -- \n    \n    \n", ascii=True)
+
+SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "note": "cyan"}
+
+
+class _Report:
+    """A rich console writing into a string, with the few styles the report uses."""
+
+    def __init__(self, options: RenderOptions):
+        self.options = options
+        self.buffer = io.StringIO()
+        self.console = Console(file=self.buffer, width=options.width, force_terminal=options.color,
+                               color_system="standard" if options.color else None, no_color=not options.color,
+                               highlight=False, emoji=False, soft_wrap=False, legacy_windows=False)
+        self.box = box.SIMPLE if options.color else PLAIN
+
+    def line(self, text: str = "", style: str | None = None) -> None:
+        self.console.print(Text(text, style=style or ""), overflow="fold")
+
+    def heading(self, text: str) -> None:
+        self.console.print(Text(text, style="bold underline" if self.options.color else ""))
+
+    def table(self, headers: list[str], rows: list[list[str]], *, right: set[int] | None = None,
+              styles: list[str | None] | None = None, no_wrap: set[int] | None = None) -> None:
+        t = Table(box=self.box, show_edge=False, pad_edge=False, padding=(0, 1), header_style="bold")
+        for i, h in enumerate(headers):
+            t.add_column(h, justify="right" if i in (right or set()) else "left", overflow="fold",
+                         no_wrap=i == 0 or i in (no_wrap or set()))
+        for i, row in enumerate(rows):
+            t.add_row(*row, style=(styles[i] if styles else None) or "")
+        self.console.print(t)
+
+    def facts(self, rows: list[tuple[str, str]]) -> None:
+        t = Table(box=None, show_header=False, show_edge=False, pad_edge=False, padding=(0, 1))
+        t.add_column(style="bold" if self.options.color else "", no_wrap=True)
+        t.add_column(overflow="fold")
+        for label, value in rows:
+            t.add_row(label, value)
+        self.console.print(t)
+
+    def bullets(self, items: list[str]) -> None:
+        t = Table.grid(padding=(0, 1))
+        t.add_column(no_wrap=True)
+        t.add_column(overflow="fold")
+        for item in items:
+            t.add_row("-", item)
+        self.console.print(t)
+
+    def text(self) -> str:
+        return "\n".join(line.rstrip() for line in self.buffer.getvalue().splitlines()) + "\n"
+
+
+def _ok(options: RenderOptions, passed: bool) -> str:
+    if options.color:
+        return "✔" if passed else "✘"
+    return "ok" if passed else "FAIL"
+
+
+def _bom(r: _Report, bom: Bom | None) -> None:
+    if bom is None:
+        return
+    r.heading("Bill of materials")
+    rack = f", fullest rack {num(bom.rack_power_kw)} kW" if bom.rack_power_kw is not None else ""
+    r.facts([("capex", f"{usd(bom.capex_usd)} (network {usd(bom.network_capex_usd)})"),
+             ("power", f"{num(bom.power_kw)} kW (network {num(bom.network_power_kw)} kW)"),
+             ("racks", f"{bom.racks}{rack}")]
+            + ([("unpriced", ", ".join(bom.unpriced_parts) + " (not in capex)")] if bom.unpriced_parts else [])
+            + ([("no power", ", ".join(bom.unpowered_parts) + " (not in power)")] if bom.unpowered_parts else []))
+    if r.options.verbose:
+        r.line()
+        r.table(["category", "tier", "part", "qty", "unit $", "total $", "total kW", "source"],
+                [[i.category, i.tier or "", i.part_id, f"{i.quantity:,}", usd(i.unit_price_usd),
+                  usd(i.total_price_usd) if i.total_price_usd is not None else "unpriced",
+                  num(None if i.total_power_w is None else i.total_power_w / 1000), i.source or "-"]
+                 for i in bom.items], right={3, 4, 5, 6})
+    else:
+        r.line(f"{len(bom.items)} lines; -v lists them")
+
+
+def _training(r: _Report, t: TrainingPlan) -> None:
+    r.facts(training_facts(t))
+    if not t.feasible:
+        return
+    r.line()
+    r.heading("Why")
+    why = list(t.reasons)
+    b = t.breakdown
+    if b is not None and r.options.verbose:
+        why.append(f"step {num(b.step_time_s)} s = compute {num(b.compute_s)} + recompute {num(b.recompute_s)} "
+                   f"+ exposed comm (TP {num(b.tp_comm_s)}, PP {num(b.pp_comm_s)}, DP {num(b.dp_comm_s)}, "
+                   f"EP {num(b.ep_comm_s)}, CP {num(b.cp_comm_s)}) + bubble {num(b.bubble_s)} "
+                   f"+ optimizer {num(b.optimizer_s)} + host {num(b.host_overhead_s)}")
+    m = t.memory
+    if m is not None and r.options.verbose:
+        why.append(f"memory {num(m.total_gib)} of {num(m.capacity_gib)} GiB per GPU "
+                   f"({num(m.headroom_gib)} GiB headroom)")
+    if t.interconnect is not None:
+        why += [f"network: {reason}" for reason in t.interconnect.reasons]
+    r.bullets(why)
+    if r.options.verbose and b is not None and m is not None:
+        r.line()
+        r.table(["step term", "s"], [[k.removesuffix("_s").replace("_", " "), num(v)]
+                                     for k, v in b.model_dump().items() if k.endswith("_s")], right={1})
+        r.table(["memory per GPU", "GiB"], [[k.removesuffix("_gib"), num(v)] for k, v in m.model_dump().items()],
+                right={1})
+    if t.alternatives:
+        r.line()
+        r.heading("Alternatives")
+        shown = _shown(r, t.alternatives)
+        r.table(["gpu", "gpus", "nodes", "layout", "days", "MFU", "cost", "meets", "bound"],
+                [[a.gpu, f"{a.gpus:,}", f"{a.nodes:,}", f"TP{a.layout.tp} PP{a.layout.pp} DP{a.layout.dp}",
+                  num(a.wall_clock_days), pct(a.mfu), usd(a.cost_usd), "yes" if a.meets_target else "no", a.bound]
+                 for a in shown], right={1, 2, 4, 5, 6}, no_wrap={1, 2, 3, 4, 5, 6, 7})
+        _more(r, t.alternatives, shown)
+    r.line()
+    _bom(r, t.bom)
+
+
+def _serving(r: _Report, s: ServingPlan) -> None:
+    r.facts(serving_facts(s))
+    if not s.feasible:
+        return
+    r.line()
+    r.heading("Why")
+    why = list(s.reasons)
+    if s.interconnect is not None:
+        why += [f"network: {reason}" for reason in s.interconnect.reasons]
+    d = s.disaggregation
+    if d is not None and r.options.verbose:
+        why.append(f"disaggregation: {d.prefill_gpus} prefill + {d.decode_gpus} decode = {d.total_gpus} GPUs vs "
+                   f"{d.aggregated_gpus} aggregated, KV transfer {num(d.kv_transfer_gbit_per_s)} Gb/s; "
+                   f"{'recommended' if d.recommended else 'not recommended'}: {d.reason}")
+    r.bullets(why)
+    rf = s.roofline
+    if rf is not None:
+        r.line()
+        r.heading(f"Roofline ({s.gpu}, {s.precision})")
+        r.line(f"ridge point {num(rf.ridge_flops_per_byte)} FLOP/byte = {num(rf.peak_tflops)} TFLOP/s / "
+               f"{num(rf.mem_bw_tbps)} TB/s")
+        r.table(["phase", "FLOP/byte", "x ridge", "bound"],
+                [["prefill", num(rf.prefill_flops_per_byte), f"{rf.prefill_flops_per_byte / rf.ridge_flops_per_byte:.2f}",
+                  rf.prefill_bound],
+                 ["decode", num(rf.decode_flops_per_byte), f"{rf.decode_flops_per_byte / rf.ridge_flops_per_byte:.2f}",
+                  rf.decode_bound]], right={1, 2})
+    if s.alternatives:
+        r.line()
+        r.heading("Alternatives")
+        shown = _shown(r, s.alternatives)
+        r.table(["gpu", "gpus", "layout", "TTFT p99", "TPOT", "req/s", "cost", "$/M tok", "meets"],
+                [[a.gpu, f"{a.gpus:,}", f"TP{a.layout.tp} PP{a.layout.pp}" + (f" EP{a.layout.ep}" if a.layout.ep > 1 else ""),
+                  f"{num(a.ttft_ms_p99)} ms", f"{num(a.tpot_ms)} ms", num(a.max_qps), usd(a.cost_usd),
+                  usd(a.usd_per_million_output_tokens), "yes" if a.meets_target else "no"] for a in shown],
+                right={1, 3, 4, 5, 6, 7}, no_wrap={1, 2, 3, 4, 5, 6, 7, 8})
+        if r.options.verbose:
+            r.bullets([f"{a.gpu}: {a.reason}" for a in shown if a.reason])
+        _more(r, s.alternatives, shown)
+    r.line()
+    _bom(r, s.bom)
+
+
+#: Alternatives listed without -v (the rest are counted).
+ALTERNATIVES_SHOWN = 5
+
+
+def _shown(r: _Report, options: list) -> list:
+    return options if r.options.verbose else options[:ALTERNATIVES_SHOWN]
+
+
+def _more(r: _Report, options: list, shown: list) -> None:
+    if len(options) > len(shown):
+        r.line(f"{len(options) - len(shown)} more; -v lists them")
+
+
+def render(plan: Plan, options: RenderOptions) -> str:
+    r = _Report(options)
+    m = plan.model
+    active = f", {m.active_params / 1e9:.1f}B active" if m.active_params != m.total_params else ""
+    r.line(f"gpuplan {plan.gpuplan_version}: {plan.workload} ({m.name}, {m.total_params / 1e9:.1f}B params{active})",
+           "bold")
+    r.line(f"profile {plan.profile}; catalog {plan.catalog_version}; pricing {plan.pricing}")
+    for name, phase in (("training", plan.training), ("serving", plan.serving)):
+        if phase is None:
+            continue
+        r.line()
+        style = "bold green" if phase.feasible else "bold red"
+        r.line(headline(name.upper(), phase), style)
+        r.line()
+        _training(r, phase) if isinstance(phase, TrainingPlan) else _serving(r, phase)
+    r.line()
+    r.heading("Findings")
+    if plan.findings:
+        r.table(["severity", "code", "message", "field"],
+                [[f.severity, f.code, f.message, f.field or "-"] for f in plan.findings],
+                styles=[SEVERITY_STYLE[f.severity] for f in plan.findings])
+    else:
+        r.line("none")
+    r.line()
+    r.heading("Assumptions (defaults applied)")
+    if plan.assumptions:
+        r.table(["field", "value", "reason"], [[a.field, a.value, a.reason] for a in plan.assumptions])
+    else:
+        r.line("none")
+    return r.text()
+
+
+def render_check(result: "CheckResult", options: RenderOptions) -> str:
+    r = _Report(options)
+    c = result.cluster
+    verdict = "PASSED" if result.passed else "FAILED"
+    r.line(f"gpuplan check {verdict}: {result.workload} ({c.phase}) on {c.gpus:,} x {c.gpu} "
+           f"({c.nodes:,} nodes){' ' + repr(c.name) if c.name else ''}", "bold green" if result.passed else "bold red")
+    r.line(f"profile {result.profile}; cluster {result.cluster_file}; {plural(result.errors, 'error')}, "
+           f"{plural(result.warnings, 'warning')}")
+    r.line()
+    r.table(["", "gate", "value", "limit", "message (where)"],
+            [[_ok(options, g.passed) if g.passed or g.severity == "error" else "warn", g.name,
+              gate_value(g.value, g.unit), gate_value(g.limit, g.unit),
+              g.message + (f" ({g.file}:{g.line})" if g.file and g.line else f" ({g.file})" if g.file else "")]
+             for g in result.gates],
+            right={2, 3},
+            styles=[None if g.passed else SEVERITY_STYLE[g.severity] for g in result.gates])
+    return r.text()
+
+
+def render_diff(result: "DiffResult", options: RenderOptions) -> str:
+    r = _Report(options)
+    r.line(f"gpuplan diff: {result.base} -> {result.new}", "bold")
+    if not result.changed:
+        r.line("no change")
+        return r.text()
+    delta = result.capex_delta_usd
+    change = "unpriced" if delta is None else signed(delta, usd(abs(delta)))
+    r.line(f"capex {usd(result.capex_base_usd)} -> {usd(result.capex_new_usd)} ({change}); "
+           f"power {num(result.power_base_kw)} -> {num(result.power_new_kw)} kW")
+    for p in result.phases:
+        r.line()
+        r.heading(f"{p.phase}: {p.status}")
+        if p.changes:
+            r.table(["field", "base", "new", "change"],
+                    [[c.field, change_value(c.field, c.base), change_value(c.field, c.new),
+                      _delta(c.field, c.delta, c.delta_ratio)] for c in p.changes],
+                    right={1, 2, 3})
+        if p.bom:
+            if p.changes:
+                r.line()
+            r.table(["category", "tier", "part", "base qty", "new qty", "change $"],
+                    [[b.category, b.tier or "", b.part_id, f"{b.base_quantity:,}", f"{b.new_quantity:,}",
+                      "unpriced" if b.delta_usd is None else signed(b.delta_usd, usd(abs(b.delta_usd)))]
+                     for b in p.bom], right={3, 4, 5})
+    for title, findings in (("new findings", result.findings_added), ("resolved findings", result.findings_resolved)):
+        if findings:
+            r.line()
+            r.heading(title)
+            for f in findings:
+                r.line(f"{f.severity}: {f.phase}: {f.message}", SEVERITY_STYLE[f.severity])
+    return r.text()
+
+
+def _delta(field: str, delta: float | None, ratio: float | None) -> str:
+    if delta is None:
+        return "changed"
+    text = signed(delta, change_value(field, abs(delta)))
+    return text + (f" ({signed(ratio, f'{abs(ratio) * 100:.1f}%')})" if ratio is not None else "")

@@ -1,0 +1,149 @@
+"""``gpuplan check``: gates against a proposed cluster, exit codes, formats and anchors."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from tests.cli.conftest import CATALOG, DATA, PROFILE
+
+TRAIN = str(DATA / "cluster-train.toml")
+SERVE = str(DATA / "cluster-serve.json")
+
+
+def _normal(text: str) -> str:
+    """The catalog digest and version move with the shipped catalog; pin them for goldens."""
+    text = re.sub(r'"catalog_version": "[^"]*"', '"catalog_version": "<catalog-version>"', text)
+    return text.replace(_catalog_sha(), "<catalog-sha256>")
+
+
+def _catalog_sha() -> str:
+    from gpuplan.catalog import load_catalog
+
+    return load_catalog([CATALOG]).sha256
+
+
+def _gates(out: str) -> dict[str, dict]:
+    return {g["name"]: g for g in json.loads(out)["gates"]}
+
+
+def test_training_cluster_misses_the_deadline(cli, planner):
+    r = cli("check", PROFILE, "--against", TRAIN, "--catalog", CATALOG, "--format", "json")
+    assert r.code == 1
+    gates = _gates(r.out)
+    # the planner was asked for exactly the cluster: its GPU and 128 x 8 GPUs, no deadline of its own
+    assert planner[-1].training.gpus == 1024 and planner[-1].constraints.allow_gpus == ("testgpu-80g",)
+    assert planner[-1].training.deadline_days is None
+    assert gates["deadline"]["passed"] is False
+    assert gates["deadline"]["value"] == pytest.approx(35.6892) and gates["deadline"]["limit"] == 30
+    assert (gates["deadline"]["file"], gates["deadline"]["field"], gates["deadline"]["line"]) == \
+        (PROFILE, "training.deadline_days", 10)
+    assert gates["fits-memory"]["passed"] and gates["fits-memory"]["value"] == 53.96
+    assert gates["network"]["passed"] and gates["network"]["value"] == 400 and gates["network"]["limit"] == 180
+    assert gates["network"]["file"] == TRAIN and gates["network"]["line"] == 7
+    assert gates["budget"]["passed"] and gates["budget"]["limit"] == 100e6
+    power = [g for g in json.loads(r.out)["gates"] if g["name"] == "power"]
+    assert [(g["limit"], g["file"]) for g in power] == [(2000, PROFILE), (1500, TRAIN)]
+    assert gates["fabric"]["severity"] == "warning" and not gates["fabric"]["passed"]
+    assert "gpuplan: training deadline failed: 35.7 days" in r.err
+
+
+def test_bigger_cluster_passes(cli, planner, tmp_path):
+    cluster = tmp_path / "c.toml"
+    cluster.write_text('phase = "training"\ngpu = "testgpu-80g"\nnodes = 160\nnic_gbit_per_gpu = 400\n')
+    r = cli("check", PROFILE, "--against", str(cluster), "--catalog", CATALOG, "--format", "json")
+    assert r.code == 0, r.err
+    data = json.loads(r.out)
+    assert data["passed"] is True and data["errors"] == 0 and data["warnings"] == 0
+    assert data["cluster"] == {"name": None, "phase": "training", "gpu": "testgpu-80g", "gpus": 1280, "nodes": 160,
+                               "fabric": None, "nic_gbit_per_gpu": 400.0, "oversubscription": 1.0,
+                               "budget_usd": None, "power_limit_kw": None}
+    assert _gates(r.out)["deadline"]["value"] == pytest.approx(28.5514)
+
+
+def test_fail_on_warning_and_exit_zero(cli, planner, tmp_path):
+    cluster = tmp_path / "c.toml"
+    cluster.write_text('phase = "training"\ngpu = "testgpu-80g"\nnodes = 160\nfabric = "testfabric-400g"\n')
+    assert cli("check", PROFILE, "--against", str(cluster), "--catalog", CATALOG, "-q").code == 0
+    r = cli("check", PROFILE, "--against", str(cluster), "--catalog", CATALOG, "--fail-on", "warning")
+    assert r.code == 1 and "gpuplan: training fabric warning:" in r.err
+    assert cli("check", PROFILE, "--against", TRAIN, "--catalog", CATALOG, "--exit-zero", "-q").code == 0
+
+
+def test_serving_cluster_too_small(cli, planner):
+    r = cli("check", PROFILE, "--against", SERVE, "--catalog", CATALOG, "--format", "json")
+    assert r.code == 1
+    gates = _gates(r.out)
+    assert gates["capacity"]["passed"] is False
+    assert (gates["capacity"]["value"], gates["capacity"]["limit"]) == (16, 24)
+    assert (gates["capacity"]["file"], gates["capacity"]["line"]) == (SERVE, 4)  # "gpus" in the JSON file
+    assert gates["ttft"]["passed"] and gates["ttft"]["value"] == 1380 and gates["ttft"]["line"] == 16
+    assert gates["tpot"]["passed"] and gates["tpot"]["limit"] == 50
+    # cost scales with the cluster's own GPU count: 16/24 of the planned serving BOM
+    budget = [g for g in json.loads(r.out)["gates"] if g["name"] == "budget" and g["file"] == SERVE][0]
+    assert budget["value"] == pytest.approx(1_101_450 * 16 / 24) and budget["passed"]
+
+
+@pytest.mark.parametrize("cluster, message", [
+    ('phase = "training"\ngpu = "nope-gpu"\nnodes = 2\n', "gpu: unknown GPU 'nope-gpu'"),
+    ('phase = "training"\ngpu = "testgpu-80g"\nnodes = 2\ngpus = 16\n', "give exactly one of gpus or nodes"),
+    ('gpu = "testgpu-80g"\nnodes = 2\n', "phase: the profile has training and serving; say which one"),
+    ('phase = "training"\ngpu = "testgpu-80g"\nnodes = 2\nfabirc = "x"\n', "fabirc: unknown field (did you mean 'fabric'?)"),
+    ('phase = "training"\ngpu = "testgpu-80g"\nnodes = 2\nfabric = "ib-xyz"\n', "fabric: unknown fabric 'ib-xyz'"),
+    ('phase = "training"\ngpu = "testgpu-80g"\nnodes = 0\n', "nodes: input should be greater than or equal to 1"),
+    ("phase = [", "TOML syntax error"),
+])
+def test_bad_cluster_is_exit_2_in_one_line(cli, planner, tmp_path, cluster, message):
+    path = tmp_path / "c.toml"
+    path.write_text(cluster)
+    r = cli("check", PROFILE, "--against", str(path), "--catalog", CATALOG)
+    assert r.code == 2, r.err
+    assert r.out == "" and r.err.count("\n") == 1 and message in r.err
+    assert not planner  # nothing was planned
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--fail-on", "note"], "--fail-on: expected error or warning"),
+    (["--format", "html"], "--format: unknown format 'html'"),
+    (["--output", "tfvars:x.json"], "--format: unknown format 'tfvars'"),
+])
+def test_bad_flags_are_exit_2(cli, planner, args, message):
+    r = cli("check", PROFILE, "--against", TRAIN, "--catalog", CATALOG, *args)
+    assert r.code == 2 and message in r.err and not planner
+
+
+def test_missing_files_are_exit_2(cli, planner):
+    assert cli("check", PROFILE, "--against", "no/such.toml", "--catalog", CATALOG).code == 2
+    r = cli("check", "no/such.toml", "--against", TRAIN, "--catalog", CATALOG)
+    assert r.code == 2 and "no/such.toml: file not found" in r.err
+
+
+@pytest.mark.parametrize("fmt, ext", [("table", "txt"), ("json", "json"), ("markdown", "md"), ("sarif", "sarif"),
+                                      ("junit", "xml"), ("github", "txt")])
+def test_check_golden(cli, planner, golden, fmt, ext):
+    r = cli("check", PROFILE, "--against", TRAIN, "--catalog", CATALOG, "--format", fmt, "-q")
+    assert r.code == 1 and r.err == ""
+    golden(f"cli/check-training.{fmt}.{ext}", _normal(r.out))
+
+
+def test_check_sarif_and_github_point_at_the_lines(cli, planner):
+    r = cli("check", PROFILE, "--against", SERVE, "--catalog", CATALOG, "--format", "sarif", "-q")
+    results = json.loads(r.out)["runs"][0]["results"]
+    assert [(x["ruleId"], x["locations"][0]["physicalLocation"]["region"]["startLine"]) for x in results] == \
+        [("check-capacity", 4)]
+    r = cli("check", PROFILE, "--against", SERVE, "--catalog", CATALOG, "--format", "github", "-q")
+    assert "::error file=tests/cli/data/cluster-serve.json,line=4,title=gpuplan check capacity::" in r.out
+
+
+def test_check_writes_several_outputs_and_never_an_input(cli, planner, tmp_path):
+    r = cli("check", PROFILE, "--against", TRAIN, "--catalog", CATALOG, "-q", "-o", str(tmp_path / "c.json"),
+            "--format", "json", "--output", f"junit:{tmp_path / 'c.xml'}")
+    assert r.code == 1 and r.out == ""
+    assert json.loads((tmp_path / "c.json").read_text())["errors"] == 1
+    assert (tmp_path / "c.xml").read_text().startswith("<?xml")
+    before = (DATA / "cluster-train.toml").read_text()
+    r = cli("check", PROFILE, "--against", TRAIN, "--catalog", CATALOG, "-o", TRAIN)
+    assert r.code == 2 and "refusing to overwrite an input file" in r.err
+    assert (DATA / "cluster-train.toml").read_text() == before

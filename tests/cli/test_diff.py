@@ -1,0 +1,134 @@
+"""``gpuplan diff``: deltas between plans or profiles, the PR comment, and exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gpuplan.diff import diff_plans
+from gpuplan.render import RenderOptions, render
+from gpuplan.render.markdown import MAX_COMMENT_CHARS, render_diff
+from gpuplan.plan import BomItem
+from tests.cli.conftest import CATALOG, PROFILE
+from tests.render.fixtures import synthetic_plan, training_plan, variant_plan
+
+
+@pytest.fixture
+def plans(tmp_path, monkeypatch):
+    """base.json and new.json in a temporary working directory (relative paths: stable goldens)."""
+    monkeypatch.chdir(tmp_path)
+    paths = {}
+    for name, plan in (("base", synthetic_plan()), ("new", variant_plan())):
+        paths[name] = Path(f"{name}.json")
+        paths[name].write_text(render(plan, "json"))
+    return paths
+
+
+def test_deltas_are_real_values():
+    d = diff_plans(synthetic_plan(), variant_plan(), base_name="a", new_name="b")
+    assert d.changed and d.new_errors == 0
+    assert d.capex_base_usd == 48_492_800 + 1_101_450 and d.capex_new_usd == 60_616_000 + 1_101_450
+    assert d.capex_delta_usd == 12_123_200 and d.capex_delta_ratio == pytest.approx(12_123_200 / 49_594_250)
+    train, serve = d.phases
+    assert (train.status, serve.status) == ("changed", "unchanged")
+    changes = {c.field: c for c in train.changes}
+    assert (changes["gpus"].base, changes["gpus"].new, changes["gpus"].delta) == (1024, 1280, 256)
+    assert changes["nodes"].delta_ratio == pytest.approx(0.25)
+    assert "gpu" not in changes  # same SKU
+    bom = {(b.part_id, b.tier): b for b in train.bom}
+    assert bom[("dgx-h100", None)].delta_quantity == 32 and bom[("dgx-h100", None)].delta_usd == 11_200_000
+    assert bom[("osfp-2x400g-sr8", "leaf")].delta_usd is None  # unpriced: never $0
+    assert [f.code for f in d.findings_resolved] == ["training-over-budget", "serving-disaggregation"]
+
+
+def test_same_plan_is_no_change_even_after_a_json_round_trip(plans):
+    from gpuplan.plan_io import load_plan
+
+    d = diff_plans(synthetic_plan(), load_plan(plans["base"]), base_name="a", new_name="b")
+    assert not d.changed and all(p.status == "unchanged" for p in d.phases) and d.capex_delta_usd == 0
+
+
+def test_sku_change_is_shown():
+    new = synthetic_plan(training=training_plan(gpu="h200-sxm-141gb"))
+    d = diff_plans(synthetic_plan(), new, base_name="a", new_name="b")
+    gpu = next(c for c in d.phases[0].changes if c.field == "gpu")
+    assert (gpu.base, gpu.new, gpu.delta) == ("h100-sxm-80gb", "h200-sxm-141gb", None)
+    assert "| gpu | `h100-sxm-80gb` | `h200-sxm-141gb` | changed |" in render(d, "markdown")
+
+
+def test_phase_added_and_removed():
+    d = diff_plans(synthetic_plan(training=None), synthetic_plan(), base_name="a", new_name="b")
+    assert d.phases[0].phase == "training" and d.phases[0].status == "added"
+    d = diff_plans(synthetic_plan(), synthetic_plan(serving=None), base_name="a", new_name="b")
+    assert d.phases[1].status == "removed"
+
+
+def test_pr_comment_stays_under_the_github_limit():
+    items = [BomItem(category="cable", tier="leaf", part_id=f"cable-{i:05d}", description="x", quantity=i + 1,
+                     unit_price_usd=10.0, unit_power_w=None, total_price_usd=10.0 * (i + 1), total_power_w=None,
+                     source="s") for i in range(5000)]
+    big = training_plan().bom.model_copy(update={"items": items})
+    new = synthetic_plan(training=training_plan().model_copy(update={"bom": big}))
+    d = diff_plans(synthetic_plan(), new, base_name="base.json", new_name="new.json")
+    assert len(d.phases[0].bom) > 5000
+    text = render_diff(d, RenderOptions())
+    assert len(text) <= MAX_COMMENT_CHARS
+    assert text.startswith("<!-- gpuplan-diff -->\n") and "more BOM lines not shown" in text
+    assert text.count("<details>") == text.count("</details>")
+    small = render_diff(d, RenderOptions(), limit=4000)
+    assert len(small) <= 4000 and "#### Training: changed" in small
+
+
+@pytest.mark.parametrize("fmt, ext", [("table", "txt"), ("json", "json"), ("markdown", "md")])
+def test_diff_golden(cli, plans, golden, fmt, ext, tmp_path):
+    r = cli("diff", str(plans["base"]), str(plans["new"]), "--format", fmt)
+    assert r.code == 0, r.err
+    golden(f"cli/diff.{fmt}.{ext}", r.out)
+
+
+def test_diff_exit_codes(cli, plans, tmp_path):
+    assert cli("diff", str(plans["base"]), str(plans["new"]), "-q").code == 0
+    # the new plan fails a gate (error finding): exit 1, or 0 with --exit-zero
+    r = cli("diff", str(plans["new"]), str(plans["base"]))
+    assert r.code == 1 and "the new plan has 1 error finding" in r.err
+    assert cli("diff", str(plans["new"]), str(plans["base"]), "--exit-zero").code == 0
+    # capex threshold: +24.4% is over 10% and under 30%
+    r = cli("diff", str(plans["base"]), str(plans["new"]), "--max-capex-increase-pct", "10")
+    assert r.code == 1 and "capex grew 24.4%" in r.err
+    assert cli("diff", str(plans["base"]), str(plans["new"]), "--max-capex-increase-pct", "30").code == 0
+
+
+@pytest.mark.parametrize("args, message", [
+    (["missing.json", "{new}"], "missing.json: file not found"),
+    (["{base}", "{new}", "--format", "sarif"], "--format: unknown format 'sarif'"),
+    (["{base}", "{new}", "--phase", "both-ish"], "--phase: expected training, serving or both"),
+    (["{bad}", "{new}"], "schema_version 7.0 is not supported"),
+])
+def test_diff_bad_input_is_exit_2(cli, plans, tmp_path, args, message):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({**json.loads(plans["base"].read_text()), "schema_version": "7.0"}))
+    r = cli("diff", *[a.format(base=plans["base"], new=plans["new"], bad=bad) for a in args])
+    assert r.code == 2 and message in r.err and r.err.count("\n") == 1 and r.out == ""
+
+
+def test_diff_of_profiles_plans_both(cli, planner, tmp_path):
+    new = tmp_path / "new.toml"
+    new.write_text(Path(PROFILE).read_text().replace("deadline_days = 30", "gpus = 1280"))
+    r = cli("diff", PROFILE, str(new), "--catalog", CATALOG, "--phase", "training", "--format", "json")
+    assert r.code == 0, r.err
+    data = json.loads(r.out)
+    assert len(planner) == 2 and [p["phase"] for p in data["phases"]] == ["training"]
+    gpus = next(c for c in data["phases"][0]["changes"] if c["field"] == "gpus")
+    assert (gpus["base"], gpus["new"]) == (1024, 1280)
+
+
+def test_diff_writes_the_comment_atomically(cli, plans, tmp_path):
+    out = tmp_path / "comment.md"
+    r = cli("diff", str(plans["base"]), str(plans["new"]), "--format", "markdown", "-o", str(out))
+    assert r.code == 0 and r.out == ""
+    assert out.read_text().startswith("<!-- gpuplan-diff -->")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["base.json", "comment.md", "new.json"]  # no temp files
+    r = cli("diff", str(plans["base"]), str(plans["new"]), "-o", str(plans["new"]))
+    assert r.code == 2 and "refusing to overwrite an input file" in r.err

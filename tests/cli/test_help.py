@@ -1,0 +1,78 @@
+"""Every command's --help is a golden file and starts with a runnable example; start-up stays light."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.cli.conftest import ROOT
+
+COMMANDS = [[], ["recommend"], ["validate"], ["schema"], ["render"], ["check"], ["diff"], ["tf-external"],
+            ["catalog"]] + [["catalog", kind] for kind in ("gpus", "fabrics", "switches", "nics", "optics", "models")]
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: "-".join(c) or "gpuplan")
+def test_help_golden(cli, golden, command):
+    r = cli(*command, "--help")
+    assert r.code == 0 and r.err == ""
+    golden(f"help/{'-'.join(command) or 'gpuplan'}.txt", r.out)
+    first = r.out.split("\n\n")[1].strip()
+    assert first.startswith("Example:  ")
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: "-".join(c) or "gpuplan")
+def test_help_example_is_runnable(cli, command):
+    """The example names a real command of gpuplan with flags it accepts."""
+    r = cli(*command, "--help")
+    example = r.out.split("\n\n")[1].strip().removeprefix("Example:  ").split("  |  ")[0]
+    words = example.split("|")[-1].split() if "tf-external" in example else example.split()
+    assert words[0] == "gpuplan"
+    args = [w for w in words[1:] if not w.startswith("-")][:2]
+    assert cli(*[a for a in args if a in {"recommend", "validate", "schema", "render", "check", "diff",
+                                          "tf-external", "catalog", "gpus", "fabrics", "switches", "nics", "optics",
+                                          "models"}], "--help").code == 0
+    flags = [w for w in words if w.startswith("-")]
+    for flag in flags:
+        assert flag.split("=")[0] in r.out, f"{flag} is not an option of {' '.join(command)}"
+
+
+def test_help_and_version_import_nothing_heavy():
+    code = """
+import sys
+from gpuplan.cli import main
+for argv in (["--help"], ["--version"], ["check", "--help"], ["render", "--help"]):
+    try:
+        main(argv)
+    except SystemExit:
+        pass
+heavy = [m for m in sys.modules if m.startswith(("rich.console", "networkx", "gpuplan.training.planner",
+         "gpuplan.serving.planner", "gpuplan.fabric.interconnect", "gpuplan.bom", "gpuplan.planner",
+         "gpuplan.render.table"))]
+print(json_dumps(heavy))
+""".replace("json_dumps", "__import__('json').dumps")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "COLUMNS": "80"})
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
+
+
+def test_version(cli):
+    r = cli("--version")
+    assert r.code == 0 and r.out.startswith("gpuplan ")
+
+
+def test_progress_stays_off_pipes():
+    """The spinner only runs on a terminal: on a pipe it neither prints nor imports rich."""
+    code = """
+import sys
+from gpuplan.render import progress
+with progress("planning"):
+    pass
+print("rich.console" in sys.modules)
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0 and proc.stdout.strip() == "False" and proc.stderr == ""

@@ -1,0 +1,91 @@
+"""Reading saved plans back: the schema_version window, one-line errors, and the committed schema."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpuplan.errors import InputError
+from gpuplan.plan import SCHEMA_VERSION
+from gpuplan.plan_io import MIN_SCHEMA_VERSION, is_plan_file, load_plan, locate, profile_lines
+from gpuplan.render import render
+from tests.render.fixtures import ROOT, synthetic_plan
+
+
+def _write(tmp_path: Path, data: object, name: str = "plan.json") -> Path:
+    path = tmp_path / name
+    path.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_saved_plan_reads_back_equal(tmp_path):
+    plan = synthetic_plan()
+    path = _write(tmp_path, render(plan, "json"))
+    loaded = load_plan(path)
+    assert loaded.training.gpus == 1024 and loaded.serving.roofline.ridge_flops_per_byte == 590.746
+    for fmt in ("json", "markdown", "sarif", "tfvars"):
+        assert render(loaded, fmt) == render(plan, fmt)
+
+
+@pytest.mark.parametrize("version", ["2.0", "0.9", "1.999", "9"])
+def test_versions_outside_the_window_are_refused(tmp_path, version):
+    data = json.loads(render(synthetic_plan(), "json"))
+    data["schema_version"] = version
+    with pytest.raises(InputError) as err:
+        load_plan(_write(tmp_path, data))
+    assert f"plan schema_version {version} is not supported" in str(err.value)
+    assert f"{MIN_SCHEMA_VERSION} <= schema_version <= {SCHEMA_VERSION}" in str(err.value)
+
+
+@pytest.mark.parametrize("data, message", [
+    ({"hello": 1}, "not a gpuplan plan: schema_version missing or malformed"),
+    ([1, 2], "not a gpuplan plan: expected a JSON object"),
+    ('{"schema_version": "1.0", "schema_version": "1.0"}', "duplicate key 'schema_version'"),
+    ("{not json", "JSON syntax error"),
+    ({"schema_version": "1.0", "gates": [], "cluster": {}}, "this is a 'gpuplan check' result"),
+    ({"schema_version": "1.0", "phases": [], "base": "a", "new": "b"}, "this is a 'gpuplan diff' result"),
+])
+def test_malformed_plans_fail_in_one_line(tmp_path, data, message):
+    with pytest.raises(InputError) as err:
+        load_plan(_write(tmp_path, data))
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_invalid_field_names_the_path(tmp_path):
+    data = json.loads(render(synthetic_plan(), "json"))
+    data["training"]["gpus"] = "many"
+    with pytest.raises(InputError, match=r"plan.json: training.gpus: "):
+        load_plan(_write(tmp_path, data))
+
+
+def test_plan_or_profile_by_extension_then_content(tmp_path):
+    assert is_plan_file(_write(tmp_path, "{}", "x.json"))
+    assert not is_plan_file(_write(tmp_path, "[model]\n", "x.toml"))
+    assert is_plan_file(_write(tmp_path, ' {"a": 1}', "saved.plan"))
+    assert not is_plan_file(_write(tmp_path, "name = 'x'", "workload.txt"))
+
+
+def test_locate_falls_back_to_the_parent_table():
+    lines = {"serving": 12, "serving.qps": 13, "constraints": 19}
+    assert locate("serving.qps", lines) == 13
+    assert locate("serving.ttft_ms", lines) == 12  # a default: point at its table
+    assert locate("constraints.allow_gpus[0]", lines) == 19
+    assert locate("training.deadline_days", lines) is None and locate(None, lines) is None
+
+
+def test_profile_lines_need_the_same_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    assert profile_lines(synthetic_plan())["constraints.budget_usd"] == 25
+    assert profile_lines(synthetic_plan(profile=str(tmp_path / "gone.toml"))) == {}
+
+
+def test_committed_schema_is_the_generated_one():
+    out = subprocess.run([sys.executable, "-m", "gpuplan", "schema"], capture_output=True, text=True, check=True).stdout
+    committed = (ROOT / "schema" / "plan.schema.json").read_text(encoding="utf-8")
+    assert committed == out, "schema/plan.schema.json is stale: run 'gpuplan schema > schema/plan.schema.json'"
+    schema = json.loads(out)
+    assert schema["title"] == "Plan" and "schema_version" in schema["required"]
