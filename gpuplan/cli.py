@@ -105,7 +105,7 @@ def check_targets(fmt: str, outputs: list[str]) -> None:
 
 
 def emit(plan: Any, fmt: str, out: Optional[Path], outputs: list[str], *, inputs: list[str], color: bool,
-         verbose: int) -> None:
+         verbose: int, field_lines: Optional[dict[str, int]] = None) -> None:
     """Render once per requested format and write every output atomically, or none on error."""
     from gpuplan.io import write_atomic
     from gpuplan.render import RenderOptions, render
@@ -114,7 +114,7 @@ def emit(plan: Any, fmt: str, out: Optional[Path], outputs: list[str], *, inputs
     use_color = color and not os.environ.get("NO_COLOR") and sys.stdout.isatty()
     rendered = []
     for f, path in targets:  # render everything before writing anything
-        options = RenderOptions(color=use_color and path == "-", verbose=verbose)
+        options = RenderOptions(color=use_color and path == "-", verbose=verbose, field_lines=field_lines)
         rendered.append((path, render(plan, f, options)))
     for path, text in rendered:
         if path == "-":
@@ -158,8 +158,12 @@ def recommend(
     else:
         text, name = read_text(profile), str(profile)
     workload = load_profile_text(text, name, cat)
-    result = plan_workload(workload, cat, phases=phases[phase])
-    emit(result, fmt, out, outputs, inputs=[str(profile)] if profile else [], color=not no_color, verbose=verbose)
+    from gpuplan.render import progress
+
+    with progress(f"planning {workload.name}", quiet=quiet):
+        result = plan_workload(workload, cat, phases=phases[phase])
+    emit(result, fmt, out, outputs, inputs=[str(profile)] if profile else [], color=not no_color, verbose=verbose,
+         field_lines=workload.field_lines)
     errors = [f for f in result.findings if f.severity == "error"]
     for f in errors:
         note(f"{f.phase}: {f.message}", quiet=quiet)

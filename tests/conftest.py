@@ -45,3 +45,10 @@ def cli(capsys, monkeypatch):
         return Run(code, captured.out, captured.err)
 
     return run
+
+
+def pytest_addoption(parser):
+    """``--update-golden`` rewrites the golden files (tests/golden/) instead of comparing."""
+    from tests.render import golden
+
+    golden.add_option(parser)

@@ -12,8 +12,13 @@ from pydantic import BaseModel
 SIGNIFICANT_DIGITS = 6
 
 
-def stable(value: Any) -> Any:
-    """Round floats to SIGNIFICANT_DIGITS (integers stay integers), recursively."""
+def _is_money(key: str | None) -> bool:
+    return key is not None and (key.endswith("_usd") or "_usd_per_" in key)
+
+
+def stable(value: Any, key: str | None = None) -> Any:
+    """Round floats (integers stay integers), recursively: dollar amounts (keys ending in ``_usd``
+    or holding ``_usd_per_``) to the cent, everything else to SIGNIFICANT_DIGITS."""
     if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
         return value
     if isinstance(value, float):
@@ -21,12 +26,13 @@ def stable(value: Any) -> Any:
             raise ValueError("non-finite number in plan")
         if value == 0:
             return 0.0
-        rounded = float(f"{value:.{SIGNIFICANT_DIGITS}g}")
-        return rounded
+        if _is_money(key) and abs(value) >= 0.01:
+            return round(value, 2)
+        return float(f"{value:.{SIGNIFICANT_DIGITS}g}")
     if isinstance(value, dict):
-        return {k: stable(v) for k, v in value.items()}
+        return {k: stable(v, k) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [stable(v) for v in value]
+        return [stable(v, key) for v in value]
     return value
 
 
