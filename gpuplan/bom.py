@@ -209,8 +209,9 @@ def build_bom(phase: str, gpu: Gpu, gpus: int, interconnect: Interconnect, topol
 
 
 def _server_lines(gpu: Gpu, nodes: int, catalog: Catalog) -> list[BomItem]:
-    source, date = _source(gpu, catalog, "price", "power")
-    if gpu.price_date:
+    # the server line's price is node_price_usd: cite its own source ("node_price") when it has one
+    source, date = _source(gpu, catalog, "node_price" if "node_price" in gpu.sources else "price", "power")
+    if gpu.price_date and "node_price" not in gpu.sources:
         date = gpu.price_date
     server = _item("server", None, gpu.id, f"{gpu.server_name} ({gpu.gpus_per_node} x {gpu.name})", nodes,
                    gpu.node_price_usd, gpu.node_power_kw * 1000, source, date)
