@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gpuplan.catalog.loader import Catalog
-from gpuplan.catalog.schema import Fabric, Gpu
+from gpuplan.catalog.schema import CollectivesCalibration, Fabric, Gpu
 from gpuplan.collectives import Network, Tier
 
 GB = 1e9
@@ -16,9 +16,9 @@ def network_for(gpu: Gpu, catalog: Catalog, fabric: Fabric | None = None, *, gbi
     Without a fabric the reference server's scale-out NIC speed is used over the matching catalog
     fabric (InfiniBand for NVIDIA, Ethernet otherwise); a server without scale-out NICs gets none.
     """
-    cal = catalog.calibration.get("collectives", {})
+    cal = CollectivesCalibration.model_validate(catalog.calibration["collectives"])
     pcie = gpu.scaleup_tech == "pcie"
-    step_us = float(cal.get("pcie_step_latency_us" if pcie else "scaleup_step_latency_us", 2.0))
+    step_us = cal.pcie_step_latency_us if pcie else cal.scaleup_step_latency_us
     up_bw = gpu.scaleup_uni_gbps * GB * gpu.efficiency.scaleup_busbw
     scaleup = Tier(up_bw, step_us * 1e-6, gpu.efficiency.scaleup_in_network_reduction)
     p2p = gpu.scaleup_p2p_uni_gbps * GB * gpu.efficiency.scaleup_busbw if gpu.scaleup_p2p_uni_gbps else None
@@ -27,7 +27,7 @@ def network_for(gpu: Gpu, catalog: Catalog, fabric: Fabric | None = None, *, gbi
         fabric = default_fabric(gpu, catalog, gbit)
     scaleout = None
     if fabric is not None and gbit > 0:
-        hops = int(cal.get("scaleout_hops", 3))
+        hops = cal.scaleout_hops
         latency = (fabric.base_latency_us + hops * fabric.hop_latency_us) * 1e-6
         bw = gbit / 8 * GB * fabric.efficiency / max(oversubscription, 1.0)
         scaleout = Tier(bw, latency, fabric.in_network_reduction)

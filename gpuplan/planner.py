@@ -17,10 +17,14 @@ from gpuplan.profile import Workload
 
 def plan_workload(workload: Workload, catalog: Catalog, *, phases: tuple[str, ...] = ("training", "serving")) -> Plan:
     findings: list[Finding] = []
+    notes = list(workload.assumptions)
     training = serving = None
     if workload.training is not None and "training" in phases:
+        from gpuplan.training.planner import assumptions as training_assumptions
+
         training = _plan_training(workload, catalog)
         findings += _gates("training", training, workload)
+        notes += training_assumptions(workload, catalog)
     if workload.serving is not None and "serving" in phases:
         serving = _plan_serving(workload, catalog)
         findings += _gates("serving", serving, workload)
@@ -31,7 +35,7 @@ def plan_workload(workload: Workload, catalog: Catalog, *, phases: tuple[str, ..
     return Plan(schema_version=SCHEMA_VERSION, gpuplan_version=__version__, catalog_version=catalog.version,
                 catalog_sha256=catalog.sha256, input_sha256=workload.input_sha256, profile=workload.source,
                 workload=workload.name, model=model, pricing=workload.constraints.pricing,  # type: ignore[arg-type]
-                assumptions=[AssumptionOut(field=a.field, value=a.value, reason=a.reason) for a in workload.assumptions],
+                assumptions=[AssumptionOut(field=a.field, value=a.value, reason=a.reason) for a in notes],
                 training=training, serving=serving, findings=findings)
 
 

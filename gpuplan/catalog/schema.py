@@ -232,6 +232,15 @@ class ModelPreset(ArchitectureSpec):
     sources: dict[str, Id]
 
 
+class CollectivesCalibration(BaseModel):
+    """``calibration/collectives.toml``: latency terms of the collective model."""
+
+    model_config = STRICT
+    scaleup_step_latency_us: NonNegative
+    pcie_step_latency_us: NonNegative
+    scaleout_hops: PositiveInt
+
+
 class CatalogMeta(BaseModel):
     model_config = STRICT
     version: str

@@ -1,0 +1,162 @@
+"""A parallel layout, its validity for a model, and where each parallel group sits.
+
+Rank order (Megatron-LM ``RankGenerator`` default "tp-cp-ep-dp-pp"): TP innermost, then CP,
+then DP (whose innermost factor is the expert-parallel group), PP outermost. A group whose
+members are ``stride`` ranks apart and ``size`` strong sits
+
+* inside one scale-up domain when stride x size <= domain (NVLink/XGMI tier),
+* across domains with ``domain / stride`` members per domain when stride < domain (a
+  hierarchical collective: scale-up part, then scale-out part),
+* one member per domain when stride >= domain (scale-out tier; members share a local rank,
+  so the traffic is rail-aligned).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from gpuplan.arch import Architecture
+
+RECOMPUTE_ORDER = ("none", "selective", "full")
+
+
+class Layout(NamedTuple):
+    """A parallel layout. A named tuple: immutable, hashable, ordered field by field (the
+    search's tie-break) and cheap to copy."""
+
+    tp: int
+    pp: int
+    dp: int
+    cp: int = 1
+    ep: int = 1
+    vp: int = 1
+    micro_batch: int = 1
+    recompute: str = "none"
+    sequence_parallel: bool = False
+    zero: int = 1
+    #: With recompute "full": layers per stage that are recomputed (Megatron-LM
+    #: --recompute-num-layers); 0 means all of them.
+    recompute_layers: int = 0
+
+    @property
+    def gpus(self) -> int:
+        return self.tp * self.pp * self.dp * self.cp
+
+    def but(self, **changes: object) -> "Layout":
+        """A copy with ``changes`` (the search's hot path: faster than ``_replace``)."""
+        values = list(self)
+        for name, value in changes.items():
+            values[_FIELD_INDEX[name]] = value
+        return tuple.__new__(Layout, values)
+
+    @property
+    def model_parallel(self) -> int:
+        """GPUs holding one replica of the model: TP x PP x CP."""
+        return self.tp * self.pp * self.cp
+
+    def microbatches(self, batch: int) -> int:
+        """Micro-batches per pipeline per step: B / (DP x micro_batch)."""
+        return batch // (self.dp * self.micro_batch)
+
+
+_FIELD_INDEX = {name: i for i, name in enumerate(Layout._fields)}
+
+
+@dataclass(frozen=True)
+class Group:
+    """Placement of one parallel group: ``size`` members, ``stride`` ranks apart."""
+
+    size: int
+    stride: int
+
+    def local(self, domain: int) -> int:
+        """Members inside one scale-up domain."""
+        if self.size <= 1:
+            return 1
+        if self.stride >= domain:
+            return 1
+        return max(1, min(self.size, domain // self.stride))
+
+    def crosses(self, domain: int) -> bool:
+        return self.size > 1 and self.local(domain) < self.size
+
+
+def groups(layout: Layout) -> dict[str, Group]:
+    """Placement of the TP, CP, EP, DP (x CP for gradient reduction), expert-DP and PP groups."""
+    t, c, d, e = layout.tp, layout.cp, layout.dp, layout.ep
+    return {
+        "tp": Group(t, 1),
+        "cp": Group(c, t),
+        "ep": Group(e, t * c),
+        # Dense gradients are reduced over DP x CP (Megatron: the CP ranks hold the same weights).
+        "dp": Group(d * c, t),
+        # Expert gradients are reduced over the DP x CP ranks that hold the same experts.
+        "edp": Group(d * c // e, t * c * e) if e > 1 else Group(d * c, t),
+        "pp": Group(layout.pp, t * c * d),
+    }
+
+
+def layers_per_stage(layers: int, pp: int) -> int:
+    """Layers on the fullest pipeline stage: ceil(L / PP)."""
+    return -(-layers // pp)
+
+
+def recomputed_fraction(layout: Layout, layers: int) -> float:
+    """Fraction of a stage's layers that are fully recomputed (0 without full recompute)."""
+    if layout.recompute != "full":
+        return 0.0
+    n = layers_per_stage(layers, layout.pp)
+    if layout.recompute_layers <= 0 or layout.recompute_layers >= n:
+        return 1.0
+    return layout.recompute_layers / n
+
+
+def check(layout: Layout, arch: Architecture, seq: int, batch: int, domain: int) -> str | None:
+    """Why ``layout`` cannot run this model, or None when it can (Megatron-LM's constraints)."""
+    if layout.tp > domain:
+        return f"TP {layout.tp} exceeds the scale-up domain ({domain})"
+    if arch.heads % layout.tp:
+        return f"TP {layout.tp} does not divide {arch.heads} heads"
+    if arch.kv_heads % layout.tp and not arch.is_mla:
+        return f"TP {layout.tp} does not divide {arch.kv_heads} KV heads"
+    if arch.ffn % layout.tp or (arch.is_moe and arch.expert_ffn % layout.tp):
+        return f"TP {layout.tp} does not divide the MLP width"
+    if layout.pp > arch.layers:
+        return f"PP {layout.pp} exceeds {arch.layers} layers"
+    if layout.vp > 1:
+        if layout.pp < 2:
+            return "interleaving needs PP >= 2"
+        if layers_per_stage(arch.layers, layout.pp) % layout.vp:
+            return f"VP {layout.vp} does not divide {layers_per_stage(arch.layers, layout.pp)} layers per stage"
+    if layout.cp > 1 and seq % (2 * layout.cp):
+        return f"CP {layout.cp} needs the sequence ({seq}) divisible by 2 x CP"
+    if layout.ep > 1:
+        if not arch.is_moe or arch.experts % layout.ep:
+            return f"EP {layout.ep} does not divide {arch.experts} experts"
+        if (layout.dp * layout.cp) % layout.ep:
+            return f"EP {layout.ep} does not divide DP x CP ({layout.dp * layout.cp})"
+    if layout.sequence_parallel and layout.tp == 1:
+        return "sequence parallelism needs TP > 1"
+    if layout.zero == 3 and layout.pp > 1:
+        return "ZeRO-3/FSDP with pipeline parallelism is not modelled"
+    if layout.zero not in (0, 1, 2, 3):
+        return f"zero must be 0..3, got {layout.zero}"
+    if layout.recompute not in RECOMPUTE_ORDER:
+        return f"recompute must be one of {', '.join(RECOMPUTE_ORDER)}"
+    if layout.recompute_layers and (layout.recompute != "full"
+                                    or layout.recompute_layers > layers_per_stage(arch.layers, layout.pp)):
+        return "recompute_layers needs full recompute and at most the layers of a stage"
+    if batch % (layout.dp * layout.micro_batch):
+        return (f"global batch {batch} is not divisible by DP x micro-batch "
+                f"({layout.dp} x {layout.micro_batch})")
+    m = layout.microbatches(batch)
+    if layout.vp > 1 and m < layout.pp:
+        return f"interleaving needs at least PP ({layout.pp}) micro-batches, got {m}"
+    return None
+
+
+def divisors(n: int) -> list[int]:
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return sorted(set(small + [n // d for d in small]))

@@ -1,0 +1,264 @@
+"""Memory per GPU: model states, activations, runtime overhead (docs/training-model.md, M1-M7).
+
+Model states follow a named byte convention (calibration ``state_convention``):
+``mixed-adam-fp32-grads`` = 2 + 4 + 12 = 18 B/param (Megatron-LM), ``mixed-adam`` = 16 B/param
+(ZeRO paper). ZeRO-1 shards the optimizer states, ZeRO-2 also the gradients, ZeRO-3/FSDP also
+the weights, over the data-parallel group (DP x CP for dense weights; expert weights over the
+DP x CP / EP ranks that hold the same experts) (Rajbhandari et al. 2020, arXiv:1910.02054).
+
+Activations per layer follow Korthikanti et al. 2022 (arXiv:2205.05198) Table 2, written per
+tensor so that GQA, SwiGLU, MoE and MLA change the right terms; for GPT (MHA, 4h GeLU MLP)
+they reduce exactly to sbh(34 + 5as/h) (no parallelism), sbh(10 + 24/t + 5as/(ht)) (TP),
+sbh/t(34 + 5as/h) (TP + SP), and 2sbh (full recompute). The first pipeline stage holds
+min(p, m) micro-batches of its layers (1F1B), times 1 + (p-1)/(pv) when interleaved
+(Korthikanti section 4.2.3).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from gpuplan.arch import Architecture
+from gpuplan.training.calibration import TrainingCalibration
+from gpuplan.training.flops import attention_dims
+from gpuplan.training.layout import Layout, layers_per_stage, recomputed_fraction
+
+GIB = float(2**30)
+#: Bytes per score-matrix element stored by materialized attention: softmax output (2),
+#: dropout mask (1), dropout output (2) (Korthikanti 2022 section 4.1: the 5as/h term).
+SCORE_BYTES = 5
+#: Bytes per dropout-mask element (Korthikanti 2022: one byte per element).
+MASK_BYTES = 1
+#: FlashAttention keeps one fp32 log-sum-exp per query and head.
+LSE_BYTES = 4
+
+
+@dataclass(frozen=True)
+class Memory:
+    """Per-GPU bytes on the most loaded (first) pipeline stage."""
+
+    weights: float
+    gradients: float
+    optimizer: float
+    activations: float
+    overhead: float
+    capacity: float
+
+    @property
+    def model_states(self) -> float:
+        return self.weights + self.gradients + self.optimizer
+
+    @property
+    def total(self) -> float:
+        return self.model_states + self.activations + self.overhead
+
+    @property
+    def headroom(self) -> float:
+        return self.capacity - self.total
+
+    @property
+    def fits(self) -> bool:
+        return self.total <= self.capacity
+
+
+# -- parameters per GPU ----------------------------------------------------------------------
+def layer_params(arch: Architecture, moe: bool) -> tuple[float, float]:
+    """(non-expert, routed-expert) parameters of one layer (dense or MoE)."""
+    common = arch.attention_params_per_layer + arch.norm_params_per_layer
+    if not moe:
+        return float(common + arch.dense_mlp_params), 0.0
+    shared = arch.shared_experts * arch.expert_params + arch.hidden * arch.experts
+    return float(common + shared), float(arch.experts * arch.expert_params)
+
+
+def stage_params(arch: Architecture, layout: Layout) -> tuple[float, float]:
+    """(non-expert, expert) parameters one GPU of the fullest stage holds.
+
+    The fullest stage has ceil(L/p) layers of the heavier kind plus the embedding or the LM
+    head (both when p = 1); everything is split by TP, experts also by EP.
+    """
+    n = layers_per_stage(arch.layers, layout.pp)
+    dense, expert = layer_params(arch, arch.is_moe and arch.moe_layers > 0)
+    if arch.is_moe and arch.dense_layer_count and arch.moe_layers:
+        d_dense, _ = layer_params(arch, False)
+        dense = max(dense, d_dense)
+    ends = arch.embedding_params + arch.lm_head_params if layout.pp == 1 else max(
+        arch.embedding_params, arch.lm_head_params)
+    non_expert = (n * dense + ends) / layout.tp
+    experts = n * expert / (layout.tp * layout.ep)
+    return non_expert, experts
+
+
+def model_state_bytes(arch: Architecture, layout: Layout, cal: TrainingCalibration,
+                      precision: str) -> tuple[float, float, float]:
+    """(weights, gradients, optimizer) bytes per GPU under the byte convention and ZeRO stage."""
+    w_b, g_b, o_b = cal.state_bytes
+    if precision == "fp8":
+        w_b = w_b + cal.fp8_weight_copy_bytes
+    dense, expert = stage_params(arch, layout)
+    shard_dense = layout.dp * layout.cp
+    shard_expert = max(1, layout.dp * layout.cp // layout.ep)
+
+    def part(nbytes: float, stage: int) -> float:
+        if layout.zero >= stage:
+            return nbytes * (dense / shard_dense + expert / shard_expert)
+        return nbytes * (dense + expert)
+
+    weights = part(w_b, 3)
+    grads = part(g_b, 2)
+    optim = part(o_b, 1)
+    if layout.zero == 3:
+        # FSDP gathers the current layer and prefetches the next: two layers of 16-bit weights.
+        d_layer, e_layer = layer_params(arch, arch.is_moe and arch.moe_layers > 0)
+        weights += 2 * w_b * (d_layer + e_layer / layout.ep) / layout.tp
+    return weights, grads, optim
+
+
+# -- activations -----------------------------------------------------------------------------
+def layer_activation_bytes(arch: Architecture, seq: int, micro_batch: int, layout: Layout,
+                           attention: str, cal: TrainingCalibration, moe: bool,
+                           recompute: str | None = None) -> float:
+    """Bytes one layer keeps for the backward pass of one micro-batch (Korthikanti Table 2).
+
+    ``recompute`` defaults to the layout's. Tensors are 16-bit (``activation_bytes``), dropout
+    masks one byte. CP splits the sequence; TP splits the per-head and MLP tensors; SP also
+    splits the replicated ones (norm inputs, GEMM inputs, dropout masks).
+    """
+    rc = layout.recompute if recompute is None else recompute
+    a_b = cal.activation_bytes
+    t = layout.tp
+    sb = seq / layout.cp * micro_batch                    # tokens of this GPU's micro-batch
+    h = arch.hidden
+    sp_div = t if layout.sequence_parallel else 1
+    if rc == "full":
+        return a_b * sb * h / sp_div                      # the layer input only
+    d_qk, d_v = attention_dims(arch)
+    a, kv = arch.heads, arch.kv_heads
+    # Replicated across TP unless SP: two norm inputs, QKV input, MLP input, two dropout masks.
+    replicated = sb * h * (4 * a_b + 2 * MASK_BYTES)
+    if arch.is_mla:
+        replicated += a_b * sb * (arch.q_lora_rank + arch.kv_lora_rank + arch.rope_head_dim)
+    # Split by TP: Q, K, V and the attention output (out-projection input).
+    split = a_b * sb * (a * d_qk + kv * d_qk + kv * d_v + a * d_v)
+    mats_in = 2 if arch.gated_mlp else 1                  # GeLU input, or gate and up outputs
+    if moe:
+        k = arch.active_experts
+        ffn_e = arch.expert_ffn
+        routed = k * (h + (mats_in + 1) * ffn_e)          # dispatched input + intermediates
+        shared = arch.shared_experts * (mats_in + 1) * ffn_e
+        split += a_b * sb * (routed + shared)
+        replicated += 4.0 * sb * arch.experts                 # fp32 router probabilities
+    else:
+        split += a_b * sb * (mats_in + 1) * arch.ffn      # activation inputs + FC2 input
+    keys = min(seq, arch.sliding_window) if arch.sliding_window else seq
+    if attention == "materialized" and rc == "none":
+        scores = SCORE_BYTES * micro_batch * a * (seq / layout.cp) * keys
+    elif attention == "materialized":
+        scores = 0.0                                      # selective recompute drops them
+    else:
+        scores = LSE_BYTES * sb * a                       # FlashAttention log-sum-exp
+    return replicated / sp_div + (split + scores) / t
+
+
+def in_flight(layout: Layout, batch: int) -> float:
+    """Micro-batches' worth of stage layers the first stage holds at its peak (M7)."""
+    p, v = layout.pp, layout.vp
+    if p == 1:
+        return 1.0
+    m = layout.microbatches(batch)
+    held = float(min(p, m))
+    if v > 1:
+        held *= 1.0 + (p - 1) / (p * v)
+    return held
+
+
+def activation_bytes(arch: Architecture, seq: int, batch: int, layout: Layout, attention: str,
+                     cal: TrainingCalibration) -> float:
+    """Activation bytes of the first pipeline stage at its peak.
+
+    Layers x in-flight micro-batches x per-layer bytes, a recomputed layer keeping only its
+    input (Megatron-LM --recompute-num-layers recomputes part of the layers); plus the
+    backward working set of one layer (its activations, recomputed or not, while their
+    gradients are formed); with PP = 1, plus the fp32 logits of the loss (Korthikanti 2022
+    section 4.3).
+    """
+    stored, full = _per_layer(arch, seq, layout, attention, cal)
+    return activation_total(arch, seq, batch, layout, cal, stored, full)
+
+
+def activation_total(arch: Architecture, seq: int, batch: int, layout: Layout, cal: TrainingCalibration,
+                     stored: float, full: float) -> float:
+    """:func:`activation_bytes` from the per-layer bytes of a recomputed and a kept layer."""
+    n = layers_per_stage(arch.layers, layout.pp)
+    frac = recomputed_fraction(layout, arch.layers)
+    per_layer = frac * stored + (1.0 - frac) * full
+    return n * in_flight(layout, batch) * per_layer + _transient(arch, seq, layout, cal, full)
+
+
+def _transient(arch: Architecture, seq: int, layout: Layout, cal: TrainingCalibration, full: float) -> float:
+    """One layer's activations being differentiated, and the logits of the loss when PP = 1."""
+    extra = full
+    if layout.pp == 1:
+        extra += cal.logits_bytes_per_element * seq / layout.cp * layout.micro_batch * arch.vocab / layout.tp
+    return extra
+
+
+def per_layer_pair(arch: Architecture, seq: int, layout: Layout, attention: str,
+                   cal: TrainingCalibration) -> tuple[float, float]:
+    """(bytes kept by a fully recomputed layer, bytes kept by a layer that is not)."""
+    return _per_layer(arch, seq, layout, attention, cal)
+
+
+def _per_layer(arch: Architecture, seq: int, layout: Layout, attention: str,
+               cal: TrainingCalibration) -> tuple[float, float]:
+    """(bytes kept by a fully recomputed layer, bytes kept by a layer that is not), of the
+    heavier layer kind; "full" here means the layout's non-full recompute (none/selective)."""
+    kinds = [arch.is_moe and arch.moe_layers > 0]
+    if arch.is_moe and arch.dense_layer_count:
+        kinds.append(False)
+    rest = "none" if layout.recompute == "full" else layout.recompute
+    stored = max(layer_activation_bytes(arch, seq, layout.micro_batch, layout, attention, cal, k, "full")
+                 for k in kinds)
+    full = max(layer_activation_bytes(arch, seq, layout.micro_batch, layout, attention, cal, k, rest)
+               for k in kinds)
+    return stored, full
+
+
+def recompute_layers_to_fit(arch: Architecture, seq: int, batch: int, layout: Layout, attention: str,
+                            cal: TrainingCalibration, budget_bytes: float,
+                            pair: tuple[float, float] | None = None) -> int | None:
+    """Fewest recomputed layers per stage (at least 1, full recompute) that bring the
+    activations within ``budget_bytes``; None when even recomputing every layer does not fit.
+    ``pair`` is :func:`per_layer_pair` when the caller has it."""
+    n = layers_per_stage(arch.layers, layout.pp)
+    stored, full = pair if pair is not None else _per_layer(arch, seq, layout, attention, cal)
+    held = in_flight(layout, batch)
+    fixed = _transient(arch, seq, layout, cal, full)
+    saving = held * (full - stored)
+    need = n * held * full + fixed - budget_bytes
+    if need <= 0:
+        return 1
+    if saving <= 0:
+        return None
+    k = max(1, math.ceil(need / saving))
+    return k if k <= n else None
+
+
+def estimate(arch: Architecture, seq: int, batch: int, layout: Layout, precision: str,
+             attention: str, cal: TrainingCalibration, capacity_gib: float) -> Memory:
+    """Per-GPU memory of ``layout`` against ``capacity_gib`` (the GPU's usable HBM)."""
+    weights, grads, optim = model_state_bytes(arch, layout, cal, precision)
+    acts = activation_bytes(arch, seq, batch, layout, attention, cal)
+    overhead = cal.runtime_overhead_gib * GIB + cal.fragmentation_fraction * acts
+    return Memory(weights=weights, gradients=grads, optimizer=optim, activations=acts,
+                  overhead=overhead, capacity=capacity_gib * GIB)
+
+
+def activation_budget(arch: Architecture, layout: Layout, precision: str, cal: TrainingCalibration,
+                      capacity_gib: float) -> float:
+    """Bytes left for activations after model states and runtime overhead (fragmentation is a
+    fraction of the activations themselves)."""
+    states = sum(model_state_bytes(arch, layout, cal, precision))
+    free = capacity_gib * GIB - states - cal.runtime_overhead_gib * GIB
+    return free / (1.0 + cal.fragmentation_fraction)

@@ -1,0 +1,558 @@
+"""Step time of a layout: per-layer compute and communication, pipeline, DP sync, optimizer.
+
+Per layer and micro-batch (docs/training-model.md, "Timing"):
+
+* GEMMs: FLOPs / (peak(dtype) x MAMF ceiling x size curve(GFLOP)), never faster than their
+  HBM traffic (roofline); backward = dgrad + wgrad = 2 x forward (Narayanan 2021).
+* Attention core: FlashAttention on the FLOPs it executes (causal half; backward 2.5 x
+  forward) at a fraction of the matmul ceiling; or, materialized, two batched GEMMs plus the
+  softmax/dropout traffic over the s x s scores (Korthikanti 2022 section 4.1).
+* Elementwise kernels (norms, bias-dropout-add, GeLU/SwiGLU): bytes / achieved HBM bandwidth,
+  plus a fixed gap per kernel.
+* TP: 2 all-reduces forward and 2 backward per layer, or with SP 2 all-gathers + 2
+  reduce-scatters each way (Narayanan 2021 section 2.3; Korthikanti 2022 section 4.2.2),
+  exposed; full recompute repeats the forward ones.
+* CP: ring attention passes K/V blocks CP-1 times forward, K/V and their gradients backward,
+  overlapped with the attention kernels (Liu et al. 2023, Ring Attention).
+* EP: all-to-all dispatch and combine, forward and backward, exposed.
+
+Per step: (m + (p-1)/v) x stage time (1F1B with interleaving: bubble (p-1)/(v m), Narayanan
+2021 section 2.2) + exposed pipeline sends of the fill and drain + exposed DP gradient sync
+(overlapped with the last micro-batch's backward; Calculon's overlap window) + optimizer.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from gpuplan.arch import Architecture
+from gpuplan.catalog.schema import Gpu
+from gpuplan.collectives import (
+    Network,
+    Tier,
+    all_gather_s,
+    all_reduce_s,
+    hierarchical_all_reduce_s,
+    p2p_s,
+    reduce_scatter_s,
+)
+from gpuplan.training.calibration import TrainingCalibration
+from gpuplan.training.flops import attended_keys, attention_dims
+from gpuplan.training.layout import Group, Layout, groups, recomputed_fraction
+from gpuplan.training.memory import stage_params
+
+GB = 1e9
+#: FlashAttention's backward executes 2.5x the forward FLOPs (it recomputes S = QK^T and P; five
+#: matmuls against two; Dao 2023, arXiv:2307.08691, section 3.1.2).
+FLASH_BWD_RATIO = 2.5
+
+
+@dataclass(frozen=True)
+class Job:
+    """What is trained: model, sequence length, global batch in sequences, precision, tokens."""
+
+    arch: Architecture
+    seq: int
+    batch: int
+    precision: str
+    tokens: float
+
+    @property
+    def tokens_per_step(self) -> int:
+        return self.batch * self.seq
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """What the timing model needs from one GPU and its network."""
+
+    gpu: Gpu
+    net: Network
+    gemm_flops: float          # achievable GEMM FLOP/s of the training dtype (peak x MAMF)
+    attn_flops: float          # achievable 16-bit matmul FLOP/s (attention runs in BF16/FP16)
+    mem_bw: float              # achievable HBM bytes/s
+    peak_flops: float          # dense 16-bit peak: the MFU denominator
+    domain: int
+
+    @staticmethod
+    def of(gpu: Gpu, net: Network, precision: str) -> "Hardware":
+        half = "bf16" if precision == "bf16" else "fp16"
+        peak16 = gpu.peak_tflops(half) or gpu.peak_tflops("fp16") or 0.0
+        gemm_dtype = "fp8" if precision == "fp8" else half
+        peak_gemm = gpu.peak_tflops(gemm_dtype) or 0.0
+        return Hardware(gpu=gpu, net=net,
+                        gemm_flops=peak_gemm * 1e12 * gpu.matmul_efficiency(gemm_dtype),
+                        attn_flops=peak16 * 1e12 * gpu.efficiency.matmul_bf16,
+                        mem_bw=gpu.mem_bw_tbps * 1e12 * gpu.efficiency.mem_bw,
+                        peak_flops=peak16 * 1e12, domain=net.scaleup_domain)
+
+
+# -- collectives over placed groups ------------------------------------------------------------
+def ramp(tier: Tier, size_bytes: float, cal: TrainingCalibration) -> Tier:
+    """``tier`` with its bandwidth at the NCCL ramp for a buffer of ``size_bytes``."""
+    frac = cal.collective_fraction(size_bytes)
+    return Tier(tier.bandwidth_bytes_per_s * frac, tier.latency_s, tier.in_network_reduction)
+
+
+def _ramped(net: Network, size_bytes: float, cal: TrainingCalibration) -> Network:
+    up = ramp(net.scaleup, size_bytes, cal)
+    out = ramp(net.scaleout, size_bytes, cal) if net.scaleout is not None else None
+    p2p = net.scaleup_p2p_bytes_per_s * cal.collective_fraction(size_bytes) if net.scaleup_p2p_bytes_per_s else None
+    return Network(scaleup=up, scaleout=out, scaleup_domain=net.scaleup_domain, scaleup_p2p_bytes_per_s=p2p)
+
+
+def group_collective(kind: str, size_bytes: float, group: Group, net: Network,
+                     cal: TrainingCalibration) -> tuple[float, float, float]:
+    """(seconds, bytes per GPU over the scale-out tier, seconds on the scale-up tier) of an
+    all-reduce ("ar"), reduce-scatter ("rs") or all-gather ("ag") of an array of
+    ``size_bytes`` over a placed group, at the NCCL bandwidth ramp for that size.
+
+    Inside one domain: one ring (or NVLS) on the scale-up tier. Across domains with several
+    members per domain: reduce-scatter inside, the 1/local shard across, all-gather inside
+    (``collectives.hierarchical_all_reduce_s``). One member per domain: a ring on scale-out.
+    """
+    n = group.size
+    if n <= 1 or size_bytes <= 0:
+        return 0.0, 0.0, 0.0
+    net = _ramped(net, size_bytes, cal)
+    local = group.local(net.scaleup_domain)
+    if local >= n:
+        tier = net.scaleup_for(n)
+        fn = {"ar": all_reduce_s, "rs": reduce_scatter_s, "ag": all_gather_s}[kind]
+        t = fn(size_bytes, n, tier)
+        return t, 0.0, t
+    if net.scaleout is None:
+        return math.inf, math.inf, 0.0
+    outer = n // local
+    shard = size_bytes / local
+    up = net.scaleup_for(local)
+    inside = reduce_scatter_s(size_bytes, local, up) if local > 1 else 0.0
+    if kind == "ar":
+        cross = 2 * (outer - 1) / outer * shard
+        if local == 1:
+            return all_reduce_s(size_bytes, n, net.scaleout), cross, 0.0
+        total = hierarchical_all_reduce_s(size_bytes, local, outer, net)
+        return total, cross, 2.0 * inside
+    cross = (outer - 1) / outer * shard
+    return inside + reduce_scatter_s(shard, outer, net.scaleout), cross, inside
+
+
+def group_all_to_all(size_bytes: float, group: Group, net: Network,
+                     cal: TrainingCalibration) -> tuple[float, float]:
+    """(seconds, scale-out bytes) of an all-to-all where each GPU holds ``size_bytes`` and keeps
+    1/n: the share for peers in the domain goes over scale-up, the rest over scale-out, in
+    parallel (the slower wins), one latency per peer (scaling book, "How to think about GPUs")."""
+    n = group.size
+    if n <= 1 or size_bytes <= 0:
+        return 0.0, 0.0
+    net = _ramped(net, size_bytes, cal)
+    local = group.local(net.scaleup_domain)
+    up = net.scaleup_for(local) if local > 1 else net.scaleup
+    inside = size_bytes * (local - 1) / n / up.bandwidth_bytes_per_s
+    if local >= n:
+        return inside + (n - 1) * up.latency_s, 0.0
+    if net.scaleout is None:
+        return math.inf, math.inf
+    cross = size_bytes * (n - local) / n
+    outside = cross / net.scaleout.bandwidth_bytes_per_s
+    return max(inside, outside) + (n - 1) * net.scaleout.latency_s, cross
+
+
+def group_tier(group: Group, net: Network, size_bytes: float, cal: TrainingCalibration) -> Tier:
+    """The tier a point-to-point send of ``size_bytes`` between neighbours of ``group`` uses
+    (the slowest hop), at the NCCL ramp for that size."""
+    if group.crosses(net.scaleup_domain) and net.scaleout is not None:
+        return ramp(net.scaleout, size_bytes, cal)
+    return ramp(net.scaleup_for(max(2, group.local(net.scaleup_domain))), size_bytes, cal)
+
+
+# -- one layer ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LayerCost:
+    """Seconds per layer per micro-batch on one GPU; comm terms are the exposed parts."""
+
+    fwd: float
+    bwd: float
+    recompute: float
+    tp_fwd: float
+    tp_bwd: float
+    tp_recompute: float
+    cp: float
+    ep: float
+    attn_fwd: float
+    #: Per micro-batch bytes over scale-out from CP and EP (for the fabric demand).
+    scaleout_bytes: float = 0.0
+
+    @property
+    def total(self) -> float:
+        return (self.fwd + self.bwd + self.recompute + self.tp_fwd + self.tp_bwd + self.tp_recompute
+                + self.cp + self.ep)
+
+    @property
+    def forward_total(self) -> float:
+        return self.fwd + self.tp_fwd
+
+
+def gemm_s(flops: float, nbytes: float, hw: Hardware, cal: TrainingCalibration) -> float:
+    """One GEMM: compute time at the size-dependent efficiency plus its HBM traffic time.
+
+    The two are added, not overlapped (Calculon ``processing_mode = "no_overlap"``, the mode its
+    A100 validation against Korthikanti 2022 uses): a GEMM's prologue and epilogue stream
+    operands and results while the tensor cores wait.
+    """
+    if flops <= 0:
+        return 0.0
+    eff = cal.gemm_fraction(flops / 1e9)
+    return flops / (hw.gemm_flops * eff) + nbytes / hw.mem_bw
+
+
+def _gemm(tokens: float, k: float, n: float, hw: Hardware, cal: TrainingCalibration) -> tuple[float, float]:
+    """(forward, backward) time of a (tokens x k) @ (k x n) GEMM with 16-bit operands.
+
+    Backward = dgrad (same shape) + wgrad, which accumulates into the fp32 main gradient
+    (read and write 4 B per weight; Megatron gradient_accumulation_fusion).
+    """
+    flops = 2.0 * tokens * k * n
+    io = 2.0 * (tokens * k + tokens * n)
+    fwd = gemm_s(flops, io + 2.0 * k * n, hw, cal)
+    bwd = gemm_s(flops, io + 2.0 * k * n, hw, cal) + gemm_s(flops, io + 4.0 * k * n, hw, cal)
+    return fwd, bwd
+
+
+def _add(a: tuple[float, float], b: tuple[float, float], times: float = 1.0) -> tuple[float, float]:
+    return a[0] + times * b[0], a[1] + times * b[1]
+
+
+def layer_cost(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout, moe: bool,
+               attention: str) -> LayerCost:
+    """Time of one transformer layer (dense or MoE) for one micro-batch on one GPU."""
+    arch, t = job.arch, layout.tp
+    h, a, kv = arch.hidden, arch.heads, arch.kv_heads
+    d_qk, d_v = attention_dims(arch)
+    sq = job.seq / layout.cp                      # local queries per sequence
+    tok = layout.micro_batch * sq                 # tokens of this GPU's micro-batch
+    keys = attended_keys(arch, job.seq)
+    a_b = cal.activation_bytes
+    sp = layout.sequence_parallel
+    n_rep = tok * h / (t if sp else 1)            # elements of a replicated [s, b, h] tensor
+
+    # GEMMs (forward); backward is dgrad + wgrad of the same sizes.
+    out_params = a * d_v * h
+    qkv_params = arch.attention_params_per_layer - out_params
+    g = _add(_gemm(tok, h, qkv_params / h / t, hw, cal), _gemm(tok, a * d_v / t, h, hw, cal))
+    mats = arch.mlp_matrices
+    act_b = cal.swiglu_bytes_per_element if arch.gated_mlp else cal.gelu_bytes_per_element
+    if moe:
+        k, e_ffn = arch.active_experts, arch.expert_ffn
+        local_experts = max(1, arch.experts // layout.ep)
+        per_expert_tok = tok * k * layout.ep / arch.experts
+        g = _add(g, _gemm(tok / (t if sp else 1), h, arch.experts, hw, cal))           # router
+        g = _add(g, _gemm(per_expert_tok, h, (mats - 1) * e_ffn / t, hw, cal), local_experts)
+        g = _add(g, _gemm(per_expert_tok, e_ffn / t, h, hw, cal), local_experts)
+        if arch.shared_experts:
+            s_ffn = arch.shared_experts * e_ffn
+            g = _add(g, _gemm(tok, h, (mats - 1) * s_ffn / t, hw, cal))
+            g = _add(g, _gemm(tok, s_ffn / t, h, hw, cal))
+        act_elems = tok * (k * e_ffn + arch.shared_experts * e_ffn) / t
+    else:
+        g = _add(g, _gemm(tok, h, (mats - 1) * arch.ffn / t, hw, cal))
+        g = _add(g, _gemm(tok, arch.ffn / t, h, hw, cal))
+        act_elems = tok * arch.ffn / t
+
+    # Attention core.
+    heads_local = a / t
+    core_flops = 2.0 * tok * keys * heads_local * (d_qk + d_v)     # Megatron's full-matrix count
+    score_elems = layout.micro_batch * heads_local * sq * keys
+    if attention == "flash":
+        causal = cal.causal_fraction if keys >= job.seq else 1.0
+        executed = core_flops * causal
+        attn_f = executed / (hw.attn_flops * cal.flash_attention_fwd_efficiency)
+        attn_b = FLASH_BWD_RATIO * executed / (hw.attn_flops * cal.flash_attention_bwd_efficiency)
+        soft_f = soft_b = 0.0
+    else:
+        bmm = (gemm_s(2.0 * tok * keys * heads_local * d_qk, 2.0 * score_elems, hw, cal)
+               + gemm_s(2.0 * tok * keys * heads_local * d_v, 2.0 * score_elems, hw, cal))
+        attn_f, attn_b = bmm, 2.0 * bmm
+        soft_f = score_elems * cal.softmax_fwd_bytes_per_element / hw.mem_bw
+        soft_b = score_elems * cal.softmax_bwd_bytes_per_element / hw.mem_bw
+
+    # Elementwise kernels.
+    ew_bytes = (2 * cal.norm_bytes_per_element + 2 * cal.bias_dropout_add_bytes_per_element) * n_rep
+    ew_bytes += act_b * act_elems
+    ew_f = ew_bytes / hw.mem_bw
+    ew_b = cal.elementwise_bwd_factor * ew_f
+    gap = cal.kernel_gap_us * 1e-6 * cal.kernels_per_layer_fwd
+
+    fwd = g[0] + attn_f + soft_f + ew_f + gap
+    bwd = g[1] + attn_b + soft_b + ew_b + 2.0 * gap
+    if layout.recompute == "full":
+        recompute = fwd
+    elif layout.recompute == "selective" and attention == "materialized":
+        recompute = attn_f + soft_f
+    else:
+        recompute = 0.0
+
+    # Tensor parallelism: exposed collectives on the activations of the micro-batch.
+    grp = groups(layout)
+    tp_f = tp_b = 0.0
+    if t > 1:
+        size = tok * h * a_b
+        if sp:
+            one = (group_collective("ag", size, grp["tp"], hw.net, cal)[0]
+                   + group_collective("rs", size, grp["tp"], hw.net, cal)[0])
+        else:
+            one = group_collective("ar", size, grp["tp"], hw.net, cal)[0]
+        tp_f = tp_b = 2.0 * one
+    tp_r = tp_f if layout.recompute == "full" else 0.0
+
+    # Context parallelism: ring exchange of K/V blocks, overlapped with the attention kernels.
+    cp_exposed = 0.0
+    scaleout = 0.0
+    if layout.cp > 1:
+        kv_bytes = tok * kv / t * (d_qk + d_v) * a_b if not arch.is_mla else tok * heads_local * (d_qk + d_v) * a_b
+        hop = p2p_s(kv_bytes, group_tier(grp["cp"], hw.net, kv_bytes, cal))
+        comm_f = (layout.cp - 1) * hop
+        passes = [(comm_f, attn_f), (2 * comm_f, attn_b)]
+        if layout.recompute == "full":
+            passes.append((comm_f, attn_f))
+        slow = _slowdown(cal, grp["cp"], hw.net)
+        for comm, window in passes:
+            cp_exposed += max(0.0, comm - window) + slow * min(comm, window)
+        if grp["cp"].crosses(hw.domain):
+            scaleout += (3 + (layout.recompute == "full")) * (layout.cp - 1) * kv_bytes
+
+    # Expert parallelism: dispatch + combine all-to-all, forward and backward.
+    ep_exposed = 0.0
+    if moe and layout.ep > 1:
+        size = tok * arch.active_experts * h * a_b / t
+        one, cross = group_all_to_all(size, grp["ep"], hw.net, cal)
+        count = 4 + (2 if layout.recompute == "full" else 0)
+        ep_exposed = count * one
+        scaleout += count * cross
+    return LayerCost(fwd=fwd, bwd=bwd, recompute=recompute, tp_fwd=tp_f, tp_bwd=tp_b, tp_recompute=tp_r,
+                     cp=cp_exposed, ep=ep_exposed, attn_fwd=attn_f, scaleout_bytes=scaleout)
+
+
+def _slowdown(cal: TrainingCalibration, group: Group, net: Network) -> float:
+    """Compute slowdown per second of overlapped communication (Calculon processor_usage)."""
+    if group.crosses(net.scaleup_domain):
+        return cal.overlap_slowdown_scaleout
+    return cal.overlap_slowdown_scaleup
+
+
+def logits_cost(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout) -> tuple[float, float]:
+    """(compute, exposed TP comm) seconds of the LM head and cross-entropy for one micro-batch."""
+    arch, t = job.arch, layout.tp
+    tok = layout.micro_batch * job.seq / layout.cp
+    g = _gemm(tok, arch.hidden, arch.vocab / t, hw, cal)
+    ce = tok * arch.vocab / t * (cal.activation_bytes + cal.logits_bytes_per_element) / hw.mem_bw
+    compute = g[0] + g[1] + ce * (1.0 + cal.elementwise_bwd_factor)
+    comm = 0.0
+    if t > 1:
+        size = tok * arch.hidden * cal.activation_bytes
+        kind = ("ag", "rs") if layout.sequence_parallel else ("ar", "ar")
+        grp = groups(layout)["tp"]
+        comm = sum(group_collective(k, size, grp, hw.net, cal)[0] for k in kind)
+    return compute, comm
+
+
+# -- the step ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class StepTime:
+    """Seconds per optimizer step and its parts (the ``*_comm`` are exposed)."""
+
+    compute: float
+    recompute: float
+    tp_comm: float
+    pp_comm: float
+    dp_comm: float
+    ep_comm: float
+    cp_comm: float
+    bubble: float
+    optimizer: float
+    #: Scale-out Gb/s per GPU (data rate) that would hide the DP gradient sync.
+    dp_gbit_to_hide: float
+    #: Bytes per GPU per step over the scale-out tier, by group.
+    scaleout_bytes: dict[str, float] = field(default_factory=dict)
+    #: The DP overlap window (seconds) and the pipeline time (the window of PP/CP/EP traffic).
+    dp_window: float = 0.0
+    pipeline: float = 0.0
+
+    #: Host-side gaps, synchronisation and stragglers (1 - kernel_busy_fraction of the step).
+    host: float = 0.0
+
+    @property
+    def total(self) -> float:
+        return (self.compute + self.recompute + self.tp_comm + self.pp_comm + self.dp_comm
+                + self.ep_comm + self.cp_comm + self.bubble + self.optimizer + self.host)
+
+
+def stage_layout(layers: int, pp: int, logits_layers: float) -> tuple[int, bool]:
+    """(layers, holds the LM head) of the slowest pipeline stage, the head placed where it fits.
+
+    PP = 1: all layers and the head. Uneven split (L mod p != 0): the head joins a stage with
+    floor(L/p) layers (Llama 3's balancing, arXiv:2407.21783 section 3.3.2), so the slowest
+    stage is max(ceil(L/p), floor(L/p) + head). Even split: L/p layers + head (Megatron).
+    """
+    if pp == 1:
+        return layers, True
+    lo, rem = divmod(layers, pp)
+    if rem and lo + 1.0 >= lo + logits_layers:
+        return lo + 1, False
+    return lo, True
+
+
+def _stage_parts(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout, dense: LayerCost,
+                 moe: LayerCost | None, logits: tuple[float, float] | None) -> tuple[dict[str, float], int, bool]:
+    """Seconds per micro-batch on the slowest stage by part, its layers, and whether it holds
+    the LM head. Dense and MoE layers are averaged over the model's mix."""
+    arch = job.arch
+    n_moe = arch.moe_layers if moe is not None else 0
+    n_dense = arch.layers - n_moe
+
+    def avg(attr: str) -> float:
+        return (n_dense * getattr(dense, attr) + n_moe * (getattr(moe, attr) if moe else 0.0)) / arch.layers
+
+    lg_compute, lg_comm = logits if logits is not None else logits_cost(job, hw, cal, layout)
+    layer = avg("total")
+    n, has_head = stage_layout(arch.layers, layout.pp, (lg_compute + lg_comm) / layer if layer else 0.0)
+    head = 1.0 if has_head else 0.0
+    frac = recomputed_fraction(layout, arch.layers) if layout.recompute == "full" else 1.0
+    parts = {
+        "compute": n * (avg("fwd") + avg("bwd")) + head * lg_compute,
+        "recompute": n * avg("recompute") * frac,
+        "tp": n * (avg("tp_fwd") + avg("tp_bwd") + frac * avg("tp_recompute")) + head * lg_comm,
+        "cp": n * avg("cp"),
+        "ep": n * avg("ep"),
+        # Overlap windows of the DP traffic: the backward (with what is recomputed) and the
+        # forward of one micro-batch on this stage.
+        "window_b": n * (avg("bwd") + avg("tp_bwd") + frac * (avg("recompute") + avg("tp_recompute")))
+        + head * lg_compute * 2.0 / 3.0,
+        "window_f": n * avg("forward_total"),
+        "scaleout": n * avg("scaleout_bytes"),
+    }
+    return parts, n, has_head
+
+
+STAGE_PARTS = ("compute", "recompute", "tp", "cp", "ep")
+
+
+def stage_seconds(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout, dense: LayerCost,
+                  moe: LayerCost | None, logits: tuple[float, float] | None = None) -> float:
+    """Seconds of one micro-batch (forward + backward) on the slowest pipeline stage.
+    ``logits`` is :func:`logits_cost` when the caller has it."""
+    parts, _, _ = _stage_parts(job, hw, cal, layout, dense, moe, logits)
+    return sum(parts[k] for k in STAGE_PARTS)
+
+
+def step_time(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout, attention: str,
+              dense: LayerCost, moe: LayerCost | None, logits: tuple[float, float] | None = None) -> StepTime:
+    """Assemble the step from per-layer costs (see the module docstring)."""
+    arch = job.arch
+    parts, n_layers_stage, _ = _stage_parts(job, hw, cal, layout, dense, moe, logits)
+    per_mb = {k: parts[k] for k in STAGE_PARTS}
+    t_stage = sum(per_mb.values())
+    m = layout.microbatches(job.batch)
+    p, v = layout.pp, layout.vp
+    bubble = (p - 1) / v * t_stage
+    grp = groups(layout)
+    scaleout: dict[str, float] = {}
+
+    # Pipeline sends: 1F1B exchanges activations and gradients with blocking send/recv pairs,
+    # one per chunk boundary for the forward and one for the backward of every micro-batch
+    # (Megatron-LM p2p_communication, scatter-gather: each TP rank sends 1/t); the fill and
+    # drain add 2 (p-1) hops.
+    pp_exposed = 0.0
+    if p > 1:
+        hop_bytes = layout.micro_batch * job.seq / layout.cp * arch.hidden * cal.activation_bytes / layout.tp
+        hop = p2p_s(hop_bytes, group_tier(grp["pp"], hw.net, hop_bytes, cal))
+        pp_exposed = (2 * m * v + 2 * (p - 1)) * hop
+        if grp["pp"].crosses(hw.domain):
+            scaleout["pp"] = 2.0 * m * v * hop_bytes
+
+    # CP / EP bytes over scale-out.
+    if parts["scaleout"]:
+        scaleout["ep" if layout.ep > 1 else "cp"] = m * parts["scaleout"]
+
+    # Data-parallel gradient sync and parameter gather.
+    dense_p, expert_p = stage_params(arch, layout)
+    w_bytes, g_bytes, _ = cal.state_bytes
+    window_b, window_f = parts["window_b"], parts["window_f"]
+    dp_exposed, dp_cross = _dp_sync(layout, m, dense_p, expert_p, g_bytes, w_bytes, grp, hw, cal,
+                                    window_b, window_f)
+    if dp_cross:
+        scaleout["dp"] = dp_cross
+    window = window_b + window_f if layout.zero < 2 else m * (window_b + window_f)
+    dp_gbit = dp_cross * 8 / window / GB if window > 0 else 0.0
+
+    # Optimizer: memory-bound Adam over the parameters this GPU owns.
+    owned = dense_p + expert_p
+    if layout.zero >= 1:
+        owned = dense_p / (layout.dp * layout.cp) + expert_p / max(1, layout.dp * layout.cp // layout.ep)
+    optimizer = owned * cal.optimizer_bytes_per_param / hw.mem_bw
+
+    busy = (m * sum(per_mb.values()) + bubble + pp_exposed + dp_exposed + optimizer)
+    host = busy * (1.0 / cal.kernel_busy_fraction - 1.0)
+    return StepTime(compute=m * per_mb["compute"], recompute=m * per_mb["recompute"], tp_comm=m * per_mb["tp"],
+                    pp_comm=pp_exposed, dp_comm=dp_exposed, ep_comm=m * per_mb["ep"], cp_comm=m * per_mb["cp"],
+                    bubble=bubble, optimizer=optimizer, dp_gbit_to_hide=dp_gbit, scaleout_bytes=scaleout,
+                    dp_window=window, pipeline=(m + (p - 1) / v) * t_stage, host=host)
+
+
+def _dp_sync(layout: Layout, m: int, dense_p: float, expert_p: float, g_bytes: float, w_bytes: float,
+             grp: dict[str, Group], hw: Hardware, cal: TrainingCalibration, window_b: float,
+             window_f: float) -> tuple[float, float]:
+    """(exposed seconds incl. the slowdown of overlapped compute, scale-out bytes per GPU) of the
+    DP traffic of one step.
+
+    ZeRO-0: all-reduce of the gradients; ZeRO-1: reduce-scatter of the gradients + all-gather
+    of the updated 16-bit weights (Megatron distributed optimizer); both overlapped with the
+    last micro-batch's backward and the first one's forward. ZeRO-2 reduce-scatters after
+    every micro-batch; ZeRO-3/FSDP also all-gathers the weights for every forward and backward
+    (Rajbhandari et al. 2020).
+    """
+    parts = [(dense_p, grp["dp"]), (expert_p, grp["edp"])]
+    exposed = hidden = 0.0
+
+    up_time = all_time = 0.0
+
+    def overlap(comm: float, window: float) -> None:
+        nonlocal exposed, hidden
+        exposed += max(0.0, comm - window)
+        hidden += min(comm, window)
+
+    def total(kind: str, nbytes_per_param: float) -> tuple[float, float]:
+        nonlocal up_time, all_time
+        t = c = 0.0
+        for params, group in parts:
+            dt, dc, du = group_collective(kind, params * nbytes_per_param, group, hw.net, cal)
+            t, c = t + dt, c + dc
+            up_time, all_time = up_time + du, all_time + dt
+        return t, c
+
+    def slowdown() -> float:
+        """Compute slowdown while hidden collectives run (Calculon processor_usage, by tier)."""
+        if hidden <= 0 or all_time <= 0:
+            return 0.0
+        frac = up_time / all_time
+        return hidden * (frac * cal.overlap_slowdown_scaleup + (1 - frac) * cal.overlap_slowdown_scaleout)
+
+    if layout.zero == 0:
+        ar, ar_c = total("ar", g_bytes)
+        overlap(ar, window_b)
+        return exposed + slowdown(), ar_c
+    rs, rs_c = total("rs", g_bytes)
+    ag, ag_c = total("ag", w_bytes)
+    if layout.zero == 1:
+        overlap(rs, window_b)
+        overlap(ag, window_f)
+        return exposed + slowdown(), rs_c + ag_c
+    if layout.zero == 2:
+        overlap(m * rs, m * window_b)
+        overlap(ag, window_f)
+        return exposed + slowdown(), m * rs_c + ag_c
+    # ZeRO-3: per micro-batch, gather for forward, gather again for backward, reduce-scatter.
+    overlap(m * ag, m * window_f)
+    overlap(m * (ag + rs), m * window_b)
+    return exposed + slowdown(), m * (2 * ag_c + rs_c)

@@ -1,0 +1,50 @@
+"""Fixtures of the training tests: calibration, architectures of the published runs, helpers."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuplan.arch import ArchitectureSpec, resolve
+from gpuplan.network import network_for
+from gpuplan.profile import load_profile_text
+from gpuplan.training.calibration import calibration
+from gpuplan.training.search import Evaluator
+from gpuplan.training.timing import Job
+
+
+def arch_of(**fields):
+    arch, _ = resolve(ArchitectureSpec.model_validate(fields))
+    return arch
+
+
+#: Korthikanti et al. 2022 Table 3 / Narayanan 2021 Table 1 models (Megatron GPT, vocab 51200).
+GPT_22B = dict(layers=48, hidden=6144, heads=64, vocab=51200)
+GPT_175B = dict(layers=96, hidden=12288, heads=96, vocab=51200)
+
+
+@pytest.fixture(scope="session")
+def cal(catalog):
+    return calibration(catalog)
+
+
+@pytest.fixture(scope="session")
+def preset(catalog):
+    def get(name):
+        return arch_of(**catalog.models[name].arch_fields())
+    return get
+
+
+@pytest.fixture
+def evaluator(catalog, cal):
+    def make(arch, gpu="a100-sxm-80gb", seq=2048, batch=64, precision="fp16", tokens=None, network=None):
+        g = catalog.gpu(gpu)
+        job = Job(arch=arch, seq=seq, batch=batch, precision=precision, tokens=tokens or float(batch * seq))
+        return Evaluator(job, g, network or network_for(g, catalog), cal)
+    return make
+
+
+@pytest.fixture
+def workload(catalog):
+    def make(text: str):
+        return load_profile_text(text, "test.toml", catalog)
+    return make

@@ -1,0 +1,90 @@
+"""The training validation cases (shared/validation/training.toml) and the run-table schema."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuplan.cases import CaseInput, NotModelled
+from gpuplan.errors import InputError
+from gpuplan.training.cases import predict
+from gpuplan.validate import validate_files
+from tests.conftest import SHARED_VALIDATION
+from tests.training.conftest import GPT_22B, arch_of
+
+CASES = SHARED_VALIDATION / "training.toml"
+
+
+@pytest.fixture(scope="module")
+def report(catalog):
+    if not CASES.exists():
+        pytest.skip("shared validation cases not present")
+    return validate_files([str(CASES)], catalog)
+
+
+def test_every_training_case_passes(report):
+    failing = [(c.id, c.status, c.message, [(f.predicted, f.measured) for f in c.figures])
+               for c in report.cases if c.status != "pass"]
+    assert not failing
+    assert report.ok
+
+
+def test_errors_stay_well_inside_tolerance(report):
+    s = report.summary
+    assert s.median_error is not None and s.median_error < 0.10
+    assert s.worst_error is not None and s.worst_error < 0.15
+
+
+@pytest.mark.parametrize("case_id, figure, low, high", [
+    ("korthikanti-2022-22b-full-recompute", "iteration_time_s", 1.30, 1.60),
+    ("korthikanti-2022-175b-selective-sp", "iteration_time_s", 12.5, 16.0),
+    ("llama3.1-405b-8k-gpus", "model_tflops_per_gpu", 380, 480),
+    ("megatron-2021-gpt-1t", "hardware_tflops_per_gpu", 140, 185),
+])
+def test_case_predictions_in_physical_range(report, case_id, figure, low, high):
+    case = next(c for c in report.cases if c.id == case_id)
+    fig = next(f for f in case.figures if f.name == figure)
+    assert low < fig.predicted < high
+
+
+def _case(run, figures=("iteration_time_s",), arch=None):
+    return CaseInput(id="t", file="cases.toml", arch=arch or arch_of(**GPT_22B), run=run, figures=figures)
+
+
+def test_unknown_run_field_is_an_input_error_naming_file_and_field(catalog):
+    with pytest.raises(InputError) as exc:
+        predict(_case({"gpu": "a100-sxm-80gb", "sequence_length": 2048, "global_batch_sequences": 4,
+                       "pipeline": 2}), catalog)
+    assert exc.value.file == "cases.toml"
+    assert exc.value.field == "case[t].run.pipeline"
+
+
+def test_bad_value_is_an_input_error(catalog):
+    with pytest.raises(InputError) as exc:
+        predict(_case({"gpu": "a100-sxm-80gb", "sequence_length": 2048, "global_batch_sequences": 4,
+                       "recompute": "some"}), catalog)
+    assert exc.value.field == "case[t].run.recompute"
+
+
+def test_unknown_gpu_is_an_input_error(catalog):
+    with pytest.raises(InputError):
+        predict(_case({"gpu": "nope-9000", "sequence_length": 2048, "global_batch_sequences": 4}), catalog)
+
+
+def test_unmodelled_figure_raises_not_modelled(catalog):
+    with pytest.raises(NotModelled):
+        predict(_case({"gpu": "a100-sxm-80gb", "sequence_length": 2048}, figures=("ttft_ms",)), catalog)
+
+
+def test_fixed_layout_predicts_memory_figures(catalog):
+    run = {"gpu": "a100-sxm-80gb", "gpus": 8, "precision": "fp16", "sequence_length": 2048,
+           "global_batch_sequences": 4, "micro_batch": 4, "tp": 8, "pp": 1, "recompute": "selective",
+           "sequence_parallel": True, "zero": 0}
+    out = predict(_case(run, figures=("model_state_gib", "activation_gib")), catalog)
+    assert out["model_state_gib"] == pytest.approx(45.5625, rel=0.10)
+    assert out["activation_gib"] == pytest.approx(9.5625, rel=0.10)
+
+
+def test_total_flops_needs_no_gpu(catalog):
+    out = predict(_case({"tokens": 300e9, "sequence_length": 2048}, figures=("total_flops",),
+                        arch=arch_of(layers=96, hidden=12288, heads=96, vocab=50257)), catalog)
+    assert out["total_flops"] == pytest.approx(3.14e23, rel=0.03)

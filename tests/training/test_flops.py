@@ -1,0 +1,76 @@
+"""Training FLOPs against Narayanan et al. 2021 (appendix) and the GPT-3 paper."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuplan.training.flops import (
+    attention_core_flops_per_token,
+    hardware_flops_per_token,
+    model_flops_per_token,
+    recompute_flops_per_token,
+    training_flops,
+)
+from tests.training.conftest import GPT_22B, arch_of
+
+
+def test_gpt3_175b_training_flops_within_3_percent():
+    # Brown et al. 2020, Table D.1: 3.14e23 FLOPs (3,640 PF-days) for 300B tokens.
+    gpt3 = arch_of(layers=96, hidden=12288, heads=96, vocab=50257)
+    flops = training_flops(gpt3, 300e9, 2048)
+    assert flops == pytest.approx(3.14e23, rel=0.03)
+    assert flops == pytest.approx(3.229e23, rel=1e-3)  # 6N plus the attention and logit terms
+
+
+def test_model_flops_match_narayanan_closed_form():
+    # 72 B s L h^2 (1 + s/(6h) + V/(12 L h)) per iteration of B sequences of s tokens.
+    a = arch_of(**GPT_22B)
+    s, L, h, V = 2048, 48, 6144, 51200
+    closed = 72 * L * h**2 * (1 + s / (6 * h) + V / (12 * L * h))
+    assert model_flops_per_token(a, s) == pytest.approx(closed, rel=1e-9)
+
+
+def test_full_recompute_matches_narayanan_96_formula():
+    # With activation recomputation: 96 B s L h^2 (1 + s/(6h) + V/(16 L h)).
+    a = arch_of(**GPT_22B)
+    s, L, h, V = 2048, 48, 6144, 51200
+    closed = 96 * L * h**2 * (1 + s / (6 * h) + V / (16 * L * h))
+    assert hardware_flops_per_token(a, s, "full") == pytest.approx(closed, rel=1e-9)
+    assert hardware_flops_per_token(a, s, "none") == model_flops_per_token(a, s)
+    # Partial recompute counts its share of the layers.
+    half = hardware_flops_per_token(a, s, "full", 0.5)
+    assert half == pytest.approx(model_flops_per_token(a, s) + 0.5 * recompute_flops_per_token(a, s, "full"))
+
+
+def test_selective_recompute_repeats_only_the_attention_core():
+    a = arch_of(**GPT_22B)
+    assert recompute_flops_per_token(a, 2048, "selective") == pytest.approx(
+        48 * attention_core_flops_per_token(a, 2048))
+    assert attention_core_flops_per_token(a, 2048) == 4 * 2048 * 6144  # Megatron's 4 s h, full s x s
+
+
+def test_gqa_shrinks_only_the_kv_projections():
+    mha = arch_of(layers=32, hidden=4096, heads=32, ffn=11008, gated_mlp=True, vocab=32000)
+    gqa = arch_of(layers=32, hidden=4096, heads=32, kv_heads=8, ffn=11008, gated_mlp=True, vocab=32000)
+    saved = 6 * 32 * 2 * 4096 * (32 - 8) * 128  # 3 passes x 2 FLOPs x K and V weights per layer
+    assert model_flops_per_token(mha, 4096) - model_flops_per_token(gqa, 4096) == pytest.approx(saved)
+    assert attention_core_flops_per_token(mha, 4096) == attention_core_flops_per_token(gqa, 4096)
+
+
+def test_moe_counts_active_experts_only(preset):
+    mixtral = preset("mixtral-8x7b")
+    per_token = model_flops_per_token(mixtral, 4096)
+    # About 6 x 12.9B active parameters (2 of 8 experts), far below 6 x 46.7B total.
+    assert 6 * 12.5e9 < per_token - 32 * 3 * attention_core_flops_per_token(mixtral, 4096) < 6 * 13.5e9
+    assert per_token < 0.35 * 6 * mixtral.total_params
+
+
+def test_mla_attention_uses_rope_and_value_dims(preset):
+    v3 = preset("deepseek-v3")
+    # 2 s a (d_qk + d_v) with d_qk = 128 + 64 (RoPE part), d_v = 128.
+    assert attention_core_flops_per_token(v3, 4096) == 2 * 4096 * 128 * (192 + 128)
+
+
+def test_sliding_window_caps_attended_keys():
+    a = arch_of(layers=4, hidden=1024, heads=8, sliding_window=1024)
+    assert attention_core_flops_per_token(a, 8192) == attention_core_flops_per_token(a, 1024)

@@ -1,0 +1,125 @@
+"""Per-GPU memory against Korthikanti et al. 2022 (arXiv:2205.05198) Table 2 and Figure 1."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuplan.training.layout import Layout
+from gpuplan.training.memory import GIB, in_flight, layer_activation_bytes, model_state_bytes
+from tests.training.conftest import GPT_22B, GPT_175B, arch_of
+
+# Figure 1 of Korthikanti 2022 (values as transcribed in calculon-ai/calculon
+# calculon/llm/validation.py, seqsel_fig1): GiB per GPU.
+FIG1 = {
+    "22b": {"states": 45.5625, "none": 59.25, "seqsel": 9.5625},
+    "175b": {"states": 45.5625, "none": 66.84375, "seqsel": 12.3515625},
+}
+
+
+def _fig1_layouts(model):
+    """The Figure 1 configurations (calculon validation/seqsel/fig1/*.json)."""
+    if model == "22b":
+        base = dict(tp=8, pp=1, dp=1, micro_batch=4, zero=0)
+        batch = 4
+    else:
+        base = dict(tp=8, pp=8, dp=1, vp=3, micro_batch=1, zero=0)
+        batch = 64
+    none = Layout(**base, recompute="none", sequence_parallel=False)
+    seqsel = Layout(**base, recompute="selective", sequence_parallel=True)
+    return batch, none, seqsel
+
+
+@pytest.mark.parametrize("model, fields", [("22b", GPT_22B), ("175b", GPT_175B)])
+def test_figure1_model_states_and_activations_within_10_percent(evaluator, model, fields):
+    batch, none, seqsel = _fig1_layouts(model)
+    ev = evaluator(arch_of(**fields), seq=2048, batch=batch, precision="fp16")
+    assert ev.attention == "materialized"  # fp16 Megatron runs of 2022: no FlashAttention
+    fig = FIG1[model]
+    m_none, m_sel = ev.memory(none), ev.memory(seqsel)
+    assert m_none.model_states / GIB == pytest.approx(fig["states"], rel=0.10)
+    assert m_none.activations / GIB == pytest.approx(fig["none"], rel=0.10)
+    assert m_sel.activations / GIB == pytest.approx(fig["seqsel"], rel=0.10)
+
+
+def test_model_states_use_the_18_byte_convention(evaluator, cal):
+    # 22B over TP8: 2.76e9 parameters per GPU x 18 B = 46.2 GiB (Figure 1: 45.6).
+    ev = evaluator(arch_of(**GPT_22B), batch=4)
+    lay = Layout(tp=8, pp=1, dp=1, zero=0)
+    w, g, o = model_state_bytes(ev.job.arch, lay, cal, "fp16")
+    params = w / 2
+    assert cal.state_convention == "mixed-adam-fp32-grads"
+    assert (g / params, o / params) == (4, 12)
+    assert params == pytest.approx(ev.job.arch.total_params / 8, rel=0.01)
+
+
+@pytest.mark.parametrize("zero, expect", [(0, 18.0), (1, 6 + 12 / 16), (2, 2 + 16 / 16), (3, 18 / 16)])
+def test_zero_stages_shard_states_over_data_parallel(evaluator, cal, zero, expect):
+    # ZeRO (Rajbhandari et al. 2020): 1 shards optimizer, 2 also gradients, 3 also weights.
+    ev = evaluator(arch_of(**GPT_22B), batch=64)
+    lay = Layout(tp=8, pp=1, dp=16, zero=zero)
+    base = sum(model_state_bytes(ev.job.arch, Layout(tp=8, pp=1, dp=1, zero=0), cal, "bf16")) / 18
+    total = sum(model_state_bytes(ev.job.arch, lay, cal, "bf16"))
+    if zero == 3:
+        # FSDP also holds two gathered layers of 16-bit weights.
+        total -= 2 * 2 * ev.job.arch.attention_params_per_layer / 8
+        total -= 2 * 2 * (ev.job.arch.dense_mlp_params + ev.job.arch.norm_params_per_layer) / 8
+    assert total / base == pytest.approx(expect, rel=1e-6)
+
+
+def _per_layer(cal, tp, sp, rc, a=64, h=6144, s=2048, b=1):
+    arch = arch_of(layers=1, hidden=h, heads=a, vocab=51200)
+    lay = Layout(tp=tp, pp=1, dp=1, micro_batch=b, recompute=rc, sequence_parallel=sp)
+    return layer_activation_bytes(arch, s, b, lay, "materialized", cal, False) / (s * b * h)
+
+
+def test_table2_activation_formulas(cal):
+    a, h, s, t = 64, 6144, 2048, 8
+    score = 5 * a * s / h
+    assert _per_layer(cal, 1, False, "none") == pytest.approx(34 + score)
+    assert _per_layer(cal, t, False, "none") == pytest.approx(10 + 24 / t + score / t)
+    assert _per_layer(cal, t, True, "none") == pytest.approx((34 + score) / t)
+    assert _per_layer(cal, t, False, "selective") == pytest.approx(10 + 24 / t)
+    assert _per_layer(cal, t, True, "selective") == pytest.approx(34 / t)
+    assert _per_layer(cal, 1, False, "full") == pytest.approx(2)
+
+
+def test_flash_attention_drops_the_score_matrix(cal):
+    arch = arch_of(layers=1, hidden=6144, heads=64, vocab=51200)
+    lay = Layout(tp=1, pp=1, dp=1)
+    flash = layer_activation_bytes(arch, 2048, 1, lay, "flash", cal, False) / (2048 * 6144)
+    assert flash == pytest.approx(34 + 4 * 64 / 6144)  # plus the fp32 log-sum-exp per head
+
+
+def test_gated_mlp_keeps_gate_up_and_fc2_inputs(cal):
+    arch = arch_of(layers=1, hidden=4096, heads=32, ffn=11008, gated_mlp=True, vocab=32000)
+    lay = Layout(tp=1, pp=1, dp=1)
+    per = layer_activation_bytes(arch, 4096, 1, lay, "flash", cal, False) / (4096 * 4096)
+    # 10 replicated + Q, K, V, out (8) + 3 x 2 x ffn/h + lse
+    assert per == pytest.approx(10 + 8 + 6 * 11008 / 4096 + 4 * 32 / 4096)
+
+
+def test_pipeline_in_flight_micro_batches():
+    # 1F1B: the first stage holds min(p, m) micro-batches; interleaved: x (1 + (p-1)/(p v)).
+    assert in_flight(Layout(tp=1, pp=8, dp=1, micro_batch=1), 64) == 8
+    assert in_flight(Layout(tp=1, pp=8, dp=1, micro_batch=1), 4) == 4
+    assert in_flight(Layout(tp=1, pp=8, dp=1, vp=3, micro_batch=1), 64) == pytest.approx(8 * (1 + 7 / 24))
+    assert in_flight(Layout(tp=1, pp=1, dp=1), 64) == 1
+
+
+def test_partial_recompute_interpolates(evaluator):
+    ev = evaluator(arch_of(**GPT_175B), batch=64)
+    base = Layout(tp=8, pp=8, dp=1, micro_batch=1, sequence_parallel=True, zero=0)
+    none = ev.memory(base).activations
+    full = ev.memory(base._replace(recompute="full")).activations
+    half = ev.memory(base._replace(recompute="full", recompute_layers=6)).activations
+    assert full < half < none
+    assert half == pytest.approx((none + full) / 2, rel=0.15)
+
+
+def test_overhead_and_capacity(evaluator, cal):
+    ev = evaluator(arch_of(**GPT_22B), batch=4)
+    m = ev.memory(Layout(tp=8, pp=1, dp=1, micro_batch=4, zero=0))
+    assert m.overhead == pytest.approx(cal.runtime_overhead_gib * GIB + cal.fragmentation_fraction * m.activations)
+    assert m.capacity == pytest.approx(79.5 * GIB)
+    assert m.total == pytest.approx(m.model_states + m.activations + m.overhead)
+    assert not m.fits and m.headroom < 0  # no recompute, no SP: 22B does not fit in 80 GB at TP8

@@ -1,0 +1,169 @@
+"""Step-time model: collectives per placed group, pipeline bubble, DP overlap, compute curves."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from gpuplan.collectives import Network, Tier
+from gpuplan.training.layout import Group, Layout, groups
+from gpuplan.training.timing import (
+    gemm_s,
+    group_all_to_all,
+    group_collective,
+    stage_layout,
+)
+from tests.training.conftest import GPT_22B, GPT_175B, arch_of
+
+GB = 1e9
+BIG = 1024 * 2**20  # past the NCCL ramp: the bandwidth term is the large-message bus bandwidth
+NET = Network(scaleup=Tier(200 * GB, 1e-6), scaleout=Tier(40 * GB, 5e-6), scaleup_domain=8)
+
+
+def test_ring_all_reduce_inside_the_domain(cal):
+    t, cross, up = group_collective("ar", BIG, Group(8, 1), NET, cal)
+    assert t == pytest.approx(2 * 7 / 8 * BIG / (200 * GB) + 2 * 7 * 1e-6)
+    assert cross == 0 and up == t
+
+
+def test_reduce_scatter_and_all_gather(cal):
+    rs, _, _ = group_collective("rs", BIG, Group(4, 1), NET, cal)
+    ag, _, _ = group_collective("ag", BIG, Group(4, 1), NET, cal)
+    assert rs == ag == pytest.approx(3 / 4 * BIG / (200 * GB) + 3 * 1e-6)
+
+
+def test_one_member_per_node_uses_the_scale_out_ring(cal):
+    # DP with TP8 inside: stride 8 = one GPU per node, same local rank (rail-aligned).
+    t, cross, up = group_collective("ar", BIG, Group(16, 8), NET, cal)
+    assert t == pytest.approx(2 * 15 / 16 * BIG / (40 * GB) + 2 * 15 * 5e-6)
+    assert cross == pytest.approx(2 * 15 / 16 * BIG) and up == 0
+
+
+def test_hierarchical_all_reduce_across_nodes(cal):
+    # 32 ranks at stride 1: 8 per node, 4 nodes. RS + AG inside, AR of the 1/8 shard across.
+    t, cross, up = group_collective("ar", BIG, Group(32, 1), NET, cal)
+    inside = 2 * (7 / 8 * BIG / (200 * GB) + 7 * 1e-6)
+    across = 2 * 3 / 4 * (BIG / 8) / (40 * GB) + 2 * 3 * 5e-6
+    assert t == pytest.approx(inside + across)
+    assert cross == pytest.approx(2 * 3 / 4 * BIG / 8)
+    assert up == pytest.approx(inside)
+
+
+def test_small_messages_ramp_below_the_bus_bandwidth(cal):
+    small = 16 * 2**20
+    t, _, _ = group_collective("ar", small, Group(8, 1), NET, cal)
+    assert t == pytest.approx(2 * 7 / 8 * small / (200 * GB * cal.collective_fraction(small)) + 14e-6)
+    assert cal.collective_fraction(small) == pytest.approx(0.70)
+    assert cal.collective_fraction(BIG) == 1.0
+
+
+def test_no_scale_out_network_makes_crossing_groups_impossible(cal):
+    lonely = Network(scaleup=Tier(200 * GB, 1e-6), scaleout=None, scaleup_domain=8)
+    assert math.isinf(group_collective("ar", BIG, Group(16, 1), lonely, cal)[0])
+
+
+def test_all_to_all_splits_traffic_by_tier(cal):
+    t, cross = group_all_to_all(BIG, Group(16, 1), NET, cal)
+    assert cross == pytest.approx(BIG * 8 / 16)
+    assert t == pytest.approx(max(BIG * 7 / 16 / (200 * GB), BIG * 8 / 16 / (40 * GB)) + 15 * 5e-6)
+
+
+def test_group_placement_order_tp_cp_dp_pp():
+    g = groups(Layout(tp=8, pp=4, dp=16, cp=2, ep=4))
+    assert (g["tp"].size, g["tp"].stride) == (8, 1)
+    assert (g["cp"].size, g["cp"].stride) == (2, 8)
+    assert (g["ep"].size, g["ep"].stride) == (4, 16)
+    assert (g["dp"].size, g["dp"].stride) == (32, 8)  # gradients reduce over DP x CP
+    assert (g["pp"].size, g["pp"].stride) == (4, 256)
+    assert not g["tp"].crosses(8) and g["cp"].crosses(8) and g["pp"].crosses(8)
+    assert g["tp"].local(8) == 8 and g["dp"].local(8) == 1
+
+
+def test_gemm_size_curve(cal, evaluator):
+    ev = evaluator(arch_of(**GPT_22B))
+    big = gemm_s(1e12, 0.0, ev.hw, cal)
+    small = gemm_s(1e9, 0.0, ev.hw, cal)
+    # 1 TFLOP runs at the flat top (0.95 of the MAMF ceiling), 1 GFLOP at 0.60 of it.
+    assert big == pytest.approx(1e12 / (312e12 * 0.87 * 0.95))
+    assert small == pytest.approx(1e9 / (312e12 * 0.87 * 0.60))
+    # Calculon's no-overlap mode: the HBM traffic time is added.
+    assert gemm_s(1e12, 2e9, ev.hw, cal) == pytest.approx(big + 2e9 / (2.039e12 * 0.82))
+
+
+def test_pipeline_bubble_is_p_minus_1_over_v_m(evaluator):
+    # Narayanan 2021 section 2.2: bubble fraction (p - 1) / (v m) of the ideal pipeline time.
+    ev = evaluator(arch_of(**GPT_175B), batch=64)
+    for vp in (1, 3):
+        lay = Layout(tp=8, pp=8, dp=1, vp=vp, micro_batch=1, recompute="full", sequence_parallel=True, zero=0)
+        e = ev.evaluate(lay)
+        s = e.step
+        per_mb = (s.compute + s.recompute + s.tp_comm + s.cp_comm + s.ep_comm) / 64
+        assert s.bubble == pytest.approx((8 - 1) / vp * per_mb, rel=1e-9)
+        assert s.bubble / (64 * per_mb) == pytest.approx(7 / (vp * 64))
+
+
+def test_pipeline_sends_scale_with_interleaving(evaluator):
+    ev = evaluator(arch_of(**GPT_175B), batch=64)
+    base = Layout(tp=8, pp=8, dp=1, micro_batch=1, recompute="full", sequence_parallel=True, zero=0)
+    p1 = ev.evaluate(base).step.pp_comm
+    p3 = ev.evaluate(base._replace(vp=3)).step.pp_comm
+    # (2 m v + 2 (p - 1)) hops of the same size
+    assert p3 / p1 == pytest.approx((2 * 64 * 3 + 14) / (2 * 64 + 14))
+
+
+def test_stage_layout_places_the_lm_head_on_a_short_stage():
+    assert stage_layout(96, 8, 0.35) == (12, True)     # even split: the last stage carries it
+    assert stage_layout(126, 16, 0.66) == (8, False)   # Llama 3: a 7-layer stage takes the head
+    assert stage_layout(126, 16, 1.5) == (7, True)
+    assert stage_layout(32, 1, 0.2) == (32, True)
+
+
+def test_dp_sync_hides_behind_the_last_backward(evaluator, catalog):
+    ev = evaluator(arch_of(**GPT_22B), batch=256, seq=2048)
+    # One micro-batch of 8 sequences per step: its backward and forward are the overlap window.
+    lay = Layout(tp=8, pp=1, dp=32, micro_batch=8, recompute="full", sequence_parallel=True, zero=1)
+    s = ev.evaluate(lay).step
+    assert s.dp_window > 0
+    # The exposed DP time is only the overlap slowdown when the window covers the traffic.
+    assert s.dp_comm < 0.05 * s.dp_window
+    slow = Network(scaleup=ev.hw.net.scaleup, scaleout=Tier(0.5 * GB, 5e-6), scaleup_domain=8)
+    s2 = evaluator(arch_of(**GPT_22B), batch=256, network=slow).evaluate(lay).step
+    assert s2.dp_comm > 1.0  # a 4 Gb/s network cannot hide 9 GB of fp32 gradients
+    assert s2.dp_gbit_to_hide == pytest.approx(s.dp_gbit_to_hide)
+
+
+def test_host_share_and_total(evaluator, cal):
+    ev = evaluator(arch_of(**GPT_22B), batch=4)
+    s = ev.evaluate(Layout(tp=8, pp=1, dp=1, micro_batch=4, recompute="full", sequence_parallel=True,
+                           zero=0)).step
+    busy = s.total - s.host
+    assert s.host == pytest.approx(busy * (1 / cal.kernel_busy_fraction - 1))
+    assert s.total == pytest.approx(s.compute + s.recompute + s.tp_comm + s.pp_comm + s.dp_comm + s.ep_comm
+                                    + s.cp_comm + s.bubble + s.optimizer + s.host)
+
+
+def test_flash_attention_is_faster_than_materialized(evaluator):
+    arch = arch_of(layers=24, hidden=2304, heads=24, vocab=51200)
+    lay = Layout(tp=1, pp=1, dp=1, micro_batch=4, zero=0)
+    flash = evaluator(arch, precision="bf16").evaluate(lay).step_time
+    mat = evaluator(arch, precision="fp16").evaluate(lay).step_time
+    assert flash < mat
+
+
+def test_context_parallel_exchange_is_hidden_by_long_attention(evaluator, preset):
+    arch = preset("llama-3.1-8b")
+    ev = evaluator(arch, gpu="h100-sxm-80gb", seq=131072, batch=8, precision="bf16")
+    s = ev.evaluate(Layout(tp=8, pp=1, dp=1, cp=8, micro_batch=1, recompute="full",
+                           sequence_parallel=True, zero=1)).step
+    assert 0 < s.cp_comm < 0.05 * s.total
+
+
+def test_expert_parallel_all_to_all(evaluator, preset):
+    arch = preset("mixtral-8x7b")
+    ev = evaluator(arch, gpu="h100-sxm-80gb", seq=4096, batch=64, precision="bf16")
+    inside = ev.evaluate(Layout(tp=1, pp=4, dp=8, ep=8, micro_batch=1, zero=1)).step.ep_comm
+    assert inside > 0
+    e16 = ev.evaluate(Layout(tp=1, pp=2, dp=16, ep=16, micro_batch=1, zero=1))
+    assert e16.step.ep_comm / 2 > inside / 4  # 16-way EP crosses nodes: slower per byte
+    assert "ep" in e16.step.scaleout_bytes
