@@ -62,12 +62,13 @@ def note(message: str, *, quiet: bool = False) -> None:
 def load_catalog_cli(catalog_dirs: list[Path] | None) -> "Catalog":
     from gpuplan.catalog.loader import load_catalog
 
-    overlays: list[str] = []
+    return load_catalog(catalog_inputs(catalog_dirs))
+
+
+def catalog_inputs(catalog_dirs: list[Path] | None) -> list[str]:
+    """The overlay directories of the run (flags and GPUPLAN_CATALOG): no output may land inside one."""
     env = os.environ.get("GPUPLAN_CATALOG")
-    if env:
-        overlays += [p for p in env.split(os.pathsep) if p]
-    overlays += [str(p) for p in catalog_dirs or []]
-    return load_catalog(overlays)
+    return [p for p in (env or "").split(os.pathsep) if p] + [str(p) for p in catalog_dirs or []]
 
 
 def _default_profile_text() -> tuple[str, str]:
@@ -107,10 +108,13 @@ def check_targets(fmt: str, outputs: list[str]) -> None:
 def emit(plan: Any, fmt: str, out: Optional[Path], outputs: list[str], *, inputs: list[str], color: bool,
          verbose: int, field_lines: Optional[dict[str, int]] = None) -> None:
     """Render once per requested format and write every output atomically, or none on error."""
-    from gpuplan.io import write_atomic
+    from gpuplan.io import refuse_inputs, write_atomic
     from gpuplan.render import RenderOptions, render
 
     targets = [(fmt, str(out) if out else "-")] + parse_outputs(outputs)
+    for _, path in targets:  # every target is checked before any file is written
+        if path != "-":
+            refuse_inputs(path, inputs)
     use_color = color and not os.environ.get("NO_COLOR") and sys.stdout.isatty()
     rendered = []
     for f, path in targets:  # render everything before writing anything
@@ -162,7 +166,8 @@ def recommend(
 
     with progress(f"planning {workload.name}", quiet=quiet):
         result = plan_workload(workload, cat, phases=phases[phase])
-    emit(result, fmt, out, outputs, inputs=[str(profile)] if profile else [], color=not no_color, verbose=verbose,
+    inputs = ([str(profile)] if profile else []) + list(workload.input_files) + catalog_inputs(catalog)
+    emit(result, fmt, out, outputs, inputs=inputs, color=not no_color, verbose=verbose,
          field_lines=workload.field_lines)
     errors = [f for f in result.findings if f.severity == "error"]
     for f in errors:

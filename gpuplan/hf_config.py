@@ -21,6 +21,11 @@ _GATED_TYPES = {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "q
 _GATED_ACTS = {"silu", "swiglu", "geglu", "gelu_pytorch_tanh_gated"}
 
 
+def _count(value: Any) -> int | None:
+    """``value`` as a positive integer for arithmetic, or None (the schema then reports it)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
 def _first(cfg: dict[str, Any], *keys: str) -> Any:
     for k in keys:
         if cfg.get(k) is not None:
@@ -48,8 +53,8 @@ def read_hf_config(path: Path) -> ArchitectureSpec:
     ffn = _first(cfg, "intermediate_size", "ffn_dim", "n_inner", "ffn_hidden_size")
     act = str(_first(cfg, "hidden_act", "activation_function") or "").lower()
     gated = model_type in _GATED_TYPES or act in _GATED_ACTS
-    if ffn is None:
-        ffn = 4 * int(hidden)
+    if ffn is None and _count(hidden):
+        ffn = 4 * hidden
     experts = _first(cfg, "num_local_experts", "n_routed_experts", "num_experts")
     fields: dict[str, Any] = {
         "layers": layers, "hidden": hidden, "heads": heads, "kv_heads": kv, "ffn": ffn, "gated_mlp": gated,
@@ -61,8 +66,9 @@ def read_hf_config(path: Path) -> ArchitectureSpec:
                       expert_ffn=_first(cfg, "moe_intermediate_size") or ffn,
                       shared_experts=_first(cfg, "n_shared_experts", "num_shared_experts") or 0,
                       dense_layers=_first(cfg, "first_k_dense_replace") or 0)
-        if cfg.get("shared_expert_intermediate_size") and fields["expert_ffn"]:
-            fields["shared_experts"] = max(1, int(cfg["shared_expert_intermediate_size"]) // int(fields["expert_ffn"]))
+        shared_ffn, expert_ffn = _count(cfg.get("shared_expert_intermediate_size")), _count(fields["expert_ffn"])
+        if shared_ffn and expert_ffn:
+            fields["shared_experts"] = max(1, shared_ffn // expert_ffn)
     if cfg.get("kv_lora_rank"):
         fields.update(kv_lora_rank=cfg["kv_lora_rank"], rope_head_dim=cfg.get("qk_rope_head_dim"),
                       q_lora_rank=cfg.get("q_lora_rank"), v_head_dim=cfg.get("v_head_dim"),

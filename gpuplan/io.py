@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -29,22 +30,30 @@ MAX_NESTING = 32
 
 
 def read_text(path: str | os.PathLike[str], *, max_bytes: int = MAX_INPUT_BYTES) -> str:
-    """Read a UTF-8 text file (an optional byte-order mark is dropped)."""
+    """Read a UTF-8 text file (an optional byte-order mark is dropped).
+
+    At most ``max_bytes`` + 1 bytes are ever read, whatever ``stat`` says, so a file that grows, a
+    pipe or a symlink to ``/dev/zero`` cannot exhaust memory; devices are refused outright.
+    """
     p = Path(path)
     name = str(path)
     try:
         if p.is_dir():
             raise InputError("is a directory, expected a file", file=name)
-        size = p.stat().st_size
+        info = p.stat()
+        if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode) or stat.S_ISSOCK(info.st_mode):
+            raise InputError("not a regular file (a device or socket)", file=name)
+        size = info.st_size
         if size > max_bytes:
             raise InputError(f"file is {size} bytes, larger than the {max_bytes}-byte limit", file=name)
-        data = p.read_bytes()
+        with open(p, "rb") as fh:
+            data = fh.read(max_bytes + 1)
     except FileNotFoundError:
         raise InputError("file not found", file=name) from None
     except PermissionError:
         raise InputError("permission denied", file=name) from None
-    except OSError as exc:
-        raise InputError(f"cannot read file ({exc.strerror or exc})", file=name) from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+        raise InputError(f"cannot read file ({getattr(exc, 'strerror', None) or exc})", file=name) from None
     if len(data) > max_bytes:
         raise InputError(f"file is larger than the {max_bytes}-byte limit", file=name)
     if data.startswith(b"\xef\xbb\xbf"):
@@ -88,8 +97,17 @@ def parse_toml(text: str, name: str) -> dict[str, Any]:
         raise InputError(f"{where}TOML syntax error: {msg.lower()}", file=name) from None
     except RecursionError:
         raise InputError(f"nesting deeper than {MAX_NESTING} levels", file=name) from None
+    except ValueError as exc:  # e.g. an integer literal of more than 4300 digits
+        raise InputError(f"TOML error: {_first_sentence(exc)}", file=name) from None
     _check_depth(data, name)
     return data
+
+
+def _first_sentence(exc: BaseException) -> str:
+    """An exception's message on one short line (without Python's int-limit advice)."""
+    text = " ".join(str(exc).split()).split("; use sys.set_int_max_str_digits")[0] or type(exc).__name__
+    text = text[0].lower() + text[1:]
+    return text if len(text) <= 200 else text[:197] + "..."
 
 
 def read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -100,7 +118,7 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
-            raise ValueError(f"duplicate key {key!r}")
+            raise ValueError(f"duplicate key {_short(key)}")
         out[key] = value
     return out
 
@@ -109,14 +127,22 @@ def _reject_constant(token: str) -> Any:
     raise ValueError(f"non-finite number {token} is not allowed")
 
 
+def _finite_float(token: str) -> float:
+    value = float(token)
+    if not math.isfinite(value):  # 1e400 overflows to infinity
+        raise ValueError(f"number {token[:40]} is out of range")
+    return value
+
+
 def parse_json(text: str, name: str) -> Any:
     """Parse JSON, refusing duplicate keys and NaN/Infinity."""
     try:
-        data = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
+        data = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant,
+                          parse_float=_finite_float)
     except json.JSONDecodeError as exc:
         raise InputError(f"line {exc.lineno}, column {exc.colno}: JSON syntax error: {exc.msg}", file=name) from None
     except ValueError as exc:
-        raise InputError(f"JSON error: {exc}", file=name) from None
+        raise InputError(f"JSON error: {_first_sentence(exc)}", file=name) from None
     except RecursionError:
         raise InputError(f"nesting deeper than {MAX_NESTING} levels", file=name) from None
     _check_depth(data, name)
@@ -133,7 +159,7 @@ def pydantic_error(exc: Any, *, file: str, prefix: str = "", known_fields: dict[
     ``known_fields`` maps a dotted parent path to the field names allowed there, for "did you mean".
     """
     err = exc.errors(include_url=False)[0]
-    loc = [str(x) for x in err.get("loc", ()) if not (isinstance(x, str) and x.startswith("function-"))]
+    loc = [clip(str(x)) for x in err.get("loc", ()) if not (isinstance(x, str) and x.startswith("function-"))]
     path = ".".join(([prefix] if prefix else []) + loc)
     kind = err.get("type", "")
     got = err.get("input")
@@ -156,6 +182,11 @@ def pydantic_error(exc: Any, *, file: str, prefix: str = "", known_fields: dict[
     return InputError(msg[0].lower() + msg[1:] if msg else "invalid value", file=file, field=path or None)
 
 
+def clip(text: str, limit: int = 60) -> str:
+    """A key or name from the input, cut so that an error line stays one short line."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _short(value: Any) -> str | None:
     if isinstance(value, (dict, list)):
         return None
@@ -165,29 +196,52 @@ def _short(value: Any) -> str | None:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def write_atomic(path: str | os.PathLike[str], data: str, *, protect: list[str] | None = None) -> None:
-    """Write ``data`` to ``path`` through a temporary file and a rename.
-
-    Refuses to overwrite any path in ``protect`` (the inputs of the run).
-    """
-    target = Path(path)
-    for p in protect or []:
+def refuse_inputs(path: str | os.PathLike[str], protect: list[str]) -> None:
+    """Refuse an output ``path`` that is one of the run's inputs, or lies inside an input directory
+    (a catalog overlay). Symlinks are resolved first, so a link to an input is refused too."""
+    try:
+        target = Path(path).resolve()
+    except (OSError, RuntimeError):
+        raise InputError("cannot resolve output path (symlink loop?)", file=str(path)) from None
+    for p in protect:
         try:
-            if target.resolve() == Path(p).resolve():
-                raise InputError("refusing to overwrite an input file", file=str(path))
-        except OSError:
+            guarded = Path(p).resolve()
+        except (OSError, RuntimeError):
             continue
+        if target == guarded or (guarded.is_dir() and guarded in target.parents):
+            raise InputError("refusing to overwrite an input file", file=str(path))
+
+
+def write_atomic(path: str | os.PathLike[str], data: str, *, protect: list[str] | None = None) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same directory and a rename.
+
+    Refuses to overwrite any path in ``protect`` (the inputs of the run). Either the complete new
+    file is in place afterwards or the old one (or nothing) is, and no temporary file is left;
+    an unwritable target is one :class:`InputError` line. A symlink at ``path`` is replaced by the
+    file, never written through.
+    """
+    refuse_inputs(path, protect or [])
+    target = Path(path)
     directory = target.parent if str(target.parent) else Path(".")
     if not directory.is_dir():
         raise InputError("output directory does not exist", file=str(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    if target.is_dir():
+        raise InputError("is a directory, expected a file path", file=str(path))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise InputError(f"cannot write file ({exc.strerror or exc})", file=str(path)) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError):
+            raise InputError(f"cannot write file ({exc.strerror or exc})", file=str(path)) from None
         raise

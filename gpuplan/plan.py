@@ -178,6 +178,8 @@ class TrainingOption(_Out):
     cost_usd: float | None
     meets_target: bool
     bound: str
+    #: True when cost_usd includes the option's own network (fabric, NICs, optics), not servers only.
+    network_included: bool = False
 
 
 class TrainingPlan(_Out):
@@ -258,6 +260,8 @@ class ServingOption(_Out):
     cloud_usd_per_hour: float | None = None
     #: Why this option was not chosen, or which target it misses.
     reason: str | None = None
+    #: True when cost_usd includes the option's own network (fabric, NICs, optics), not servers only.
+    network_included: bool = False
 
 
 class ServingPlan(_Out):

@@ -7,11 +7,22 @@ step time) -> BOM (capex, power) -> plan. Renderers read the plan and nothing el
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import replace
+from typing import Any, Callable
 
 from gpuplan import __version__
 from gpuplan.catalog.loader import Catalog
-from gpuplan.plan import SCHEMA_VERSION, AssumptionOut, Finding, ModelSummary, Plan, ServingPlan, TrainingPlan
+from gpuplan.plan import (
+    SCHEMA_VERSION,
+    AssumptionOut,
+    Finding,
+    ModelSummary,
+    Plan,
+    ServingOption,
+    ServingPlan,
+    TrainingOption,
+    TrainingPlan,
+)
 from gpuplan.profile import Workload
 
 
@@ -65,16 +76,64 @@ def _attach_network(phase: str, result: Any, workload: Workload, catalog: Catalo
     return plan.model_copy(update=update)
 
 
+#: Under capex pricing the phase planner ranks GPUs by server price; its best plan and the next
+#: cheapest alternatives are then priced with their own network (which differs a lot between
+#: SKUs: NVLink-72 racks, on-die Ethernet, 800G NICs) and re-ranked on the total.
+RERANK_WITH_NETWORK = 4
+
+
 def _plan_training(workload: Workload, catalog: Catalog) -> TrainingPlan:
     from gpuplan.training.planner import plan_training
 
-    return _attach_network("training", plan_training(workload, catalog), workload, catalog)
+    return _plan_phase("training", plan_training, workload, catalog)
 
 
 def _plan_serving(workload: Workload, catalog: Catalog) -> ServingPlan:
     from gpuplan.serving.planner import plan_serving
 
-    return _attach_network("serving", plan_serving(workload, catalog), workload, catalog)
+    return _plan_phase("serving", plan_serving, workload, catalog)
+
+
+def _plan_phase(phase: str, planner: Callable[[Workload, Catalog], Any], workload: Workload, catalog: Catalog) -> Any:
+    best = _attach_network(phase, planner(workload, catalog), workload, catalog)
+    if workload.constraints.pricing != "capex" or not best.feasible or best.capex_usd is None:
+        return best
+    rivals = [a for a in best.alternatives if a.meets_target and a.cost_usd is not None][:RERANK_WITH_NETWORK - 1]
+    priced: list[Any] = [best]
+    for alt in rivals:
+        only = replace(workload, constraints=replace(workload.constraints, allow_gpus=(alt.gpu,)))
+        plan = _attach_network(phase, planner(only, catalog), only, catalog)
+        if plan.feasible and plan.capex_usd is not None and _meets(phase, plan, workload):
+            priced.append(plan)
+    winner = min(priced, key=lambda p: (p.capex_usd, p.gpu))
+    totals = {p.gpu: p for p in priced}
+    options = [_option(phase, p) for p in priced if p is not winner]
+    options += [a for a in best.alternatives if a.gpu not in totals]
+    options.sort(key=lambda o: (not o.meets_target, o.cost_usd is None, o.cost_usd or 0.0, o.gpu))
+    compared = ", ".join(f"{p.gpu} ${p.capex_usd:,.0f}" for p in sorted(priced, key=lambda p: (p.capex_usd, p.gpu)))
+    note = (f"ranked on capex with each option's own network (servers + fabric): {compared}"
+            + ("" if winner is best else f"; {winner.gpu} overtakes {best.gpu} once the network is priced"))
+    return winner.model_copy(update={"alternatives": options, "reasons": [*winner.reasons, note]})
+
+
+def _meets(phase: str, plan: Any, workload: Workload) -> bool:
+    """The phase target still holds once the plan runs on its own network."""
+    if phase == "training" and workload.training is not None and workload.training.deadline_days is not None:
+        return bool(plan.wall_clock_days <= workload.training.deadline_days * (1 + 1e-9))
+    return True
+
+
+def _option(phase: str, plan: Any) -> TrainingOption | ServingOption:
+    if phase == "training":
+        return TrainingOption(gpu=plan.gpu, gpus=plan.gpus, nodes=plan.nodes, layout=plan.layout,
+                              step_time_s=plan.step_time_s, mfu=plan.mfu, wall_clock_days=plan.wall_clock_days,
+                              gpu_hours=plan.gpu_hours, cost_usd=plan.capex_usd, meets_target=True, bound=plan.bound,
+                              network_included=True)
+    return ServingOption(gpu=plan.gpu, gpus=plan.gpus, replicas=plan.replicas, layout=plan.layout,
+                         ttft_ms_p99=plan.ttft_ms_p99, tpot_ms=plan.tpot_ms, max_qps=plan.max_qps,
+                         cost_usd=plan.capex_usd, usd_per_million_output_tokens=plan.usd_per_million_output_tokens,
+                         meets_target=True, bound=plan.bound, cloud_usd_per_hour=plan.cloud_usd_per_hour,
+                         reason="more capex once the network is priced", network_included=True)
 
 
 def _gates(phase: str, plan: TrainingPlan | ServingPlan, workload: Workload) -> list[Finding]:

@@ -8,6 +8,7 @@ Field reference with units and defaults: ``docs/profile.md``.
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Literal
@@ -178,7 +179,18 @@ class Workload:
     source: str
     input_sha256: str
     field_lines: dict[str, int] = field(default_factory=dict, compare=False)
+    #: Files the profile reads besides itself (an hf_config): outputs may never overwrite them.
+    input_files: tuple[str, ...] = field(default=(), compare=False)
 
+
+#: A resolved architecture (preset, hf_config or architecture fields) above this is refused, as
+#: ``model.params`` above it is (docs/profile.md, "Limits").
+MAX_PARAMS = 1e14
+#: Largest value of any one architecture size (layers, hidden, heads, experts, vocab, ...): far
+#: beyond any published model, small enough that no planner search over it can run long.
+MAX_DIMENSION = 1 << 20
+#: sliding_window may legitimately exceed MAX_DIMENSION (long-context configs); it is capped here.
+MAX_SLIDING_WINDOW = 1 << 31
 
 # Defaults applied when a field is left out (docs/profile.md lists each with its reason).
 DEFAULT_DEADLINE_DAYS = 90.0
@@ -310,13 +322,21 @@ def resolve_profile(profile: Profile, name: str, catalog: object, digest: str) -
                               power_limit_kw=c.power_limit_kw)
     return Workload(name=profile.name or Path(name).stem, model_name=model_name, arch=arch, training=training,
                     serving=serving, constraints=constraints, assumptions=tuple(notes), source=name,
-                    input_sha256=digest)
+                    input_sha256=digest,
+                    input_files=(str(_hf_path(profile.model.hf_config, name)),) if profile.model.hf_config else ())
+
+
+def _hf_path(hf_config: str, name: str) -> Path:
+    """``model.hf_config`` as a path; a relative one is relative to the profile's directory."""
+    path = Path(hf_config)
+    return path if path.is_absolute() else Path(name).parent / path
 
 
 def _resolve_model(m: ModelSection, name: str, catalog: object, notes: list[Assumption]) -> tuple[Architecture, str]:
     from gpuplan.catalog.loader import Catalog
 
     assert isinstance(catalog, Catalog)
+    where, where_field = name, "model"  # where an absurd size is reported
     if m.preset:
         preset = catalog.lookup("model", m.preset, file=name, field_path="model.preset")
         spec = ArchitectureSpec.model_validate(preset.arch_fields())
@@ -324,10 +344,9 @@ def _resolve_model(m: ModelSection, name: str, catalog: object, notes: list[Assu
     elif m.hf_config:
         from gpuplan.hf_config import read_hf_config
 
-        path = Path(m.hf_config)
-        if not path.is_absolute():
-            path = Path(name).parent / path
+        path = _hf_path(m.hf_config, name)
         spec = read_hf_config(path)
+        where, where_field = str(path), "config"
         label = m.name or path.parent.name or path.stem
     elif m.params is not None:
         arch = derive_from_params(m.params)
@@ -343,9 +362,28 @@ def _resolve_model(m: ModelSection, name: str, catalog: object, notes: list[Assu
         arch, applied = resolve(spec)
     except ValueError as exc:
         raise InputError(str(exc), file=name, field="model") from None
+    _check_magnitude(arch, where, where_field)
     for fld, value, reason in applied:
         notes.append(Assumption(f"model.{fld}", str(value), reason))
     return arch, label
+
+
+def _check_magnitude(arch: Architecture, name: str, field: str = "model") -> None:
+    """Refuse absurd sizes from a preset, an hf_config or architecture fields (typos, hostile input)."""
+    for fld, value in vars(arch).items():
+        limit = MAX_SLIDING_WINDOW if fld == "sliding_window" else MAX_DIMENSION
+        if isinstance(value, int) and not isinstance(value, bool) and value > limit:
+            raise InputError(f"{fld} = {_count(value)} is larger than the limit of {limit:,}; not a plausible model",
+                             file=name, field=field)
+    total = arch.total_params
+    if total > MAX_PARAMS:
+        raise InputError(f"the architecture has {_count(total)} parameters, more than the limit of 1e{round(math.log10(MAX_PARAMS))}",
+                         file=name, field=field)
+
+
+def _count(n: int) -> str:
+    """An integer for a message, without converting a huge one to float or to 4,000 digits."""
+    return f"{n:,}" if n < 10**12 else f"about 1e{int((n.bit_length() - 1) * 0.30103)}"
 
 
 def _allowed_gpus(c: ConstraintsSection, catalog: object, name: str) -> list[str]:

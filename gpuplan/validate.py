@@ -17,7 +17,7 @@ from gpuplan.cases import CaseInput, NotModelled
 from gpuplan.catalog.loader import Catalog
 from gpuplan.errors import InputError
 from gpuplan.io import pydantic_error, read_toml
-from gpuplan.types import Id
+from gpuplan.types import Id, NonNegative
 
 
 class CaseModel(ArchitectureSpec):
@@ -33,7 +33,7 @@ class Case(BaseModel):
     note: str | None = None
     model: CaseModel | None = None
     run: dict[str, Any] = {}
-    measured: dict[str, float] = Field(min_length=1)
+    measured: dict[str, NonNegative] = Field(min_length=1)
 
 
 class CaseFile(BaseModel):

@@ -6,12 +6,16 @@ TOML file and in docs/serving-model.md. No number here: a catalog without the fi
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from gpuplan.catalog.loader import Catalog
 from gpuplan.errors import InputError
 from gpuplan.io import pydantic_error
 from gpuplan.types import Fraction, NonNegative, Positive
+
+if TYPE_CHECKING:
+    from gpuplan.catalog.loader import Catalog
 
 _STRICT = ConfigDict(extra="forbid", frozen=True)
 

@@ -256,7 +256,7 @@ def _cost_words(opt: Option, pricing: str) -> str:
         return "unpriced"
     if pricing == "cloud":
         return f"${f.objective:,.2f}/h"
-    return f"${f.objective:,.0f} capex"
+    return f"${f.objective:,.0f} server capex"
 
 
 def _option_out(opt: Option, chosen: Option, workload: Workload) -> ServingOption:

@@ -7,12 +7,14 @@ Nothing here is per GPU (per-GPU ceilings are in the GPU records) or per validat
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from gpuplan.catalog.loader import Catalog
 from gpuplan.errors import InputError
+
+if TYPE_CHECKING:
+    from gpuplan.catalog.loader import Catalog
 
 _Pos = Field(gt=0, allow_inf_nan=False)
 _NonNeg = Field(ge=0, allow_inf_nan=False)

@@ -353,7 +353,8 @@ def _reasons(job: Job, gpu: Gpu, e: Evaluation, target: Target, workload: Worklo
         what = f"fastest layout on {target.gpus:,} GPUs"
     else:
         what = f"fastest plan within ${target.budget_usd:,.0f}"
-    price = f"; {target.pricing} cost ${cost:,.0f}" if cost is not None else f"; no {target.pricing} price in the catalog"
+    label = "server capex" if target.pricing == "capex" else "cloud cost"
+    price = f"; {label} ${cost:,.0f}" if cost is not None else f"; no {target.pricing} price in the catalog"
     out.append(f"{gpu.id}: {what}: {e.gpus:,} GPUs, {_short(lay)}, micro-batch {lay.micro_batch}, "
                f"{rc}, ZeRO-{lay.zero}{', SP' if lay.sequence_parallel else ''}; {e.wall_days:.1f} days "
                f"end to end{price}")
