@@ -1,0 +1,1 @@
+"""Hostile-input tests: gpuplan on untrusted pull-request content (docs/security.md)."""
