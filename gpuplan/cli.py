@@ -2,7 +2,8 @@
 
 Exit codes: 0 done (every gate passed), 1 a gate failed (infeasible, over budget, validation
 miss), 2 bad input or usage, 3 internal error. Data goes to stdout, everything else to stderr.
-Heavy modules (planners, networkx, rich) are imported inside the commands that need them.
+Heavy modules (planners, networkx, rich) are imported inside the commands that need them. The
+CI commands (render, check, diff, tf-external) are in :mod:`gpuplan.cli_ci`.
 """
 
 from __future__ import annotations
@@ -10,65 +11,33 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Optional
 
 import typer
 
-from gpuplan import __version__
-
-if TYPE_CHECKING:
-    from gpuplan.catalog.loader import Catalog
-
-EXIT_OK, EXIT_GATE, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
-
-app = typer.Typer(
-    name="gpuplan",
-    help="\b\nExample:  gpuplan recommend examples/llama-70b-train-serve.toml --format json\n\n"
-         "Plan GPU clusters for training and serving: SKU, count, layout, fabric, topology and BOM.\n\n"
-         "Exit codes: 0 ok, 1 a gate failed, 2 bad input, 3 internal error.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"]},
+from gpuplan.cli_common import (
+    EXIT_GATE,
+    EXIT_INPUT,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    CatalogOpt,
+    ExitZeroOpt,
+    NoColorOpt,
+    OutOpt,
+    OutputsOpt,
+    QuietOpt,
+    VerboseOpt,
+    app,
+    catalog_app,
+    catalog_inputs,
+    check_formats,
+    emit,
+    load_catalog_cli,
+    note,
+    phases_of,
 )
-catalog_app = typer.Typer(
-    help="\b\nExample:  gpuplan catalog gpus    |    gpuplan catalog gpus h100\n\nList and show catalog records.",
-    short_help="List and show catalog records.",
-    no_args_is_help=True, rich_markup_mode=None,
-)
-app.add_typer(catalog_app, name="catalog")
 
-
-def _version(value: bool) -> None:
-    if value:
-        sys.stdout.write(f"gpuplan {__version__}\n")
-        raise typer.Exit(EXIT_OK)
-
-
-@app.callback()
-def _root(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
-) -> None:
-    """gpuplan."""
-
-
-def note(message: str, *, quiet: bool = False) -> None:
-    """A human message on stderr (never stdout)."""
-    if not quiet:
-        sys.stderr.write(f"gpuplan: {message}\n")
-
-
-def load_catalog_cli(catalog_dirs: list[Path] | None) -> "Catalog":
-    from gpuplan.catalog.loader import load_catalog
-
-    return load_catalog(catalog_inputs(catalog_dirs))
-
-
-def catalog_inputs(catalog_dirs: list[Path] | None) -> list[str]:
-    """The overlay directories of the run (flags and GPUPLAN_CATALOG): no output may land inside one."""
-    env = os.environ.get("GPUPLAN_CATALOG")
-    return [p for p in (env or "").split(os.pathsep) if p] + [str(p) for p in catalog_dirs or []]
+__all__ = ["app", "main"]
 
 
 def _default_profile_text() -> tuple[str, str]:
@@ -76,84 +45,31 @@ def _default_profile_text() -> tuple[str, str]:
     return path.read_text(encoding="utf-8"), "<built-in default: default-llama-3.1-70b>"
 
 
-CatalogOpt = typer.Option(None, "--catalog", help="Overlay catalog directory (repeatable; also GPUPLAN_CATALOG).")
-QuietOpt = typer.Option(False, "--quiet", "-q", help="Only the result; no notes on stderr.")
-VerboseOpt = typer.Option(0, "--verbose", "-v", count=True, help="More detail in the table report.")
-NoColorOpt = typer.Option(False, "--no-color", help="No colour (also NO_COLOR).")
-
-
-def parse_outputs(outputs: list[str]) -> list[tuple[str, str]]:
-    from gpuplan.errors import InputError
-
-    pairs = []
-    for spec in outputs:
-        fmt, sep, path = spec.partition(":")
-        if not sep or not fmt or not path:
-            raise InputError(f"expected FORMAT:PATH, got {spec!r}", field="--output")
-        pairs.append((fmt, path))
-    return pairs
-
-
-def check_targets(fmt: str, outputs: list[str]) -> None:
-    """Validate every requested format before planning, so bad flags fail fast and write nothing."""
-    from gpuplan.errors import InputError, did_you_mean
-    from gpuplan.render import FORMATS
-
-    for flag, f in [("--format", fmt)] + [("--output", f) for f, _ in parse_outputs(outputs)]:
-        if f not in FORMATS:
-            raise InputError(f"unknown format {f!r}{did_you_mean(f, FORMATS)}; expected one of {', '.join(FORMATS)}",
-                             field=flag)
-
-
-def emit(plan: Any, fmt: str, out: Optional[Path], outputs: list[str], *, inputs: list[str], color: bool,
-         verbose: int, field_lines: Optional[dict[str, int]] = None) -> None:
-    """Render once per requested format and write every output atomically, or none on error."""
-    from gpuplan.io import refuse_inputs, write_atomic
-    from gpuplan.render import RenderOptions, render
-
-    targets = [(fmt, str(out) if out else "-")] + parse_outputs(outputs)
-    for _, path in targets:  # every target is checked before any file is written
-        if path != "-":
-            refuse_inputs(path, inputs)
-    use_color = color and not os.environ.get("NO_COLOR") and sys.stdout.isatty()
-    rendered = []
-    for f, path in targets:  # render everything before writing anything
-        options = RenderOptions(color=use_color and path == "-", verbose=verbose, field_lines=field_lines)
-        rendered.append((path, render(plan, f, options)))
-    for path, text in rendered:
-        if path == "-":
-            sys.stdout.write(text)
-        else:
-            write_atomic(path, text, protect=inputs)
-
-
 @app.command(short_help="Recommend hardware, layout, network and BOM for a workload.")
 def recommend(
     profile: Optional[Path] = typer.Argument(None, help="Workload profile (TOML). Omit for the built-in default."),
     fmt: str = typer.Option("table", "--format", "-f", help="table, json, markdown, tfvars, tf-external, sarif, junit, github, html."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write the --format output to PATH instead of stdout."),
-    outputs: list[str] = typer.Option([], "--output", help="Also write FORMAT:PATH (repeatable)."),
+    out: Optional[Path] = OutOpt,
+    outputs: list[str] = OutputsOpt,
     phase: str = typer.Option("both", "--phase", help="training, serving or both."),
     catalog: Optional[list[Path]] = CatalogOpt,
     quiet: bool = QuietOpt,
     verbose: int = VerboseOpt,
     no_color: bool = NoColorOpt,
-    exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when a gate fails."),
+    exit_zero: bool = ExitZeroOpt,
 ) -> None:
     """\b
     Example:  gpuplan recommend examples/llama-70b-train-serve.toml --format json -o plan.json
 
     Recommend hardware, layout, network and BOM for a workload, separately for training and serving.
     """
-    from gpuplan.errors import InputError
+    from gpuplan.io import read_text
     from gpuplan.planner import plan_workload
     from gpuplan.profile import load_profile_text
-    from gpuplan.io import read_text
+    from gpuplan.render import FORMATS, progress
 
-    phases = {"both": ("training", "serving"), "training": ("training",), "serving": ("serving",)}
-    if phase not in phases:
-        raise InputError(f"expected training, serving or both, got {phase!r}", field="--phase")
-    check_targets(fmt, outputs)
+    phases = phases_of(phase)
+    check_formats(fmt, outputs, tuple(FORMATS))
     cat = load_catalog_cli(catalog)
     if profile is None:
         text, name = _default_profile_text()
@@ -162,10 +78,8 @@ def recommend(
     else:
         text, name = read_text(profile), str(profile)
     workload = load_profile_text(text, name, cat)
-    from gpuplan.render import progress
-
     with progress(f"planning {workload.name}", quiet=quiet):
-        result = plan_workload(workload, cat, phases=phases[phase])
+        result = plan_workload(workload, cat, phases=phases)
     inputs = ([str(profile)] if profile else []) + list(workload.input_files) + catalog_inputs(catalog)
     emit(result, fmt, out, outputs, inputs=inputs, color=not no_color, verbose=verbose,
          field_lines=workload.field_lines)
@@ -294,4 +208,5 @@ def main(argv: list[str] | None = None) -> None:
     raise SystemExit(code if isinstance(code, int) else EXIT_OK)
 
 
-from gpuplan import cli_ci as _cli_ci  # noqa: E402,F401  (registers render, check, diff, tf-external)
+# Registers render, check, diff and tf-external after the commands above, in help order.
+from gpuplan import cli_ci  # noqa: E402,F401

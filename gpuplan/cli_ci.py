@@ -1,7 +1,7 @@
 """Commands for CI and Terraform: ``render``, ``check``, ``diff`` and ``tf-external``.
 
 They parse flags and call the library (:mod:`gpuplan.plan_io`, :mod:`gpuplan.check`,
-:mod:`gpuplan.diff`); output goes through :func:`gpuplan.cli.emit`, so every file is rendered
+:mod:`gpuplan.diff`); output goes through :func:`gpuplan.cli_common.emit`, so every file is rendered
 first and then written atomically, never over an input. Registered on the app by the import at the
 end of :mod:`gpuplan.cli`; heavy modules are imported inside the commands.
 """
@@ -15,48 +15,30 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from gpuplan.cli import (
+from gpuplan.cli_common import (
     EXIT_GATE,
     CatalogOpt,
+    ExitZeroOpt,
     NoColorOpt,
+    OutOpt,
+    OutputsOpt,
     QuietOpt,
     VerboseOpt,
     app,
+    catalog_inputs,
+    check_formats,
     emit,
     load_catalog_cli,
     note,
-    parse_outputs,
+    phases_of,
 )
 
 if TYPE_CHECKING:
     from gpuplan.catalog.loader import Catalog
     from gpuplan.plan import Plan
 
-OutOpt = typer.Option(None, "--out", "-o", help="Write the --format output to PATH instead of stdout.")
-OutputsOpt = typer.Option([], "--output", help="Also write FORMAT:PATH (repeatable).")
-ExitZeroOpt = typer.Option(False, "--exit-zero", help="Exit 0 even when a gate fails.")
-
 #: Keys of the query object ``gpuplan tf-external`` reads on stdin.
 TF_QUERY_KEYS = ("profile", "phase", "catalog")
-PHASES = {"both": ("training", "serving"), "training": ("training",), "serving": ("serving",)}
-
-
-def _formats(fmt: str, outputs: list[str], allowed: tuple[str, ...]) -> None:
-    """Refuse an unknown format before any planning (exit 2 at once)."""
-    from gpuplan.errors import InputError, did_you_mean
-
-    for f in [fmt] + [f for f, _ in parse_outputs(outputs)]:
-        if f not in allowed:
-            raise InputError(f"unknown format {f!r}{did_you_mean(f, allowed)}; expected one of {', '.join(allowed)}",
-                             field="--format")
-
-
-def _phases(phase: str) -> tuple[str, ...]:
-    from gpuplan.errors import InputError
-
-    if phase not in PHASES:
-        raise InputError(f"expected training, serving or both, got {phase!r}", field="--phase")
-    return PHASES[phase]
 
 
 def _plan_profile(path: Path, catalog: "Catalog", phases: tuple[str, ...], *, quiet: bool) -> "Plan":
@@ -90,7 +72,7 @@ def render_command(
     from gpuplan.plan_io import load_plan
     from gpuplan.render import FORMATS
 
-    _formats(fmt, outputs, tuple(FORMATS))
+    check_formats(fmt, outputs, tuple(FORMATS))
     plan = load_plan(plan_file)
     emit(plan, fmt, out, outputs, inputs=[str(plan_file)], color=not no_color, verbose=verbose)
 
@@ -127,13 +109,14 @@ def check_command(
 
     if fail_on not in ("error", "warning"):
         raise InputError(f"expected error or warning, got {fail_on!r}", field="--fail-on")
-    _formats(fmt, outputs, CHECK_FORMATS)
+    check_formats(fmt, outputs, CHECK_FORMATS)
     cat = load_catalog_cli(catalog)
     workload = load_profile_text(read_text(profile), str(profile), cat)
     cluster_text = read_text(against)
     with progress(f"planning {profile} on {against}", quiet=quiet):
         result = run_check(workload, cat, cluster_text, str(against))
-    emit(result, fmt, out, outputs, inputs=[str(profile), str(against)], color=not no_color, verbose=verbose)
+    inputs = [str(profile), str(against), *workload.input_files, *catalog_inputs(catalog)]
+    emit(result, fmt, out, outputs, inputs=inputs, color=not no_color, verbose=verbose)
     for g in result.gates:
         if not g.passed:
             note(f"{g.phase} {g.name} {'failed' if g.severity == 'error' else 'warning'}: {g.message}", quiet=quiet)
@@ -169,8 +152,8 @@ def diff_command(
     from gpuplan.plan_io import is_plan_file, load_plan
     from gpuplan.render import DIFF_FORMATS
 
-    _formats(fmt, outputs, DIFF_FORMATS)
-    phases = _phases(phase)
+    check_formats(fmt, outputs, DIFF_FORMATS)
+    phases = phases_of(phase)
     cat: Catalog | None = None
     plans = []
     for path in (base, new):
@@ -180,7 +163,8 @@ def diff_command(
             cat = cat or load_catalog_cli(catalog)
             plans.append(_plan_profile(path, cat, phases, quiet=quiet))
     result = diff_plans(plans[0], plans[1], base_name=str(base), new_name=str(new))
-    emit(result, fmt, out, outputs, inputs=[str(base), str(new)], color=not no_color, verbose=0)
+    emit(result, fmt, out, outputs, inputs=[str(base), str(new), *catalog_inputs(catalog)], color=not no_color,
+         verbose=0)
     gate = result.new_errors > 0
     if result.new_errors:
         note(f"the new plan has {result.new_errors} error finding(s)", quiet=quiet)
@@ -229,7 +213,7 @@ def tf_external_command() -> None:
                              field=key)
     if not query.get("profile"):
         raise InputError("required key is missing", file="<stdin>", field="profile")
-    phases = _phases(query.get("phase") or "both")
+    phases = phases_of(query.get("phase") or "both")
     overlays = [Path(p) for p in (query.get("catalog") or "").split(os.pathsep) if p]
     cat = load_catalog_cli(overlays)
     plan = _plan_profile(Path(query["profile"]), cat, phases, quiet=True)

@@ -107,7 +107,7 @@ def test_bad_cluster_is_exit_2_in_one_line(cli, planner, tmp_path, cluster, mess
 @pytest.mark.parametrize("args, message", [
     (["--fail-on", "note"], "--fail-on: expected error or warning"),
     (["--format", "html"], "--format: unknown format 'html'"),
-    (["--output", "tfvars:x.json"], "--format: unknown format 'tfvars'"),
+    (["--output", "tfvars:x.json"], "--output: unknown format 'tfvars'"),
 ])
 def test_bad_flags_are_exit_2(cli, planner, args, message):
     r = cli("check", PROFILE, "--against", TRAIN, "--catalog", CATALOG, *args)
