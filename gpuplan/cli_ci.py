@@ -1,4 +1,4 @@
-"""Commands for CI and Terraform: ``render``, ``check``, ``diff`` and ``tf-external``.
+"""Commands for CI and Terraform: ``render``, ``check``, ``diff``, ``graph`` and ``tf-external``.
 
 They parse flags and call the library (:mod:`gpuplan.plan_io`, :mod:`gpuplan.check`,
 :mod:`gpuplan.diff`); output goes through :func:`gpuplan.cli_common.emit`, so every file is rendered
@@ -179,6 +179,49 @@ def diff_command(
             gate = True
     if gate and not exit_zero:
         raise typer.Exit(EXIT_GATE)
+
+
+@app.command(
+    "graph",
+    help="\b\nExample:  gpuplan graph plan.json --phase training --format graphml -o fabric.graphml\n\n"
+         "Export one phase's network topology as a graph: GraphML (yEd, Gephi, Cytoscape) or networkx "
+         "node-link JSON. One vertex per server and switch; parallel links are one edge with 'multiplicity' "
+         "and 'capacity_gbit' (docs/fabric-model.md). Reads a saved plan JSON, or plans a profile.",
+    short_help="Export a phase's network topology as GraphML or node-link JSON.",
+)
+def graph_command(
+    source: Path = typer.Argument(..., metavar="PLAN_OR_PROFILE", help="A plan (JSON) or a profile (TOML)."),
+    phase: str = typer.Option(..., "--phase", help="training or serving."),
+    fmt: str = typer.Option("graphml", "--format", "-f", help="graphml or node-link."),
+    out: Optional[Path] = OutOpt,
+    catalog: Optional[list[Path]] = CatalogOpt,
+    quiet: bool = QuietOpt,
+) -> None:
+    import json
+
+    from gpuplan.errors import InputError
+    from gpuplan.fabric.graph import graphml_text, node_link
+    from gpuplan.io import refuse_inputs, write_atomic
+    from gpuplan.plan_io import is_plan_file, load_plan
+
+    check_formats(fmt, [], ("graphml", "node-link"))
+    if phase not in ("training", "serving"):
+        raise InputError(f"expected training or serving, got {phase!r}", field="--phase")
+    if is_plan_file(source):
+        plan = load_plan(source)
+    else:
+        plan = _plan_profile(source, load_catalog_cli(catalog), (phase,), quiet=quiet)
+    planned = getattr(plan, phase)
+    topology = planned.topology if planned is not None else None
+    if topology is None or topology.clos is None:
+        raise InputError(f"the plan has no {phase} network topology to export", file=str(source), field=phase)
+    text = graphml_text(topology) if fmt == "graphml" else json.dumps(node_link(topology), sort_keys=True) + "\n"
+    if out is None:
+        sys.stdout.write(text)
+        return
+    inputs = [str(source), *catalog_inputs(catalog)]
+    refuse_inputs(out, inputs)
+    write_atomic(out, text, protect=inputs)
 
 
 @app.command(

@@ -265,14 +265,14 @@ def _bisection(g: "nx.Graph") -> float:
 
 
 # ---------------------------------------------------------------------------- exports
-def export_graphml(topology: Topology, path: str) -> None:
-    """Write the graph as GraphML (yEd, Gephi, Cytoscape read it)."""
+def graphml_text(topology: Topology) -> str:
+    """The graph as GraphML text (yEd, Gephi and Cytoscape read it)."""
     import networkx as nx
 
-    nx.write_graphml(build_graph(topology), path)
+    return "\n".join(nx.generate_graphml(build_graph(topology))) + "\n"
 
 
-def export_node_link(topology: Topology) -> dict[str, Any]:
+def node_link(topology: Topology) -> dict[str, Any]:
     """The graph as a JSON-serialisable node-link dict (``nodes``, ``edges``, ``graph``)."""
     import networkx as nx
 
