@@ -178,7 +178,7 @@ def _oob_switch(catalog: Catalog) -> Switch | None:
 def build_bom(phase: str, gpu: Gpu, gpus: int, interconnect: Interconnect, topology: Topology,
               catalog: Catalog) -> Bom:
     """The bill of materials of one phase (see the module docstring for the rules)."""
-    nodes = max(topology.nodes, -(-gpus // gpu.gpus_per_node))
+    nodes = max(topology.nodes, gpu.servers_for(gpus))
     lines = _server_lines(gpu, nodes, catalog)
     nets: list[_Net] = []
     if topology.kind != "none" and topology.switch:

@@ -121,6 +121,20 @@ class Gpu(BaseModel):
             "int4": self.int4_dense_tops,
         }.get(dtype)
 
+    @property
+    def purchase_unit_nodes(self) -> int:
+        """Servers bought together: a rack-scale superchip system (GB200 NVL72) is sold, powered and
+        wired as one rack of ``scaleup_domain / gpus_per_node`` trays; anything else by the server."""
+        if self.form_factor == "superchip" and self.scaleup_domain > self.gpus_per_node:
+            return -(-self.scaleup_domain // self.gpus_per_node)
+        return 1
+
+    def servers_for(self, gpus: int) -> int:
+        """Servers to buy for ``gpus`` GPUs: whole servers, rounded up to whole purchase units (the
+        trays a job leaves idle in the last NVL72 rack are its hot spares)."""
+        unit = self.purchase_unit_nodes
+        return -(-(-(-gpus // self.gpus_per_node)) // unit) * unit
+
     def matmul_efficiency(self, dtype: str) -> float:
         """Measured matmul efficiency for a dtype; falls back to the bf16 figure."""
         eff = self.efficiency

@@ -72,7 +72,7 @@ def design_fabric(demand: TrafficDemand, gpu: Gpu, catalog: Catalog, *, oversubs
                          field="topology")
     if oversubscription is not None and not (oversubscription > 0 and math.isfinite(oversubscription)):
         raise InputError("oversubscription must be a positive number", field="oversubscription")
-    nodes = -(-demand.gpus // gpu.gpus_per_node)
+    nodes = gpu.servers_for(demand.gpus)  # spare trays of a last NVL72 rack are cabled too
     reasons = [_scaleup_reason(gpu, demand.gpus)]
     if demand.phase == "serving":
         return _serving(demand, gpu, catalog, nodes, reasons, oversubscription, topology, scalable_unit_nodes,

@@ -47,16 +47,9 @@ def nodes_for(replicas: int, gpus_per_replica: int, gpus_per_node: int, nodes_pe
     return math.ceil(nodes / nodes_per_unit) * nodes_per_unit
 
 
-def nodes_per_purchase_unit(gpu: Gpu) -> int:
-    """Servers bought together: a whole NVLink domain for rack-scale superchip systems, else one."""
-    if gpu.form_factor == "superchip" and gpu.scaleup_domain > gpu.gpus_per_node:
-        return math.ceil(gpu.scaleup_domain / gpu.gpus_per_node)
-    return 1
-
-
 def fleet_cost(gpu: Gpu, replicas: int, gpus_per_replica: int, pricing: str, cost: Cost) -> FleetCost:
     """Servers, capex, cloud $/h, power and the ranking cost of a fleet."""
-    nodes = nodes_for(replicas, gpus_per_replica, gpu.gpus_per_node, nodes_per_purchase_unit(gpu))
+    nodes = nodes_for(replicas, gpus_per_replica, gpu.gpus_per_node, gpu.purchase_unit_nodes)
     capex = nodes * gpu.node_price_usd if gpu.node_price_usd is not None else None
     billed = replicas * gpus_per_replica if gpu.form_factor == "pcie" else nodes * gpu.gpus_per_node
     cloud = billed * gpu.cloud_usd_per_gpu_hour if gpu.cloud_usd_per_gpu_hour is not None else None

@@ -174,7 +174,7 @@ def _plan_gpu(ev: Evaluator, target: Target, workload: Workload) -> tuple[_Candi
         return replace(cand, meets=False), (f"the plan costs ${cost:,.0f}, over the ${cap:,.0f} budget "
                                             f"by {cost / cap - 1:.0%}")
     limit = workload.constraints.power_limit_kw
-    power = -(-best.gpus // gpu.gpus_per_node) * gpu.node_power_kw
+    power = gpu.servers_for(best.gpus) * gpu.node_power_kw
     if limit is not None and power > limit:
         return replace(cand, meets=False), (f"{best.gpus:,} GPUs draw {power:,.0f} kW, over the "
                                             f"{limit:,.0f} kW power limit by {power / limit - 1:.0%}")
@@ -274,7 +274,7 @@ def bound_of(e: Evaluation) -> tuple[str, dict[str, float]]:
 
 def _option(c: _Candidate, batch: int) -> TrainingOption:
     e = c.best
-    return TrainingOption(gpu=c.gpu.id, gpus=e.gpus, nodes=-(-e.gpus // c.gpu.gpus_per_node),
+    return TrainingOption(gpu=c.gpu.id, gpus=e.gpus, nodes=c.gpu.servers_for(e.gpus),
                           layout=_layout(e, batch), step_time_s=e.step_time, mfu=e.mfu, wall_clock_days=e.wall_days,
                           gpu_hours=e.gpu_hours, cost_usd=c.cost, meets_target=c.meets, bound=bound_of(e)[0])
 
@@ -298,7 +298,7 @@ def _breakdown(e: Evaluation) -> TrainingBreakdown:
 def _plan(job: Job, gpu: Gpu, e: Evaluation, target: Target, workload: Workload, catalog: Catalog,
           cal: TrainingCalibration, alternatives: list[TrainingOption], infeasible: list[str],
           ranked: list[_Candidate] | None = None) -> TrainingPlan:
-    nodes = -(-e.gpus // gpu.gpus_per_node)
+    nodes = gpu.servers_for(e.gpus)
     capex = nodes * gpu.node_price_usd if gpu.node_price_usd else None
     cloud_rate = e.gpus * gpu.cloud_usd_per_gpu_hour if gpu.cloud_usd_per_gpu_hour else None
     run_cost = cost_usd(gpu, e.gpus, e.gpu_hours, target.pricing)
@@ -358,6 +358,10 @@ def _reasons(job: Job, gpu: Gpu, e: Evaluation, target: Target, workload: Worklo
     out.append(f"{gpu.id}: {what}: {e.gpus:,} GPUs, {_short(lay)}, micro-batch {lay.micro_batch}, "
                f"{rc}, ZeRO-{lay.zero}{', SP' if lay.sequence_parallel else ''}; {e.wall_days:.1f} days "
                f"end to end{price}")
+    servers = gpu.servers_for(e.gpus)
+    if servers * gpu.gpus_per_node > e.gpus:
+        out.append(f"servers: {servers:,} bought ({gpu.purchase_unit_nodes} per {gpu.scaleup_domain}-GPU rack, sold "
+                   f"whole); the {servers * gpu.gpus_per_node - e.gpus:,} GPUs the layout leaves idle are hot spares")
     bound, shares = bound_of(e)
     parts = ", ".join(f"{k} {v:.0%}" for k, v in sorted(shares.items(), key=lambda kv: (-kv[1], kv[0])) if v >= 0.01)
     out.append(f"bound: {bound} (step {e.step_time:.2f} s: {parts}); MFU {e.mfu:.1%}, HFU {e.hfu:.1%} "

@@ -251,11 +251,10 @@ class Target:
 
 
 def cost_usd(gpu: Gpu, gpus: int, gpu_hours: float, pricing: str) -> float | None:
-    """Capex: nodes x node price; cloud: GPU-hours x the hourly rate. None when unpriced."""
+    """Capex: servers bought x server price; cloud: GPU-hours x the hourly rate. None when unpriced."""
     if pricing == "cloud":
         return gpu_hours * gpu.cloud_usd_per_gpu_hour if gpu.cloud_usd_per_gpu_hour else None
-    nodes = -(-gpus // gpu.gpus_per_node)
-    return nodes * gpu.node_price_usd if gpu.node_price_usd else None
+    return gpu.servers_for(gpus) * gpu.node_price_usd if gpu.node_price_usd else None
 
 
 @dataclass
@@ -379,7 +378,7 @@ def _dp_values(ev: Evaluator, target: Target, mp: int, mb: int, ep: int, cp: int
                 continue
         elif target.whole_nodes and n % gpn:
             continue
-        if target.power_limit_kw is not None and -(-n // gpn) * ev.gpu.node_power_kw > target.power_limit_kw:
+        if target.power_limit_kw is not None and ev.gpu.servers_for(n) * ev.gpu.node_power_kw > target.power_limit_kw:
             continue
         out.append(d)
     return out

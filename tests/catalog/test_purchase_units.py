@@ -1,0 +1,41 @@
+"""Servers are bought whole, and rack-scale NVLink systems (GB200 NVL72) by the whole rack."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuplan.catalog import load_catalog
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return load_catalog()
+
+
+def test_nvl72_is_bought_by_the_rack(catalog):
+    gb200 = catalog.gpu("gb200-nvl72")
+    # RA-11338-001: one NVL72 rack = 18 compute trays of 4 GPUs (72 GPUs in one NVLink domain).
+    assert gb200.purchase_unit_nodes == 18
+    assert gb200.servers_for(72) == 18
+    assert gb200.servers_for(73) == 36          # a 73rd GPU needs a second rack
+    assert gb200.servers_for(7168) == 1800      # 99.6 racks -> 100 racks of 18 trays
+
+
+def test_hgx_servers_are_bought_one_at_a_time(catalog):
+    h100 = catalog.gpu("h100-sxm-80gb")
+    assert h100.purchase_unit_nodes == 1
+    assert [h100.servers_for(n) for n in (1, 8, 9, 1024)] == [1, 1, 2, 128]
+
+
+def test_training_plan_prices_whole_racks(catalog):
+    from gpuplan.planner import plan_workload
+    from gpuplan.profile import load_profile_text
+
+    text = ('[model]\npreset = "llama-3.1-70b"\n[training]\ntokens = 1e12\ngpus = 128\nsequence_length = 4096\n'
+            '[constraints]\nallow_gpus = ["gb200-nvl72"]\n')
+    plan = plan_workload(load_profile_text(text, "p.toml", catalog), catalog, phases=("training",)).training
+    gb200 = catalog.gpu("gb200-nvl72")
+    assert plan.gpus == 128 and plan.nodes == 36   # 32 trays in use, two racks bought
+    servers = next(i for i in plan.bom.items if i.category == "server" and i.unit_price_usd)
+    assert servers.quantity == 36 and servers.unit_price_usd == gb200.node_price_usd
+    assert any("hot spares" in r for r in plan.reasons)
