@@ -126,10 +126,6 @@ def _frontend_only(demand: TrafficDemand, gpu: Gpu, catalog: Catalog, nodes: int
     if topology is not None and TOPOLOGY_CHOICES[topology] != "fat-tree":
         reasons.append(f"Requested topology {topology!r} ignored: a front-end network is a plain leaf-spine.")
     ratio = oversubscription or frontend_ratio(demand.frontend_gbit_per_node, front, ports)
-    if oversubscription is None:
-        reasons.append(f"Leaf-spine oversubscribed {ratio:g}:1: every node's request traffic crosses the spine, "
-                       f"and {demand.frontend_gbit_per_node:.3g} Gb/s per node fits in 1/{ratio:g} of "
-                       f"{ports} x {front.port_gbit:g}G at {front.efficiency:.0%} efficiency.")
     nic = pick_nic(catalog, front, gpu=None, ports=ports)
     try:
         switch_id, radix = _switch_for(front, catalog, nodes * ports, ratio)
@@ -138,6 +134,13 @@ def _frontend_only(demand: TrafficDemand, gpu: Gpu, catalog: Catalog, nodes: int
     except SizingError as exc:
         raise InputError(str(exc), field="gpus") from None
     topo = _finish(design, switch_id, front.port_gbit, check, frontend=True)
+    if oversubscription is None and topo.tiers > 1:
+        reasons.append(f"Leaf-spine oversubscribed {ratio:g}:1: every node's request traffic crosses the spine, "
+                       f"and {demand.frontend_gbit_per_node:.3g} Gb/s per node fits in 1/{ratio:g} of "
+                       f"{ports} x {front.port_gbit:g}G at {front.efficiency:.0%} efficiency.")
+    elif oversubscription is None:
+        reasons.append(f"One leaf switch holds all {nodes:,} node{'s' if nodes != 1 else ''}: no spine tier, "
+                       f"so nothing is oversubscribed.")
     reasons.append(_topology_reason(topo, design))
     ic = Interconnect(scaleup_tech=gpu.scaleup_tech, scaleup_domain_gpus=gpu.scaleup_domain,
                       scaleup_uni_gbps=gpu.scaleup_uni_gbps, scaleout_fabric=front.id, scaleout_kind=front.kind,
@@ -321,7 +324,8 @@ def _topology_reason(topo: Topology, design: ClosDesign) -> str:
         divisor = (f"; {design.spines} spines (not {-(-design.leaves * design.leaf_up // design.spec.radix)}) so each "
                    f"leaf's {design.leaf_up} uplinks divide evenly (RA-11333-001 divisor rule)")
     return (f"Topology: {topo.kind.replace('-', ' ')}, {topo.tiers} tier{'s' if topo.tiers > 1 else ''} of "
-            f"{topo.switch} ({design.spec.radix} ports at {topo.port_gbit:g}G): {', '.join(parts)} switches"
+            f"{topo.switch} ({design.spec.radix} ports at {topo.port_gbit:g}G): {', '.join(parts)} switch"
+            f"{'es' if topo.leaf_switches + topo.spine_switches + topo.core_switches > 1 else ''}"
             f"{unit}; oversubscription {topo.oversubscription:.3g}:1; {topo.max_switch_hops} switch hops worst case; "
             f"bisection {topo.bisection_gbit / 1000:.4g} Tb/s one direction{divisor}.")
 

@@ -130,7 +130,7 @@ def topology(topo: Topology | None) -> str:
     if topo.switch:
         text += f" of {topo.switch}"
     text += f" ({', '.join(switches) or 'no switches'}), {num(topo.oversubscription)}:1"
-    return text + f", {topo.nodes} nodes, {num(topo.bisection_gbit)} Gb/s bisection"
+    return text + f", {plural(topo.nodes, 'node')}, {num(topo.bisection_gbit)} Gb/s bisection"
 
 
 def bom_summary(bom: Bom | None) -> str:

@@ -317,7 +317,7 @@ def _reasons(chosen: Option, workload: Workload, demand: Demand, meeting: list[O
     pct = s.latency_percentile
     out = [
         f"{chosen.gpu.id}: {chosen.replicas} replicas ({chosen.active} + {s.spare_replicas} spare) of "
-        f"{_layout_name(lay)} = {chosen.gpus} GPUs on {chosen.fleet.nodes} servers carry {s.qps:g} QPS with "
+        f"{_layout_name(lay)} = {chosen.gpus} GPUs on {chosen.fleet.nodes} server{'s' if chosen.fleet.nodes != 1 else ''} carry {s.qps:g} QPS with "
         f"TTFT {pct} {op.ttft_target_stat_s * 1e3:.0f} ms <= {s.ttft_ms:g} ms and TPOT {op.tpot_s * 1e3:.1f} ms "
         f"<= {s.tpot_ms:g} ms.",
     ]
