@@ -231,7 +231,7 @@ def _totals(lines: list[BomItem], gpu: Gpu, gpus: int, racks: int, per_rack: int
                         and i.category in ("server", "switch", "transceiver", "cable")})
     power = sum(i.total_power_w or 0.0 for i in lines) / 1000
     net_power = sum(i.total_power_w or 0.0 for i in lines if i.category in NETWORK) / 1000
-    cloud = gpus * gpu.cloud_usd_per_gpu_hour if gpu.cloud_usd_per_gpu_hour else None
+    cloud = gpu.billed_gpus(gpus) * gpu.cloud_usd_per_gpu_hour if gpu.cloud_usd_per_gpu_hour else None
     return Bom(items=lines, capex_usd=sum(i.total_price_usd or 0.0 for i in priced), unpriced_parts=unpriced,
                power_kw=power, network_capex_usd=sum(i.total_price_usd or 0.0 for i in priced if i.category in NETWORK),
                network_power_kw=net_power, racks=racks, rack_power_kw=per_rack * gpu.node_power_kw,

@@ -72,7 +72,8 @@ def _attach_network(phase: str, result: Any, workload: Workload, catalog: Catalo
     bom = build_bom(phase, gpu, plan.gpus, interconnect, topology, catalog)
     update: dict[str, Any] = {"interconnect": interconnect, "topology": topology, "bom": bom,
                               "power_kw": bom.power_kw,
-                              "capex_usd": None if bom.unpriced_parts and not bom.capex_usd else bom.capex_usd}
+                              # without a server price the priced lines are not a capex: say unpriced
+                              "capex_usd": None if gpu.id in bom.unpriced_parts else bom.capex_usd}
     return plan.model_copy(update=update)
 
 

@@ -135,6 +135,11 @@ class Gpu(BaseModel):
         unit = self.purchase_unit_nodes
         return -(-(-(-gpus // self.gpus_per_node)) // unit) * unit
 
+    def billed_gpus(self, gpus: int) -> int:
+        """GPUs a cloud bills for ``gpus`` in use: PCIe cards one by one, everything else by the
+        whole server (an 8-GPU baseboard, an NVL72 rack) as it is rented."""
+        return gpus if self.form_factor == "pcie" else self.servers_for(gpus) * self.gpus_per_node
+
     def matmul_efficiency(self, dtype: str) -> float:
         """Measured matmul efficiency for a dtype; falls back to the bf16 figure."""
         eff = self.efficiency

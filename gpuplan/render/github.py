@@ -39,7 +39,7 @@ def render(plan: Plan, options: RenderOptions) -> str:
     out = []
     for name, phase in (("training", plan.training), ("serving", plan.serving)):
         if phase is not None:
-            out.append(command("notice", headline(name, phase), file=file, title=f"gpuplan {name}"))
+            out.append(command("notice", headline(name, phase, plan.pricing), file=file, title=f"gpuplan {name}"))
     for f in plan.findings:
         line = locate(f.field, lines)
         out.append(command(COMMAND[f.severity], f"{f.phase}: {f.message}", file=file if f.field else None,

@@ -14,7 +14,7 @@ from html import escape
 
 from gpuplan.plan import Bom, Plan, Roofline, ServingPlan, Topology, TrainingPlan
 from gpuplan.render import RenderOptions
-from gpuplan.render.text import bom_summary, headline, num, serving_facts, training_facts, usd
+from gpuplan.render.text import bom_summary, headline, num, serving_facts, serving_option_cost, training_facts, usd
 
 CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2rem auto;max-width:1100px;color:#1b1f24;
@@ -191,9 +191,9 @@ def _bom(bom: Bom | None) -> str:
         ["category", "tier", "part", "qty", "unit", "total", "kW", "source"], rows, right={3, 4, 5, 6})
 
 
-def _phase(name: str, phase: TrainingPlan | ServingPlan) -> str:
-    body = [el("h2", {"class": "ok" if phase.feasible else "error"}, t(headline(name.capitalize(), phase)))]
-    facts = training_facts(phase) if isinstance(phase, TrainingPlan) else serving_facts(phase)
+def _phase(name: str, phase: TrainingPlan | ServingPlan, pricing: str) -> str:
+    body = [el("h2", {"class": "ok" if phase.feasible else "error"}, t(headline(name.capitalize(), phase, pricing)))]
+    facts = training_facts(phase, pricing) if isinstance(phase, TrainingPlan) else serving_facts(phase, pricing)
     body.append(facts_table(facts))
     if phase.feasible:
         body.append(el("h3", None, t("Why")))
@@ -215,7 +215,7 @@ def _phase(name: str, phase: TrainingPlan | ServingPlan) -> str:
                                    right={1, 2, 3}))
         else:
             body.append(html_table(["GPU", "GPUs", "TTFT p99 ms", "TPOT ms", "cost", "meets target", "note"],
-                                   [[a.gpu, f"{a.gpus:,}", num(a.ttft_ms_p99), num(a.tpot_ms), usd(a.cost_usd),
+                                   [[a.gpu, f"{a.gpus:,}", num(a.ttft_ms_p99), num(a.tpot_ms), serving_option_cost(a, pricing),
                                      "yes" if a.meets_target else "no", a.reason] for a in phase.alternatives],
                                    right={1, 2, 3, 4}))
     body.append(_bom(phase.bom))
@@ -234,7 +234,7 @@ def render(plan: Plan, options: RenderOptions) -> str:
     for name in ("training", "serving"):
         phase = getattr(plan, name)
         if phase is not None:
-            body.append(_phase(name, phase))
+            body.append(_phase(name, phase, plan.pricing))
     findings = [el("li", {"class": f.severity}, t(f"{f.severity}: {f.code}: {f.message}"
                                                   + (f" ({f.field})" if f.field else ""))) for f in plan.findings]
     body.append(el("section", {"id": "findings"}, el("h2", None, t("Findings")),

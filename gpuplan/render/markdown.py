@@ -20,6 +20,7 @@ from gpuplan.render.text import (
     pct,
     plural,
     serving_facts,
+    serving_option_cost,
     signed,
     training_facts,
     usd,
@@ -80,8 +81,8 @@ def _bom(bom: Bom | None) -> str:
     return details(summary, body)
 
 
-def _training(t: TrainingPlan) -> str:
-    out = md_table(["", "training"], training_facts(t))
+def _training(t: TrainingPlan, pricing: str) -> str:
+    out = md_table(["", "training"], training_facts(t, pricing))
     if not t.feasible:
         return out
     out += "\n**Why**\n\n" + "".join(f"- {r}\n" for r in t.reasons)
@@ -104,8 +105,8 @@ def _training(t: TrainingPlan) -> str:
     return out + "\n" + _bom(t.bom)
 
 
-def _serving(s: ServingPlan) -> str:
-    out = md_table(["", "serving"], serving_facts(s))
+def _serving(s: ServingPlan, pricing: str) -> str:
+    out = md_table(["", "serving"], serving_facts(s, pricing))
     if not s.feasible:
         return out
     out += "\n**Why**\n\n" + "".join(f"- {r}\n" for r in s.reasons)
@@ -126,7 +127,7 @@ def _serving(s: ServingPlan) -> str:
                 f"{d.reason}\n")
     if s.alternatives:
         rows = [[a.gpu, f"{a.gpus:,}", a.replicas, f"TP{a.layout.tp} PP{a.layout.pp}", num(a.ttft_ms_p99),
-                 num(a.tpot_ms), num(a.max_qps), usd(a.cost_usd), usd(a.usd_per_million_output_tokens),
+                 num(a.tpot_ms), num(a.max_qps), serving_option_cost(a, pricing), usd(a.usd_per_million_output_tokens),
                  "yes" if a.meets_target else "no", a.reason] for a in s.alternatives]
         out += "\n" + details(f"Alternatives ({len(s.alternatives)})",
                               md_table(["GPU", "GPUs", "replicas", "layout", "TTFT p99 ms", "TPOT ms", "max req/s",
@@ -141,11 +142,11 @@ def render(plan: Plan, options: RenderOptions) -> str:
            f"{m.name} ({m.total_params / 1e9:.1f}B params) · profile `{plan.profile}` · catalog "
            f"{plan.catalog_version} · pricing {plan.pricing} · gpuplan {plan.gpuplan_version}\n\n"]
     phases = [(n, p) for n, p in (("training", plan.training), ("serving", plan.serving)) if p is not None]
-    out += [f"- **{headline(n, p)}**\n" for n, p in phases]
+    out += [f"- **{headline(n, p, plan.pricing)}**\n" for n, p in phases]
     out.append("\n" + _findings(plan.findings))
     for name, phase in phases:
         out.append(f"\n### {name.capitalize()}\n\n")
-        out.append(_training(phase) if isinstance(phase, TrainingPlan) else _serving(phase))  # type: ignore[arg-type]
+        out.append(_training(phase, plan.pricing) if isinstance(phase, TrainingPlan) else _serving(phase, plan.pricing))  # type: ignore[arg-type]
     rows = [[f"`{a.field}`", a.value, a.reason] for a in plan.assumptions]
     out.append("\n" + details(f"Assumptions: {len(rows)} defaults applied",
                               md_table(["field", "value", "reason"], rows) if rows else "None.\n"))

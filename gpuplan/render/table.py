@@ -24,6 +24,7 @@ from gpuplan.render.text import (
     pct,
     plural,
     serving_facts,
+    serving_option_cost,
     signed,
     training_facts,
     usd,
@@ -113,8 +114,8 @@ def _bom(r: _Report, bom: Bom | None) -> None:
         r.line(f"{len(bom.items)} lines; -v lists them")
 
 
-def _training(r: _Report, t: TrainingPlan) -> None:
-    r.facts(training_facts(t))
+def _training(r: _Report, t: TrainingPlan, pricing: str) -> None:
+    r.facts(training_facts(t, pricing))
     if not t.feasible:
         return
     r.line()
@@ -152,8 +153,8 @@ def _training(r: _Report, t: TrainingPlan) -> None:
     _bom(r, t.bom)
 
 
-def _serving(r: _Report, s: ServingPlan) -> None:
-    r.facts(serving_facts(s))
+def _serving(r: _Report, s: ServingPlan, pricing: str) -> None:
+    r.facts(serving_facts(s, pricing))
     if not s.feasible:
         return
     r.line()
@@ -184,7 +185,7 @@ def _serving(r: _Report, s: ServingPlan) -> None:
         shown = _shown(r, s.alternatives)
         r.table(["gpu", "gpus", "layout", "TTFT p99", "TPOT", "req/s", "cost", "$/M tok", "meets"],
                 [[a.gpu, f"{a.gpus:,}", f"TP{a.layout.tp} PP{a.layout.pp}" + (f" EP{a.layout.ep}" if a.layout.ep > 1 else ""),
-                  f"{num(a.ttft_ms_p99)} ms", f"{num(a.tpot_ms)} ms", num(a.max_qps), usd(a.cost_usd),
+                  f"{num(a.ttft_ms_p99)} ms", f"{num(a.tpot_ms)} ms", num(a.max_qps), serving_option_cost(a, pricing),
                   usd(a.usd_per_million_output_tokens), "yes" if a.meets_target else "no"] for a in shown],
                 right={1, 3, 4, 5, 6, 7}, no_wrap={1, 2, 3, 4, 5, 6, 7, 8})
         if r.options.verbose:
@@ -219,9 +220,9 @@ def render(plan: Plan, options: RenderOptions) -> str:
             continue
         r.line()
         style = "bold green" if phase.feasible else "bold red"
-        r.line(headline(name.upper(), phase), style)
+        r.line(headline(name.upper(), phase, plan.pricing), style)
         r.line()
-        _training(r, phase) if isinstance(phase, TrainingPlan) else _serving(r, phase)
+        _training(r, phase, plan.pricing) if isinstance(phase, TrainingPlan) else _serving(r, phase, plan.pricing)
     r.line()
     r.heading("Findings")
     if plan.findings:

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gpuplan.plan import Bom, Interconnect, ServingPlan, Topology, TrainingLayout, TrainingPlan, ServingLayout
+from gpuplan.plan import (
+    Bom, Interconnect, ServingLayout, ServingOption, ServingPlan, Topology, TrainingLayout, TrainingPlan,
+)
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[object]], *, right: set[int] | None = None) -> str:
@@ -145,7 +147,7 @@ def bom_summary(bom: Bom | None) -> str:
     return text
 
 
-def training_facts(t: TrainingPlan) -> list[tuple[str, str]]:
+def training_facts(t: TrainingPlan, pricing: str) -> list[tuple[str, str]]:
     """Label/value rows of the training recommendation, in reading order."""
     if not t.feasible:
         return [("verdict", "infeasible"), ("why", "; ".join(t.infeasible) or "-")]
@@ -159,13 +161,22 @@ def training_facts(t: TrainingPlan) -> list[tuple[str, str]]:
         ("bound", t.bound),
         ("fabric", fabric(t.interconnect)),
         ("topology", topology(t.topology)),
-        ("cost", f"capex {usd(t.capex_usd)}; run {usd(t.run_cost_usd)} ({num(t.gpu_hours)} GPU-hours"
-                 + (f", cloud {usd(t.cloud_usd_per_hour)}/h)" if t.cloud_usd_per_hour is not None else ")")),
+        ("cost", _training_cost(t, pricing)),
         ("power", f"{num(t.power_kw)} kW"),
     ]
 
 
-def serving_facts(s: ServingPlan) -> list[tuple[str, str]]:
+def _training_cost(t: TrainingPlan, pricing: str) -> str:
+    """Capex first under capex pricing (the run is the cluster); the run's rental under cloud pricing."""
+    capex = f"capex {usd(t.capex_usd)}" if t.capex_usd is not None else "capex unpriced"
+    rate = f"; cluster {usd(t.cloud_usd_per_hour)}/h in the cloud" if t.cloud_usd_per_hour is not None else ""
+    hours = f"{num(t.gpu_hours)} GPU-hours"
+    if pricing == "cloud":
+        return f"run {usd(t.run_cost_usd) if t.run_cost_usd is not None else 'unpriced'} ({hours}){rate}; {capex}"
+    return f"{capex}; {hours}{rate}"
+
+
+def serving_facts(s: ServingPlan, pricing: str) -> list[tuple[str, str]]:
     """Label/value rows of the serving recommendation, in reading order."""
     if not s.feasible:
         return [("verdict", "infeasible"), ("why", "; ".join(s.infeasible) or "-")]
@@ -189,11 +200,25 @@ def serving_facts(s: ServingPlan) -> list[tuple[str, str]]:
     ]
 
 
-def headline(name: str, phase: TrainingPlan | ServingPlan) -> str:
-    """One verdict line per phase: what to buy and what it costs."""
+def headline(name: str, phase: TrainingPlan | ServingPlan, pricing: str) -> str:
+    """One verdict line per phase: what to buy and what it costs under the profile's pricing."""
     if not phase.feasible:
         return f"{name}: infeasible"
     extra = (f"{num(phase.wall_clock_days)} days" if isinstance(phase, TrainingPlan)
              else f"TTFT p99 {num(phase.ttft_ms_p99)} ms, TPOT {num(phase.tpot_ms)} ms")
     return (f"{name}: {phase.gpus:,} x {phase.gpu} ({plural(phase.nodes, 'node')}), {extra}, "
-            f"capex {usd(phase.capex_usd)}, {num(phase.power_kw)} kW")
+            f"{phase_cost(phase, pricing)}, {num(phase.power_kw)} kW")
+
+
+def phase_cost(phase: TrainingPlan | ServingPlan, pricing: str) -> str:
+    """The phase's cost in the profile's terms: cloud $/h, or capex ("unpriced" without a server price)."""
+    if pricing == "cloud":
+        return f"cloud {usd(phase.cloud_usd_per_hour)}/h" if phase.cloud_usd_per_hour is not None else "cloud unpriced"
+    return f"capex {usd(phase.capex_usd)}" if phase.capex_usd is not None else "capex unpriced"
+
+
+def serving_option_cost(option: ServingOption, pricing: str) -> str:
+    """A serving alternative's cost in the terms it was ranked on (cloud $/h or capex)."""
+    if pricing == "cloud":
+        return f"{usd(option.cloud_usd_per_hour)}/h" if option.cloud_usd_per_hour is not None else "-"
+    return usd(option.cost_usd)

@@ -51,7 +51,7 @@ def fleet_cost(gpu: Gpu, replicas: int, gpus_per_replica: int, pricing: str, cos
     """Servers, capex, cloud $/h, power and the ranking cost of a fleet."""
     nodes = nodes_for(replicas, gpus_per_replica, gpu.gpus_per_node, gpu.purchase_unit_nodes)
     capex = nodes * gpu.node_price_usd if gpu.node_price_usd is not None else None
-    billed = replicas * gpus_per_replica if gpu.form_factor == "pcie" else nodes * gpu.gpus_per_node
+    billed = gpu.billed_gpus(replicas * gpus_per_replica)
     cloud = billed * gpu.cloud_usd_per_gpu_hour if gpu.cloud_usd_per_gpu_hour is not None else None
     power = nodes * gpu.node_power_kw
     if pricing == "cloud":

@@ -300,7 +300,7 @@ def _plan(job: Job, gpu: Gpu, e: Evaluation, target: Target, workload: Workload,
           ranked: list[_Candidate] | None = None) -> TrainingPlan:
     nodes = gpu.servers_for(e.gpus)
     capex = nodes * gpu.node_price_usd if gpu.node_price_usd else None
-    cloud_rate = e.gpus * gpu.cloud_usd_per_gpu_hour if gpu.cloud_usd_per_gpu_hour else None
+    cloud_rate = gpu.billed_gpus(e.gpus) * gpu.cloud_usd_per_gpu_hour if gpu.cloud_usd_per_gpu_hour else None
     run_cost = cost_usd(gpu, e.gpus, e.gpu_hours, target.pricing)
     bound, _ = bound_of(e)
     meets = _meets(e, target, run_cost)
