@@ -78,7 +78,7 @@ def recommend(
     else:
         text, name = read_text(profile), str(profile)
     workload = load_profile_text(text, name, cat)
-    with progress(f"planning {workload.name}", quiet=quiet):
+    with progress(f"planning {workload.name}", quiet=quiet, color=not no_color):
         result = plan_workload(workload, cat, phases=phases)
     inputs = ([str(profile)] if profile else []) + list(workload.input_files) + catalog_inputs(catalog)
     emit(result, fmt, out, outputs, inputs=inputs, color=not no_color, verbose=verbose,

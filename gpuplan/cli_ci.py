@@ -41,14 +41,15 @@ if TYPE_CHECKING:
 TF_QUERY_KEYS = ("profile", "phase", "catalog")
 
 
-def _plan_profile(path: Path, catalog: "Catalog", phases: tuple[str, ...], *, quiet: bool) -> "Plan":
+def _plan_profile(path: Path, catalog: "Catalog", phases: tuple[str, ...], *, quiet: bool,
+                  color: bool = True) -> "Plan":
     from gpuplan.io import read_text
     from gpuplan.planner import plan_workload
     from gpuplan.profile import load_profile_text
     from gpuplan.render import progress
 
     workload = load_profile_text(read_text(path), str(path), catalog)
-    with progress(f"planning {path}", quiet=quiet):
+    with progress(f"planning {path}", quiet=quiet, color=color):
         return plan_workload(workload, catalog, phases=phases)
 
 
@@ -79,7 +80,8 @@ def render_command(
 
 @app.command(
     "check",
-    help="\b\nExample:  gpuplan check examples/llama-70b-train-serve.toml --against cluster.toml --format github\n\n"
+    help="\b\nExample:  gpuplan check examples/llama-70b-train-serve.toml --against examples/clusters/h100-training.toml "
+         "--format github\n\n"
          "Check a proposed cluster (TOML or JSON: phase, gpu, gpus or nodes, fabric, nic_gbit_per_gpu, "
          "oversubscription, budget_usd, power_limit_kw) against the workload: fits in memory, meets the deadline "
          "or the latency targets, enough GPUs and network, within budget and power (docs/ci.md).\n\n"
@@ -113,7 +115,7 @@ def check_command(
     cat = load_catalog_cli(catalog)
     workload = load_profile_text(read_text(profile), str(profile), cat)
     cluster_text = read_text(against)
-    with progress(f"planning {profile} on {against}", quiet=quiet):
+    with progress(f"planning {profile} on {against}", quiet=quiet, color=not no_color):
         result = run_check(workload, cat, cluster_text, str(against))
     inputs = [str(profile), str(against), *workload.input_files, *catalog_inputs(catalog)]
     emit(result, fmt, out, outputs, inputs=inputs, color=not no_color, verbose=verbose)
@@ -126,7 +128,7 @@ def check_command(
 
 @app.command(
     "diff",
-    help="\b\nExample:  gpuplan diff base-plan.json examples/llama-70b-train-serve.toml --format markdown -o comment.md\n\n"
+    help="\b\nExample:  gpuplan diff examples/default.toml examples/llama-70b-train-serve.toml --format markdown -o comment.md\n\n"
          "Compare two plans (profiles are planned, plan JSONs are read) and show the SKU, count, cost, power and "
          "BOM changes. --format markdown is a pull-request comment: under 65,000 characters, details folded, "
          "and a hidden '<!-- gpuplan-diff -->' marker line to find it again.\n\n"
@@ -161,7 +163,7 @@ def diff_command(
             plans.append(load_plan(path))
         else:
             cat = cat or load_catalog_cli(catalog)
-            plans.append(_plan_profile(path, cat, phases, quiet=quiet))
+            plans.append(_plan_profile(path, cat, phases, quiet=quiet, color=not no_color))
     result = diff_plans(plans[0], plans[1], base_name=str(base), new_name=str(new))
     emit(result, fmt, out, outputs, inputs=[str(base), str(new), *catalog_inputs(catalog)], color=not no_color,
          verbose=0)

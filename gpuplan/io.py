@@ -154,11 +154,15 @@ def read_json(path: str | os.PathLike[str]) -> Any:
 
 
 def pydantic_error(exc: Any, *, file: str, prefix: str = "", known_fields: dict[str, list[str]] | None = None) -> InputError:
-    """Turn the first pydantic ValidationError entry into one InputError line.
+    """Turn the most telling pydantic ValidationError entry into one InputError line.
 
-    ``known_fields`` maps a dotted parent path to the field names allowed there, for "did you mean".
+    An unknown key is reported before anything else: a misspelt required key (``qsp`` for
+    ``qps``) is one mistake, and "unknown field qsp, did you mean qps" names it, where "qps is
+    missing" would not. ``known_fields`` maps a dotted parent path to the field names allowed
+    there, for "did you mean".
     """
-    err = exc.errors(include_url=False)[0]
+    errors = exc.errors(include_url=False)
+    err = next((e for e in errors if e.get("type") == "extra_forbidden"), errors[0])
     loc = [clip(str(x)) for x in err.get("loc", ()) if not (isinstance(x, str) and x.startswith("function-"))]
     path = ".".join(([prefix] if prefix else []) + loc)
     kind = err.get("type", "")
@@ -232,6 +236,10 @@ def write_atomic(path: str | os.PathLike[str], data: str, *, protect: list[str] 
     except OSError as exc:
         raise InputError(f"cannot write file ({exc.strerror or exc})", file=str(path)) from None
     try:
+        if hasattr(os, "fchmod"):  # mkstemp makes 0600; an output file gets the usual umask mode
+            mask = os.umask(0)
+            os.umask(mask)
+            os.fchmod(fd, 0o666 & ~mask)
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(data)
             fh.flush()

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import stat
+
 import pytest
+from pydantic import ValidationError
 
 from gpuplan.errors import InputError
-from gpuplan.io import parse_json, parse_toml, write_atomic
+from gpuplan.io import parse_json, parse_toml, pydantic_error, write_atomic
 
 
 @pytest.mark.parametrize("text,msg", [
@@ -43,3 +47,23 @@ def test_write_atomic_replaces_and_protects_inputs(tmp_path):
     assert target.read_text() == "two"
     with pytest.raises(InputError, match="directory does not exist"):
         write_atomic(tmp_path / "nope" / "x", "1")
+
+
+@pytest.mark.skipif(not hasattr(os, "fchmod"), reason="POSIX file modes")
+@pytest.mark.parametrize("umask,mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_write_atomic_gives_the_umask_mode(tmp_path, umask, mode):
+    old = os.umask(umask)
+    try:
+        write_atomic(tmp_path / "plan.json", "{}")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "plan.json").stat().st_mode) == mode
+
+
+def test_unknown_key_is_named_before_the_required_one_it_misspells():
+    from gpuplan.profile import Profile
+
+    with pytest.raises(ValidationError) as info:
+        Profile.model_validate({"model": {"preset": "llama-3.1-8b"}, "serving": {"qsp": 10}})
+    err = pydantic_error(info.value, file="p.toml", known_fields={"serving": ["qps", "prompt_tokens"]})
+    assert str(err) == "p.toml: serving.qsp: unknown field (did you mean 'qps'?)"

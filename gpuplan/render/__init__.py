@@ -73,13 +73,14 @@ def render(plan: object, fmt: str, options: RenderOptions | None = None) -> str:
 
 
 @contextlib.contextmanager
-def progress(message: str, *, quiet: bool = False) -> Iterator[None]:
-    """A spinner on stderr while a long search runs; only on a terminal, never in pipes or CI logs."""
+def progress(message: str, *, quiet: bool = False, color: bool = True) -> Iterator[None]:
+    """A spinner on stderr while a long search runs; only on a terminal, never in pipes or CI logs.
+    ``color=False`` (``--no-color``; NO_COLOR is honoured by rich itself) keeps it plain."""
     if quiet or not sys.stderr.isatty():
         yield
         return
     from rich.console import Console
 
-    console = Console(file=sys.stderr, stderr=True)
+    console = Console(file=sys.stderr, stderr=True, no_color=None if color else True)
     with console.status(message, spinner="dots"):
         yield

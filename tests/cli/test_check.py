@@ -147,3 +147,17 @@ def test_check_writes_several_outputs_and_never_an_input(cli, planner, tmp_path)
     r = cli("check", PROFILE, "--against", TRAIN, "--catalog", CATALOG, "-o", TRAIN)
     assert r.code == 2 and "refusing to overwrite an input file" in r.err
     assert (DATA / "cluster-train.toml").read_text() == before
+
+
+def test_internal_error_is_exit_3_in_one_line(cli, monkeypatch):
+    """A bug inside the planner is exit 3 (not 1 or 2): one line on stderr, no traceback, nothing on stdout."""
+    import gpuplan.planner
+
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("simulated planner bug")
+
+    monkeypatch.setattr(gpuplan.planner, "plan_workload", broken)
+    r = cli("check", PROFILE, "--against", TRAIN, "--catalog", CATALOG, "--exit-zero")
+    assert r.code == 3, r.err
+    assert r.out == "" and r.err.count("\n") == 1 and "Traceback" not in r.err
+    assert r.err.startswith("gpuplan: internal error: ZeroDivisionError: simulated planner bug")

@@ -132,3 +132,16 @@ def test_diff_writes_the_comment_atomically(cli, plans, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["base.json", "comment.md", "new.json"]  # no temp files
     r = cli("diff", str(plans["base"]), str(plans["new"]), "-o", str(plans["new"]))
     assert r.code == 2 and "refusing to overwrite an input file" in r.err
+
+
+def test_diff_internal_error_is_exit_3(cli, monkeypatch, tmp_path):
+    import gpuplan.planner
+
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("simulated planner bug")
+
+    monkeypatch.setattr(gpuplan.planner, "plan_workload", broken)
+    new = tmp_path / "new.toml"
+    new.write_text(Path(PROFILE).read_text())
+    r = cli("diff", PROFILE, str(new), "--catalog", CATALOG, "--exit-zero")
+    assert r.code == 3 and r.out == "" and r.err.count("\n") == 1 and "internal error" in r.err

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -76,3 +77,49 @@ print("rich.console" in sys.modules)
 """
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0 and proc.stdout.strip() == "False" and proc.stderr == ""
+
+
+@pytest.fixture(scope="module")
+def example_workspace(tmp_path_factory):
+    """A scratch copy of the repository root as the examples expect it: examples/ next to the
+    working directory, ../shared/validation beside it, `gpuplan` on PATH (this interpreter), and
+    the plan.json that the recommend example writes (render and graph read it)."""
+    base = tmp_path_factory.mktemp("help-examples")
+    work = base / "main"
+    work.mkdir()
+    (work / "examples").symlink_to(ROOT / "examples")
+    if (ROOT.parent / "shared").is_dir():
+        (base / "shared").symlink_to(ROOT.parent / "shared")
+    bin_dir = base / "bin"
+    bin_dir.mkdir()
+    shim = bin_dir / "gpuplan"
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m gpuplan "$@"\n')
+    shim.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GPUPLAN_", "NO_COLOR", "FORCE_COLOR"))}
+    env.update(PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}", COLUMNS="80")
+    return work, env
+
+
+def _help_examples(command: list[str]) -> list[str]:
+    """The example line(s) of a command's --help; alternatives are separated by a spaced-out '|'."""
+    r = subprocess.run([sys.executable, "-m", "gpuplan", *command, "--help"], capture_output=True, text=True,
+                       cwd=ROOT, env={**os.environ, "COLUMNS": "200"})
+    first = r.stdout.split("\n\n")[1].strip().removeprefix("Example:  ")
+    return [" ".join(x.split()) for x in re.split(r"\s{2,}\|\s{2,}", first)]
+
+
+# recommend first: it writes the plan.json that the render and graph examples read.
+_ORDERED = sorted(COMMANDS, key=lambda c: c != ["recommend"])
+
+
+@pytest.mark.parametrize("command", _ORDERED, ids=lambda c: "-".join(c) or "gpuplan")
+def test_help_example_runs_verbatim(example_workspace, command):
+    """Copy the example out of --help, paste it into a shell at the repository root: it works."""
+    work, env = example_workspace
+    for example in _help_examples(command):
+        assert example.startswith(("gpuplan ", "echo ")), example
+        if "../shared/validation" in example and not (work.parent / "shared").exists():
+            pytest.skip("../shared/validation is not next to this checkout")
+        proc = subprocess.run(["bash", "-c", example], capture_output=True, text=True, cwd=work, env=env, timeout=300)
+        assert "Traceback" not in proc.stderr
+        assert proc.returncode == 0, f"{example!r} exited {proc.returncode}: {proc.stderr[-500:]}"
