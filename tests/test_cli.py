@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -69,3 +70,93 @@ def test_catalog_lists_gpus_with_sources(cli, catalog):
     assert data["id"] == "h100-sxm-80gb" and data["sources_resolved"]["memory"]["date"]
     r = cli("catalog", "gpus", "h1000")
     assert r.code == 2 and "did you mean" in r.err
+
+
+#: The GPU ids the catalog must carry (issue 2, section 3), and the alias the issue names.
+REQUIRED_GPUS = ("a100-sxm-40gb", "a100-sxm-80gb", "a100-pcie-80gb", "h100-sxm-80gb", "h100-pcie-80gb",
+                 "h100-nvl-94gb", "h800-sxm-80gb", "h200-sxm-141gb", "h200-nvl-141gb", "b200-sxm-180gb",
+                 "gb200-nvl72", "b300-sxm-288gb", "l40s-pcie-48gb", "l4-pcie-24gb", "a10-pcie-24gb",
+                 "t4-pcie-16gb", "mi300x-oam-192gb", "mi325x-oam-256gb", "mi355x-oam-288gb", "gaudi3-oam-128gb")
+
+
+def test_catalog_gpus_lists_every_required_gpu_with_its_sources(cli):
+    r = cli("catalog", "gpus")
+    assert r.code == 0 and r.err == ""
+    header, _rule, *rows = r.out.splitlines()
+    assert header.split()[0] == "id" and header.split()[-1] == "sources"
+    listed = {row.split()[0]: row.split()[-1] for row in rows if row.strip()}
+    missing = [g for g in REQUIRED_GPUS if g not in listed]
+    assert not missing, f"catalog gpus does not list {missing}"
+    for gid in REQUIRED_GPUS:
+        assert listed[gid] not in ("", "-"), f"{gid} is listed without sources"
+    shown = json.loads(cli("catalog", "gpus", "h100", "--format", "json").out)
+    assert shown["id"] == "h100-sxm-80gb"
+
+
+def test_every_catalog_kind_lists_shows_and_refuses_an_unknown_id(cli):
+    for kind in ("gpus", "fabrics", "switches", "nics", "optics", "models"):
+        r = cli("catalog", kind)
+        assert r.code == 0 and r.err == "" and r.out.startswith("id "), kind
+        first = r.out.splitlines()[2].split()[0]
+        shown = cli("catalog", kind, first)
+        assert shown.code == 0 and first in shown.out and "source" in shown.out, kind
+        bad = cli("catalog", kind, "no-such-part")
+        assert bad.code == 2 and bad.out == "" and len(bad.err.strip().splitlines()) == 1, kind
+
+
+def test_recommend_without_a_profile_plans_the_builtin_default(cli):
+    r = cli("recommend")
+    assert r.code == 0, r.err
+    assert "planning the built-in default" in r.err and "examples/default.toml" in r.err
+    assert r.out.startswith("gpuplan ") and "TRAINING:" in r.out and "SERVING:" in r.out
+    assert "planning the built-in default" not in r.out  # notes stay on stderr
+
+
+def test_installed_package_runs_from_another_directory(tmp_path):
+    """From a directory without catalog/ or examples/, `python -m gpuplan` finds the shipped catalog
+    (in .ci/run, where gpuplan is installed non-editable, this is the wheel's copy)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("GPUPLAN_CATALOG", "PYTHONPATH")}
+    r = subprocess.run([sys.executable, "-m", "gpuplan", "--version"], capture_output=True, text=True,
+                       cwd=tmp_path, env=env)
+    assert r.returncode == 0 and r.stdout.startswith("gpuplan ") and r.stderr == ""
+    r = subprocess.run([sys.executable, "-m", "gpuplan", "catalog", "gpus", "h100", "--format", "json"],
+                       capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["id"] == "h100-sxm-80gb"
+
+
+def _readme() -> str:
+    return (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_readme_quickstart_is_two_commands_and_ci_runs_the_test_command():
+    readme = _readme()
+    block = readme.split("## Quickstart", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+    commands = [line for line in block.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    assert commands == ["pip install . && gpuplan recommend", "pip install '.[test]' && python -m pytest"]
+    assert commands[1] in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def test_readme_output_excerpt_is_real():
+    """The README's example output has the shape of what `gpuplan recommend` prints today: the same
+    first words, and every line label it quotes (numbers move with the catalog, the shape must not)."""
+    readme = _readme()
+    excerpt = readme.split("## Example output", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    out = subprocess.run([sys.executable, "-m", "gpuplan", "recommend"], capture_output=True, text=True, cwd=ROOT,
+                         env={**os.environ, "COLUMNS": "100"}).stdout
+    assert excerpt.split(":")[0] == out.split(":")[0]  # "gpuplan 0.1.0"
+    labels = {line.split()[0] for line in out.splitlines() if line.strip() and not line.startswith(" ")}
+    quoted = {line.split()[0] for line in excerpt.splitlines()
+              if line.strip() and not line.startswith((" ", "...", "-"))}
+    assert quoted <= labels, f"README quotes lines gpuplan does not print: {sorted(quoted - labels)}"
+
+
+def test_readme_and_docs_links_resolve():
+    import re
+
+    broken = []
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for target in re.findall(r"\]\(([^)\s#]+)(?:#[^)]*)?\)", page.read_text(encoding="utf-8")):
+            if "://" not in target and not (page.parent / target).exists():
+                broken.append(f"{page.relative_to(ROOT)} -> {target}")
+    assert not broken, broken
