@@ -56,10 +56,10 @@ def test_derived_architecture_hits_the_size(params):
 
 
 @pytest.mark.parametrize("kw,msg", [
-    (dict(layers=2, hidden=256, heads=4, kv_heads=3), "must divide"),
-    (dict(layers=2, hidden=256, heads=4, experts=8), "needs active_experts"),
-    (dict(layers=2, hidden=250, heads=4), "must divide hidden"),
-    (dict(layers=2, hidden=256, heads=4, kv_lora_rank=64), "both kv_lora_rank"),
+    ({"layers": 2, "hidden": 256, "heads": 4, "kv_heads": 3}, "must divide"),
+    ({"layers": 2, "hidden": 256, "heads": 4, "experts": 8}, "needs active_experts"),
+    ({"layers": 2, "hidden": 250, "heads": 4}, "must divide hidden"),
+    ({"layers": 2, "hidden": 256, "heads": 4, "kv_lora_rank": 64}, "both kv_lora_rank"),
 ])
 def test_inconsistent_architectures(kw, msg):
     with pytest.raises(ValueError, match=msg):

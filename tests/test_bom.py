@@ -7,6 +7,9 @@ import pytest
 from gpuplan.bom import build_bom, network_cost_per_gpu, nodes_per_rack
 from gpuplan.catalog import load_catalog
 from gpuplan.fabric.interconnect import design_fabric
+from gpuplan.fabric.sizing import ClosSpec, size_clos
+from gpuplan.fabric.topology import build_topology
+from gpuplan.plan import Interconnect
 from tests.fabric.helpers import PRICE_BOOK, serving_demand, training_demand
 
 NETWORK = ("nic", "switch", "transceiver", "cable")
@@ -153,3 +156,49 @@ def test_serving_across_nodes_costs_about_what_training_does(priced_catalog):
                                                                             rail_aligned=True)), 1024)
     assert serve == pytest.approx(6119.359375)
     assert 0.9 < train / serve < 1.1
+
+
+def _frontend_bom(catalog, ports_per_node):
+    """A 1,024-GPU (128 DGX H100) 100G Ethernet leaf-spine at 4:1 with `ports_per_node` ports."""
+    gpu = catalog.gpu("h100-sxm-80gb")
+    design = size_clos(ClosSpec(radix=64, nodes=128, rails=ports_per_node, layout="fat-tree", oversubscription=4.0))
+    topo = build_topology(design, switch="sn4600c", port_gbit=100, frontend=True)
+    nic = catalog.nics["cx6dx-100g"]
+    ic = Interconnect(scaleup_tech=gpu.scaleup_tech, scaleup_domain_gpus=gpu.scaleup_domain,
+                      scaleup_uni_gbps=gpu.scaleup_uni_gbps, scaleout_fabric="ethernet-100g", scaleout_kind="ethernet",
+                      nic=nic.id, nics_per_node=-(-ports_per_node // nic.ports),
+                      nic_gbit_per_gpu=ports_per_node * 100 / gpu.gpus_per_node, required_gbit_per_gpu=0.0,
+                      rails=ports_per_node, reasons=[])
+    return design, build_bom("serving", gpu, 1024, ic, topo, catalog)
+
+
+def test_1024_gpu_ratio_under_the_reference_estimates_own_serving_bandwidth(priced_catalog):
+    """The widely cited 1,024-GPU table ($14.8M training vs $1.9M inference, "7-8x") prices an
+    inference network of 2 x 100G Ethernet per GPU at 4:1 (its NIC row), while its prose gives an
+    8 x A100 inference server 2 x 100G in all (25 Gb/s per GPU). Same catalog prices as
+    test_1024_gpu_training_vs_serving_network_cost; docs/fabric-model.md explains the spread."""
+    train = network_cost_per_gpu(plan_bom(priced_catalog, training_demand()), 1024)
+    assert train == pytest.approx(5785.78125)
+    one, bom1 = _frontend_bom(priced_catalog, 1)
+    assert network_cost_per_gpu(bom1, 1024) == pytest.approx(333.578125)  # gpuplan's traffic-sized choice
+    assert (one.leaves, one.spines) == (3, 2)
+    two, bom2 = _frontend_bom(priced_catalog, 2)       # the reference's prose: 2 x 100G per server
+    assert (two.leaves, two.spines) == (6, 2)
+    assert train / network_cost_per_gpu(bom2, 1024) == pytest.approx(12.96, abs=0.01)
+    sixteen, bom16 = _frontend_bom(priced_catalog, 16)  # the reference's table: 2 x 100G per GPU
+    assert (sixteen.leaves, sixteen.spines) == (43, 12)
+    # 55 SN4600C at the price book's $25k = $1.375M (the reference: $1.2M of switches at 4:1).
+    assert qty(bom16, "switch", "sn4600c") == 55
+    assert network_cost_per_gpu(bom16, 1024) == pytest.approx(3028.34375)
+    assert train / network_cost_per_gpu(bom16, 1024) == pytest.approx(1.91, abs=0.01)
+
+
+def test_shipped_catalog_front_end_switch_is_unpriced_not_zero(catalog):
+    # The SN4600C has no citable street price in the shipped catalog: its lines carry no price,
+    # it is named in unpriced_parts, and the network figure covers only the priced lines.
+    bom = plan_bom(catalog, serving_demand())
+    lines = [i for i in bom.items if i.part_id == "sn4600c"]
+    assert lines and all(i.unit_price_usd is None and i.total_price_usd is None for i in lines)
+    assert "sn4600c" in bom.unpriced_parts
+    assert bom.network_capex_usd == pytest.approx(sum(i.total_price_usd or 0 for i in bom.items
+                                                      if i.category in NETWORK))

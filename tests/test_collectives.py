@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from gpuplan.collectives import (
-    Network, Tier, all_gather_s, all_reduce_s, hierarchical_all_reduce_s, in_network_all_reduce_s, p2p_s,
+    Network,
+    Tier,
+    all_gather_s,
+    all_reduce_s,
+    hierarchical_all_reduce_s,
+    in_network_all_reduce_s,
+    p2p_s,
     ring_all_reduce_s,
 )
 

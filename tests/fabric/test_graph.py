@@ -36,11 +36,11 @@ def random_specs(seed: int, count: int, radices=(4, 6, 8, 12, 16, 32, 64), max_n
     out = []
     while len(out) < count:
         layout = rng.choice(["rail-optimized", "fat-tree", "rail-only"])
-        spec = dict(radix=rng.choice(radices), nodes=rng.randint(1, max_nodes),
-                    rails=rng.choice([1, 2, 4, 8]) if layout != "fat-tree" else rng.choice([1, 2]),
-                    layout=layout, oversubscription=rng.choice([1, 1, 2, 3, 4, 0.8]),
-                    scalable_unit_nodes=rng.choice([None, None, 2, 4, 8, 32]),
-                    reserved_node_slots=rng.choice([0, 0, 1]), planes=rng.choice([1, 1, 2]))
+        spec = {"radix": rng.choice(radices), "nodes": rng.randint(1, max_nodes),
+                    "rails": rng.choice([1, 2, 4, 8]) if layout != "fat-tree" else rng.choice([1, 2]),
+                    "layout": layout, "oversubscription": rng.choice([1, 1, 2, 3, 4, 0.8]),
+                    "scalable_unit_nodes": rng.choice([None, None, 2, 4, 8, 32]),
+                    "reserved_node_slots": rng.choice([0, 0, 1]), "planes": rng.choice([1, 1, 2])}
         try:
             size_clos(ClosSpec(**spec))
         except SizingError:

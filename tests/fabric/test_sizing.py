@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from gpuplan.fabric.sizing import (
-    ClosSpec, SizingError, bisection_links, fat_tree_k_ary, leaf_split, size_clos, spines_for, tier_capacity,
+    ClosSpec,
+    SizingError,
+    bisection_links,
+    fat_tree_k_ary,
+    leaf_split,
+    size_clos,
+    spines_for,
+    tier_capacity,
 )
 
 

@@ -97,7 +97,7 @@ def test_prefill_has_the_quadratic_attention_term(catalog, preset, k):
     assert causal_pairs(4, 0) == 10
     assert causal_pairs(10, 4) == 10 + 6 * 4
     a8, a32 = rep.prefill_step(1, 8192), rep.prefill_step(1, 32768)
-    attn_flops = lambda p: p * (p + 1) / 2 * arch.layers * attention_flops_per_pair(arch, False)  # noqa: E731
+    attn_flops = lambda p: p * (p + 1) / 2 * arch.layers * attention_flops_per_pair(arch, False)
     assert attn_flops(32768) / attn_flops(8192) == pytest.approx(16, rel=1e-3)
     assert a32.attention_s / a8.attention_s == pytest.approx(16, rel=0.01)
     # prefill efficiency rises with tokens per step (weight streaming amortised)

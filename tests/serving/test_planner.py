@@ -10,8 +10,7 @@ from gpuplan.serving.planner import plan_serving
 
 
 def test_small_model_modest_load_lands_on_a_pcie_inference_card(catalog, serving_profile):
-    # Cloud pricing: the catalog has no server (capex) price for L4/L40S/A10 servers, so the capex
-    # objective cannot rank them; cloud $/GPU-hour can.
+    # Cloud pricing ranks by $/GPU-hour (PCIe cards rent per GPU, SXM boards per server).
     w = serving_profile(qps=5, prompt=1000, output=256, ttft_ms=5000, tpot_ms=100, pricing="cloud")
     r = plan_serving(w, catalog)
     gpu = catalog.gpu(r.plan.gpu)
@@ -20,6 +19,20 @@ def test_small_model_modest_load_lands_on_a_pcie_inference_card(catalog, serving
     h100 = next(a for a in r.plan.alternatives if a.gpu == "h100-sxm-80gb")
     assert h100.meets_target and h100.cloud_usd_per_hour > r.plan.cloud_usd_per_hour
     assert r.plan.ttft_ms_p99 <= 5000 and r.plan.tpot_ms <= 100
+
+
+def test_small_model_lands_on_a_pcie_card_under_capex_too(catalog, serving_profile):
+    # examples/chat-8b-serving.toml: Llama-3.1-8B, 10 QPS, 1000/250 tokens, fp8, TTFT p99 3 s,
+    # TPOT 80 ms, N+1, capex. An H100 server meets the targets with one GPU but is bought as a
+    # whole 8-GPU server; an 8B model in fp8 (8 GB) fits a 24-48 GB inference card.
+    w = serving_profile(qps=10, prompt=1000, output=250, ttft_ms=3000, tpot_ms=80, precision="fp8",
+                        pricing="capex")
+    r = plan_serving(w, catalog)
+    gpu = catalog.gpu(r.plan.gpu)
+    assert r.plan.feasible and gpu.form_factor == "pcie" and "GDDR" in gpu.memory_type, r.plan.gpu
+    h100 = next(a for a in r.plan.alternatives if a.gpu == "h100-sxm-80gb")
+    assert h100.meets_target and h100.cost_usd > 2 * r.plan.capex_usd  # cost_usd: capex
+    assert r.plan.ttft_ms_p99 <= 3000 and r.plan.tpot_ms <= 80
 
 
 def test_never_recommends_a_gpu_the_model_does_not_fit(catalog, serving_profile):
@@ -40,6 +53,22 @@ def test_tenfold_qps_is_a_tenfold_fleet(catalog, serving_profile):
     big = plan_serving(serving_profile(model="llama-3.1-70b", qps=200, spare=0, constraints=fixed), catalog).plan
     assert big.gpus / small.gpus == pytest.approx(10, rel=0.15)
     assert big.replicas / small.replicas == pytest.approx(10, rel=0.15)
+
+
+@pytest.mark.parametrize("gpu", ["l40s-pcie-48gb", "h100-sxm-80gb"])
+def test_tenfold_qps_is_a_tenfold_fleet_for_a_small_model(catalog, serving_profile, gpu):
+    # chat-8b settings on one SKU, no spares: 50 -> 500 QPS. The fleet at 50 QPS is a handful of
+    # replicas (integer rounding up to one replica's worth), so "roughly tenfold" allows 20 %.
+    def fleet(qps):
+        w = serving_profile(qps=qps, prompt=1000, output=250, ttft_ms=3000, tpot_ms=80, precision="fp8",
+                            spare=0, constraints=f'allow_gpus = ["{gpu}"]')
+        return plan_serving(w, catalog).plan
+    small, big = fleet(50), fleet(500)
+    assert small.feasible and big.feasible and small.gpu == big.gpu == gpu
+    assert big.gpus / small.gpus == pytest.approx(10, rel=0.2)
+    # Per-replica load never exceeds what a replica sustains: ceil(QPS / rate) replicas.
+    for p, qps in ((small, 50), (big, 500)):
+        assert p.max_qps >= qps and (p.replicas - 1) * p.max_qps / p.replicas < qps
 
 
 def test_impossible_ttft_says_what_fails(catalog, serving_profile):

@@ -18,8 +18,8 @@ def arch_of(**fields):
 
 
 #: Korthikanti et al. 2022 Table 3 / Narayanan 2021 Table 1 models (Megatron GPT, vocab 51200).
-GPT_22B = dict(layers=48, hidden=6144, heads=64, vocab=51200)
-GPT_175B = dict(layers=96, hidden=12288, heads=96, vocab=51200)
+GPT_22B = {"layers": 48, "hidden": 6144, "heads": 64, "vocab": 51200}
+GPT_175B = {"layers": 96, "hidden": 12288, "heads": 96, "vocab": 51200}
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,8 @@ from gpuplan.training.flops import (
     recompute_flops_per_token,
     training_flops,
 )
-from tests.training.conftest import GPT_22B, arch_of
+from gpuplan.training.layout import Layout
+from tests.training.conftest import GPT_22B, GPT_175B, arch_of
 
 
 def test_gpt3_175b_training_flops_within_3_percent():
@@ -74,3 +75,21 @@ def test_mla_attention_uses_rope_and_value_dims(preset):
 def test_sliding_window_caps_attended_keys():
     a = arch_of(layers=4, hidden=1024, heads=8, sliding_window=1024)
     assert attention_core_flops_per_token(a, 8192) == attention_core_flops_per_token(a, 1024)
+
+
+def test_recompute_is_reported_apart_from_model_flops(evaluator):
+    # Narayanan et al. 2021 appendix: with full recomputation an iteration executes
+    # 96 B s L h^2 (1 + s/(6h) + V/(16 L h)) FLOPs against 72 B s L h^2 (1 + s/(6h) + V/(12 L h))
+    # model FLOPs, so HFU / MFU is their ratio (1.332 for GPT-3 175B at s = 2048, V = 51,200).
+    s, L, h, V = 2048, 96, 12288, 51200
+    ratio = 96 * (1 + s / (6 * h) + V / (16 * L * h)) / (72 * (1 + s / (6 * h) + V / (12 * L * h)))
+    assert ratio == pytest.approx(1.3322, abs=1e-4)
+    ev = evaluator(arch_of(**GPT_175B), batch=64)
+    base = Layout(tp=8, pp=8, dp=1, micro_batch=1, sequence_parallel=True, zero=0)
+    full = ev.evaluate(base._replace(recompute="full"))
+    none = ev.evaluate(base._replace(recompute="none"))
+    assert full.hfu / full.mfu == pytest.approx(ratio, rel=1e-9)
+    assert full.step.recompute > 0 and none.step.recompute == 0 and none.hfu == none.mfu
+    # Model FLOPs do not depend on the recompute choice; only the hardware FLOPs and the time do.
+    assert full.model_flops_per_step == none.model_flops_per_step
+    assert full.hardware_flops_per_step == pytest.approx(ratio * none.hardware_flops_per_step)

@@ -5,7 +5,12 @@ from __future__ import annotations
 import pytest
 
 from gpuplan.training.layout import Layout
-from gpuplan.training.memory import GIB, in_flight, layer_activation_bytes, model_state_bytes
+from gpuplan.training.memory import (
+    GIB,
+    in_flight,
+    layer_activation_bytes,
+    model_state_bytes,
+)
 from tests.training.conftest import GPT_22B, GPT_175B, arch_of
 
 # Figure 1 of Korthikanti 2022 (values as transcribed in calculon-ai/calculon
@@ -19,10 +24,10 @@ FIG1 = {
 def _fig1_layouts(model):
     """The Figure 1 configurations (calculon validation/seqsel/fig1/*.json)."""
     if model == "22b":
-        base = dict(tp=8, pp=1, dp=1, micro_batch=4, zero=0)
+        base = {"tp": 8, "pp": 1, "dp": 1, "micro_batch": 4, "zero": 0}
         batch = 4
     else:
-        base = dict(tp=8, pp=8, dp=1, vp=3, micro_batch=1, zero=0)
+        base = {"tp": 8, "pp": 8, "dp": 1, "vp": 3, "micro_batch": 1, "zero": 0}
         batch = 64
     none = Layout(**base, recompute="none", sequence_parallel=False)
     seqsel = Layout(**base, recompute="selective", sequence_parallel=True)

@@ -30,7 +30,7 @@ def _plan(workload, catalog, target="deadline_days = 60", gpus='"h100-sxm-80gb",
 
 
 def test_deadline_plan_fills_every_field(workload, catalog):
-    w, r = _plan(workload, catalog)
+    _, r = _plan(workload, catalog)
     p = r.plan
     assert p.feasible and p.gpu == "h100-sxm-80gb" and r.chosen_gpu.id == p.gpu
     assert p.wall_clock_days <= 60
