@@ -147,7 +147,11 @@ def _gates(phase: str, plan: TrainingPlan | ServingPlan, workload: Workload) -> 
         out.append(Finding(severity="error", code=f"{phase}-infeasible", message=why, phase=phase, field=field))  # type: ignore[arg-type]
         return out
     c = workload.constraints
-    if c.budget_usd is not None and plan.capex_usd is not None and plan.capex_usd > c.budget_usd:
+    if c.budget_usd is not None and plan.capex_usd is None:
+        out.append(Finding(severity="error", code=f"{phase}-over-budget", phase=phase,  # type: ignore[arg-type]
+                           message=f"{phase} capex is unpriced: the ${c.budget_usd:,.0f} budget cannot be checked",
+                           field="constraints.budget_usd"))
+    elif c.budget_usd is not None and plan.capex_usd is not None and plan.capex_usd > c.budget_usd:
         out.append(Finding(severity="error", code=f"{phase}-over-budget", phase=phase,  # type: ignore[arg-type]
                            message=f"{phase} capex ${plan.capex_usd:,.0f} exceeds the budget ${c.budget_usd:,.0f}",
                            field="constraints.budget_usd"))

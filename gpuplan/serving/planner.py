@@ -156,7 +156,9 @@ def evaluate(replica: Replica, demand: Demand, qps: float, spare: int, pricing: 
     op = cap.at_rate(qps / active, ceiling)
     tokens_per_s = qps * demand.output_tokens
     failure = None
-    if budget_usd is not None and fleet.capex_usd is not None and fleet.capex_usd > budget_usd:
+    if budget_usd is not None and fleet.capex_usd is None:  # fail closed: an unpriced fleet cannot pass a budget
+        failure = f"no server price in the catalog: the ${budget_usd:,.0f} budget cannot be checked"
+    elif budget_usd is not None and fleet.capex_usd is not None and fleet.capex_usd > budget_usd:
         failure = f"capex ${fleet.capex_usd:,.0f} exceeds the budget ${budget_usd:,.0f}"
     elif power_limit_kw is not None and fleet.power_kw > power_limit_kw:
         failure = f"{fleet.power_kw:,.1f} kW exceeds the power limit {power_limit_kw:,.1f} kW"

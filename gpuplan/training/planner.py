@@ -170,6 +170,9 @@ def _plan_gpu(ev: Evaluator, target: Target, workload: Workload) -> tuple[_Candi
     best = found.best[0]
     cost = cost_usd(gpu, best.gpus, best.gpu_hours, target.pricing)
     cand = _Candidate(gpu, best, tuple(found.best[1:]), cost, True)
+    if cap is not None and cost is None:  # fail closed: an unpriced plan cannot pass a budget
+        return replace(cand, meets=False), (f"no {target.pricing} price in the catalog: the ${cap:,.0f} budget "
+                                            f"cannot be checked")
     if cap is not None and cost is not None and cost > cap:
         return replace(cand, meets=False), (f"the plan costs ${cost:,.0f}, over the ${cap:,.0f} budget "
                                             f"by {cost / cap - 1:.0%}")

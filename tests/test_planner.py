@@ -1,0 +1,67 @@
+"""gpuplan.planner: the gates a CI job relies on fail closed when a price is missing."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuplan.catalog import load_catalog
+from gpuplan.planner import plan_workload
+from gpuplan.profile import load_profile_text
+
+SERVING = """
+[model]
+preset = "llama-3.1-8b"
+[serving]
+qps = 10
+prompt_tokens = 1000
+output_tokens = 250
+precision = "fp8"
+ttft_ms = 3000
+tpot_ms = 80
+[constraints]
+pricing = "capex"
+"""
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return load_catalog()
+
+
+def _plan(text, catalog):
+    return plan_workload(load_profile_text(text, "p.toml", catalog), catalog)
+
+
+def test_a_budget_below_every_priced_option_is_infeasible_not_an_unpriced_pick(catalog):
+    """An unpriced GPU (h100-nvl-94gb has no server price) must not slip under a budget."""
+    plan = _plan(SERVING + "budget_usd = 1000\n", catalog)
+    assert not plan.serving.feasible
+    why = "; ".join(plan.serving.infeasible)
+    assert "budget cannot be checked" in why and "exceeds the budget $1,000" in why
+    assert [f.code for f in plan.findings if f.severity == "error"] == ["serving-infeasible"]
+
+
+def test_a_budget_that_fits_picks_the_cheapest_priced_option(catalog):
+    plan = _plan(SERVING + "budget_usd = 50000\n", catalog)
+    assert plan.serving.feasible and plan.serving.gpu == "l4-pcie-24gb"
+    assert plan.serving.capex_usd is not None and plan.serving.capex_usd <= 50000
+    assert not [f for f in plan.findings if f.severity == "error"]
+
+
+def test_unpriced_server_makes_capex_unpriced_not_the_network_subtotal(catalog):
+    """mi325x-oam-256gb has a cloud rate but no server price: capex is None, not the network's $."""
+    text = SERVING.replace('pricing = "capex"', 'pricing = "cloud"\nallow_gpus = ["mi325x-oam-256gb"]')
+    plan = _plan(text.replace('preset = "llama-3.1-8b"', 'preset = "llama-3.1-70b"'), catalog)
+    s = plan.serving
+    assert s.feasible and s.gpu == "mi325x-oam-256gb"
+    assert s.capex_usd is None and s.bom.capex_usd == s.bom.network_capex_usd > 0
+    assert "mi325x-oam-256gb" in s.bom.unpriced_parts
+    assert s.cloud_usd_per_hour == pytest.approx(s.nodes * 8 * catalog.gpu("mi325x-oam-256gb").cloud_usd_per_gpu_hour)
+
+
+def test_training_budget_on_an_unpriced_gpu_fails_closed(catalog):
+    text = ('[model]\npreset = "llama-2-7b"\n[training]\ntokens = 1e11\ndeadline_days = 30\n'
+            '[constraints]\nallow_gpus = ["h800-sxm-80gb"]\nbudget_usd = 1e9\n')
+    plan = _plan(text, catalog)
+    assert not plan.training.feasible
+    assert any("budget cannot be checked" in why for why in plan.training.infeasible)
