@@ -30,9 +30,12 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]], *, right: se
 
 
 def num(value: float | None, digits: int = 3) -> str:
-    """A compact human number: 3 significant digits, thousands separators for big values."""
+    """A compact human number: 3 significant digits, thousands separators for big values and
+    scientific notation from 1e15 up (a FLOP count reads 3.14e+23, not 24 digits of float noise)."""
     if value is None:
         return "-"
+    if abs(value) >= 1e15:
+        return f"{value:.{digits}g}"
     if abs(value) >= 1000:
         return f"{value:,.0f}"
     return f"{value:.{digits}g}"
