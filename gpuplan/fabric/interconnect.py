@@ -190,14 +190,19 @@ def choose_scaleout(demand: TrafficDemand, gpu: Gpu, catalog: Catalog, *, need: 
     reasons = [_traffic_reason(demand, need)]
     achievable = chosen.port_gbit * ports * chosen.efficiency
     headroom = achievable / need if need > 0 else math.inf
-    head = f"{headroom:.0f}x headroom" if math.isfinite(headroom) else "no measured need"
+    if not math.isfinite(headroom):
+        head = "no measured need"
+    elif headroom >= 1:
+        head = f"{headroom:.1f}x headroom"
+    else:
+        head = f"{1 / headroom:.1f}x short of the {need:,.0f} Gb/s needed"
     nic_text = (f"{ports} on-die {chosen.port_gbit:g}G ports per GPU" if on_die else
                 f"one {nic.name if nic else 'NIC (none in catalog)'} per GPU")
     reasons.append(f"{ports * chosen.port_gbit:g}G {chosen.name} per GPU ({why_kind}): {nic_text}, achievable "
                    f"{achievable:.0f} Gb/s at {chosen.efficiency:.0%} efficiency = {head}; {note}")
     if need > achievable:
-        reasons.append(f"Shortfall: the layout needs {need:.0f} Gb/s per GPU but the fastest speed the host link "
-                       f"feeds gives {achievable:.0f}; part of the communication is exposed.")
+        reasons.append(f"Shortfall: the layout needs {need:,.0f} Gb/s per GPU but the fastest speed the host link "
+                       f"feeds gives {achievable:,.0f}; part of the communication is exposed.")
     return ScaleOut(fabric=chosen, ports_per_gpu=ports, nic=nic, reasons=tuple(reasons))
 
 
@@ -349,13 +354,18 @@ def _scaleup_reason(gpu: Gpu, gpus: int) -> str:
     return text + "."
 
 
+def _gbit(value: float) -> str:
+    """Gb/s for a sentence: 3 significant digits below 100, whole numbers with separators above."""
+    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
+
+
 def _traffic_reason(demand: TrafficDemand, need: float) -> str:
     groups = ", ".join(GROUP_NAMES.get(g, g) for g in demand.cross_node_groups) or "cross-node traffic"
     gb = demand.scaleout_bytes_per_gpu / 1e9
     if demand.phase == "training":
         avg = demand.scaleout_bytes_per_gpu * 8 / demand.window_s / 1e9 if demand.window_s > 0 else 0.0
         return (f"{groups} moves {gb:.3g} GB per GPU per step in a {demand.window_s:.3g} s compute window "
-                f"({avg:.3g} Gb/s on average): needs {need:.3g} Gb/s per GPU to stay hidden.")
+                f"({_gbit(avg)} Gb/s on average): needs {_gbit(need)} Gb/s per GPU to stay hidden.")
     kv = (f"; disaggregated KV transfer {demand.kv_transfer_gbit_per_gpu:.3g} Gb/s per GPU"
           if demand.kv_transfer_gbit_per_gpu > 0 else "")
     return f"{groups} moves {gb:.3g} GB per GPU per second{kv}: needs {need:.3g} Gb/s per GPU."
