@@ -26,6 +26,15 @@ def test_h100_training_defaults(catalog):
     assert "46.5x headroom" in text  # 400 x 0.93 / 8
 
 
+def test_a_need_beyond_the_host_link_is_reported_as_a_shortfall(catalog):
+    """H100's PCIe Gen5 x16 host link (64 GB/s = 512 Gb/s) feeds at most one 400G port per GPU."""
+    ic, _ = design_fabric(training_demand(need=1147.0), catalog.gpu("h100-sxm-80gb"), catalog)
+    text = " ".join(ic.reasons)
+    assert "needs 1,147 Gb/s per GPU to stay hidden" in text
+    assert "achievable 372 Gb/s at 93% efficiency = 3.1x short of the 1,147 Gb/s needed" in text  # 1147 / 372
+    assert "Shortfall: the layout needs 1,147 Gb/s per GPU" in text
+
+
 def test_amd_gets_roce_ethernet(catalog):
     gpu = catalog.gpu("mi300x-oam-192gb")
     ic, topo = design_fabric(training_demand(gpu.id), gpu, catalog)
