@@ -238,9 +238,14 @@ def _totals(lines: list[BomItem], gpu: Gpu, gpus: int, racks: int, per_rack: int
                cloud_usd_per_hour=cloud, unpowered_parts=unpowered)
 
 
-def network_cost_per_gpu(bom: Bom, gpus: int) -> float:
-    """Priced network capex (NICs, switches, optics, cables) per GPU; see Bom.unpriced_parts."""
-    return bom.network_capex_usd / gpus if gpus else math.nan
+def network_cost_per_gpu(bom: Bom, gpus: int) -> float | None:
+    """Network capex (NICs, switches, optics, cables of the compute and front-end fabrics) per GPU,
+    or None when one of those lines has no price: a per-GPU figure that silently left out a switch
+    would not compare with another. The out-of-band management switches are not counted."""
+    if any(i.unit_price_usd is None and i.quantity > 0 for i in bom.items
+           if i.category in NETWORK and i.tier != "oob"):
+        return None
+    return bom.network_capex_usd / gpus if gpus else None
 
 
 __all__ = ["build_bom", "nodes_per_rack", "network_cost_per_gpu", "REACH_M"]

@@ -202,3 +202,5 @@ def test_shipped_catalog_front_end_switch_is_unpriced_not_zero(catalog):
     assert "sn4600c" in bom.unpriced_parts
     assert bom.network_capex_usd == pytest.approx(sum(i.total_price_usd or 0 for i in bom.items
                                                       if i.category in NETWORK))
+    # ... so no per-GPU network figure is given: it would compare an incomplete sum with complete ones
+    assert network_cost_per_gpu(bom, 1024) is None
