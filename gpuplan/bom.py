@@ -18,7 +18,6 @@ design needs but the catalog does not have (a module type, a single-mode fibre) 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from gpuplan.catalog.loader import Catalog
