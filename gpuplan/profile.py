@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field, ValidationError, model_validator
 from gpuplan.arch import Architecture, ArchitectureSpec, derive_from_params, resolve
 from gpuplan.errors import InputError
 from gpuplan.io import parse_toml, pydantic_error, read_text
-from gpuplan.types import STRICT, Id, PositiveInt
+from gpuplan.types import STRICT, Id
 
 TrainPrecision = Literal["bf16", "fp16", "fp8"]
 ServePrecision = Literal["bf16", "fp16", "fp8", "int8", "int4", "fp4"]
