@@ -35,6 +35,7 @@ def plan_workload(workload: Workload, catalog: Catalog, *, phases: tuple[str, ..
 
         training = _plan_training(workload, catalog)
         findings += _gates("training", training, workload)
+        findings += _training_notes(training, catalog)
         notes += training_assumptions(workload, catalog)
     if workload.serving is not None and "serving" in phases:
         serving = _plan_serving(workload, catalog)
@@ -164,6 +165,18 @@ def _gates(phase: str, plan: TrainingPlan | ServingPlan, workload: Workload) -> 
                            message=f"{phase} BOM has parts without a catalog price (not in capex): "
                                    + ", ".join(plan.bom.unpriced_parts), field=anchor))
     return out
+
+
+def _training_notes(plan: TrainingPlan, catalog: Catalog) -> list[Finding]:
+    """A note when the recommended GPU has no published training run behind its figures."""
+    from gpuplan.training.calibration import calibration
+    from gpuplan.training.planner import unvalidated_note
+
+    cal = calibration(catalog)
+    if not plan.feasible or plan.gpu is None or plan.gpu in cal.validated_gpus:
+        return []
+    return [Finding(severity="note", code="training-unvalidated-gpu", phase="training", field="training",
+                    message=unvalidated_note(plan.gpu, cal))]
 
 
 def _infeasible_field(phase: str, workload: Workload) -> str:

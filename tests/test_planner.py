@@ -65,3 +65,16 @@ def test_training_budget_on_an_unpriced_gpu_fails_closed(catalog):
     plan = _plan(text, catalog)
     assert not plan.training.feasible
     assert any("budget cannot be checked" in why for why in plan.training.infeasible)
+
+
+@pytest.mark.parametrize("gpu,noted", [("h100-sxm-80gb", False), ("mi300x-oam-192gb", True)])
+def test_training_on_a_gpu_without_a_published_run_carries_a_note(catalog, gpu, noted):
+    text = ('[model]\npreset = "llama-2-7b"\n[training]\ntokens = 1e11\ndeadline_days = 30\n'
+            f'[constraints]\nallow_gpus = ["{gpu}"]\n')
+    plan = _plan(text, catalog)
+    assert plan.training.feasible
+    notes = [f for f in plan.findings if f.code == "training-unvalidated-gpu"]
+    assert bool(notes) is noted
+    assert any("no published training run" in r for r in plan.training.reasons) is noted
+    if noted:
+        assert notes[0].severity == "note" and "a100-sxm-80gb, h100-sxm-80gb" in notes[0].message

@@ -59,6 +59,8 @@ class TrainingCalibration(BaseModel):
     restart_hours: float = _NonNeg
     checkpoint_save_hours: float = _NonNeg
     fixed_downtime_fraction: float = Field(ge=0, lt=1)
+    #: GPUs a published training run validates (``gpuplan validate``); others are extrapolated.
+    validated_gpus: tuple[str, ...] = ()
 
     @field_validator("gemm_size_curve", "collective_size_curve")
     @classmethod

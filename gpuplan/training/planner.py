@@ -386,6 +386,8 @@ def _reasons(job: Job, gpu: Gpu, e: Evaluation, target: Target, workload: Worklo
     wb, gb, ob = cal.state_bytes
     out.append(f"model states: {cal.state_convention} ({wb} + {gb} + {ob} = {wb + gb + ob} B/param before "
                f"ZeRO-{lay.zero} sharding)")
+    if gpu.id not in cal.validated_gpus:
+        out.append(unvalidated_note(gpu.id, cal))
     if cost is None:
         out.append(f"{gpu.id} has no {target.pricing} price in the catalog: ranked after priced GPUs")
     if len(ranked) > 1:
@@ -393,6 +395,13 @@ def _reasons(job: Job, gpu: Gpu, e: Evaluation, target: Target, workload: Worklo
         diff = (f"${nxt.cost:,.0f}" if nxt.cost is not None else "unpriced")
         out.append(f"next best: {nxt.gpu.id} ({nxt.best.gpus:,} GPUs, {nxt.best.wall_days:.1f} days, {diff})")
     return out
+
+
+def unvalidated_note(gpu_id: str, cal: TrainingCalibration) -> str:
+    """Why a training plan on ``gpu_id`` is less certain than one on a validated GPU."""
+    return (f"calibration: no published training run on {gpu_id} is among the validation cases (they cover "
+            f"{', '.join(cal.validated_gpus) or 'no GPU'}); its step time extrapolates the catalog's efficiency "
+            f"figures for it")
 
 
 _MP_CACHE: dict[tuple[object, ...], int | None] = {}
