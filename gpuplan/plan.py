@@ -182,6 +182,23 @@ class TrainingOption(_Out):
     network_included: bool = False
 
 
+class RooflinePoint(_Out):
+    """One kernel class on a roofline: FLOP per byte of HBM traffic and which side of the ridge."""
+
+    name: str
+    flops_per_byte: float
+    bound: Literal["compute", "memory"]
+
+
+class TrainingRoofline(_Out):
+    """Where the training layout's layer GEMMs sit on the chosen GPU's roofline."""
+
+    peak_tflops: float
+    mem_bw_tbps: float
+    ridge_flops_per_byte: float
+    points: list[RooflinePoint]
+
+
 class TrainingPlan(_Out):
     feasible: bool
     gpu: str | None
@@ -202,6 +219,8 @@ class TrainingPlan(_Out):
     breakdown: TrainingBreakdown | None
     memory: MemoryBreakdown | None
     bound: str
+    #: The layer GEMMs against the GPU's ridge point (docs/training-model.md, "Roofline").
+    roofline: TrainingRoofline | None = None
     interconnect: Interconnect | None
     topology: Topology | None
     bom: Bom | None

@@ -12,9 +12,26 @@ import math
 from collections.abc import Iterable, Sequence
 from html import escape
 
-from gpuplan.plan import Bom, Plan, Roofline, ServingPlan, Topology, TrainingPlan
+from gpuplan.plan import (
+    Bom,
+    Plan,
+    Roofline,
+    ServingPlan,
+    Topology,
+    TrainingPlan,
+    TrainingRoofline,
+)
 from gpuplan.render import RenderOptions
-from gpuplan.render.text import bom_summary, headline, num, serving_facts, serving_option_cost, training_facts, usd
+from gpuplan.render.text import (
+    bom_summary,
+    headline,
+    num,
+    roofline_rows,
+    serving_facts,
+    serving_option_cost,
+    training_facts,
+    usd,
+)
 
 CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2rem auto;max-width:1100px;color:#1b1f24;
@@ -69,11 +86,10 @@ def facts_table(rows: list[tuple[str, str]]) -> str:
 # ---------------------------------------------------------------------------------------------- roofline
 
 
-def roofline_svg(rf: Roofline, *, title: str, width: int = 640, height: int = 380) -> str:
-    """Log-log roofline: the roof through the plan's peak and bandwidth, the ridge, a marker per phase."""
+def roofline_svg(rf: Roofline | TrainingRoofline, *, title: str, width: int = 640, height: int = 380) -> str:
+    """Log-log roofline: the roof through the plan's peak and bandwidth, the ridge, a marker per point."""
     left, right, top, bottom = 70, 20, 30, 50
-    points = {"prefill": (rf.prefill_flops_per_byte, rf.prefill_bound),
-              "decode": (rf.decode_flops_per_byte, rf.decode_bound)}
+    points = {name: (ai, bnd) for name, ai, bnd in roofline_rows(rf)}
     xs = [v for v, _ in points.values() if v > 0] + [rf.ridge_flops_per_byte]
     x_lo = math.floor(math.log10(min(xs) / 2))
     x_hi = math.ceil(math.log10(max(xs) * 2))
@@ -116,14 +132,14 @@ def roofline_svg(rf: Roofline, *, title: str, width: int = 640, height: int = 38
                     el("circle", {"cx": _f(rx), "cy": _f(ry), "r": 4, "fill": "#8c959f"}),
                     el("text", {"x": _f(rx + 6), "y": _f(ry - 8)},
                        t(f"ridge {num(rf.ridge_flops_per_byte)} FLOP/byte, {num(rf.peak_tflops)} TFLOP/s"))))
-    colours = {"prefill": "#0969da", "decode": "#cf222e"}
-    for name, (ai, bound) in points.items():
+    palette = ("#0969da", "#cf222e", "#1a7f37", "#8250df")
+    for index, (name, (ai, bound)) in enumerate(points.items()):
         if ai <= 0:
             continue
         mx, my = px(ai), py(roof(ai))
         parts.append(el("g", {"class": "marker", "data-phase": name, "data-flops-per-byte": f"{ai:g}",
                               "data-bound": bound},
-                        el("circle", {"cx": _f(mx), "cy": _f(my), "r": 6, "fill": colours[name]}),
+                        el("circle", {"cx": _f(mx), "cy": _f(my), "r": 6, "fill": palette[index % len(palette)]}),
                         el("text", {"x": _f(mx - 8), "y": _f(my + 18), "text-anchor": "end"} if mx > width * 0.6
                            else {"x": _f(mx + 8), "y": _f(my + 18)}, t(f"{name}: {num(ai)} FLOP/byte ({bound})"))))
     return el("svg", {"xmlns": "http://www.w3.org/2000/svg", "class": "roofline", "width": width, "height": height,
@@ -198,7 +214,7 @@ def _phase(name: str, phase: TrainingPlan | ServingPlan, pricing: str) -> str:
     if phase.feasible:
         body.append(el("h3", None, t("Why")))
         body.append(el("ul", None, *(el("li", None, t(r)) for r in phase.reasons)))
-    if isinstance(phase, ServingPlan) and phase.roofline is not None:
+    if phase.roofline is not None:
         body.append(el("h3", None, t("Roofline")))
         body.append(roofline_svg(phase.roofline, title=f"{phase.gpu} roofline ({phase.precision})"))
     if phase.topology is not None and phase.topology.kind != "none":

@@ -10,7 +10,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from gpuplan.plan import Bom, Finding, Plan, ServingPlan, TrainingPlan
+from gpuplan.plan import (
+    Bom,
+    Finding,
+    Plan,
+    Roofline,
+    ServingPlan,
+    TrainingPlan,
+    TrainingRoofline,
+)
 from gpuplan.render import RenderOptions
 from gpuplan.render.text import (
     change_value,
@@ -19,6 +27,7 @@ from gpuplan.render.text import (
     num,
     pct,
     plural,
+    roofline_rows,
     serving_facts,
     serving_option_cost,
     signed,
@@ -81,6 +90,16 @@ def _bom(bom: Bom | None) -> str:
     return details(summary, body)
 
 
+def _roofline(rf: Roofline | TrainingRoofline | None, gpu: str | None, precision: str) -> str:
+    if rf is None:
+        return ""
+    return (f"\n**Roofline** ({gpu}, {precision}): ridge point {num(rf.ridge_flops_per_byte)} FLOP/byte "
+            f"({num(rf.peak_tflops)} TFLOP/s / {num(rf.mem_bw_tbps)} TB/s)\n\n"
+            + md_table(["kernels", "FLOP/byte", "x ridge", "bound"],
+                       [[name, num(ai), f"{ai / rf.ridge_flops_per_byte:.2f}", bnd]
+                        for name, ai, bnd in roofline_rows(rf)], right={1, 2}))
+
+
 def _training(t: TrainingPlan, pricing: str) -> str:
     out = md_table(["", "training"], training_facts(t, pricing))
     if not t.feasible:
@@ -95,6 +114,7 @@ def _training(t: TrainingPlan, pricing: str) -> str:
     if m is not None:
         out += (f"- memory {num(m.total_gib)} of {num(m.capacity_gib)} GiB per GPU "
                 f"({num(m.headroom_gib)} GiB headroom)\n")
+    out += _roofline(t.roofline, t.gpu, t.precision)
     if t.alternatives:
         rows = [[a.gpu, f"{a.gpus:,}", f"{a.nodes:,}", f"TP{a.layout.tp} PP{a.layout.pp} DP{a.layout.dp}",
                  num(a.wall_clock_days), pct(a.mfu), usd(a.cost_usd), "yes" if a.meets_target else "no", a.bound]
@@ -110,16 +130,7 @@ def _serving(s: ServingPlan, pricing: str) -> str:
     if not s.feasible:
         return out
     out += "\n**Why**\n\n" + "".join(f"- {r}\n" for r in s.reasons)
-    rf = s.roofline
-    if rf is not None:
-        out += (f"\n**Roofline** ({s.gpu}, {s.precision}): ridge point {num(rf.ridge_flops_per_byte)} FLOP/byte "
-                f"({num(rf.peak_tflops)} TFLOP/s / {num(rf.mem_bw_tbps)} TB/s)\n\n")
-        out += md_table(["phase", "FLOP/byte", "x ridge", "bound"],
-                        [["prefill", num(rf.prefill_flops_per_byte),
-                          f"{rf.prefill_flops_per_byte / rf.ridge_flops_per_byte:.2f}", rf.prefill_bound],
-                         ["decode", num(rf.decode_flops_per_byte),
-                          f"{rf.decode_flops_per_byte / rf.ridge_flops_per_byte:.2f}", rf.decode_bound]],
-                        right={1, 2})
+    out += _roofline(s.roofline, s.gpu, s.precision)
     d = s.disaggregation
     if d is not None:
         out += (f"\nDisaggregated prefill/decode: {d.prefill_gpus} + {d.decode_gpus} = {d.total_gpus} GPUs vs "

@@ -14,7 +14,14 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from gpuplan.plan import Bom, Plan, ServingPlan, TrainingPlan
+from gpuplan.plan import (
+    Bom,
+    Plan,
+    Roofline,
+    ServingPlan,
+    TrainingPlan,
+    TrainingRoofline,
+)
 from gpuplan.render import RenderOptions
 from gpuplan.render.text import (
     change_value,
@@ -23,6 +30,7 @@ from gpuplan.render.text import (
     num,
     pct,
     plural,
+    roofline_rows,
     serving_facts,
     serving_option_cost,
     signed,
@@ -114,6 +122,18 @@ def _bom(r: _Report, bom: Bom | None) -> None:
         r.line(f"{len(bom.items)} lines; -v lists them")
 
 
+def _roofline(r: _Report, rf: Roofline | TrainingRoofline | None, gpu: str | None, precision: str) -> None:
+    if rf is None:
+        return
+    r.line()
+    r.heading(f"Roofline ({gpu}, {precision})")
+    r.line(f"ridge point {num(rf.ridge_flops_per_byte)} FLOP/byte = {num(rf.peak_tflops)} TFLOP/s / "
+           f"{num(rf.mem_bw_tbps)} TB/s")
+    r.table(["kernels", "FLOP/byte", "x ridge", "bound"],
+            [[name, num(ai), f"{ai / rf.ridge_flops_per_byte:.2f}", bnd] for name, ai, bnd in roofline_rows(rf)],
+            right={1, 2})
+
+
 def _training(r: _Report, t: TrainingPlan, pricing: str) -> None:
     r.facts(training_facts(t, pricing))
     if not t.feasible:
@@ -134,6 +154,7 @@ def _training(r: _Report, t: TrainingPlan, pricing: str) -> None:
     if t.interconnect is not None:
         why += [f"network: {reason}" for reason in t.interconnect.reasons]
     r.bullets(why)
+    _roofline(r, t.roofline, t.gpu, t.precision)
     if r.options.verbose and b is not None and m is not None:
         r.line()
         r.table(["step term", "s"], [[k.removesuffix("_s").replace("_", " "), num(v)]
@@ -168,17 +189,7 @@ def _serving(r: _Report, s: ServingPlan, pricing: str) -> None:
                    f"{d.aggregated_gpus} aggregated, KV transfer {num(d.kv_transfer_gbit_per_s)} Gb/s; "
                    f"{'recommended' if d.recommended else 'not recommended'}: {d.reason}")
     r.bullets(why)
-    rf = s.roofline
-    if rf is not None:
-        r.line()
-        r.heading(f"Roofline ({s.gpu}, {s.precision})")
-        r.line(f"ridge point {num(rf.ridge_flops_per_byte)} FLOP/byte = {num(rf.peak_tflops)} TFLOP/s / "
-               f"{num(rf.mem_bw_tbps)} TB/s")
-        r.table(["phase", "FLOP/byte", "x ridge", "bound"],
-                [["prefill", num(rf.prefill_flops_per_byte), f"{rf.prefill_flops_per_byte / rf.ridge_flops_per_byte:.2f}",
-                  rf.prefill_bound],
-                 ["decode", num(rf.decode_flops_per_byte), f"{rf.decode_flops_per_byte / rf.ridge_flops_per_byte:.2f}",
-                  rf.decode_bound]], right={1, 2})
+    _roofline(r, s.roofline, s.gpu, s.precision)
     if s.alternatives:
         r.line()
         r.heading("Alternatives")

@@ -10,7 +10,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gpuplan.plan import (
-    Bom, Interconnect, ServingLayout, ServingOption, ServingPlan, Topology, TrainingLayout, TrainingPlan,
+    Bom,
+    Interconnect,
+    Roofline,
+    ServingLayout,
+    ServingOption,
+    ServingPlan,
+    Topology,
+    TrainingLayout,
+    TrainingPlan,
+    TrainingRoofline,
 )
 
 
@@ -201,6 +210,14 @@ def serving_facts(s: ServingPlan, pricing: str) -> list[tuple[str, str]]:
                  + (f"; cloud {usd(s.cloud_usd_per_hour)}/h" if s.cloud_usd_per_hour is not None else "")),
         ("power", f"{num(s.power_kw)} kW"),
     ]
+
+
+def roofline_rows(rf: Roofline | TrainingRoofline) -> list[tuple[str, float, str]]:
+    """(name, FLOP per byte, bound) of each point of a serving or training roofline."""
+    if isinstance(rf, TrainingRoofline):
+        return [(p.name, p.flops_per_byte, p.bound) for p in rf.points]
+    return [("prefill", rf.prefill_flops_per_byte, rf.prefill_bound),
+            ("decode", rf.decode_flops_per_byte, rf.decode_bound)]
 
 
 def headline(name: str, phase: TrainingPlan | ServingPlan, pricing: str) -> str:

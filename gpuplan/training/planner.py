@@ -20,6 +20,7 @@ from gpuplan.network import default_fabric, network_for
 from gpuplan.plan import MemoryBreakdown, TrainingBreakdown, TrainingLayout, TrainingOption, TrainingPlan
 from gpuplan.profile import Assumption, Workload
 from gpuplan.training.calibration import TrainingCalibration, calibration
+from gpuplan.training.roofline import training_roofline
 from gpuplan.training.flops import training_flops
 from gpuplan.training.layout import Group, Layout, groups, layers_per_stage
 from gpuplan.training.memory import GIB
@@ -313,7 +314,10 @@ def _plan(job: Job, gpu: Gpu, e: Evaluation, target: Target, workload: Workload,
         step_time_s=e.step_time, mfu=e.mfu, hfu=e.hfu, model_tflops_per_gpu=e.model_tflops_per_gpu,
         tokens_per_s=job.tokens_per_step / e.step_time, total_flops=training_flops(job.arch, job.tokens, job.seq),
         steady_state_days=e.steady_days, goodput=e.good.fraction, wall_clock_days=e.wall_days,
-        gpu_hours=e.gpu_hours, breakdown=_breakdown(e), memory=_memory(e), bound=bound, interconnect=None,
+        gpu_hours=e.gpu_hours, breakdown=_breakdown(e), memory=_memory(e), bound=bound,
+        roofline=training_roofline(job.arch, gpu, job.precision, seq=job.seq, micro_batch=e.layout.micro_batch,
+                                   tp=e.layout.tp, cp=e.layout.cp),
+        interconnect=None,
         topology=None, bom=None, capex_usd=capex, power_kw=nodes * gpu.node_power_kw,
         cloud_usd_per_hour=cloud_rate, run_cost_usd=run_cost, alternatives=alternatives, reasons=reasons,
         infeasible=infeasible)

@@ -22,6 +22,7 @@ from gpuplan.plan import (
     ModelSummary,
     Plan,
     Roofline,
+    RooflinePoint,
     ServingLayout,
     ServingOption,
     ServingPlan,
@@ -30,6 +31,7 @@ from gpuplan.plan import (
     TrainingLayout,
     TrainingOption,
     TrainingPlan,
+    TrainingRoofline,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -96,6 +98,9 @@ def training_plan(nodes: int = 128, gpu: str = "h100-sxm-80gb") -> TrainingPlan:
         memory=MemoryBreakdown(weights_gib=4.11, gradients_gib=4.11, optimizer_gib=1.54, activations_gib=38.2,
                                overhead_gib=6.0, total_gib=53.96, capacity_gib=79.1, headroom_gib=25.14),
         bound="compute: matmuls at 41% MFU; tensor-parallel all-reduce stays on NVLink",
+        roofline=TrainingRoofline(peak_tflops=989.0, mem_bw_tbps=3.35, ridge_flops_per_byte=295.224,
+                                  points=[RooflinePoint(name="layer GEMMs (4,096 tokens per micro-batch, TP8)",
+                                                        flops_per_byte=1530.2, bound="compute")]),
         interconnect=Interconnect(scaleup_tech="nvlink4", scaleup_domain_gpus=8, scaleup_uni_gbps=450.0,
                                   scaleout_fabric="ib-ndr", scaleout_kind="infiniband", nic="cx7-400g",
                                   nics_per_node=8, nic_gbit_per_gpu=400.0, required_gbit_per_gpu=180.0, rails=8,

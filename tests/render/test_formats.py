@@ -204,8 +204,11 @@ def test_html_is_self_contained_with_roofline_and_topology(plan, options):
     assert not list(root.iter("script")) and not list(root.iter("link")) and not list(root.iter("img"))
     assert all("src" not in e.attrib and "href" not in e.attrib for e in root.iter())
     assert "http" not in text.replace('xmlns="http://www.w3.org/2000/svg"', "")
-    (roof,) = _svg(root, "roofline")
+    train_roof, roof = _svg(root, "roofline")  # one chart per phase
     ns = "{http://www.w3.org/2000/svg}"
+    (gemms,) = [g for g in train_roof.iter(f"{ns}g") if g.get("class") == "marker"]
+    assert gemms.get("data-phase").startswith("layer GEMMs") and gemms.get("data-bound") == "compute"
+    assert float(gemms.get("data-flops-per-byte")) == 1530.2
     groups = list(roof.iter(f"{ns}g"))
     ridge = [g for g in groups if g.get("class") == "ridge"]
     assert len(ridge) == 1 and float(ridge[0].get("data-flops-per-byte")) == pytest.approx(590.746)
