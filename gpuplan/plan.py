@@ -182,6 +182,18 @@ class TrainingOption(_Out):
     network_included: bool = False
 
 
+class TrainingLayoutOption(_Out):
+    """A runner-up layout on the recommended GPU, with the terms of its step time."""
+
+    layout: TrainingLayout
+    gpus: int
+    step_time_s: float
+    mfu: float
+    wall_clock_days: float
+    breakdown: TrainingBreakdown
+    memory_headroom_gib: float
+
+
 class RooflinePoint(_Out):
     """One kernel class on a roofline: FLOP per byte of HBM traffic and which side of the ridge."""
 
@@ -231,6 +243,8 @@ class TrainingPlan(_Out):
     alternatives: list[TrainingOption]
     reasons: list[str]
     infeasible: list[str]
+    #: The next best layouts on the recommended GPU (search order), each with its breakdown.
+    layout_alternatives: list[TrainingLayoutOption] = []
 
 
 class ServingLayout(_Out):

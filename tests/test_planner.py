@@ -78,3 +78,21 @@ def test_training_on_a_gpu_without_a_published_run_carries_a_note(catalog, gpu, 
     assert any("no published training run" in r for r in plan.training.reasons) is noted
     if noted:
         assert notes[0].severity == "note" and "a100-sxm-80gb, h100-sxm-80gb" in notes[0].message
+
+
+def test_training_lists_the_next_best_layouts_with_their_breakdown(catalog):
+    text = ('[model]\npreset = "llama-3.1-70b"\n[training]\ntokens = 2e12\ndeadline_days = 60\n'
+            '[constraints]\nallow_gpus = ["h100-sxm-80gb"]\n')
+    t = _plan(text, catalog).training
+    assert t.feasible and 1 <= len(t.layout_alternatives) <= 3
+    chosen = (t.layout.tp, t.layout.pp, t.layout.vp, t.layout.dp, t.layout.cp, t.layout.micro_batch,
+              t.layout.recompute, t.layout.zero)
+    seen = set()
+    for o in t.layout_alternatives:
+        key = (o.layout.tp, o.layout.pp, o.layout.vp, o.layout.dp, o.layout.cp, o.layout.micro_batch,
+               o.layout.recompute, o.layout.zero)
+        assert key != chosen and key not in seen
+        seen.add(key)
+        b = o.breakdown
+        assert b.step_time_s == pytest.approx(o.step_time_s)
+        assert b.compute_s > 0 and 0 < o.mfu < 1 and o.memory_headroom_gib >= 0

@@ -21,9 +21,11 @@ from gpuplan.plan import (
 )
 from gpuplan.render import RenderOptions
 from gpuplan.render.text import (
+    LAYOUT_HEADERS,
     change_value,
     gate_value,
     headline,
+    layout_rows,
     num,
     pct,
     plural,
@@ -115,6 +117,9 @@ def _training(t: TrainingPlan, pricing: str) -> str:
         out += (f"- memory {num(m.total_gib)} of {num(m.capacity_gib)} GiB per GPU "
                 f"({num(m.headroom_gib)} GiB headroom)\n")
     out += _roofline(t.roofline, t.gpu, t.precision)
+    if t.layout_alternatives:
+        out += "\n" + details(f"Next best layouts on {t.gpu} ({len(t.layout_alternatives)})",
+                              md_table(LAYOUT_HEADERS, layout_rows(t.layout_alternatives), right={1, 3, 4, 5, 6, 7, 8}))
     if t.alternatives:
         rows = [[a.gpu, f"{a.gpus:,}", f"{a.nodes:,}", f"TP{a.layout.tp} PP{a.layout.pp} DP{a.layout.dp}",
                  num(a.wall_clock_days), pct(a.mfu), usd(a.cost_usd), "yes" if a.meets_target else "no", a.bound]

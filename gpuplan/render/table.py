@@ -24,9 +24,11 @@ from gpuplan.plan import (
 )
 from gpuplan.render import RenderOptions
 from gpuplan.render.text import (
+    LAYOUT_HEADERS,
     change_value,
     gate_value,
     headline,
+    layout_rows,
     num,
     pct,
     plural,
@@ -161,6 +163,10 @@ def _training(r: _Report, t: TrainingPlan, pricing: str) -> None:
                                      for k, v in b.model_dump().items() if k.endswith("_s")], right={1})
         r.table(["memory per GPU", "GiB"], [[k.removesuffix("_gib"), num(v)] for k, v in m.model_dump().items()],
                 right={1})
+    if t.layout_alternatives:
+        r.line()
+        r.heading(f"Next best layouts on {t.gpu}")
+        r.table(LAYOUT_HEADERS, layout_rows(t.layout_alternatives), right={1, 3, 4, 5, 6, 7, 8})
     if t.alternatives:
         r.line()
         r.heading("Alternatives")

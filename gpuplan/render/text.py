@@ -18,6 +18,7 @@ from gpuplan.plan import (
     ServingPlan,
     Topology,
     TrainingLayout,
+    TrainingLayoutOption,
     TrainingPlan,
     TrainingRoofline,
 )
@@ -100,6 +101,22 @@ def gate_value(value: float | None, unit: str | None) -> str:
 
 def pct(value: float | None) -> str:
     return "-" if value is None else f"{value * 100:.1f}%"
+
+
+LAYOUT_HEADERS = ["layout", "mb", "rc", "step s", "MFU", "compute", "exposed comm", "bubble", "headroom GiB"]
+
+
+def layout_rows(options: Sequence[TrainingLayoutOption]) -> list[list[str]]:
+    """One row per runner-up layout: shape, micro-batch, recompute, step time and its main terms."""
+    rows = []
+    for o in options:
+        lay, b = o.layout, o.breakdown
+        comm = b.tp_comm_s + b.pp_comm_s + b.dp_comm_s + b.ep_comm_s + b.cp_comm_s
+        shape = " ".join([f"TP{lay.tp}", f"PP{lay.pp}" + (f"x{lay.vp}" if lay.vp > 1 else ""), f"DP{lay.dp}"]
+                         + [f"{n}{v}" for n, v in (("CP", lay.cp), ("EP", lay.ep)) if v > 1])
+        rows.append([shape, str(lay.micro_batch), lay.recompute, num(o.step_time_s), pct(o.mfu), num(b.compute_s),
+                     num(comm), num(b.bubble_s), num(o.memory_headroom_gib)])
+    return rows
 
 
 def training_layout(layout: TrainingLayout | None) -> str:

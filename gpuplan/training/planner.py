@@ -17,7 +17,14 @@ from gpuplan.catalog.schema import Gpu
 from gpuplan.collectives import Network
 from gpuplan.fabric.demand import TrafficDemand
 from gpuplan.network import default_fabric, network_for
-from gpuplan.plan import MemoryBreakdown, TrainingBreakdown, TrainingLayout, TrainingOption, TrainingPlan
+from gpuplan.plan import (
+    MemoryBreakdown,
+    TrainingBreakdown,
+    TrainingLayout,
+    TrainingLayoutOption,
+    TrainingOption,
+    TrainingPlan,
+)
 from gpuplan.profile import Assumption, Workload
 from gpuplan.training.calibration import TrainingCalibration, calibration
 from gpuplan.training.roofline import training_roofline
@@ -39,6 +46,8 @@ from gpuplan.training.timing import Job
 
 #: Alternatives listed in the plan (best option of each other GPU type).
 MAX_ALTERNATIVES = 8
+#: Runner-up layouts reported on the recommended GPU.
+TOP_LAYOUTS = 3
 
 
 @dataclass(frozen=True)
@@ -157,6 +166,7 @@ def plan_training(workload: Workload, catalog: Catalog) -> TrainingResult:
     alternatives = [_option(c, job.batch) for c in cands[1:]] + [_option(c, job.batch) for c in misses]
     plan = _plan(job, chosen.gpu, chosen.best, target, workload, catalog, cal,
                  alternatives[:MAX_ALTERNATIVES], infeasible, ranked=cands)
+    plan = plan.model_copy(update={"layout_alternatives": _runner_ups(job, chosen, target, catalog, cal)})
     return TrainingResult(plan=plan, demand=_demand(chosen.gpu, chosen.best, catalog), chosen_gpu=chosen.gpu)
 
 
@@ -239,6 +249,17 @@ def _rank(c: _Candidate, target: Target) -> tuple[object, ...]:
 
 
 # -- the plan --------------------------------------------------------------------------------------
+def _runner_ups(job: Job, chosen: _Candidate, target: Target, catalog: Catalog,
+                cal: TrainingCalibration) -> list[TrainingLayoutOption]:
+    """The next ``TOP_LAYOUTS`` layouts on the chosen GPU, ranked as the search ranks (one more search)."""
+    ev = Evaluator(job, chosen.gpu, network_for(chosen.gpu, catalog), cal)
+    found = search(ev, Fixed(), target, top=TOP_LAYOUTS + 1)
+    others = [e for e in found.best if e.layout != chosen.best.layout][:TOP_LAYOUTS]
+    return [TrainingLayoutOption(layout=_layout(e, job.batch), gpus=e.gpus, step_time_s=e.step_time, mfu=e.mfu,
+                                 wall_clock_days=e.wall_days, breakdown=_breakdown(e),
+                                 memory_headroom_gib=e.memory.headroom / GIB) for e in others]
+
+
 def _layout(e: Evaluation, batch: int) -> TrainingLayout:
     lay = e.layout
     return TrainingLayout(tp=lay.tp, pp=lay.pp, dp=lay.dp, cp=lay.cp, ep=lay.ep, vp=lay.vp,
@@ -472,4 +493,5 @@ def with_network(result: TrainingResult, workload: Workload, catalog: Catalog, n
         return TrainingResult(plan=bad, demand=result.demand, chosen_gpu=gpu)
     target = target_of(workload)
     new = _plan(job, gpu, e, target, workload, catalog, cal, list(plan.alternatives), list(plan.infeasible))
+    new = new.model_copy(update={"layout_alternatives": plan.layout_alternatives})
     return TrainingResult(plan=new, demand=_demand(gpu, e, catalog), chosen_gpu=gpu)

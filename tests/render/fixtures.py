@@ -29,6 +29,7 @@ from gpuplan.plan import (
     Topology,
     TrainingBreakdown,
     TrainingLayout,
+    TrainingLayoutOption,
     TrainingOption,
     TrainingPlan,
     TrainingRoofline,
@@ -131,6 +132,14 @@ def training_plan(nodes: int = 128, gpu: str = "h100-sxm-80gb") -> TrainingPlan:
         reasons=[f"{gpus:,} x {gpu} finish 2T tokens in {wall:.1f} days, inside the 60-day deadline",
                  "cheapest capex among the GPUs that meet the deadline"],
         infeasible=[],
+        layout_alternatives=[TrainingLayoutOption(
+            layout=TrainingLayout(tp=8, pp=8, dp=gpus // 64, cp=1, ep=1, vp=1, micro_batch=1, num_micro_batches=32,
+                                  global_batch_sequences=512, recompute="selective", sequence_parallel=True, zero=1),
+            gpus=gpus, step_time_s=6.1, mfu=0.393, wall_clock_days=wall * 6.1 / step,
+            breakdown=TrainingBreakdown(compute_s=4.9, recompute_s=0.35, tp_comm_s=0.21, pp_comm_s=0.09, dp_comm_s=0.05,
+                                        ep_comm_s=0.0, cp_comm_s=0.0, bubble_s=0.43, optimizer_s=0.05, step_time_s=6.1,
+                                        dp_bandwidth_to_hide_gbit_per_gpu=170.0),
+            memory_headroom_gib=31.2)],
     )
 
 

@@ -84,7 +84,7 @@ def test_table_says_why_with_numbers(plan, options):
 def test_markdown_has_marker_details_and_findings(plan, options):
     text = render(plan, "markdown", options)
     assert text.startswith("<!-- gpuplan-plan -->\n")
-    assert text.count("<details>") == text.count("</details>") == 5
+    assert text.count("<details>") == text.count("</details>") == 6  # alternatives x2, next best layouts, BOM x2, assumptions
     assert ":x: **error** `training-over-budget`" in text
     assert "| transceiver | leaf | `osfp-2x400g-sr8` | 1,536 | - | **unpriced** |" in text
 
