@@ -96,37 +96,6 @@ def builtin_catalog() -> Any:
     return load_catalog()
 
 
-@lru_cache(maxsize=1)
-def planners_ready() -> bool:
-    """True once every planner function ``plan_workload`` calls exists (they land one by one)."""
-    import importlib
-
-    wanted = [("gpuplan.training.planner", "plan_training"), ("gpuplan.training.planner", "with_network"),
-              ("gpuplan.serving.planner", "plan_serving"), ("gpuplan.fabric.interconnect", "design_fabric"),
-              ("gpuplan.bom", "build_bom"), ("gpuplan.network", "network_for")]
-    for module, name in wanted:
-        try:
-            if not hasattr(importlib.import_module(module), name):
-                return False
-        except Exception:  # noqa: BLE001 - a half-merged module
-            return False
-    return True
-
-
-def needs_planners() -> Any:
-    return pytest.mark.skipif(not planners_ready(), reason="planners not merged yet (plan_workload cannot run)")
-
-
-def cli_commands() -> set[str]:
-    """Names of the top-level CLI commands (``check``, ``render`` and ``diff`` land later)."""
-    import typer
-
-    from gpuplan.cli import app
-
-    command = typer.main.get_command(app)
-    return set(getattr(command, "commands", {}))
-
-
 # -- running the CLI in-process -----------------------------------------------------------------
 
 @dataclass
@@ -191,8 +160,6 @@ MAX_ERROR_LINE = 1000
 def assert_outcome(run: Run, *, allowed: tuple[int, ...] = (0, 1, 2), json_out: bool = False) -> None:
     """The CI contract: a result (0), a failed gate (1) or one clear error line (2); never 3."""
     assert "Traceback" not in run.err, run
-    if run.code == 3 and pending_planner(run.err):
-        return
     assert "internal error" not in run.err, run
     assert run.code in allowed, run
     if run.code == 2:
@@ -204,12 +171,6 @@ def assert_outcome(run: Run, *, allowed: tuple[int, ...] = (0, 1, 2), json_out: 
         assert len(errors[0]) <= MAX_ERROR_LINE, run
     elif json_out and run.code in (0, 1) and run.out:
         json.loads(run.out, parse_constant=_no_constant)
-
-
-def pending_planner(err: str) -> bool:
-    """Exit 3 only because a planner module has not been merged yet (tolerated until it is)."""
-    return not planners_ready() and ("ModuleNotFoundError: No module named 'gpuplan." in err
-                                     or "ImportError: cannot import name" in err)
 
 
 def _no_constant(token: str) -> Any:
@@ -276,7 +237,7 @@ def _fewer_gpus(workload: Any, text: str) -> Any:
 
 
 def plan_text(text: str, name: str, catalog: Any = None, *, phases: tuple[str, ...] = ("training", "serving")) -> str:
-    """Profile text -> 'error' (a clean InputError), 'valid' (planners missing) or 'plan' (checked).
+    """Profile text -> 'error' (a clean InputError) or 'plan' (checked).
 
     Parsing and validation always run on the text as given; in a fast twin the plan is made on at
     most FAST_MAX_GPUS of the allowed GPUs (see :func:`twin`)."""
@@ -290,9 +251,6 @@ def plan_text(text: str, name: str, catalog: Any = None, *, phases: tuple[str, .
         assert_input_error(exc)
         event("profile refused")
         return "error"
-    if not planners_ready():
-        event("profile valid (planners pending)")
-        return "valid"
     from gpuplan.planner import plan_workload
 
     try:
