@@ -1,4 +1,4 @@
-"""Benchmark: plan and graph-check a 131,072-GPU fabric; time and peak memory, 1K..128K growth.
+"""(d) and (f): plan and graph-check a 131,072-GPU fabric; time and peak memory, 1K..128K growth.
 
 Usage: python benchmarks/bench_fabric.py [--gpu h100-sxm-80gb] [--max-gpus 131072]
 
@@ -15,9 +15,14 @@ import subprocess
 import sys
 import time
 
+from common import child_env, growth_exponent, growth_words
+
+TARGET_S, TARGET_MIB = 10.0, 2048.0
+
 
 def one(gpu_id: str, gpus: int) -> dict:
     t0 = time.perf_counter()
+    c0 = time.process_time()
     from gpuplan.bom import build_bom
     from gpuplan.catalog import load_catalog
     from gpuplan.fabric.demand import TrafficDemand
@@ -48,9 +53,38 @@ def one(gpu_id: str, gpus: int) -> dict:
         "bom_lines": len(bom.items),
         "load_s": round(t_load - t0, 3), "plan_and_bom_s": round(t_plan - t_load, 4),
         "graph_build_s": round(t_build - t_plan, 3), "graph_check_s": round(t_check - t_build, 3),
-        "total_s": round(t_check - t0, 3),
+        "total_s": round(t_check - t0, 3), "total_cpu_s": round(time.process_time() - c0, 3),
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
+
+
+def sizes_up_to(max_gpus: int, min_gpus: int = 1024) -> list[int]:
+    out, n = [], min_gpus
+    while n <= max_gpus:
+        out.append(n)
+        n *= 2
+    return out
+
+
+def fabric_rows(gpu: str, sizes: list[int]) -> list[dict]:
+    """(d) and (f): one fresh process per size (its peak RSS is its own)."""
+    rows = []
+    for n in sizes:
+        res = subprocess.run([sys.executable, __file__, "--gpu", gpu, "--one", str(n)], check=True,
+                             capture_output=True, text=True, env=child_env())
+        rows.append(json.loads(res.stdout))
+    return rows
+
+
+def growth(rows: list[dict]) -> dict:
+    """Growth exponents of plan time, graph build + check time, edges and peak RSS in the GPU count."""
+    gpus = [r["gpus"] for r in rows]
+    out = {}
+    for key in ("plan_and_bom_s", "graph_s", "graph_edges", "peak_rss_mib"):
+        vals = [r["graph_build_s"] + r["graph_check_s"] if key == "graph_s" else r[key] for r in rows]
+        k = growth_exponent(gpus, vals)
+        out[key] = {"exponent": k, "words": growth_words(k)}
+    return out
 
 
 def main() -> None:
@@ -62,27 +96,20 @@ def main() -> None:
     if args.one:
         print(json.dumps(one(args.gpu, args.one)))
         return
-    sizes = []
-    n = 1024
-    while n <= args.max_gpus:
-        sizes.append(n)
-        n *= 2
     header = (f"{'GPUs':>7} {'fabric':>14} {'switch':>8} {'tiers':>5} {'switches':>8} {'edges':>7} "
               f"{'plan+BOM s':>10} {'graph s':>8} {'check s':>8} {'total s':>8} {'peak RSS MiB':>12}")
     print(header)
-    rows = []
-    for size in sizes:
-        out = subprocess.run([sys.executable, __file__, "--gpu", args.gpu, "--one", str(size)], check=True,
-                             capture_output=True, text=True).stdout
-        r = json.loads(out)
-        rows.append(r)
+    rows = fabric_rows(args.gpu, sizes_up_to(args.max_gpus))
+    for r in rows:
         print(f"{r['gpus']:>7} {r['fabric']:>14} {r['switch']:>8} {r['tiers']:>5} {r['switches']:>8} "
               f"{r['graph_edges']:>7} {r['plan_and_bom_s']:>10} {r['graph_build_s']:>8} {r['graph_check_s']:>8} "
               f"{r['total_s']:>8} {r['peak_rss_mib']:>12}")
+    for key, g in growth(rows).items():
+        print(f"{key}: exponent {g['exponent']:.2f} ({g['words']})")
     last = rows[-1]
-    ok = last["total_s"] <= 10 and last["peak_rss_mib"] <= 2048
+    ok = last["total_s"] <= TARGET_S and last["peak_rss_mib"] <= TARGET_MIB
     print(f"\n{last['gpus']} GPUs: {last['total_s']} s, peak RSS {last['peak_rss_mib']} MiB "
-          f"(targets <= 10 s, <= 2048 MiB): {'OK' if ok else 'OVER TARGET'}")
+          f"(targets <= {TARGET_S} s, <= {TARGET_MIB} MiB): {'OK' if ok else 'OVER TARGET'}")
     sys.exit(0 if ok else 1)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import NamedTuple
 
 from gpuplan.arch import Architecture
@@ -158,5 +159,10 @@ def check(layout: Layout, arch: Architecture, seq: int, batch: int, domain: int)
 
 
 def divisors(n: int) -> list[int]:
+    return list(_divisors(n))
+
+
+@lru_cache(maxsize=4096)
+def _divisors(n: int) -> tuple[int, ...]:
     small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
-    return sorted(set(small + [n // d for d in small]))
+    return tuple(sorted(set(small + [n // d for d in small])))

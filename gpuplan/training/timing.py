@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from gpuplan.arch import Architecture
 from gpuplan.catalog.schema import Gpu
@@ -403,6 +404,23 @@ def stage_layout(layers: int, pp: int, logits_layers: float) -> tuple[int, bool]
     return lo, True
 
 
+#: LayerCost fields (and properties) that a stage averages over the model's dense / MoE mix.
+_AVERAGED = ("fwd", "bwd", "recompute", "tp_fwd", "tp_bwd", "tp_recompute", "cp", "ep", "total", "forward_total",
+             "scaleout_bytes")
+
+
+@lru_cache(maxsize=4096)
+def _layer_averages(dense: LayerCost, moe: LayerCost | None, n_dense: int, n_moe: int,
+                    layers: int) -> dict[str, float]:
+    """Per-layer costs averaged over the dense / MoE mix. Cached: the search asks for the same
+    layer costs at many PP and recompute settings (read-only result, do not mutate)."""
+
+    def avg(attr: str) -> float:
+        return (n_dense * getattr(dense, attr) + n_moe * (getattr(moe, attr) if moe else 0.0)) / layers
+
+    return {attr: avg(attr) for attr in _AVERAGED}
+
+
 def _stage_parts(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout, dense: LayerCost,
                  moe: LayerCost | None, logits: tuple[float, float] | None) -> tuple[dict[str, float], int, bool]:
     """Seconds per micro-batch on the slowest stage by part, its layers, and whether it holds
@@ -410,27 +428,25 @@ def _stage_parts(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layou
     arch = job.arch
     n_moe = arch.moe_layers if moe is not None else 0
     n_dense = arch.layers - n_moe
-
-    def avg(attr: str) -> float:
-        return (n_dense * getattr(dense, attr) + n_moe * (getattr(moe, attr) if moe else 0.0)) / arch.layers
+    a = _layer_averages(dense, moe, n_dense, n_moe, arch.layers)
 
     lg_compute, lg_comm = logits if logits is not None else logits_cost(job, hw, cal, layout)
-    layer = avg("total")
+    layer = a["total"]
     n, has_head = stage_layout(arch.layers, layout.pp, (lg_compute + lg_comm) / layer if layer else 0.0)
     head = 1.0 if has_head else 0.0
     frac = recomputed_fraction(layout, arch.layers) if layout.recompute == "full" else 1.0
     parts = {
-        "compute": n * (avg("fwd") + avg("bwd")) + head * lg_compute,
-        "recompute": n * avg("recompute") * frac,
-        "tp": n * (avg("tp_fwd") + avg("tp_bwd") + frac * avg("tp_recompute")) + head * lg_comm,
-        "cp": n * avg("cp"),
-        "ep": n * avg("ep"),
+        "compute": n * (a["fwd"] + a["bwd"]) + head * lg_compute,
+        "recompute": n * a["recompute"] * frac,
+        "tp": n * (a["tp_fwd"] + a["tp_bwd"] + frac * a["tp_recompute"]) + head * lg_comm,
+        "cp": n * a["cp"],
+        "ep": n * a["ep"],
         # Overlap windows of the DP traffic: the backward (with what is recomputed) and the
         # forward of one micro-batch on this stage.
-        "window_b": n * (avg("bwd") + avg("tp_bwd") + frac * (avg("recompute") + avg("tp_recompute")))
+        "window_b": n * (a["bwd"] + a["tp_bwd"] + frac * (a["recompute"] + a["tp_recompute"]))
         + head * lg_compute * 2.0 / 3.0,
-        "window_f": n * avg("forward_total"),
-        "scaleout": n * avg("scaleout_bytes"),
+        "window_f": n * a["forward_total"],
+        "scaleout": n * a["scaleout_bytes"],
     }
     return parts, n, has_head
 
