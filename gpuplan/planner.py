@@ -55,12 +55,17 @@ def _attach_network(phase: str, result: Any, workload: Workload, catalog: Catalo
     """Design the fabric for a phase result, feed it back (training), and price it."""
     from gpuplan.bom import build_bom
     from gpuplan.fabric.interconnect import design_fabric
+    from gpuplan.fabric.sizing import SizingError
 
     plan = result.plan
     gpu = result.chosen_gpu
     if not plan.feasible or gpu is None or result.demand is None:
         return plan
-    interconnect, topology = design_fabric(result.demand, gpu, catalog)
+    try:
+        interconnect, topology = design_fabric(result.demand, gpu, catalog)
+    except SizingError as exc:  # a plan whose cluster no modelled fabric reaches is infeasible, not bad input
+        why = f"{gpu.id}: {plan.gpus:,} GPUs: {exc}; four-tier fabrics are not modelled"
+        return plan.model_copy(update={"feasible": False, "infeasible": [why, *plan.infeasible]})
     if phase == "training" and interconnect.scaleout_fabric is not None:
         from gpuplan.network import network_for
         from gpuplan.training.planner import with_network

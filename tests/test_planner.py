@@ -96,3 +96,11 @@ def test_training_lists_the_next_best_layouts_with_their_breakdown(catalog):
         b = o.breakdown
         assert b.step_time_s == pytest.approx(o.step_time_s)
         assert b.compute_s > 0 and 0 < o.mfu < 1 and o.memory_headroom_gib >= 0
+
+
+def test_more_gpus_than_any_fabric_reaches_is_an_infeasible_plan_not_bad_input(catalog):
+    text = '[model]\npreset = "llama-3.1-405b"\n[training]\ntokens = 1e12\ngpus = 1048576\n'
+    plan = _plan(text, catalog)
+    assert not plan.training.feasible
+    assert "four-tier fabrics are not modelled" in plan.training.infeasible[0]
+    assert [f.code for f in plan.findings if f.severity == "error"] == ["training-infeasible"]

@@ -47,6 +47,9 @@ KINDS: dict[str, type[BaseModel]] = {
 MAX_FILES = 200
 #: At most this many directory entries are listed under one catalog directory.
 MAX_ENTRIES = 10_000
+#: At most this many GPU records after merging every overlay (5x the shipped catalog): each one is
+#: searched by both planners, so this bounds planning time as MAX_GROUPS bounds one GPU's search.
+MAX_GPUS = 100
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -250,6 +253,9 @@ def load_catalog(overlays: Iterable[str | os.PathLike[str]] = (), *, base: Path 
         cat_meta = CatalogMeta.model_validate(meta)
     except ValidationError as exc:
         raise pydantic_error(exc, file=str(dirs[0] / "catalog.toml"), prefix="catalog") from None
+    if len(merged["gpu"]) > MAX_GPUS:
+        raise InputError(f"{len(merged['gpu'])} GPU records with the overlays, more than the limit of {MAX_GPUS}",
+                         file=str(dirs[-1]))
     built: dict[str, dict[str, Any]] = {k: {} for k in KINDS}
     #: (kind, id) -> the file that last set the record, so cross-record errors name a file
     origin: dict[tuple[str, str], str] = {}

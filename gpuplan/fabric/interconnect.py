@@ -132,7 +132,7 @@ def _frontend_only(demand: TrafficDemand, gpu: Gpu, catalog: Catalog, nodes: int
         design = size_clos(ClosSpec(radix=radix, nodes=nodes, rails=ports, layout="fat-tree",
                                     oversubscription=ratio, scalable_unit_nodes=su, reserved_node_slots=reserved))
     except SizingError as exc:
-        raise InputError(str(exc), field="gpus") from None
+        raise SizingError(f"the front end cannot connect {nodes:,} nodes: {exc}") from None
     topo = _finish(design, switch_id, front.port_gbit, check, frontend=True)
     if oversubscription is None and topo.tiers > 1:
         reasons.append(f"Leaf-spine oversubscribed {ratio:g}:1: every node's request traffic crosses the spine, "
@@ -305,7 +305,7 @@ def _size(out: ScaleOut, gpu: Gpu, catalog: Catalog, nodes: int, layout: Layout,
         topo = _finish(design, switch_id, fab.port_gbit, check)
         reasons.append(_topology_reason(topo, design))
         return topo, out
-    raise InputError(str(last_err), field="gpus")
+    raise SizingError(f"no fabric in the catalog connects {nodes:,} nodes of {rails} rails: {last_err}")
 
 
 def _finish(design: ClosDesign, switch_id: str, port_gbit: float, check: bool | None, *,

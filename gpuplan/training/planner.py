@@ -32,6 +32,7 @@ from gpuplan.training.flops import training_flops
 from gpuplan.training.layout import Group, Layout, groups, layers_per_stage
 from gpuplan.training.memory import GIB
 from gpuplan.training.search import (
+    MAX_GROUPS,
     Evaluation,
     Evaluator,
     Fixed,
@@ -130,6 +131,8 @@ class _Candidate:
     others: tuple[Evaluation, ...]
     cost: float | None
     meets: bool
+    #: Search axes thinned to stay within MAX_GROUPS (SearchOutcome.thinned).
+    thinned: tuple[str, ...] = ()
 
 
 def plan_training(workload: Workload, catalog: Catalog) -> TrainingResult:
@@ -166,7 +169,12 @@ def plan_training(workload: Workload, catalog: Catalog) -> TrainingResult:
     alternatives = [_option(c, job.batch) for c in cands[1:]] + [_option(c, job.batch) for c in misses]
     plan = _plan(job, chosen.gpu, chosen.best, target, workload, catalog, cal,
                  alternatives[:MAX_ALTERNATIVES], infeasible, ranked=cands)
-    plan = plan.model_copy(update={"layout_alternatives": _runner_ups(job, chosen, target, catalog, cal)})
+    update: dict[str, object] = {"layout_alternatives": _runner_ups(job, chosen, target, catalog, cal)}
+    if chosen.thinned:
+        update["reasons"] = [*plan.reasons, f"search: the layout space of {chosen.gpu.id} exceeds {MAX_GROUPS:,} "
+                                            f"(TP, CP, EP, PP, micro-batch) groups and was thinned evenly "
+                                            f"({'; '.join(chosen.thinned)}): the plan is the best of those"]
+    plan = plan.model_copy(update=update)
     return TrainingResult(plan=plan, demand=_demand(chosen.gpu, chosen.best, catalog), chosen_gpu=chosen.gpu)
 
 
@@ -177,10 +185,12 @@ def _plan_gpu(ev: Evaluator, target: Target, workload: Workload) -> tuple[_Candi
         return None, f"no {target.pricing} price in the catalog: the ${target.budget_usd:,.0f} budget cannot be checked"
     found = search(ev, Fixed(), target, top=1)
     if not found.best:
-        return _nearest(ev, target, found)
+        cand, why = _nearest(ev, target, found)
+        return cand, why + (f" (layout space thinned to {MAX_GROUPS:,} groups: {'; '.join(found.thinned)})"
+                            if found.thinned else "")
     best = found.best[0]
     cost = cost_usd(gpu, best.gpus, best.gpu_hours, target.pricing)
-    cand = _Candidate(gpu, best, tuple(found.best[1:]), cost, True)
+    cand = _Candidate(gpu, best, tuple(found.best[1:]), cost, True, found.thinned)
     if cap is not None and cost is None:  # fail closed: an unpriced plan cannot pass a budget
         return replace(cand, meets=False), (f"no {target.pricing} price in the catalog: the ${cap:,.0f} budget "
                                             f"cannot be checked")

@@ -64,6 +64,10 @@ from gpuplan.training.timing import (
 #: (Llama 3 used CP only for its 128k-token stage; below 4k tokens per rank ring attention
 #: cannot hide its K/V exchange behind the attention kernel).
 MIN_CP_TOKENS = 4096
+#: Most (TP, CP, EP, PP, micro-batch) groups one GPU type's search bounds (bounded work, issue 7).
+#: Real models stay far below it (Llama 3.1 405B: ~800; DeepSeek-V3 at a 1e10-token batch:
+#: ~9,300); a larger space is thinned evenly along its longest axis and the plan says so.
+MAX_GROUPS = 20_000
 MICRO_BATCHES = (1, 2, 4, 8, 16)
 ZERO_STAGES = (1, 2, 3)
 HOURS_PER_DAY = 24.0
@@ -269,6 +273,8 @@ class SearchOutcome:
     fastest: Evaluation | None = None
     evaluated: int = 0
     bounded: int = 0
+    #: Axes thinned to keep the group count within MAX_GROUPS, as "PP 90 -> 23" (empty: none).
+    thinned: tuple[str, ...] = ()
 
 
 # -- candidate values ------------------------------------------------------------------------------
@@ -514,21 +520,40 @@ class _Scale(NamedTuple):
     mp: int
 
 
+def thin_axes(axes: dict[str, list[int]], limit: int) -> tuple[dict[str, list[int]], tuple[str, ...]]:
+    """Keep the product of the axis lengths within ``limit``: halve the longest axis (every other
+    value, both ends kept) until it fits. Deterministic; returns the axes and what was thinned."""
+    out = {k: list(v) for k, v in axes.items()}
+    before = {k: len(v) for k, v in axes.items()}
+    while math.prod(len(v) for v in out.values()) > limit:
+        name = max(out, key=lambda k: (len(out[k]), k))
+        values = out[name]
+        if len(values) <= 2:
+            break
+        out[name] = values[::2] if values[-1] in values[::2] else values[::2] + [values[-1]]
+    notes = tuple(f"{k.upper()} {before[k]} -> {len(out[k])} values" for k in axes if len(out[k]) < before[k])
+    return out, notes
+
+
 def _bounds(ev: Evaluator, fixed: Fixed, target: Target, outcome: SearchOutcome) -> list[_Bounded]:
     """Every (TP, CP, EP, PP, micro-batch) group with a first bound of its key (no recompute,
-    the largest VP); groups whose bound already misses the target are left out."""
+    the largest VP); groups whose bound already misses the target are left out. At most
+    ``MAX_GROUPS`` groups (:func:`thin_axes`)."""
     arch, job = ev.job.arch, ev.job
     busy = ev.cal.kernel_busy_fraction
     bounded: list[_Bounded] = []
-    for tp in tp_candidates(ev, fixed):
+    axes, outcome.thinned = thin_axes({"tp": tp_candidates(ev, fixed), "cp": cp_candidates(job.seq, fixed),
+                                       "ep": ep_candidates(ev, fixed), "pp": pp_candidates(arch.layers, fixed),
+                                       "mb": mb_candidates(fixed, job.batch)}, MAX_GROUPS)
+    for tp in axes["tp"]:
         sp = fixed.sequence_parallel if fixed.sequence_parallel is not None else tp > 1
-        for cp in cp_candidates(job.seq, fixed):
-            for ep in ep_candidates(ev, fixed):
-                for pp in pp_candidates(arch.layers, fixed):
+        for cp in axes["cp"]:
+            for ep in axes["ep"]:
+                for pp in axes["pp"]:
                     if not states_can_fit(ev, tp, pp, cp, ep, fixed):
                         continue
                     mp = tp * pp * cp
-                    for mb in mb_candidates(fixed, job.batch):
+                    for mb in axes["mb"]:
                         dps = dp_candidates(ev, fixed, target, mp, mb, ep, cp)
                         if not dps:
                             continue

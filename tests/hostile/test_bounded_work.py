@@ -1,9 +1,9 @@
 """Bounded work: the most expensive valid profile found (benchmarks/profiles/worst-case.toml)
 finishes within a fixed time and memory budget, in a fresh process, as CI would run it.
 
-It is valid (inside every documented limit) and runs both phases on every GPU of the catalog, so
-it takes minutes rather than seconds while the first pass of the training search is uncapped
-(see docs/security.md, "Time and memory"); it is in the ``slow`` run only.
+It is valid (inside every documented limit) and runs both phases on every GPU of the catalog.
+The training search bounds at most ``MAX_GROUPS`` layout groups per GPU type (thinning larger
+spaces), which holds it to about 11 s on the 2-core machine (docs/security.md, "Time and memory").
 """
 
 from __future__ import annotations
@@ -33,10 +33,6 @@ def test_the_worst_case_profile_is_valid():
     assert len(workload.constraints.allow_gpus) == len(builtin_catalog().gpus)  # every GPU is searched
 
 
-@pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason=(
-    "gpuplan/training/search.py _bounds() bounds every (TP, CP, EP, PP, micro-batch) group of every GPU "
-    "before pruning, with no cap: worst-case.toml takes about 2 minutes (reported to the lead)"))
 def test_the_worst_case_profile_finishes_in_time_and_memory(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("GPUPLAN_")}
     started = time.monotonic()
@@ -52,7 +48,8 @@ def test_the_worst_case_profile_finishes_in_time_and_memory(tmp_path):
         pytest.fail(f"gpuplan recommend {WORST_CASE.name} ran past {TIME_LIMIT_S:.0f} s")
     err = proc.stderr.read().decode() if proc.stderr else ""
     assert proc.returncode in (0, 1), err
-    assert (tmp_path / "plan.json").stat().st_size > 0
+    plan = (tmp_path / "plan.json").read_text()
+    assert plan and "thinned" in plan  # the space was capped, and the plan says so
     rss_mib = _child_peak_rss_mib()
     assert rss_mib < MEMORY_LIMIT_MIB, f"peak RSS {rss_mib:.0f} MiB"
 

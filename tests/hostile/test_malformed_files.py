@@ -191,7 +191,7 @@ PROFILE_VALUES = [
     ("qps-nan", '[model]\npreset = "llama-2-7b"\n[serving]\nqps = nan\n', "serving.qps"),
     ("qps-inf", '[model]\npreset = "llama-2-7b"\n[serving]\nqps = inf\n', "serving.qps"),
     ("params-negative-inf", '[model]\nparams = -inf\n[serving]\nqps = 1\n', "model.params"),
-    # valid, but more GPUs than any fabric in the catalog reaches: today one error line (exit 2)
+    # valid, but more GPUs than any fabric in the catalog reaches: an infeasible plan that says so
     ("max-training-gpus", '[model]\npreset = "llama-3.1-405b"\n[training]\ntokens = 1e12\ngpus = 1048576\n', "any"),
     ("moe-1e6-qps-long-prompt", '[model]\npreset = "deepseek-v3"\n[serving]\nqps = 1e6\nprompt_tokens = 100000\n'
      'output_tokens = 30000\ncontext_length = 131072\n', "any"),

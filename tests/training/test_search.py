@@ -132,3 +132,33 @@ def test_power_limit_caps_the_gpu_count(evaluator, preset):
     kw = ev.gpu.node_power_kw * 16
     out = search(ev, Fixed(), Target("deadline", deadline_days=1000, power_limit_kw=kw))
     assert out.best and out.best[0].gpus <= 16 * ev.gpu.gpus_per_node
+
+
+def test_thin_axes_halves_the_longest_axis_until_the_product_fits():
+    from gpuplan.training.search import thin_axes
+
+    axes = {"tp": [1, 2, 4, 8], "pp": list(range(1, 91)), "mb": [1, 2, 4, 8, 16]}
+    out, notes = thin_axes(axes, 4 * 5 * 12)
+    assert out["tp"] == [1, 2, 4, 8] and out["mb"] == [1, 2, 4, 8, 16]     # short axes untouched
+    assert len(out["pp"]) <= 12 and out["pp"][0] == 1 and out["pp"][-1] == 90  # both ends kept
+    assert out["pp"] == sorted(set(out["pp"]))
+    assert notes == (f"PP 90 -> {len(out['pp'])} values",)
+    assert thin_axes(axes, 10**9) == (axes, ())                              # within the limit: as is
+
+
+def test_the_search_space_is_capped_and_says_so(catalog):
+    """A 2,048-layer, 1,024-expert model would bound ~360,000 groups per GPU; the cap holds it."""
+    from gpuplan.arch import ArchitectureSpec, resolve
+    from gpuplan.network import network_for
+    from gpuplan.training.calibration import calibration
+    from gpuplan.training.search import MAX_GROUPS, Evaluator, Fixed, Target, search
+    from gpuplan.training.timing import Job
+
+    arch, _ = resolve(ArchitectureSpec(layers=2048, hidden=1024, heads=8, ffn=1024, experts=1024, active_experts=1,
+                                       vocab=32000))
+    job = Job(arch=arch, seq=2_097_152, batch=4320, precision="bf16", tokens=1e16)
+    gpu = catalog.gpu("h100-sxm-80gb")
+    found = search(Evaluator(job, gpu, network_for(gpu, catalog), calibration(catalog)), Fixed(),
+                   Target(kind="deadline", deadline_days=3650), top=1)
+    assert found.thinned and found.thinned[0].startswith("PP 90 -> ")
+    assert found.bounded < 2 * MAX_GROUPS

@@ -1,0 +1,32 @@
+"""Catalog overlays are bounded: every GPU record is searched, so their number is capped."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from gpuplan.catalog.loader import MAX_GPUS, load_catalog
+from gpuplan.errors import InputError
+from tests.conftest import ROOT
+
+
+def _gpu_copies(n: int) -> str:
+    text = (ROOT / "catalog" / "gpus" / "nvidia.toml").read_text()
+    first = text[text.index("[[gpu]]"):text.index("[[gpu]]", text.index("[[gpu]]") + 1)]
+    first = re.sub(r"(?m)^aliases = .*\n", "", first)
+    return "".join(first.replace('id = "a100-sxm-40gb"', f'id = "inhouse-{i}"', 1) for i in range(n))
+
+
+def test_an_overlay_may_add_gpus_up_to_the_limit(tmp_path):
+    shipped = len(load_catalog().gpus)
+    (tmp_path / "gpus.toml").write_text(_gpu_copies(MAX_GPUS - shipped))
+    assert len(load_catalog([tmp_path]).gpus) == MAX_GPUS
+
+
+def test_one_gpu_more_is_refused_naming_the_overlay(tmp_path):
+    shipped = len(load_catalog().gpus)
+    (tmp_path / "gpus.toml").write_text(_gpu_copies(MAX_GPUS - shipped + 1))
+    with pytest.raises(InputError, match=f"more than the limit of {MAX_GPUS}") as err:
+        load_catalog([tmp_path])
+    assert err.value.file == str(tmp_path)
