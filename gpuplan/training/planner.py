@@ -10,7 +10,9 @@ price for the chosen pricing is still planned but ranks after every priced one.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from gpuplan.catalog.loader import Catalog
 from gpuplan.catalog.schema import Gpu
@@ -152,7 +154,7 @@ def plan_training(workload: Workload, catalog: Catalog) -> TrainingResult:
             infeasible.append(f"{gid}: no {job.precision} tensor cores")
             continue
         ev = Evaluator(job, gpu, network_for(gpu, catalog), cal)
-        cand, why = _plan_gpu(ev, target, workload)
+        cand, why = _plan_gpu_memo(ev, target, workload, catalog.sha256)
         if cand is not None and cand.meets:
             cands.append(cand)
         else:
@@ -176,6 +178,29 @@ def plan_training(workload: Workload, catalog: Catalog) -> TrainingResult:
                                             f"({'; '.join(chosen.thinned)}): the plan is the best of those"]
     plan = plan.model_copy(update=update)
     return TrainingResult(plan=plan, demand=_demand(chosen.gpu, chosen.best, catalog), chosen_gpu=chosen.gpu)
+
+
+#: Per-GPU search results of this process, so that the capex re-ranking of the planner (which
+#: plans the runners-up again with their own network) does not search them twice. Keyed by
+#: everything the search reads; bounded.
+_MEMO: dict[tuple[object, ...], object] = {}
+_MEMO_SIZE = 256
+R = TypeVar("R")
+
+
+def _memo(key: tuple[object, ...], make: Callable[[], R]) -> R:
+    if key not in _MEMO:
+        if len(_MEMO) >= _MEMO_SIZE:
+            _MEMO.clear()
+        _MEMO[key] = make()
+    return _MEMO[key]  # type: ignore[return-value]
+
+
+def _plan_gpu_memo(ev: Evaluator, target: Target, workload: Workload,
+                   catalog_sha: str) -> tuple[_Candidate | None, str]:
+    c = workload.constraints
+    key = ("gpu", ev.job, ev.gpu.id, target, catalog_sha, c.budget_usd, c.power_limit_kw)
+    return _memo(key, lambda: _plan_gpu(ev, target, workload))
 
 
 def _plan_gpu(ev: Evaluator, target: Target, workload: Workload) -> tuple[_Candidate | None, str]:
@@ -263,7 +288,8 @@ def _runner_ups(job: Job, chosen: _Candidate, target: Target, catalog: Catalog,
                 cal: TrainingCalibration) -> list[TrainingLayoutOption]:
     """The next ``TOP_LAYOUTS`` layouts on the chosen GPU, ranked as the search ranks (one more search)."""
     ev = Evaluator(job, chosen.gpu, network_for(chosen.gpu, catalog), cal)
-    found = search(ev, Fixed(), target, top=TOP_LAYOUTS + 1)
+    found = _memo(("top", job, chosen.gpu.id, target, catalog.sha256),
+                  lambda: search(ev, Fixed(), target, top=TOP_LAYOUTS + 1))
     others = [e for e in found.best if e.layout != chosen.best.layout][:TOP_LAYOUTS]
     return [TrainingLayoutOption(layout=_layout(e, job.batch), gpus=e.gpus, step_time_s=e.step_time, mfu=e.mfu,
                                  wall_clock_days=e.wall_days, breakdown=_breakdown(e),
