@@ -118,6 +118,11 @@ def emit(plan: Any, fmt: str, out: Optional[Path], outputs: list[str], *, inputs
     from gpuplan.io import refuse_inputs, write_atomic
     from gpuplan.render import RenderOptions, render
 
+    from gpuplan.plan import Plan
+    from gpuplan.plan_io import as_published
+
+    if isinstance(plan, Plan):
+        plan = as_published(plan)
     targets = [(fmt, str(out) if out else "-")] + parse_outputs(outputs)
     for _, path in targets:  # every target is checked before any file is written
         if path != "-":

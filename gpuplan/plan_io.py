@@ -58,6 +58,14 @@ def parse_plan(text: str, name: str) -> Plan:
         raise pydantic_error(exc, file=name) from None
 
 
+def as_published(plan: Plan) -> Plan:
+    """The plan with the numbers its JSON publishes (6 significant digits, money to the cent), so
+    that every format of one run, and a later ``gpuplan render`` of its JSON, show the same figures."""
+    from gpuplan.render.json_ import stable
+
+    return Plan.model_validate(stable(plan.model_dump(mode="json", by_alias=True)))
+
+
 def load_plan(path: str | os.PathLike[str]) -> Plan:
     """Read a plan written by ``gpuplan recommend --format json``."""
     return parse_plan(read_text(path), str(path))

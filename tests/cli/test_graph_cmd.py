@@ -68,3 +68,13 @@ def test_output_over_the_plan_is_refused(capsys, plan_file):
     code, _, err = run(capsys, "graph", str(plan_file), "--phase", "training", "-o", str(plan_file))
     assert code == 2 and "refusing to overwrite an input file" in err
     assert plan_file.read_bytes() == before
+
+
+def test_a_saved_plan_renders_exactly_as_the_run_that_wrote_it(capsys, plan_file, tmp_path):
+    """Every format of a run shows the numbers its JSON publishes, so re-rendering changes nothing."""
+    direct = tmp_path / "direct.md"
+    with pytest.raises(SystemExit):
+        main(["recommend", "examples/llama-70b-train-serve.toml", "--format", "markdown", "-o", str(direct), "-q"])
+    code, rerendered, _ = run(capsys, "render", str(plan_file), "--format", "markdown")
+    assert code == 0
+    assert rerendered == direct.read_text()
