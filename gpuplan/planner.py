@@ -90,9 +90,12 @@ RERANK_WITH_NETWORK = 4
 
 
 def _plan_training(workload: Workload, catalog: Catalog) -> TrainingPlan:
+    from functools import partial
+
     from gpuplan.training.planner import plan_training
 
-    return _plan_phase("training", plan_training, workload, catalog)
+    # one memo for this run: the capex re-ranking plans the runners-up again without re-searching
+    return _plan_phase("training", partial(plan_training, memo={}), workload, catalog)
 
 
 def _plan_serving(workload: Workload, catalog: Catalog) -> ServingPlan:

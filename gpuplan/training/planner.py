@@ -51,6 +51,8 @@ from gpuplan.training.timing import Job
 MAX_ALTERNATIVES = 8
 #: Runner-up layouts reported on the recommended GPU.
 TOP_LAYOUTS = 3
+#: Search results shared by the calls of one planning run (see plan_training).
+Memo = dict[tuple[object, ...], object]
 
 
 @dataclass(frozen=True)
@@ -137,8 +139,10 @@ class _Candidate:
     thinned: tuple[str, ...] = ()
 
 
-def plan_training(workload: Workload, catalog: Catalog) -> TrainingResult:
-    """Plan the ``[training]`` phase of ``workload`` over its allowed GPUs."""
+def plan_training(workload: Workload, catalog: Catalog, memo: Memo | None = None) -> TrainingResult:
+    """Plan the ``[training]`` phase of ``workload`` over its allowed GPUs. ``memo`` (a dict the
+    caller owns) lets repeated calls of one planning run reuse each GPU's search."""
+    memo = {} if memo is None else memo
     cal = calibration(catalog)
     if workload.training is None:
         return TrainingResult(plan=_empty_plan("bf16", ["the profile has no [training] table"]), demand=None,
@@ -154,7 +158,9 @@ def plan_training(workload: Workload, catalog: Catalog) -> TrainingResult:
             infeasible.append(f"{gid}: no {job.precision} tensor cores")
             continue
         ev = Evaluator(job, gpu, network_for(gpu, catalog), cal)
-        cand, why = _plan_gpu_memo(ev, target, workload, catalog.sha256)
+        c = workload.constraints
+        key = ("gpu", job, gid, target, catalog.sha256, c.budget_usd, c.power_limit_kw)
+        cand, why = _memo(memo, key, lambda: _plan_gpu(ev, target, workload))
         if cand is not None and cand.meets:
             cands.append(cand)
         else:
@@ -171,7 +177,7 @@ def plan_training(workload: Workload, catalog: Catalog) -> TrainingResult:
     alternatives = [_option(c, job.batch) for c in cands[1:]] + [_option(c, job.batch) for c in misses]
     plan = _plan(job, chosen.gpu, chosen.best, target, workload, catalog, cal,
                  alternatives[:MAX_ALTERNATIVES], infeasible, ranked=cands)
-    update: dict[str, object] = {"layout_alternatives": _runner_ups(job, chosen, target, catalog, cal)}
+    update: dict[str, object] = {"layout_alternatives": _runner_ups(job, chosen, target, catalog, cal, memo)}
     if chosen.thinned:
         update["reasons"] = [*plan.reasons, f"search: the layout space of {chosen.gpu.id} exceeds {MAX_GROUPS:,} "
                                             f"(TP, CP, EP, PP, micro-batch) groups and was thinned evenly "
@@ -180,27 +186,14 @@ def plan_training(workload: Workload, catalog: Catalog) -> TrainingResult:
     return TrainingResult(plan=plan, demand=_demand(chosen.gpu, chosen.best, catalog), chosen_gpu=chosen.gpu)
 
 
-#: Per-GPU search results of this process, so that the capex re-ranking of the planner (which
-#: plans the runners-up again with their own network) does not search them twice. Keyed by
-#: everything the search reads; bounded.
-_MEMO: dict[tuple[object, ...], object] = {}
-_MEMO_SIZE = 256
 R = TypeVar("R")
 
 
-def _memo(key: tuple[object, ...], make: Callable[[], R]) -> R:
-    if key not in _MEMO:
-        if len(_MEMO) >= _MEMO_SIZE:
-            _MEMO.clear()
-        _MEMO[key] = make()
-    return _MEMO[key]  # type: ignore[return-value]
-
-
-def _plan_gpu_memo(ev: Evaluator, target: Target, workload: Workload,
-                   catalog_sha: str) -> tuple[_Candidate | None, str]:
-    c = workload.constraints
-    key = ("gpu", ev.job, ev.gpu.id, target, catalog_sha, c.budget_usd, c.power_limit_kw)
-    return _memo(key, lambda: _plan_gpu(ev, target, workload))
+def _memo(memo: Memo, key: tuple[object, ...], make: Callable[[], R]) -> R:
+    """``make()`` once per key of ``memo`` (keys hold everything the search reads)."""
+    if key not in memo:
+        memo[key] = make()
+    return memo[key]  # type: ignore[return-value]
 
 
 def _plan_gpu(ev: Evaluator, target: Target, workload: Workload) -> tuple[_Candidate | None, str]:
@@ -285,10 +278,10 @@ def _rank(c: _Candidate, target: Target) -> tuple[object, ...]:
 
 # -- the plan --------------------------------------------------------------------------------------
 def _runner_ups(job: Job, chosen: _Candidate, target: Target, catalog: Catalog,
-                cal: TrainingCalibration) -> list[TrainingLayoutOption]:
+                cal: TrainingCalibration, memo: Memo) -> list[TrainingLayoutOption]:
     """The next ``TOP_LAYOUTS`` layouts on the chosen GPU, ranked as the search ranks (one more search)."""
     ev = Evaluator(job, chosen.gpu, network_for(chosen.gpu, catalog), cal)
-    found = _memo(("top", job, chosen.gpu.id, target, catalog.sha256),
+    found = _memo(memo, ("top", job, chosen.gpu.id, target, catalog.sha256),
                   lambda: search(ev, Fixed(), target, top=TOP_LAYOUTS + 1))
     others = [e for e in found.best if e.layout != chosen.best.layout][:TOP_LAYOUTS]
     return [TrainingLayoutOption(layout=_layout(e, job.batch), gpus=e.gpus, step_time_s=e.step_time, mfu=e.mfu,
