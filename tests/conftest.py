@@ -25,6 +25,9 @@ class Run:
     out: str
     err: str
 
+    def __str__(self) -> str:  # shown by pytest when an assertion fails
+        return f"exit {self.code}\n--- stderr ---\n{self.err[-3000:]}\n--- stdout ---\n{self.out[:2000]}"
+
 
 @pytest.fixture
 def cli(capsys, monkeypatch):

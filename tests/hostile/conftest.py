@@ -17,7 +17,6 @@ import os
 import re
 import sys
 from contextlib import contextmanager, redirect_stderr, redirect_stdout
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -27,6 +26,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import event as _event
 from hypothesis.control import currently_in_test_context
 from hypothesis import strategies as st
+
+from tests.conftest import Run
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -97,16 +98,6 @@ def builtin_catalog() -> Any:
 
 
 # -- running the CLI in-process -----------------------------------------------------------------
-
-@dataclass
-class Run:
-    code: int
-    out: str
-    err: str
-
-    def __str__(self) -> str:  # shown by pytest when an assertion fails
-        return f"exit {self.code}\n--- stderr ---\n{self.err[-3000:]}\n--- stdout ---\n{self.out[:2000]}"
-
 
 _ENV_KEYS = ("GPUPLAN_CATALOG", "GPUPLAN_DEBUG", "NO_COLOR")
 
