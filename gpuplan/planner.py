@@ -168,6 +168,12 @@ def _gates(phase: str, plan: TrainingPlan | ServingPlan, workload: Workload) -> 
         out.append(Finding(severity="error", code=f"{phase}-over-power", phase=phase,  # type: ignore[arg-type]
                            message=f"{phase} draws {plan.power_kw:,.0f} kW, above the {c.power_limit_kw:,.0f} kW limit",
                            field="constraints.power_limit_kw"))
+    if isinstance(plan, ServingPlan) and plan.nodes == 1 and plan.spare_replicas > 0:
+        out.append(Finding(severity="warning", code="serving-single-server", phase="serving",  # type: ignore[arg-type]
+                           message=f"all {plan.replicas} replicas share one server: the {plan.spare_replicas} spare "
+                                   "replica(s) cover a GPU failure, not a server failure; a second server "
+                                   "removes the single point of failure",
+                           field="serving.spare_replicas"))
     if plan.bom is not None and plan.bom.unpriced_parts:
         out.append(Finding(severity="warning", code=f"{phase}-unpriced", phase=phase,  # type: ignore[arg-type]
                            message=f"{phase} BOM has parts without a catalog price (not in capex): "

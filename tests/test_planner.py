@@ -104,3 +104,13 @@ def test_more_gpus_than_any_fabric_reaches_is_an_infeasible_plan_not_bad_input(c
     assert not plan.training.feasible
     assert "four-tier fabrics are not modelled" in plan.training.infeasible[0]
     assert [f.code for f in plan.findings if f.severity == "error"] == ["training-infeasible"]
+
+
+def test_a_fleet_in_one_server_warns_that_its_spares_do_not_cover_a_server_failure(catalog):
+    plan = _plan(SERVING, catalog)          # 8B at 10 QPS: six L4 replicas in one 8-slot server
+    assert plan.serving.nodes == 1 and plan.serving.spare_replicas == 1
+    (warning,) = [f for f in plan.findings if f.code == "serving-single-server"]
+    assert warning.severity == "warning" and warning.field == "serving.spare_replicas"
+    bigger = _plan(SERVING.replace("qps = 10", "qps = 100"), catalog)
+    assert bigger.serving.nodes > 1
+    assert not [f for f in bigger.findings if f.code == "serving-single-server"]
