@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from gpuplan.cases import CaseInput, NotModelled
@@ -88,3 +90,12 @@ def test_total_flops_needs_no_gpu(catalog):
     out = predict(_case({"tokens": 300e9, "sequence_length": 2048}, figures=("total_flops",),
                         arch=arch_of(layers=96, hidden=12288, heads=96, vocab=50257)), catalog)
     assert out["total_flops"] == pytest.approx(3.14e23, rel=0.03)
+
+
+def test_the_same_factors_reproduce_published_runs_outside_the_shared_cases(catalog):
+    """Six more rows of Narayanan et al. 2021 Table 1 and the 530B rows of Korthikanti et al. 2022
+    Table 5 (tests/training/data/published-extra.toml): a guard against fitting the shared cases."""
+    extra = validate_files([str(Path(__file__).parent / "data" / "published-extra.toml")], catalog)
+    assert [c.id for c in extra.cases if c.status != "pass"] == []
+    assert extra.summary.cases == 8
+    assert extra.summary.median_error < 0.08 and extra.summary.worst_error < 0.15
