@@ -70,3 +70,12 @@ def test_without_batch_latency_is_batch1_and_throughput_is_offline(catalog, pres
     offline = predict(_case(preset, dict(run, scenario="offline"), ("output_tokens_per_s",)), catalog)
     assert predict(_case(preset, run, ("output_tokens_per_s",)), catalog) == offline
     assert offline["output_tokens_per_s"] > 10 * lat["decode_tokens_per_s"]
+
+
+def test_the_same_factors_reproduce_quantised_decode_outside_the_shared_cases(catalog):
+    """gpt-fast's int8 and int4 Llama-2-7B decode on A100 (tests/serving/data/published-extra.toml)."""
+    from gpuplan.validate import validate_files
+
+    extra = validate_files([str(Path(__file__).parent / "data" / "published-extra.toml")], catalog)
+    assert [c.id for c in extra.cases if c.status != "pass"] == []
+    assert extra.summary.cases == 2 and extra.summary.worst_error < 0.15
