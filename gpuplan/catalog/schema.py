@@ -137,8 +137,11 @@ class Gpu(BaseModel):
 
     def billed_gpus(self, gpus: int) -> int:
         """GPUs a cloud bills for ``gpus`` in use: PCIe cards one by one, everything else by the
-        whole server (an 8-GPU baseboard, an NVL72 rack) as it is rented."""
-        return gpus if self.form_factor == "pcie" else self.servers_for(gpus) * self.gpus_per_node
+        whole server it rents (an 8-GPU baseboard; a 4-GPU GB200 tray, as clouds rent NVL72 by
+        the tray-sized instance, not by the rack that capex buys)."""
+        if self.form_factor == "pcie":
+            return gpus
+        return -(-gpus // self.gpus_per_node) * self.gpus_per_node
 
     def matmul_efficiency(self, dtype: str) -> float:
         """Measured matmul efficiency for a dtype; falls back to the bf16 figure."""

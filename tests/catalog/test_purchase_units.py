@@ -39,3 +39,11 @@ def test_training_plan_prices_whole_racks(catalog):
     servers = next(i for i in plan.bom.items if i.category == "server" and i.unit_price_usd)
     assert servers.quantity == 36 and servers.unit_price_usd == gb200.node_price_usd
     assert any("hot spares" in r for r in plan.reasons)
+
+
+def test_clouds_bill_servers_not_racks(catalog):
+    """Capex buys a whole NVL72 rack; a cloud rents tray-sized 4-GPU instances."""
+    gb200, h100, l4 = (catalog.gpu(g) for g in ("gb200-nvl72", "h100-sxm-80gb", "l4-pcie-24gb"))
+    assert gb200.billed_gpus(32) == 32 and gb200.billed_gpus(33) == 36
+    assert h100.billed_gpus(12) == 16            # an 8-GPU baseboard is rented whole
+    assert l4.billed_gpus(3) == 3                # PCIe cards one by one
