@@ -499,16 +499,20 @@ class _Bounded(NamedTuple):
     level: int
 
 
-def _light_stage(ev: Evaluator, shape: Layout, dp: int, fixed: Fixed) -> float | None:
+def _light_stage(ev: Evaluator, shape: Layout, dp: int, fixed: Fixed, outcome: SearchOutcome) -> float | None:
     """Stage seconds with the least recompute that can fit at ``dp`` with the largest ZeRO
-    stage (None: nothing fits); a lower bound of the stage time at any DP <= ``dp``."""
+    stage (None: nothing fits, and ``outcome`` keeps the least memory seen); a lower bound of the
+    stage time at any DP <= ``dp``."""
     zero = fixed.zero if fixed.zero is not None else (3 if shape.pp == 1 else 2)
     for rc in recompute_candidates(ev, fixed):
         lay = shape.but(dp=dp, recompute=rc, zero=zero)
         if rc == "full" and fixed.recompute is None:
             lay = _partial(ev, lay)
-        if ev.memory(lay).fits:
+        mem = ev.memory(lay)
+        if mem.fits:
             return ev.stage_time(lay)
+        if mem.total < outcome.min_memory:
+            outcome.min_memory, outcome.min_memory_layout = mem.total, lay
     return None
 
 
@@ -629,11 +633,11 @@ def _bound_shape(ev: Evaluator, shape: Layout, scale: _Scale, target: Target, le
     return _Bounded((days(fits[-1]), 0.0), shape, tuple(reversed(fits)), level)
 
 
-def _refine(ev: Evaluator, b: _Bounded, fixed: Fixed, target: Target) -> _Bounded | None:
+def _refine(ev: Evaluator, b: _Bounded, fixed: Fixed, target: Target, outcome: SearchOutcome) -> _Bounded | None:
     """The bound again with the least recompute that fits at the shape's largest DP."""
     shape = b.shape
     descending = target.kind in ("budget", "fastest")
-    stage = _light_stage(ev, shape, b.dps[0] if descending else b.dps[-1], fixed)
+    stage = _light_stage(ev, shape, b.dps[0] if descending else b.dps[-1], fixed, outcome)
     if stage is None:
         return None
     scale = _Scale(stage / ev.cal.kernel_busy_fraction, sorted(b.dps) if descending else list(b.dps),
@@ -665,7 +669,7 @@ def search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: boo
                 heapq.heappush(heap, one)
             continue
         if b.level == SHAPE:
-            r = _refine(ev, b, fixed, target)
+            r = _refine(ev, b, fixed, target, outcome)
             if r is None:
                 continue
             if heap and r.key > heap[0].key:
