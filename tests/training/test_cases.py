@@ -99,3 +99,17 @@ def test_the_same_factors_reproduce_published_runs_outside_the_shared_cases(cata
     assert [c.id for c in extra.cases if c.status != "pass"] == []
     assert extra.summary.cases == 8
     assert extra.summary.median_error < 0.08 and extra.summary.worst_error < 0.15
+
+
+def test_a_run_over_the_memory_model_is_predicted_at_its_leanest_layout(catalog, tmp_path):
+    """Korthikanti 2022 Table 5, 1T selective + SP (71.49 s): at VP 2 gpuplan's memory model puts it
+    at 81.2 GiB on an 80 GB A100 (79.5 usable), yet the run happened: predict it, do not skip it."""
+    (tmp_path / "c.toml").write_text(
+        '[[case]]\nid = "korthikanti-2022-1t-selective-vp2"\nkind = "training"\nsource = "arXiv:2205.05198"\n'
+        'tolerance = 0.15\n[case.model]\nlayers = 128\nhidden = 25600\nheads = 160\nvocab = 51200\n'
+        '[case.run]\ngpu = "a100-sxm-80gb"\ngpus = 512\nprecision = "fp16"\nsequence_length = 2048\n'
+        'global_batch_sequences = 512\nmicro_batch = 1\ntp = 8\npp = 64\nvp = 2\nrecompute = "selective"\n'
+        'sequence_parallel = true\n[case.measured]\niteration_time_s = 71.49\n')
+    (case,) = validate_files([str(tmp_path / "c.toml")], catalog).cases
+    assert case.status == "pass"
+    assert case.figures[0].predicted == pytest.approx(80.5, rel=0.02)
