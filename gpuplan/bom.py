@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from gpuplan.catalog.loader import Catalog
 from gpuplan.catalog.schema import Gpu, Nic, Optic, Switch
+from gpuplan.errors import InputError
 from gpuplan.fabric.media import (
     LINK_TIERS, REACH_M, ModuleCounts, choose_media, count_modules, pick_cable, pick_fiber, pick_module,
 )
@@ -31,14 +32,15 @@ from gpuplan.plan import Bom, BomItem, Interconnect, Topology
 
 #: Usable height of a standard 19-inch rack (EIA-310), rack units.
 RACK_UNITS = 42
-#: Compute-rack power budget, kW: RA-11333-001 racks four DGX H100 (4 x 10.2 kW = 40.8 kW;
-#: Table 7: 127 nodes in 32 compute racks). Override with catalog calibration bom.rack_power_kw.
-DEFAULT_RACK_KW = 41.0
 NETWORK = ("nic", "switch", "transceiver", "cable")
 
 
 def rack_power_budget_kw(catalog: Catalog) -> float:
-    return float(catalog.calibration.get("bom", {}).get("rack_power_kw", DEFAULT_RACK_KW))
+    """Compute-rack power budget, kW (``catalog/calibration/bom.toml``, validated at load)."""
+    table = catalog.calibration.get("bom")
+    if table is None:
+        raise InputError("the catalog has no calibration/bom.toml", file="calibration/bom.toml")
+    return float(table["rack_power_kw"])
 
 
 def nodes_per_rack(gpu: Gpu, catalog: Catalog) -> int:

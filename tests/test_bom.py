@@ -204,3 +204,16 @@ def test_shipped_catalog_front_end_switch_is_unpriced_not_zero(catalog):
                                                       if i.category in NETWORK))
     # ... so no per-GPU network figure is given: it would compare an incomplete sum with complete ones
     assert network_cost_per_gpu(bom, 1024) is None
+
+
+def test_a_site_overlay_sets_the_rack_power_budget(tmp_path):
+    """calibration/bom.toml ships the RA-11333-001 budget (41 kW: four DGX H100); an overlay may change it."""
+    shipped = load_catalog()
+    assert nodes_per_rack(shipped.gpu("h100-sxm-80gb"), shipped) == 4       # 41 // 10.2
+    (tmp_path / "calibration").mkdir()
+    (tmp_path / "calibration" / "bom.toml").write_text("rack_power_kw = 21.0\n")
+    sparse = load_catalog([tmp_path])
+    assert nodes_per_rack(sparse.gpu("h100-sxm-80gb"), sparse) == 2       # 21 // 10.2
+    (tmp_path / "calibration" / "bom.toml").write_text("rack_power_kw = 120.0\n")
+    dense = load_catalog([tmp_path])
+    assert nodes_per_rack(dense.gpu("h100-sxm-80gb"), dense) == 5         # 42 U / 8 U: space-bound

@@ -281,12 +281,12 @@ def load_catalog(overlays: Iterable[str | os.PathLike[str]] = (), *, base: Path 
 def _validate_calibration(calibration: dict[str, dict[str, Any]], dirs: list[Path]) -> None:
     """Validate every calibration table (merged over overlays) against its schema, once, here."""
     # The schemas live beside the models that read them; imported here, not at start-up.
-    from gpuplan.catalog.schema import CollectivesCalibration
+    from gpuplan.catalog.schema import BomCalibration, CollectivesCalibration
     from gpuplan.serving.constants import ServingConstants
     from gpuplan.training.calibration import TrainingCalibration
 
-    schemas: dict[str, type[BaseModel]] = {"collectives": CollectivesCalibration, "training": TrainingCalibration,
-                                           "serving": ServingConstants}
+    schemas: dict[str, type[BaseModel]] = {"bom": BomCalibration, "collectives": CollectivesCalibration,
+                                           "training": TrainingCalibration, "serving": ServingConstants}
     for stem in sorted(calibration):
         model = schemas.get(stem)
         if model is None:

@@ -263,6 +263,13 @@ class CollectivesCalibration(BaseModel):
     scaleout_hops: PositiveInt
 
 
+class BomCalibration(BaseModel):
+    """``calibration/bom.toml``: constants of the bill of materials."""
+
+    model_config = STRICT
+    rack_power_kw: Positive
+
+
 class CatalogMeta(BaseModel):
     model_config = STRICT
     version: str
