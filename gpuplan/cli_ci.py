@@ -203,7 +203,7 @@ def graph_command(
 
     from gpuplan.errors import InputError
     from gpuplan.fabric.graph import graphml_text, node_link
-    from gpuplan.io import refuse_inputs, write_atomic
+    from gpuplan.io import write_atomic
     from gpuplan.plan_io import is_plan_file, load_plan
 
     check_formats(fmt, [], ("graphml", "node-link"))
@@ -221,9 +221,7 @@ def graph_command(
     if out is None:
         sys.stdout.write(text)
         return
-    inputs = [str(source), *catalog_inputs(catalog)]
-    refuse_inputs(out, inputs)
-    write_atomic(out, text, protect=inputs)
+    write_atomic(out, text, protect=[str(source), *catalog_inputs(catalog)])
 
 
 @app.command(

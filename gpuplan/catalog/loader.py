@@ -300,8 +300,9 @@ def _validate_calibration(calibration: dict[str, dict[str, Any]], dirs: list[Pat
             raise pydantic_error(exc, file=file, known_fields={"": list(model.model_fields)}) from None
 
 
-def _check_references(built: dict[str, dict[str, Any]], origin: Mapping[tuple[str, str], str] | None = None) -> None:
-    where = origin or {}
+def _check_references(built: dict[str, dict[str, Any]], where: Mapping[tuple[str, str], str]) -> None:
+    """Every source, default switch / NIC and reference NIC a record names exists; an error names
+    the file that last set the record (``where``)."""
     sources = built["source"]
     for kind in ("gpu", "fabric", "switch", "nic", "optic", "model"):
         for ident, rec in built[kind].items():
