@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuplan.errors import InputError, did_you_mean
+from gpuplan.types import ID_PATTERN
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -175,6 +177,10 @@ def pydantic_error(exc: Any, *, file: str, prefix: str = "", known_fields: dict[
         return InputError(f"unknown field{hint}", file=file, field=path)
     if kind == "missing":
         return InputError("required field is missing", file=file, field=path)
+    if kind == "string_pattern_mismatch" and err.get("ctx", {}).get("pattern") == ID_PATTERN:
+        hint = f" (did you mean {got.lower()!r}?)" if isinstance(got, str) and re.match(ID_PATTERN, got.lower()) else ""
+        return InputError(f"expected a lowercase id (a-z, 0-9, '.', '_', '-'), got {_short(got)}{hint}",
+                          file=file, field=path)
     msg = err.get("msg", "invalid value")
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, "):]

@@ -14,7 +14,9 @@ NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False, strict=True)]
 Fraction = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False, strict=True)]
 PositiveInt = Annotated[int, Field(gt=0, strict=True)]
 NonNegativeInt = Annotated[int, Field(ge=0, strict=True)]
-Id = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9._-]*$")]
+#: Catalog and preset ids: lowercase letters, digits, '.', '_' and '-'.
+ID_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
+Id = Annotated[str, Field(min_length=1, max_length=64, pattern=ID_PATTERN)]
 
 #: Every model read from a file: unknown keys are errors, objects are immutable.
 STRICT = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)

@@ -67,3 +67,13 @@ def test_unknown_key_is_named_before_the_required_one_it_misspells():
         Profile.model_validate({"model": {"preset": "llama-3.1-8b"}, "serving": {"qsp": 10}})
     err = pydantic_error(info.value, file="p.toml", known_fields={"serving": ["qps", "prompt_tokens"]})
     assert str(err) == "p.toml: serving.qsp: unknown field (did you mean 'qps'?)"
+
+
+def test_an_id_with_capitals_is_refused_with_its_lowercase_spelling():
+    from gpuplan.profile import Profile
+
+    with pytest.raises(ValidationError) as info:
+        Profile.model_validate({"model": {"preset": "llama-3.1-70B"}, "serving": {"qps": 1}})
+    assert str(pydantic_error(info.value, file="p.toml")) == (
+        "p.toml: model.preset: expected a lowercase id (a-z, 0-9, '.', '_', '-'), got 'llama-3.1-70B' "
+        "(did you mean 'llama-3.1-70b'?)")
