@@ -1,6 +1,7 @@
-"""The fabric as a networkx graph: build, check, export (GraphML, JSON node-link).
+"""The fabric as a graph: build, check, export (GraphML, JSON node-link).
 
-networkx is imported inside the functions: nothing on the CLI start-up path pays for it.
+The checks walk a plain adjacency (:class:`FabricGraph`), so planning never imports networkx
+(about 0.1 s of a cold ``gpuplan recommend``); the exports convert it with :func:`to_networkx`.
 
 Graph shape: one vertex per server and per switch; parallel links between two vertices are one
 edge with ``multiplicity`` (links) and ``capacity_gbit`` (links x port speed, one direction), so a
@@ -22,6 +23,7 @@ Checks (docs/fabric-model.md, "Graph checks"):
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -55,16 +57,61 @@ class GraphChecks:
 
 
 # ---------------------------------------------------------------------------- build
-def build_graph(topology: Topology) -> "nx.Graph":
+class FabricGraph:
+    """An undirected graph as dicts: ``graph`` (attributes), ``nodes`` (name -> attributes) and
+    ``adj`` (name -> neighbour -> edge attributes, one dict shared by both directions), the part
+    of networkx's ``Graph`` interface the checks use. Nodes and edges keep insertion order."""
+
+    def __init__(self, **attrs: Any) -> None:
+        self.graph: dict[str, Any] = dict(attrs)
+        self.nodes: dict[str, dict[str, Any]] = {}
+        self.adj: dict[str, dict[str, dict[str, Any]]] = {}
+        self._edges: list[tuple[str, str, dict[str, Any]]] = []
+
+    def add_nodes_from(self, items: Iterable[tuple[str, dict[str, Any]]]) -> None:
+        for name, attrs in items:
+            self.nodes[name] = attrs
+            self.adj.setdefault(name, {})
+
+    def add_edges_from(self, items: Iterable[tuple[str, str, dict[str, Any]]]) -> None:
+        """Edges between nodes already added (the builders add every vertex first); a repeated
+        edge updates the attributes of the first, as networkx does."""
+        for u, v, attrs in items:
+            known = self.adj[u].get(v)
+            if known is not None:
+                known.update(attrs)
+                continue
+            self.adj[u][v] = self.adj[v][u] = attrs
+            self._edges.append((u, v, attrs))
+
+    def edges(self) -> Iterator[tuple[str, str, dict[str, Any]]]:
+        return iter(self._edges)
+
+    def number_of_nodes(self) -> int:
+        return len(self.nodes)
+
+    def number_of_edges(self) -> int:
+        return len(self._edges)
+
+
+def to_networkx(g: FabricGraph) -> "nx.Graph":
+    """The same graph as a ``networkx.Graph`` (same node and edge order, so exports are stable)."""
+    import networkx as nx
+
+    out = nx.Graph(**g.graph)
+    out.add_nodes_from(g.nodes.items())
+    out.add_edges_from(g.edges())
+    return out
+
+
+def build_graph(topology: Topology) -> FabricGraph:
     """The graph of a topology (rebuilt exactly from its Clos parameters)."""
     return graph_of_design(design_of(topology), port_gbit=topology.port_gbit, switch=topology.switch or "",
                            kind=topology.kind)
 
 
-def graph_of_design(design: ClosDesign, *, port_gbit: float, switch: str = "", kind: str = "") -> "nx.Graph":
-    import networkx as nx
-
-    g = nx.Graph(kind=kind, switch=switch, port_gbit=float(port_gbit), tiers=design.tiers, copies=design.copies,
+def graph_of_design(design: ClosDesign, *, port_gbit: float, switch: str = "", kind: str = "") -> FabricGraph:
+    g = FabricGraph(kind=kind, switch=switch, port_gbit=float(port_gbit), tiers=design.tiers, copies=design.copies,
                  nodes=design.spec.nodes)
     spec = design.spec
     k = spec.radix
@@ -91,12 +138,12 @@ def graph_of_design(design: ClosDesign, *, port_gbit: float, switch: str = "", k
     return g
 
 
-def _switches(g: "nx.Graph", names: list[str], kind: str, copy: int, radix: int, pods: list[int]) -> None:
+def _switches(g: FabricGraph, names: list[str], kind: str, copy: int, radix: int, pods: list[int]) -> None:
     g.add_nodes_from((n, {"kind": kind, "copy": copy, "pod": pod, "radix": radix, "reserved_ports": 0, "index": i})
                      for i, (n, pod) in enumerate(zip(names, pods)))
 
 
-def _two_tier_edges(g: "nx.Graph", d: ClosDesign, copy: int, port_gbit: float) -> None:
+def _two_tier_edges(g: FabricGraph, d: ClosDesign, copy: int, port_gbit: float) -> None:
     p = f"p{copy}."
     spines = [f"{p}spine{j}" for j in range(d.spines)]
     _switches(g, spines, "spine", copy, d.spec.radix, [0] * d.spines)
@@ -105,7 +152,7 @@ def _two_tier_edges(g: "nx.Graph", d: ClosDesign, copy: int, port_gbit: float) -
     g.add_edges_from((f"{p}leaf{i}", s, dict(attrs)) for i in range(d.leaves) for s in spines)
 
 
-def _three_tier_edges(g: "nx.Graph", d: ClosDesign, copy: int, port_gbit: float) -> None:
+def _three_tier_edges(g: FabricGraph, d: ClosDesign, copy: int, port_gbit: float) -> None:
     p = f"p{copy}."
     P, sp, sl = d.pod_leaves, d.spines_per_pod, d.last_pod_spines
     partial = d.last_pod_leaves != P
@@ -140,7 +187,7 @@ def _three_tier_edges(g: "nx.Graph", d: ClosDesign, copy: int, port_gbit: float)
 
 
 # ---------------------------------------------------------------------------- checks
-def check_graph(g: "nx.Graph") -> GraphChecks:
+def check_graph(g: FabricGraph) -> GraphChecks:
     """Ports within radix, even uplinks, bisection, worst-case hops and equal-cost paths."""
     adj = g.adj
     nodes = g.nodes
@@ -161,7 +208,7 @@ def check_graph(g: "nx.Graph") -> GraphChecks:
         worst = max(worst, used / attrs["radix"])
         if used > attrs["radix"]:
             violations.append(f"{n}: {used} > {attrs['radix']}")
-    for _, _, e in g.edges(data=True):
+    for _, _, e in g.edges():
         links += e["multiplicity"]
     hops, paths = _hops_and_paths(g)
     return GraphChecks(ports_within_radix=not violations, max_port_use=worst, violations=tuple(violations),
@@ -180,12 +227,12 @@ def checked_topology(topology: Topology) -> Topology:
                                        "equal_cost_paths": checks.equal_cost_paths, "graph_checked": True})
 
 
-def _leaf_names(g: "nx.Graph", copy: int) -> list[str]:
+def _leaf_names(g: FabricGraph, copy: int) -> list[str]:
     return sorted((n for n, a in g.nodes.items() if a["kind"] == "leaf" and a["copy"] == copy),
                   key=lambda n: g.nodes[n]["index"])
 
 
-def _switch_bfs(g: "nx.Graph", start: str) -> tuple[dict[str, int], dict[str, int]]:
+def _switch_bfs(g: FabricGraph, start: str) -> tuple[dict[str, int], dict[str, int]]:
     """Distances and shortest-path counts from ``start`` over switches only."""
     adj, nodes = g.adj, g.nodes
     dist, count = {start: 0}, {start: 1}
@@ -204,7 +251,7 @@ def _switch_bfs(g: "nx.Graph", start: str) -> tuple[dict[str, int], dict[str, in
     return dist, count
 
 
-def _hops_and_paths(g: "nx.Graph") -> tuple[int, int]:
+def _hops_and_paths(g: FabricGraph) -> tuple[int, int]:
     leaves = _leaf_names(g, 0)
     if not leaves:
         return 0, 0
@@ -217,7 +264,7 @@ def _hops_and_paths(g: "nx.Graph") -> tuple[int, int]:
     return hops, count.get(last, 0) if first != last else 1
 
 
-def _bisection(g: "nx.Graph") -> float:
+def _bisection(g: FabricGraph) -> float:
     """Min cut between the server halves (tier groups kept whole, leaves free), summed over copies."""
     nodes, adj = g.nodes, g.adj
     half = g.graph.get("nodes", 0) // 2
@@ -269,11 +316,11 @@ def graphml_text(topology: Topology) -> str:
     """The graph as GraphML text (yEd, Gephi and Cytoscape read it)."""
     import networkx as nx
 
-    return "\n".join(nx.generate_graphml(build_graph(topology))) + "\n"
+    return "\n".join(nx.generate_graphml(to_networkx(build_graph(topology)))) + "\n"
 
 
 def node_link(topology: Topology) -> dict[str, Any]:
     """The graph as a JSON-serialisable node-link dict (``nodes``, ``edges``, ``graph``)."""
     import networkx as nx
 
-    return nx.node_link_data(build_graph(topology), edges="edges")
+    return nx.node_link_data(to_networkx(build_graph(topology)), edges="edges")

@@ -1,4 +1,4 @@
-"""The networkx graph: ports within radix, bisection = max-flow, hops, ECMP, exports, lazy import."""
+"""The fabric graph: ports within radix, bisection = max-flow, hops, ECMP, exports, lazy import."""
 
 from __future__ import annotations
 
@@ -6,11 +6,12 @@ import json
 import random
 import subprocess
 import sys
+from pathlib import Path
 
 import networkx as nx
 import pytest
 
-from gpuplan.fabric.graph import build_graph, check_graph, graphml_text, node_link
+from gpuplan.fabric.graph import build_graph, check_graph, graphml_text, node_link, to_networkx
 from gpuplan.fabric.sizing import ClosSpec, SizingError, size_clos
 from gpuplan.fabric.topology import build_topology, design_of
 
@@ -65,7 +66,7 @@ def test_graph_ports_within_radix_and_matches_closed_form(spec):
 @pytest.mark.parametrize("spec", random_specs(11, 60, radices=(4, 6, 8, 12), max_nodes=120))
 def test_bisection_convention_equals_max_flow(spec):
     t = topo(spec, gbit=100.0)
-    assert max_flow_bisection(build_graph(t)) == pytest.approx(t.bisection_gbit)
+    assert max_flow_bisection(to_networkx(build_graph(t))) == pytest.approx(t.bisection_gbit)
 
 
 def test_superpod_graph():
@@ -75,9 +76,9 @@ def test_superpod_graph():
     assert (c.servers, c.switches) == (127, 48)
     assert c.max_switch_hops == 3 and c.equal_cost_paths == 16
     # each leaf reaches each of the 16 spines over 2 parallel links, aggregated into one edge
-    assert {e["multiplicity"] for _, _, e in g.edges(data=True) if e["tier"] == "leaf-spine"} == {2}
+    assert {e["multiplicity"] for _, _, e in g.edges() if e["tier"] == "leaf-spine"} == {2}
     # the UFM slot's 8 ports sit on the last SU's leaves and count against the radix
-    assert sum(a["reserved_ports"] for _, a in g.nodes(data=True) if a["kind"] == "leaf") == 8
+    assert sum(a["reserved_ports"] for a in g.nodes.values() if a["kind"] == "leaf") == 8
     assert c.max_port_use == 1.0
     assert c.bisection_gbit == 63 * 8 * 400  # floor(127 / 2) nodes x 8 rails
 
@@ -92,10 +93,10 @@ def test_three_tier_graph_hops_and_paths():
 
 def test_rail_only_rails_are_disconnected_except_through_servers():
     t = topo(ClosSpec(radix=64, nodes=128, rails=8, layout="rail-only"))
-    g = build_graph(t)
+    g = to_networkx(build_graph(t))
     switches = g.subgraph(n for n, a in g.nodes(data=True) if a["kind"] != "server")
     assert nx.number_connected_components(switches) == 8
-    assert check_graph(g).max_switch_hops == 3
+    assert check_graph(build_graph(t)).max_switch_hops == 3
 
 
 def test_graph_stays_small_with_multiplicity():
@@ -130,3 +131,24 @@ def test_networkx_is_not_imported_on_the_planning_path():
     code = ("import sys; import gpuplan.fabric.interconnect, gpuplan.fabric.cases, gpuplan.bom, "
             "gpuplan.fabric.graph; assert 'networkx' not in sys.modules, 'networkx imported'")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_networkx_copy_is_the_same_graph():
+    t = topo(ClosSpec(radix=16, nodes=40, rails=2, oversubscription=2))
+    g = build_graph(t)
+    h = to_networkx(g)
+    assert (h.number_of_nodes(), h.number_of_edges()) == (g.number_of_nodes(), g.number_of_edges())
+    assert list(h.nodes) == list(g.nodes)
+    assert sorted((min(u, v), max(u, v), sorted(e.items())) for u, v, e in h.edges(data=True)) == \
+        sorted((min(u, v), max(u, v), sorted(e.items())) for u, v, e in g.edges())
+    assert h.graph == g.graph
+
+
+def test_recommend_plans_and_checks_the_fabric_without_networkx():
+    # the graph check runs on every fabric up to GRAPH_CHECK_LIMIT endpoints: no networkx import
+    code = ("import sys; from gpuplan.catalog import load_catalog; from gpuplan.planner import plan_workload; "
+            "from gpuplan.profile import load_profile_text; cat = load_catalog(); "
+            "w = load_profile_text(open('examples/default.toml').read(), 'default', cat); "
+            "p = plan_workload(w, cat); assert p.training.topology.graph_checked; "
+            "assert 'networkx' not in sys.modules, 'networkx imported'")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parents[2])
