@@ -92,10 +92,13 @@ RERANK_WITH_NETWORK = 4
 def _plan_training(workload: Workload, catalog: Catalog) -> TrainingPlan:
     from functools import partial
 
-    from gpuplan.training.planner import plan_training
+    from gpuplan.training.planner import layout_alternatives, plan_training
 
-    # one memo for this run: the capex re-ranking plans the runners-up again without re-searching
-    return _plan_phase("training", partial(plan_training, memo={}), workload, catalog)
+    # One memo for this run: the capex re-ranking plans the runners-up again without re-searching;
+    # the next best layouts are searched once, for the plan that wins.
+    memo: dict[tuple[object, ...], object] = {}
+    plan = _plan_phase("training", partial(plan_training, memo=memo, layouts=False), workload, catalog)
+    return plan.model_copy(update={"layout_alternatives": layout_alternatives(workload, catalog, plan, memo)})
 
 
 def _plan_serving(workload: Workload, catalog: Catalog) -> ServingPlan:

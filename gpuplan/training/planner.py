@@ -139,9 +139,12 @@ class _Candidate:
     thinned: tuple[str, ...] = ()
 
 
-def plan_training(workload: Workload, catalog: Catalog, memo: Memo | None = None) -> TrainingResult:
+def plan_training(workload: Workload, catalog: Catalog, memo: Memo | None = None,
+                  layouts: bool = True) -> TrainingResult:
     """Plan the ``[training]`` phase of ``workload`` over its allowed GPUs. ``memo`` (a dict the
-    caller owns) lets repeated calls of one planning run reuse each GPU's search."""
+    caller owns) lets repeated calls of one planning run reuse each GPU's search. ``layouts=False``
+    leaves ``layout_alternatives`` empty (one search less: a caller comparing several plans asks
+    :func:`layout_alternatives` for the one it keeps)."""
     memo = {} if memo is None else memo
     cal = calibration(catalog)
     if workload.training is None:
@@ -177,7 +180,9 @@ def plan_training(workload: Workload, catalog: Catalog, memo: Memo | None = None
     alternatives = [_option(c, job.batch) for c in cands[1:]] + [_option(c, job.batch) for c in misses]
     plan = _plan(job, chosen.gpu, chosen.best, target, workload, catalog, cal,
                  alternatives[:MAX_ALTERNATIVES], infeasible, ranked=cands)
-    update: dict[str, object] = {"layout_alternatives": _runner_ups(job, chosen, target, catalog, cal, memo)}
+    update: dict[str, object] = {}
+    if layouts:
+        update["layout_alternatives"] = layout_alternatives(workload, catalog, plan, memo)
     if chosen.thinned:
         update["reasons"] = [*plan.reasons, f"search: the layout space of {chosen.gpu.id} exceeds {MAX_GROUPS:,} "
                                             f"(TP, CP, EP, PP, micro-batch) groups and was thinned evenly "
@@ -277,16 +282,29 @@ def _rank(c: _Candidate, target: Target) -> tuple[object, ...]:
 
 
 # -- the plan --------------------------------------------------------------------------------------
-def _runner_ups(job: Job, chosen: _Candidate, target: Target, catalog: Catalog,
-                cal: TrainingCalibration, memo: Memo) -> list[TrainingLayoutOption]:
-    """The next ``TOP_LAYOUTS`` layouts on the chosen GPU, ranked as the search ranks (one more search)."""
-    ev = Evaluator(job, chosen.gpu, network_for(chosen.gpu, catalog), cal)
-    found = _memo(memo, ("top", job, chosen.gpu.id, target, catalog.sha256),
+def layout_alternatives(workload: Workload, catalog: Catalog, plan: TrainingPlan,
+                        memo: Memo | None = None) -> list[TrainingLayoutOption]:
+    """The next ``TOP_LAYOUTS`` layouts on the plan's GPU, ranked as the search ranks (one more
+    search, on the reference network as the first one)."""
+    if plan.gpu is None or plan.layout is None or workload.training is None:
+        return []
+    memo = {} if memo is None else memo
+    job, target, gpu = job_of(workload), target_of(workload), catalog.gpus[plan.gpu]
+    ev = Evaluator(job, gpu, network_for(gpu, catalog), calibration(catalog))
+    found = _memo(memo, ("top", job, gpu.id, target, catalog.sha256),
                   lambda: search(ev, Fixed(), target, top=TOP_LAYOUTS + 1))
-    others = [e for e in found.best if e.layout != chosen.best.layout][:TOP_LAYOUTS]
+    chosen = _layout_of(plan.layout)
+    others = [e for e in found.best if e.layout != chosen][:TOP_LAYOUTS]
     return [TrainingLayoutOption(layout=_layout(e, job.batch), gpus=e.gpus, step_time_s=e.step_time, mfu=e.mfu,
                                  wall_clock_days=e.wall_days, breakdown=_breakdown(e),
                                  memory_headroom_gib=e.memory.headroom / GIB) for e in others]
+
+
+def _layout_of(tl: TrainingLayout) -> Layout:
+    """The search's layout for a plan's layout."""
+    return Layout(tp=tl.tp, pp=tl.pp, dp=tl.dp, cp=tl.cp, ep=tl.ep, vp=tl.vp, micro_batch=tl.micro_batch,
+                  recompute=tl.recompute, sequence_parallel=tl.sequence_parallel, zero=tl.zero,
+                  recompute_layers=tl.recompute_layers)
 
 
 def _layout(e: Evaluation, batch: int) -> TrainingLayout:
@@ -509,11 +527,7 @@ def with_network(result: TrainingResult, workload: Workload, catalog: Catalog, n
         return result
     cal = calibration(catalog)
     job = job_of(workload)
-    tl = plan.layout
-    lay = Layout(tp=tl.tp, pp=tl.pp, dp=tl.dp, cp=tl.cp, ep=tl.ep, vp=tl.vp, micro_batch=tl.micro_batch,
-                 recompute=tl.recompute, sequence_parallel=tl.sequence_parallel, zero=tl.zero,
-                 recompute_layers=tl.recompute_layers)
-    e = Evaluator(job, gpu, network, cal).evaluate(lay)
+    e = Evaluator(job, gpu, network, cal).evaluate(_layout_of(plan.layout))
     if not math.isfinite(e.step_time):
         reason = (f"the given network has no scale-out tier, yet {', '.join(result.demand.cross_node_groups)} "
                   f"cross the {gpu.scaleup_domain}-GPU scale-up domain" if result.demand else
