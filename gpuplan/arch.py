@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 from pydantic import BaseModel, model_validator
 
@@ -163,25 +164,25 @@ class Architecture:
     def dense_layer_count(self) -> int:
         return self.layers - self.moe_layers
 
-    @property
+    @cached_property
     def transformer_params(self) -> int:
         """Parameters of all transformer blocks (no embeddings)."""
         per_layer_common = self.attention_params_per_layer + self.norm_params_per_layer
         return (self.layers * per_layer_common + self.dense_layer_count * self.dense_mlp_params
                 + self.moe_layers * self.moe_mlp_params)
 
-    @property
+    @cached_property
     def total_params(self) -> int:
         return self.transformer_params + self.embedding_params + self.lm_head_params + self.hidden
 
-    @property
+    @cached_property
     def active_params(self) -> int:
         """Parameters touched per token (routed experts counted at ``active_experts``)."""
         if not self.is_moe:
             return self.total_params
         return self.total_params - self.moe_layers * (self.moe_mlp_params - self.moe_mlp_active_params)
 
-    @property
+    @cached_property
     def active_matmul_params(self) -> int:
         """Weights multiplied per token in the forward pass, LM head included, embedding lookup not."""
         return self.active_params - self.embedding_params - self.hidden * (2 * self.layers + 1) + (
