@@ -55,6 +55,8 @@ def cold_starts(repeat: int, example: Path = DEFAULT_EXAMPLE) -> dict:
     if cases:
         cmds["gpuplan validate shared/validation/*.toml --format json"] = gp + ["validate", *map(str, cases),
                                                                                 "--format", "json"]
+    cmds[STACK_FLOOR] = [sys.executable, "-c", _STACK]
+    cmds[GPUPLAN_FLOOR] = [sys.executable, "-c", _FLOOR.format(example=str(example))]
     runs = interleaved(cmds, repeat)
     out = {name: _stats(r) for name, r in runs.items()}
     bare = out["python -c pass"]["best_s"]
@@ -62,6 +64,17 @@ def cold_starts(repeat: int, example: Path = DEFAULT_EXAMPLE) -> dict:
         row["ratio_to_python"] = row["best_s"] / bare
     out["_notes"] = {"validation_cases": len(cases), "command": gp}
     return out
+
+
+#: What any typer + pydantic command pays before its own work: both imports and one model built.
+STACK_FLOOR = "floor: import typer, pydantic and build one model"
+_STACK = "import typer, pydantic\nclass A(pydantic.BaseModel):\n    x: int\nA(x=1)"
+#: What every ``gpuplan recommend`` pays before planning: the CLI, the models, the catalog and the
+#: profile loaded and validated, the planner modules imported.
+GPUPLAN_FLOOR = "floor: gpuplan CLI + catalog + profile, no planning"
+_FLOOR = ("import gpuplan.cli, gpuplan.planner, gpuplan.training.planner, gpuplan.serving.planner\n"
+          "from gpuplan.catalog import load_catalog\nfrom gpuplan.profile import load_profile_text\n"
+          "cat = load_catalog()\nload_profile_text(open({example!r}).read(), {example!r}, cat)")
 
 
 _PROBE = """

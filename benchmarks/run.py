@@ -77,6 +77,10 @@ def run(args: argparse.Namespace) -> dict:
                     f"<= {bench_coldstart.RECOMMEND_RATIO:g}x",
                     rec["ratio_to_python"] <= bench_coldstart.RECOMMEND_RATIO and rec["rc"] == [0],
                     f"{rec['cpu_s'] * 1e3:.0f} ms"))
+    for name in (bench_coldstart.STACK_FLOOR, bench_coldstart.GPUPLAN_FLOOR):
+        r = cold[name]
+        rows.append(row("a", name, f"{r['best_s'] * 1e3:.0f} ms = {r['ratio_to_python']:.1f}x python",
+                        cpu=f"{r['cpu_s'] * 1e3:.0f} ms"))
     step("lazy imports")
     lazy = bench_coldstart.lazy_imports()
     data["lazy_imports"] = lazy
