@@ -114,3 +114,13 @@ def test_a_fleet_in_one_server_warns_that_its_spares_do_not_cover_a_server_failu
     bigger = _plan(SERVING.replace("qps = 10", "qps = 100"), catalog)
     assert bigger.serving.nodes > 1
     assert not [f for f in bigger.findings if f.code == "serving-single-server"]
+
+
+def test_cloud_training_plan_keeps_its_next_best_line_once_on_its_own_network(catalog):
+    """with_network re-plans the chosen layout on the designed fabric; the comparison stays."""
+    text = ('[model]\npreset = "llama-2-7b"\n[training]\ntokens = 1e12\ndeadline_days = 30\n'
+            '[constraints]\npricing = "cloud"\nallow_gpus = ["a100-sxm-80gb", "h100-sxm-80gb"]\n')
+    t = _plan(text, catalog).training
+    assert t.feasible and t.interconnect is not None and t.interconnect.scaleout_fabric is not None
+    other = ({"a100-sxm-80gb", "h100-sxm-80gb"} - {t.gpu}).pop()
+    assert [r for r in t.reasons if r.startswith("next best: ")][0].startswith(f"next best: {other} (")

@@ -60,6 +60,8 @@ class TrainingResult:
     plan: TrainingPlan
     demand: TrafficDemand | None
     chosen_gpu: Gpu | None
+    #: The GPU types that meet the target, best first (the plan's "next best" line reads them).
+    ranked: tuple[_Candidate, ...] = ()
 
 
 def assumptions(workload: Workload, catalog: Catalog) -> list[Assumption]:
@@ -180,15 +182,10 @@ def plan_training(workload: Workload, catalog: Catalog, memo: Memo | None = None
     alternatives = [_option(c, job.batch) for c in cands[1:]] + [_option(c, job.batch) for c in misses]
     plan = _plan(job, chosen.gpu, chosen.best, target, workload, catalog, cal,
                  alternatives[:MAX_ALTERNATIVES], infeasible, ranked=cands)
-    update: dict[str, object] = {}
     if layouts:
-        update["layout_alternatives"] = layout_alternatives(workload, catalog, plan, memo)
-    if chosen.thinned:
-        update["reasons"] = [*plan.reasons, f"search: the layout space of {chosen.gpu.id} exceeds {MAX_GROUPS:,} "
-                                            f"(TP, CP, EP, PP, micro-batch) groups and was thinned evenly "
-                                            f"({'; '.join(chosen.thinned)}): the plan is the best of those"]
-    plan = plan.model_copy(update=update)
-    return TrainingResult(plan=plan, demand=_demand(chosen.gpu, chosen.best, catalog), chosen_gpu=chosen.gpu)
+        plan = plan.model_copy(update={"layout_alternatives": layout_alternatives(workload, catalog, plan, memo)})
+    return TrainingResult(plan=plan, demand=_demand(chosen.gpu, chosen.best, catalog), chosen_gpu=chosen.gpu,
+                          ranked=tuple(cands))
 
 
 R = TypeVar("R")
@@ -466,6 +463,9 @@ def _reasons(job: Job, gpu: Gpu, e: Evaluation, target: Target, workload: Worklo
         nxt = ranked[1]
         diff = (f"${nxt.cost:,.0f}" if nxt.cost is not None else "unpriced")
         out.append(f"next best: {nxt.gpu.id} ({nxt.best.gpus:,} GPUs, {nxt.best.wall_days:.1f} days, {diff})")
+    if ranked and ranked[0].thinned:
+        out.append(f"search: the layout space of {gpu.id} exceeds {MAX_GROUPS:,} (TP, CP, EP, PP, micro-batch) "
+                   f"groups and was thinned evenly ({'; '.join(ranked[0].thinned)}): the plan is the best of those")
     return out
 
 
@@ -533,8 +533,9 @@ def with_network(result: TrainingResult, workload: Workload, catalog: Catalog, n
                   f"cross the {gpu.scaleup_domain}-GPU scale-up domain" if result.demand else
                   "the given network cannot carry this layout's traffic")
         bad = plan.model_copy(update={"feasible": False, "reasons": [*plan.reasons, reason]})
-        return TrainingResult(plan=bad, demand=result.demand, chosen_gpu=gpu)
+        return TrainingResult(plan=bad, demand=result.demand, chosen_gpu=gpu, ranked=result.ranked)
     target = target_of(workload)
-    new = _plan(job, gpu, e, target, workload, catalog, cal, list(plan.alternatives), list(plan.infeasible))
+    new = _plan(job, gpu, e, target, workload, catalog, cal, list(plan.alternatives), list(plan.infeasible),
+                ranked=list(result.ranked))
     new = new.model_copy(update={"layout_alternatives": plan.layout_alternatives})
-    return TrainingResult(plan=new, demand=_demand(gpu, e, catalog), chosen_gpu=gpu)
+    return TrainingResult(plan=new, demand=_demand(gpu, e, catalog), chosen_gpu=gpu, ranked=result.ranked)
