@@ -14,7 +14,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-from common import EXAMPLES, PROFILES, ROOT, VALIDATION, child_env, gpuplan_cmd, interleaved, run_child
+from common import (
+    EXAMPLES,
+    PROFILES,
+    ROOT,
+    VALIDATION,
+    child_env,
+    gpuplan_cmd,
+    interleaved,
+    run_child,
+)
 
 DEFAULT_EXAMPLE = EXAMPLES / "default.toml"
 WORST_CASE = PROFILES / "worst-case.toml"

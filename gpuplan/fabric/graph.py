@@ -94,7 +94,7 @@ class FabricGraph:
         return len(self._edges)
 
 
-def to_networkx(g: FabricGraph) -> "nx.Graph":
+def to_networkx(g: FabricGraph) -> nx.Graph:
     """The same graph as a ``networkx.Graph`` (same node and edge order, so exports are stable)."""
     import networkx as nx
 

@@ -11,7 +11,13 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-from gpuplan.fabric.graph import build_graph, check_graph, graphml_text, node_link, to_networkx
+from gpuplan.fabric.graph import (
+    build_graph,
+    check_graph,
+    graphml_text,
+    node_link,
+    to_networkx,
+)
 from gpuplan.fabric.sizing import ClosSpec, SizingError, size_clos
 from gpuplan.fabric.topology import build_topology, design_of
 
