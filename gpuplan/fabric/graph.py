@@ -111,8 +111,8 @@ def build_graph(topology: Topology) -> FabricGraph:
 
 
 def graph_of_design(design: ClosDesign, *, port_gbit: float, switch: str = "", kind: str = "") -> FabricGraph:
-    g = FabricGraph(kind=kind, switch=switch, port_gbit=float(port_gbit), tiers=design.tiers, copies=design.copies,
-                 nodes=design.spec.nodes)
+    g = FabricGraph(kind=kind, switch=switch, port_gbit=float(port_gbit), tiers=design.tiers,
+                    copies=design.copies, nodes=design.spec.nodes)
     spec = design.spec
     k = spec.radix
     per_node = design.ports_per_slot
