@@ -7,6 +7,7 @@ import pytest
 from gpuplan.catalog import load_catalog
 from gpuplan.planner import plan_workload
 from gpuplan.profile import load_profile_text
+from tests.conftest import EXAMPLES
 
 SERVING = """
 [model]
@@ -124,3 +125,18 @@ def test_cloud_training_plan_keeps_its_next_best_line_once_on_its_own_network(ca
     assert t.feasible and t.interconnect is not None and t.interconnect.scaleout_fabric is not None
     other = ({"a100-sxm-80gb", "h100-sxm-80gb"} - {t.gpu}).pop()
     assert [r for r in t.reasons if r.startswith("next best: ")][0].startswith(f"next best: {other} (")
+
+
+def test_next_best_layouts_are_those_of_the_gpu_that_wins_the_capex_rerank(catalog):
+    """The layouts are searched once, after the rerank: they must be the winner's own."""
+    from dataclasses import replace
+
+    from gpuplan.training.planner import plan_training
+
+    w = load_profile_text((EXAMPLES / "default.toml").read_text(), "default.toml", catalog)
+    t = plan_workload(w, catalog).training
+    assert t.feasible and any(r.startswith("ranked on capex with each option's own network") for r in t.reasons)
+    only = replace(w, constraints=replace(w.constraints, allow_gpus=(t.gpu,)))
+    alone = plan_training(only, catalog).plan
+    assert alone.layout == t.layout
+    assert t.layout_alternatives == alone.layout_alternatives and len(t.layout_alternatives) == 3
