@@ -33,6 +33,13 @@ class InputError(GpuplanError):
         return ": ".join([*parts, text]) if parts else text
 
 
+def expected_one_of(choices: Iterable[str], limit: int = 12) -> str:
+    """A short ' (expected one of: a, b, ...)' suffix naming the allowed keys, cut at ``limit``."""
+    names = sorted(set(choices))
+    more = f", and {len(names) - limit} more" if len(names) > limit else ""
+    return f" (expected one of: {', '.join(names[:limit])}{more})"
+
+
 def did_you_mean(word: str, choices: Iterable[str], n: int = 3) -> str:
     """A short ' (did you mean X?)' suffix, or '' when nothing is close."""
     close = difflib.get_close_matches(word, sorted(set(choices)), n=n, cutoff=0.6)

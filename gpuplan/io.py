@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from gpuplan.errors import InputError, did_you_mean
+from gpuplan.errors import InputError, did_you_mean, expected_one_of
 from gpuplan.types import ID_PATTERN
 
 if sys.version_info >= (3, 11):
@@ -173,7 +173,7 @@ def pydantic_error(exc: Any, *, file: str, prefix: str = "", known_fields: dict[
         parent = ".".join(([prefix] if prefix else []) + loc[:-1])
         hint = ""
         if known_fields is not None and parent in known_fields:
-            hint = did_you_mean(loc[-1], known_fields[parent])
+            hint = did_you_mean(loc[-1], known_fields[parent]) or expected_one_of(known_fields[parent])
         return InputError(f"unknown field{hint}", file=file, field=path)
     if kind == "missing":
         return InputError("required field is missing", file=file, field=path)

@@ -69,6 +69,21 @@ def test_unknown_key_is_named_before_the_required_one_it_misspells():
     assert str(err) == "p.toml: serving.qsp: unknown field (did you mean 'qps'?)"
 
 
+def test_an_unknown_key_with_no_close_match_lists_the_expected_keys():
+    from gpuplan.profile import Profile
+
+    with pytest.raises(ValidationError) as info:
+        Profile.model_validate({"model": {"preset": "llama-3.1-8b"}, "x": 1})
+    err = pydantic_error(info.value, file="p.toml", known_fields={"": list(Profile.model_fields)})
+    assert str(err) == "p.toml: x: unknown field (expected one of: constraints, model, name, serving, training)"
+
+
+def test_a_long_list_of_expected_keys_is_cut():
+    from gpuplan.errors import expected_one_of
+
+    assert expected_one_of([f"k{i:02d}" for i in range(14)], limit=3) == " (expected one of: k00, k01, k02, and 11 more)"
+
+
 def test_an_id_with_capitals_is_refused_with_its_lowercase_spelling():
     from gpuplan.profile import Profile
 
