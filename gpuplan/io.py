@@ -181,6 +181,8 @@ def pydantic_error(exc: Any, *, file: str, prefix: str = "", known_fields: dict[
         hint = f" (did you mean {got.lower()!r}?)" if isinstance(got, str) and re.match(ID_PATTERN, got.lower()) else ""
         return InputError(f"expected a lowercase id (a-z, 0-9, '.', '_', '-'), got {_short(got)}{hint}",
                           file=file, field=path)
+    if kind in ("model_type", "dict_type"):  # pydantic names its class here: say what the file needs
+        return InputError(f"expected a table, got {_type_name(got)}", file=file, field=path or None)
     msg = err.get("msg", "invalid value")
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, "):]
@@ -190,6 +192,19 @@ def pydantic_error(exc: Any, *, file: str, prefix: str = "", known_fields: dict[
     if shown is not None and kind not in ("model_type", "dict_type"):
         msg = f"{msg} (got {shown})"
     return InputError(msg[0].lower() + msg[1:] if msg else "invalid value", file=file, field=path or None)
+
+
+def _type_name(value: Any) -> str:
+    """The TOML/JSON kind of a value, for "expected a table, got ..."."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return f"a number ({_short(value)})"
+    if isinstance(value, str):
+        return f"a string ({_short(value)})"
+    if isinstance(value, (list, tuple)):
+        return "an array"
+    return type(value).__name__
 
 
 def clip(text: str, limit: int = 60) -> str:

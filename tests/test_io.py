@@ -78,6 +78,16 @@ def test_an_unknown_key_with_no_close_match_lists_the_expected_keys():
     assert str(err) == "p.toml: x: unknown field (expected one of: constraints, model, name, serving, training)"
 
 
+@pytest.mark.parametrize("value,shown", [(3, "a number (3)"), ("x", "a string ('x')"), ([1], "an array"),
+                                         (True, "a boolean")])
+def test_a_value_where_a_table_belongs_says_a_table_was_expected(value, shown):
+    from gpuplan.profile import Profile
+
+    with pytest.raises(ValidationError) as info:
+        Profile.model_validate({"model": value})
+    assert str(pydantic_error(info.value, file="p.toml")) == f"p.toml: model: expected a table, got {shown}"
+
+
 def test_a_long_list_of_expected_keys_is_cut():
     from gpuplan.errors import expected_one_of
 
