@@ -250,8 +250,9 @@ def _training_gates(gate, workload: Workload, cluster: ClusterOut, t: TrainingPl
         cost = t.run_cost_usd if workload.constraints.pricing == "cloud" else t.capex_usd
         label = "run cost" if workload.constraints.pricing == "cloud" else "capex"
         if cost is None:
+            # fail closed, as recommend does: an unpriced plan cannot pass a budget
             gate("training-budget", False, f"training {label} has no price; cannot check the budget",
-                 anchors.at_profile("training.budget_usd"), severity="warning", limit=spec.budget_usd, unit="USD")
+                 anchors.at_profile("training.budget_usd"), limit=spec.budget_usd, unit="USD")
         else:
             gate("training-budget", cost <= spec.budget_usd,
                  f"training {label} {_usd(cost)} against the {_usd(spec.budget_usd)} budget",
@@ -267,9 +268,8 @@ def _serving_gates(gate, workload: Workload, cluster: ClusterOut, s: ServingPlan
          f"{s.spare_replicas} spare); the cluster has {cluster.gpus:,}"
          + (f" ({spare:,} more than needed)" if spare > 0 else ""),
          anchors.at_cluster("gpus", "nodes"), value=cluster.gpus, limit=s.gpus, unit="GPUs")
-    mean = spec.latency_percentile == "mean"
-    ttft = s.ttft_ms_mean if mean else s.ttft_ms_p99
-    label = "mean" if mean else "p99"
+    # the statistic the planner sized the fleet for: the profile's latency_percentile
+    ttft, label = s.ttft_ms_at_percentile, s.latency_percentile
     gate("ttft", ttft <= spec.ttft_ms, f"TTFT {label} {ttft:,.0f} ms against the {spec.ttft_ms:g} ms target",
          anchors.at_profile("serving.ttft_ms"), value=ttft, limit=spec.ttft_ms, unit="ms")
     gate("tpot", s.tpot_ms <= spec.tpot_ms, f"TPOT {s.tpot_ms:.1f} ms against the {spec.tpot_ms:g} ms target",
@@ -308,7 +308,7 @@ def _cost_gates(gate, workload: Workload, cluster: ClusterOut, result: TrainingP
             continue
         if capex is None:
             gate("budget", False, f"the cluster has no price; cannot check the {_usd(limit)} budget{note}", where,
-                 severity="warning", limit=limit, unit="USD")
+                 limit=limit, unit="USD")  # fail closed, as recommend does
         else:
             gate("budget", capex <= limit, f"capex {_usd(capex)}{estimate} against the {_usd(limit)} budget{note}",
                  where, value=capex, limit=limit, unit="USD")

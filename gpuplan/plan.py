@@ -6,11 +6,14 @@ from these classes; any breaking change bumps :data:`SCHEMA_VERSION` (docs/json.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 SCHEMA_VERSION = "1.0"
+#: A roofline's peak, bandwidth and ridge: renderers divide by them, so a saved plan must carry
+#: them finite and above zero (the planners always do).
+RoofFigure = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 
 
 class _Out(BaseModel):
@@ -205,9 +208,9 @@ class RooflinePoint(_Out):
 class TrainingRoofline(_Out):
     """Where the training layout's layer GEMMs sit on the chosen GPU's roofline."""
 
-    peak_tflops: float
-    mem_bw_tbps: float
-    ridge_flops_per_byte: float
+    peak_tflops: RoofFigure
+    mem_bw_tbps: RoofFigure
+    ridge_flops_per_byte: RoofFigure
     points: list[RooflinePoint]
 
 
@@ -258,9 +261,9 @@ class ServingLayout(_Out):
 class Roofline(_Out):
     """Where the phases sit on the chosen GPU's roofline (FLOP per byte of HBM traffic)."""
 
-    peak_tflops: float
-    mem_bw_tbps: float
-    ridge_flops_per_byte: float
+    peak_tflops: RoofFigure
+    mem_bw_tbps: RoofFigure
+    ridge_flops_per_byte: RoofFigure
     prefill_flops_per_byte: float
     decode_flops_per_byte: float
     prefill_bound: Literal["compute", "memory"]
@@ -317,6 +320,10 @@ class ServingPlan(_Out):
     max_sequences_per_replica: int
     ttft_ms_mean: float
     ttft_ms_p99: float
+    #: The profile's ``latency_percentile`` (mean, p50, p90, p99) and the TTFT at it: the figure
+    #: the ``ttft_ms`` target is met with (and that ``gpuplan check`` gates on).
+    latency_percentile: str
+    ttft_ms_at_percentile: float
     tpot_ms: float
     e2e_ms_mean: float
     prefill_ms: float

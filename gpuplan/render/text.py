@@ -213,8 +213,10 @@ def serving_facts(s: ServingPlan, pricing: str) -> list[tuple[str, str]]:
         ("GPUs", f"{s.gpus:,} x {s.gpu} in {plural(s.nodes, 'node')}: {plural(s.replicas, 'replica')} of {s.gpus_per_replica} "
                  f"(+{s.spare_replicas} spare)"),
         ("layout", serving_layout(s.layout)),
-        ("latency", f"TTFT {num(s.ttft_ms_mean)} ms mean, {num(s.ttft_ms_p99)} ms p99; TPOT {num(s.tpot_ms)} ms; "
-                    f"end to end {num(s.e2e_ms_mean)} ms"),
+        ("latency", f"TTFT {num(s.ttft_ms_mean)} ms mean, "
+                    + ("" if s.latency_percentile in ("mean", "p99") else
+                       f"{num(s.ttft_ms_at_percentile)} ms {s.latency_percentile}, ")
+                    + f"{num(s.ttft_ms_p99)} ms p99; TPOT {num(s.tpot_ms)} ms; end to end {num(s.e2e_ms_mean)} ms"),
         ("throughput", f"{num(s.max_qps)} req/s max ({num(s.qps_per_replica)} per replica), "
                        f"{num(s.output_tokens_per_s)} output tokens/s, utilization {pct(s.utilization)}"),
         ("memory", f"{num(s.weights_gib_per_gpu)} GiB weights + {num(s.kv_gib_per_gpu)} GiB KV per GPU "

@@ -89,3 +89,13 @@ def test_committed_schema_is_the_generated_one():
     assert committed == out, "schema/plan.schema.json is stale: run 'gpuplan schema > schema/plan.schema.json'"
     schema = json.loads(out)
     assert schema["title"] == "Plan" and "schema_version" in schema["required"]
+
+
+@pytest.mark.parametrize("phase, field", [("serving", "ridge_flops_per_byte"), ("training", "mem_bw_tbps"),
+                                          ("serving", "peak_tflops")])
+def test_a_roofline_figure_at_zero_is_refused_not_divided_by(tmp_path, phase, field):
+    """Renderers divide by the ridge and the peak: a saved plan must carry them above zero."""
+    data = json.loads(render(synthetic_plan(), "json"))
+    data[phase]["roofline"][field] = 0
+    with pytest.raises(InputError, match=rf"plan.json: {phase}.roofline.{field}: input should be greater than 0"):
+        load_plan(_write(tmp_path, data))
