@@ -63,6 +63,7 @@ def recommend(
 
     Recommend hardware, layout, network and BOM for a workload, separately for training and serving.
     """
+    from gpuplan.errors import InputError
     from gpuplan.io import read_text
     from gpuplan.planner import plan_workload
     from gpuplan.profile import load_profile_text
@@ -78,6 +79,9 @@ def recommend(
     else:
         text, name = read_text(profile), str(profile)
     workload = load_profile_text(text, name, cat)
+    missing = [p for p in phases if getattr(workload, p) is None]
+    if phase != "both" and missing:
+        raise InputError(f"the profile has no [{missing[0]}] table to plan", file=name, field="--phase")
     with progress(f"planning {workload.name}", quiet=quiet, color=not no_color):
         result = plan_workload(workload, cat, phases=phases)
     inputs = ([str(profile)] if profile else []) + list(workload.input_files) + catalog_inputs(catalog)
@@ -102,6 +106,7 @@ def validate(
     Predict published measurements and report the relative error of each figure.
     """
     from gpuplan.errors import InputError
+    from gpuplan.io import write_stdout
     from gpuplan.validate import validate_files
 
     if fmt not in ("table", "json"):
@@ -110,11 +115,11 @@ def validate(
     if fmt == "json":
         from gpuplan.render.json_ import to_json
 
-        sys.stdout.write(to_json(report))
+        write_stdout(to_json(report))
     else:
         from gpuplan.render.validation import render_report
 
-        sys.stdout.write(render_report(report))
+        write_stdout(render_report(report))
     if not report.ok:
         raise typer.Exit(EXIT_GATE)
 
@@ -129,9 +134,10 @@ def _catalog_command(kind: str) -> None:
         fmt: str = typer.Option("table", "--format", "-f", help="table or json."),
         catalog: Optional[list[Path]] = CatalogOpt,
     ) -> None:
+        from gpuplan.io import write_stdout
         from gpuplan.render.catalog import render_catalog
 
-        sys.stdout.write(render_catalog(load_catalog_cli(catalog), kind, ident, fmt))
+        write_stdout(render_catalog(load_catalog_cli(catalog), kind, ident, fmt))
 
     command.__doc__ = ("\b\n" f"Example:  gpuplan catalog {kind}" + ("  |  gpuplan catalog gpus h100" if kind == "gpus" else "")
                        + f"\n\nList the catalog's {kind}, or show one with its sources.")
@@ -199,7 +205,10 @@ def main(argv: list[str] | None = None) -> None:
             sys.stderr.write(f"gpuplan: error: {' '.join(message.split())}\n")
             code = EXIT_INPUT
         elif os.environ.get("GPUPLAN_DEBUG"):
-            raise
+            import traceback
+
+            traceback.print_exc()  # the traceback, and still exit 3: a bug must not read as a failed gate
+            code = EXIT_INTERNAL
         else:
             sys.stderr.write(f"gpuplan: internal error: {type(exc).__name__}: {exc} "
                              "(set GPUPLAN_DEBUG=1 for a traceback)\n")

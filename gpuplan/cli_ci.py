@@ -42,13 +42,16 @@ TF_QUERY_KEYS = ("profile", "phase", "catalog")
 
 
 def _plan_profile(path: Path, catalog: "Catalog", phases: tuple[str, ...], *, quiet: bool,
-                  color: bool = True) -> "Plan":
+                  color: bool = True, inputs: list[str] | None = None) -> "Plan":
+    """Plan a profile; the files it reads (the profile's ``hf_config``) are added to ``inputs``."""
     from gpuplan.io import read_text
     from gpuplan.planner import plan_workload
     from gpuplan.profile import load_profile_text
     from gpuplan.render import progress
 
     workload = load_profile_text(read_text(path), str(path), catalog)
+    if inputs is not None:
+        inputs.extend(workload.input_files)
     with progress(f"planning {path}", quiet=quiet, color=color):
         return plan_workload(workload, catalog, phases=phases)
 
@@ -158,21 +161,24 @@ def diff_command(
     phases = phases_of(phase)
     cat: Catalog | None = None
     plans = []
+    inputs = [str(base), str(new), *catalog_inputs(catalog)]
     for path in (base, new):
         if is_plan_file(path):
             plans.append(load_plan(path))
         else:
             cat = cat or load_catalog_cli(catalog)
-            plans.append(_plan_profile(path, cat, phases, quiet=quiet, color=not no_color))
+            plans.append(_plan_profile(path, cat, phases, quiet=quiet, color=not no_color, inputs=inputs))
     result = diff_plans(plans[0], plans[1], base_name=str(base), new_name=str(new))
-    emit(result, fmt, out, outputs, inputs=[str(base), str(new), *catalog_inputs(catalog)], color=not no_color,
-         verbose=0)
+    emit(result, fmt, out, outputs, inputs=inputs, color=not no_color, verbose=0)
     gate = result.new_errors > 0
     if result.new_errors:
         note(f"the new plan has {result.new_errors} error finding(s)", quiet=quiet)
     if max_capex_increase_pct is not None:
         ratio = result.capex_delta_ratio
-        if ratio is None and result.capex_delta_usd != 0:
+        if ratio is None and result.capex_base_usd is None and result.capex_new_usd is None:
+            note("capex is unknown in both plans (unpriced or infeasible): --max-capex-increase-pct has nothing "
+                 "to compare", quiet=quiet)
+        elif ratio is None and result.capex_delta_usd != 0:
             note("capex is not comparable (unpriced or zero base); --max-capex-increase-pct fails closed", quiet=quiet)
             gate = True
         elif ratio is not None and ratio * 100 > max_capex_increase_pct:
@@ -203,25 +209,28 @@ def graph_command(
 
     from gpuplan.errors import InputError
     from gpuplan.fabric.graph import graphml_text, node_link
-    from gpuplan.io import write_atomic
+    from gpuplan.io import check_output, write_output, write_stdout
     from gpuplan.plan_io import is_plan_file, load_plan
 
     check_formats(fmt, [], ("graphml", "node-link"))
     if phase not in ("training", "serving"):
         raise InputError(f"expected training or serving, got {phase!r}", field="--phase")
+    inputs = [str(source), *catalog_inputs(catalog)]
+    if out is not None:
+        check_output(out, inputs)
     if is_plan_file(source):
         plan = load_plan(source)
     else:
-        plan = _plan_profile(source, load_catalog_cli(catalog), (phase,), quiet=quiet)
+        plan = _plan_profile(source, load_catalog_cli(catalog), (phase,), quiet=quiet, inputs=inputs)
     planned = getattr(plan, phase)
     topology = planned.topology if planned is not None else None
     if topology is None or topology.clos is None:
         raise InputError(f"the plan has no {phase} network topology to export", file=str(source), field=phase)
     text = graphml_text(topology) if fmt == "graphml" else json.dumps(node_link(topology), sort_keys=True) + "\n"
     if out is None:
-        sys.stdout.write(text)
+        write_stdout(text)
         return
-    write_atomic(out, text, protect=[str(source), *catalog_inputs(catalog)])
+    write_output(out, text, protect=inputs)
 
 
 @app.command(

@@ -115,7 +115,8 @@ def check_formats(fmt: str, outputs: list[str], allowed: tuple[str, ...]) -> Non
 def emit(plan: Any, fmt: str, out: Optional[Path], outputs: list[str], *, inputs: list[str], color: bool,
          verbose: int, field_lines: Optional[dict[str, int]] = None) -> None:
     """Render once per requested format and write every output atomically, or none on error."""
-    from gpuplan.io import refuse_inputs, write_atomic
+    from gpuplan.errors import InputError
+    from gpuplan.io import check_output, write_output, write_stdout
     from gpuplan.render import RenderOptions, render
 
     from gpuplan.plan import Plan
@@ -124,9 +125,15 @@ def emit(plan: Any, fmt: str, out: Optional[Path], outputs: list[str], *, inputs
     if isinstance(plan, Plan):
         plan = as_published(plan)
     targets = [(fmt, str(out) if out else "-")] + parse_outputs(outputs)
+    seen: dict[str, str] = {}
     for _, path in targets:  # every target is checked before any file is written
         if path != "-":
-            refuse_inputs(path, inputs)
+            check_output(path, inputs)
+        where = "-" if path == "-" else os.path.realpath(path)
+        if where in seen:
+            raise InputError(f"two outputs write to {'stdout' if path == '-' else repr(path)}; give each its own "
+                             "destination", field="--output")
+        seen[where] = path
     use_color = color and not os.environ.get("NO_COLOR") and sys.stdout.isatty()
     rendered = []
     for f, path in targets:  # render everything before writing anything
@@ -134,6 +141,6 @@ def emit(plan: Any, fmt: str, out: Optional[Path], outputs: list[str], *, inputs
         rendered.append((path, render(plan, f, options)))
     for path, text in rendered:
         if path == "-":
-            sys.stdout.write(text)
+            write_stdout(text)
         else:
-            write_atomic(path, text, protect=inputs)
+            write_output(path, text, protect=inputs)

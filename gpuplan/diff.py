@@ -167,10 +167,11 @@ def _phase_diff(name: str, base: TrainingPlan | ServingPlan | None, new: Trainin
 
 
 def _capex(plan: Plan) -> float | None:
-    phases = [p for p in (plan.training, plan.serving) if p is not None and p.feasible]
-    if any(p.capex_usd is None for p in phases):
+    """Capex of every phase of the plan; None (never $0) when a phase is infeasible or unpriced."""
+    phases = [p for p in (plan.training, plan.serving) if p is not None]
+    if not phases or any(not p.feasible or p.capex_usd is None for p in phases):
         return None
-    return sum(p.capex_usd or 0.0 for p in phases)
+    return sum(p.capex_usd for p in phases if p.capex_usd is not None)
 
 
 def _power(plan: Plan) -> float:

@@ -237,6 +237,57 @@ def refuse_inputs(path: str | os.PathLike[str], protect: list[str]) -> None:
             raise InputError("refusing to overwrite an input file", file=str(path))
 
 
+def check_output(path: str | os.PathLike[str], protect: list[str]) -> None:
+    """Refuse an output ``path`` that cannot be written, before anything of the run is: an input of
+    the run, a directory, a path in a missing or read-only directory."""
+    refuse_inputs(path, protect)
+    target = Path(path)
+    if _is_stream(target):
+        return
+    directory = target.parent if str(target.parent) else Path(".")
+    if not directory.is_dir():
+        raise InputError("output directory does not exist", file=str(path))
+    if target.is_dir():
+        raise InputError("is a directory, expected a file path", file=str(path))
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise InputError("cannot write file (Permission denied)", file=str(path))
+
+
+def _is_stream(target: Path) -> bool:
+    """An existing device, FIFO or socket (``/dev/null``, ``/dev/stdout``, a named pipe): written
+    to in place, never replaced by a regular file."""
+    try:
+        mode = target.stat().st_mode
+    except OSError:
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+def write_output(path: str | os.PathLike[str], data: str, *, protect: list[str] | None = None) -> None:
+    """Write one output: a device or pipe in place, anything else with :func:`write_atomic`."""
+    target = Path(path)
+    if not _is_stream(target):
+        write_atomic(path, data, protect=protect)
+        return
+    refuse_inputs(path, protect or [])
+    try:
+        with open(target, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(data)
+    except OSError as exc:
+        raise InputError(f"cannot write file ({exc.strerror or exc})", file=str(path)) from None
+
+
+def write_stdout(text: str) -> None:
+    """Write ``text`` to stdout as UTF-8 whatever the locale's encoding (reports use '·' and '→')."""
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:
+        sys.stdout.write(text)
+        return
+    sys.stdout.flush()
+    buffer.write(text.encode("utf-8"))
+    buffer.flush()
+
+
 def write_atomic(path: str | os.PathLike[str], data: str, *, protect: list[str] | None = None) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same directory and a rename.
 

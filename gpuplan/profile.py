@@ -217,7 +217,7 @@ def field_lines(text: str) -> dict[str, int]:
     for no, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if line.startswith("[") and not line.startswith("[["):
-            table = line.strip("[] ").split("#")[0].strip()
+            table = line.split("#")[0].strip().strip("[] ").strip()
             out.setdefault(table, no)
         elif "=" in line and not line.startswith("#"):
             key = line.split("=", 1)[0].strip().strip('"')

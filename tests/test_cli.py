@@ -163,3 +163,20 @@ def test_readme_and_docs_links_resolve():
             if "://" not in target and not (page.parent / target).exists():
                 broken.append(f"{page.relative_to(ROOT)} -> {target}")
     assert not broken, broken
+
+
+def test_a_phase_the_profile_does_not_have_is_bad_input(cli):
+    r = cli("recommend", str(EXAMPLES / "chat-8b-serving.toml"), "--phase", "training")
+    assert r.code == 2 and r.out == ""
+    assert r.err.strip().endswith("--phase: the profile has no [training] table to plan")
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "html"])
+def test_reports_are_utf8_whatever_the_locale_encoding(fmt):
+    """'·' and '→' in the reports must not crash an ASCII or cp1252 stdout (exit 3)."""
+    env = {**os.environ, "PYTHONIOENCODING": "ascii", "NO_COLOR": "1"}
+    r = subprocess.run([sys.executable, "-m", "gpuplan", "recommend", str(EXAMPLES / "chat-8b-serving.toml"),
+                        "--format", fmt, "-q"], capture_output=True, env=env, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    text = r.stdout.decode("utf-8")
+    assert "chat" in text.lower() and r.stderr == b""

@@ -142,3 +142,10 @@ def test_byte_order_mark_is_accepted(tmp_path, catalog):
 def test_input_error_formats_file_field_message():
     e = InputError("must be > 0", file="a.toml", field="serving.qps")
     assert str(e) == "a.toml: serving.qps: must be > 0"
+
+
+def test_field_lines_survive_a_comment_after_a_table_header():
+    from gpuplan.profile import field_lines
+
+    lines = field_lines('[model]  # which model\npreset = "x"\n\n[serving] # chat tier\nttft_ms = 1  # p99\n')
+    assert lines == {"model": 1, "model.preset": 2, "serving": 4, "serving.ttft_ms": 5}

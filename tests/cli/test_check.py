@@ -161,3 +161,16 @@ def test_internal_error_is_exit_3_in_one_line(cli, monkeypatch):
     assert r.code == 3, r.err
     assert r.out == "" and r.err.count("\n") == 1 and "Traceback" not in r.err
     assert r.err.startswith("gpuplan: internal error: ZeroDivisionError: simulated planner bug")
+
+
+def test_internal_error_with_debug_prints_the_traceback_and_is_still_exit_3(cli, monkeypatch):
+    import gpuplan.planner
+
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("simulated planner bug")
+
+    monkeypatch.setattr(gpuplan.planner, "plan_workload", broken)
+    monkeypatch.setenv("GPUPLAN_DEBUG", "1")
+    r = cli("check", PROFILE, "--against", TRAIN, "--catalog", CATALOG, "--exit-zero")
+    assert r.code == 3  # a bug never reads as a failed gate (1)
+    assert "Traceback" in r.err and "ZeroDivisionError: simulated planner bug" in r.err

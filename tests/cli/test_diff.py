@@ -50,6 +50,29 @@ def test_same_plan_is_no_change_even_after_a_json_round_trip(plans):
     assert not d.changed and all(p.status == "unchanged" for p in d.phases) and d.capex_delta_usd == 0
 
 
+def test_an_infeasible_phase_makes_total_capex_unknown_not_zero():
+    base = synthetic_plan()
+    new = synthetic_plan(serving=base.serving.model_copy(update={"feasible": False, "capex_usd": None}))
+    d = diff_plans(base, new, base_name="a", new_name="b")
+    assert d.capex_base_usd == 48_492_800 + 1_101_450
+    assert d.capex_new_usd is None and d.capex_delta_usd is None and d.capex_delta_ratio is None
+    assert "$0" not in render(d, "markdown")
+
+
+def test_capex_threshold_with_no_capex_on_either_side_does_not_block(cli, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    plan = synthetic_plan()
+    unpriced = plan.model_copy(update={"training": plan.training.model_copy(update={"capex_usd": None}),
+                                       "findings": []})
+    Path("u.json").write_text(render(unpriced, "json"))
+    r = cli("diff", "u.json", "u.json", "--max-capex-increase-pct", "10")
+    assert r.code == 0 and "capex is unknown in both plans" in r.err
+    # one side priced, the other not: the growth cannot be computed, so it fails closed
+    Path("p.json").write_text(render(plan.model_copy(update={"findings": []}), "json"))
+    r = cli("diff", "p.json", "u.json", "--max-capex-increase-pct", "10")
+    assert r.code == 1 and "fails closed" in r.err
+
+
 def test_sku_change_is_shown():
     new = synthetic_plan(training=training_plan(gpu="h200-sxm-141gb"))
     d = diff_plans(synthetic_plan(), new, base_name="a", new_name="b")

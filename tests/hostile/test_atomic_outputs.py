@@ -282,3 +282,65 @@ def test_cli_write_errors_are_exit_2(tmp_path):
         r = run_cli("render", str(tmp_path / "plan.json"), "--format", "markdown", "-o", out, cwd=tmp_path)
         assert_outcome(r, allowed=(2,))
     _no_temporaries(tmp_path)
+
+
+def test_a_missing_directory_in_a_later_output_writes_no_earlier_one(work):
+    """Every target is checked (directory exists, is not a directory) before the first is written."""
+    before = _snapshot(work)
+    for bad in ("nodir/x.sarif", "."):
+        r = run_cli("recommend", str(work / "p.toml"), "--format", "json", "-o", str(work / "plan.json"),
+                    "--output", f"sarif:{bad}", cwd=work)
+        assert_outcome(r, allowed=(2,))
+        assert _snapshot(work) == before, bad
+        assert r.out == ""
+
+
+@pytest.mark.parametrize("flags", [
+    ["-o", "same.json", "--output", "sarif:same.json"],
+    ["--output", "json:-"],
+    ["-o", "a.json", "--output", "sarif:./a.json"],
+], ids=["same-file", "stdout-twice", "same-file-two-spellings"])
+def test_two_outputs_to_one_place_are_refused(work, flags):
+    before = _snapshot(work)
+    r = run_cli("recommend", str(work / "p.toml"), "--format", "json", *flags, cwd=work)
+    assert_outcome(r, allowed=(2,))
+    assert "two outputs write to" in r.err
+    assert _snapshot(work) == before and r.out == ""
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_a_named_pipe_is_written_to_not_replaced(tmp_path):
+    import threading
+
+    from gpuplan.io import write_output
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()))
+    reader.start()
+    write_output(fifo, "through the pipe\n")
+    reader.join(timeout=10)
+    assert got == ["through the pipe\n"]
+    assert not fifo.is_file() and fifo.exists()  # still the pipe
+
+
+def test_dev_null_is_written_to_not_replaced():
+    from gpuplan.io import write_output
+
+    write_output("/dev/null", "discarded")
+    assert os.path.exists("/dev/null") and not os.path.isfile("/dev/null")
+
+
+def test_diff_and_graph_protect_a_profiles_hf_config(tmp_path):
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"num_hidden_layers": 4, "hidden_size": 512, "num_attention_heads": 8}))
+    (tmp_path / "p.toml").write_text('[model]\nhf_config = "config.json"\n[serving]\nqps = 1\n'
+                                     '[constraints]\nallow_gpus = ["h100"]\n')
+    before = _snapshot(tmp_path)
+    for argv in (["diff", "p.toml", "p.toml", "-f", "json", "-o", "config.json"],
+                 ["graph", "p.toml", "--phase", "serving", "-o", "config.json"]):
+        r = run_cli(*argv, cwd=tmp_path)
+        assert_outcome(r, allowed=(2,))
+        assert "refusing to overwrite an input file" in r.err, (argv, r)
+        assert _snapshot(tmp_path) == before, argv
