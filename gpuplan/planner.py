@@ -97,8 +97,40 @@ def _plan_training(workload: Workload, catalog: Catalog) -> TrainingPlan:
     # One memo for this run: the capex re-ranking plans the runners-up again without re-searching;
     # the next best layouts are searched once, for the plan that wins.
     memo: dict[tuple[object, ...], object] = {}
-    plan = _plan_phase("training", partial(plan_training, memo=memo, layouts=False), workload, catalog)
+    planner = partial(plan_training, memo=memo, layouts=False)
+    plan = _fit_training_budget(_plan_phase("training", planner, workload, catalog), planner, workload, catalog)
     return plan.model_copy(update={"layout_alternatives": layout_alternatives(workload, catalog, plan, memo)})
+
+
+#: Re-plans with a tighter server budget when the network pushes a training budget over.
+MAX_BUDGET_PASSES = 3
+
+
+def _fit_training_budget(plan: TrainingPlan, planner: Callable[[Workload, Catalog], Any], workload: Workload,
+                         catalog: Catalog) -> TrainingPlan:
+    """Under capex, the layout search fits the servers to ``[training] budget_usd``; the fabric
+    designed afterwards adds its own cost. When the total is over, plan again with the servers'
+    budget cut by the network's share of the total, until servers and network fit (or give up and
+    let the over-budget finding say so)."""
+    spec = workload.training
+    if spec is None or spec.budget_usd is None or workload.constraints.pricing != "capex":
+        return plan
+    budget = spec.budget_usd
+    servers_budget = budget
+    for _ in range(MAX_BUDGET_PASSES):
+        if not plan.feasible or plan.capex_usd is None or plan.bom is None or plan.capex_usd <= budget:
+            break
+        servers_budget *= (plan.capex_usd - plan.bom.network_capex_usd) / plan.capex_usd
+        tighter = replace(workload, training=replace(spec, budget_usd=servers_budget))
+        again = _plan_phase("training", planner, tighter, catalog)
+        if not again.feasible or again.capex_usd is None:
+            break
+        plan = again
+    if servers_budget < budget and plan.capex_usd is not None and plan.capex_usd <= budget:
+        note = (f"budget: servers fitted to ${servers_budget:,.0f} so that servers + network "
+                f"(${plan.capex_usd:,.0f}) stay within the ${budget:,.0f} training budget")
+        plan = plan.model_copy(update={"reasons": [*plan.reasons, note]})
+    return plan
 
 
 def _plan_serving(workload: Workload, catalog: Catalog) -> ServingPlan:
@@ -167,6 +199,8 @@ def _gates(phase: str, plan: TrainingPlan | ServingPlan, workload: Workload) -> 
         out.append(Finding(severity="error", code=f"{phase}-over-budget", phase=phase,  # type: ignore[arg-type]
                            message=f"{phase} capex ${plan.capex_usd:,.0f} exceeds the budget ${c.budget_usd:,.0f}",
                            field="constraints.budget_usd"))
+    if isinstance(plan, TrainingPlan):
+        out += _training_budget(plan, workload)
     if c.power_limit_kw is not None and plan.power_kw > c.power_limit_kw:
         out.append(Finding(severity="error", code=f"{phase}-over-power", phase=phase,  # type: ignore[arg-type]
                            message=f"{phase} draws {plan.power_kw:,.0f} kW, above the {c.power_limit_kw:,.0f} kW limit",
@@ -182,6 +216,24 @@ def _gates(phase: str, plan: TrainingPlan | ServingPlan, workload: Workload) -> 
                            message=f"{phase} BOM has parts without a catalog price (not in capex): "
                                    + ", ".join(plan.bom.unpriced_parts), field=anchor))
     return out
+
+
+def _training_budget(plan: TrainingPlan, workload: Workload) -> list[Finding]:
+    """``[training] budget_usd`` against the whole cost once the network is designed: the layout
+    search prices servers (capex) or GPU-hours (cloud), and the fabric can push capex over."""
+    spec = workload.training
+    if spec is None or spec.budget_usd is None:
+        return []
+    cloud = workload.constraints.pricing == "cloud"
+    cost = plan.run_cost_usd if cloud else plan.capex_usd
+    if cost is None or cost <= spec.budget_usd:
+        return []
+    network = plan.bom.network_capex_usd if plan.bom is not None and not cloud else 0.0
+    split = f" (servers ${cost - network:,.0f} + network ${network:,.0f})" if network else ""
+    return [Finding(severity="error", code="training-over-budget", phase="training", field="training.budget_usd",
+                    message=f"training {'run cost' if cloud else 'capex'} ${cost:,.0f}{split} exceeds the "
+                            f"${spec.budget_usd:,.0f} training budget: the layout search fits the servers to the "
+                            f"budget, the network designed for them does not fit beside them")]
 
 
 def _training_notes(plan: TrainingPlan, catalog: Catalog) -> list[Finding]:

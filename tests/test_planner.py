@@ -140,3 +140,29 @@ def test_next_best_layouts_are_those_of_the_gpu_that_wins_the_capex_rerank(catal
     alone = plan_training(only, catalog).plan
     assert alone.layout == t.layout
     assert t.layout_alternatives == alone.layout_alternatives and len(t.layout_alternatives) == 3
+
+
+BUDGET = ('[model]\npreset = "llama-3.1-70b"\n[training]\ntokens = 2e12\nsequence_length = 8192\n'
+          'global_batch_tokens = 16e6\nbudget_usd = 20e6\n[constraints]\nallow_gpus = ["h100-sxm-80gb"]\n')
+
+
+def test_a_training_budget_covers_the_network_as_well_as_the_servers(catalog):
+    """The search fits servers to the budget; the fabric must fit beside them, not on top."""
+    plan = _plan(BUDGET, catalog)
+    t = plan.training
+    assert t.feasible and t.capex_usd <= 20e6 and t.bom.network_capex_usd > 0
+    assert t.capex_usd == pytest.approx(t.bom.capex_usd)
+    assert any(r.startswith("budget: servers fitted to $") for r in t.reasons)
+    assert not [f for f in plan.findings if f.severity == "error"]
+
+
+def test_a_training_budget_the_network_breaks_is_an_error_finding(catalog, monkeypatch):
+    import gpuplan.planner
+
+    monkeypatch.setattr(gpuplan.planner, "MAX_BUDGET_PASSES", 0)  # no second pass: servers alone fit
+    plan = _plan(BUDGET, catalog)
+    t = plan.training
+    assert t.capex_usd > 20e6
+    over = [f for f in plan.findings if f.code == "training-over-budget"]
+    assert len(over) == 1 and over[0].field == "training.budget_usd" and over[0].severity == "error"
+    assert f"network ${t.bom.network_capex_usd:,.0f}" in over[0].message
