@@ -45,7 +45,10 @@ def kv_transfer_s(replica: Replica, prompt: int) -> float:
 
 
 def prefill_rate(replica: Replica, demand: Demand) -> float:
-    """Highest request rate of a prefill-only replica within the TTFT target (0 if none)."""
+    """Highest request rate of a prefill-only replica within the TTFT target (0 if none, and 0
+    when the weights leave no room for one prompt's KV cache: the layout does not fit)."""
+    if replica.max_sequences(demand.prompt_tokens) < 1:
+        return 0.0
     latency = replica.prefill_step(1, demand.prompt_tokens).total_s
     service = latency / replica.layout.pp
     fixed = latency + kv_transfer_s(replica, demand.prompt_tokens)
