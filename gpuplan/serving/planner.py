@@ -261,6 +261,12 @@ def _cost_words(opt: Option, pricing: str) -> str:
     return f"${f.objective:,.0f} server capex"
 
 
+def _max_qps(rate: float, replicas: int, spare: int) -> float:
+    """Requests per second the fleet sustains with its spare replicas held back (N+1: the rate
+    still met when one replica fails), so utilisation = QPS / max_qps is the load that matters."""
+    return rate * max(1, replicas - spare)
+
+
 def _option_out(opt: Option, chosen: Option, workload: Workload) -> ServingOption:
     pricing = workload.constraints.pricing
     if opt.ceiling is None or opt.op is None:
@@ -284,7 +290,8 @@ def _option_out(opt: Option, chosen: Option, workload: Workload) -> ServingOptio
         reason = f"meets the targets at {_cost_words(opt, pricing)}"
     return ServingOption(
         gpu=opt.gpu.id, gpus=opt.gpus, replicas=opt.replicas, layout=_layout_out(opt),
-        ttft_ms_p99=opt.op.ttft_p99_s * 1e3, tpot_ms=opt.op.tpot_s * 1e3, max_qps=opt.ceiling.rate * opt.replicas,
+        ttft_ms_p99=opt.op.ttft_p99_s * 1e3, tpot_ms=opt.op.tpot_s * 1e3,
+        max_qps=_max_qps(opt.ceiling.rate, opt.replicas, workload.serving.spare_replicas),  # type: ignore[union-attr]
         cost_usd=f.capex_usd, usd_per_million_output_tokens=opt.usd_per_mtok, meets_target=opt.meets,
         bound=opt.op.step.dominant(), cloud_usd_per_hour=f.cloud_usd_per_hour, reason=reason)
 
@@ -384,7 +391,7 @@ def _plan_out(chosen: Option, workload: Workload, demand: Demand, meeting: list[
     s = workload.serving
     assert s is not None and chosen.op is not None and chosen.ceiling is not None and chosen.fleet is not None
     rep, op, f = chosen.replica, chosen.op, chosen.fleet
-    max_qps = chosen.ceiling.rate * chosen.replicas
+    max_qps = _max_qps(chosen.ceiling.rate, chosen.replicas, s.spare_replicas)
     return ServingPlan(
         feasible=True, gpu=chosen.gpu.id, gpus=chosen.gpus, nodes=f.nodes, replicas=chosen.replicas,
         spare_replicas=s.spare_replicas, gpus_per_replica=rep.layout.gpus, layout=_layout_out(chosen),

@@ -145,3 +145,13 @@ def test_whole_catalog_plan_is_fast(catalog, serving_profile):
 def test_deterministic(catalog, serving_profile):
     w = serving_profile(model="mixtral-8x22b", qps=30, precision="fp8", pricing="cloud")
     assert plan_serving(w, catalog).plan == plan_serving(w, catalog).plan
+
+
+def test_max_qps_holds_the_spare_replicas_back(catalog, serving_profile):
+    """A spare replica adds GPUs, not promised capacity: N+1 means the rate still met with one down."""
+    kw = dict(model="llama-3.1-8b", qps=40, prompt=2048, output=256, precision="fp8", ttft_ms=2000, tpot_ms=50,
+              constraints='allow_gpus = ["h100-sxm-80gb"]')
+    none, one = (plan_serving(serving_profile(spare=n, **kw), catalog).plan for n in (1, 2))
+    assert one.replicas == none.replicas + 1 and one.gpus > none.gpus
+    assert one.max_qps == pytest.approx(none.max_qps)
+    assert one.utilization == pytest.approx(none.utilization) and 0.5 < one.utilization <= 1
