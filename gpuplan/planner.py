@@ -35,7 +35,7 @@ def plan_workload(workload: Workload, catalog: Catalog, *, phases: tuple[str, ..
 
         training = _plan_training(workload, catalog)
         findings += _gates("training", training, workload)
-        findings += _training_notes(training, catalog)
+        findings += _training_notes(training, catalog, moe=workload.arch.is_moe)
         notes += training_assumptions(workload, catalog)
     if workload.serving is not None and "serving" in phases:
         serving = _plan_serving(workload, catalog)
@@ -236,16 +236,30 @@ def _training_budget(plan: TrainingPlan, workload: Workload) -> list[Finding]:
                             f"budget, the network designed for them does not fit beside them")]
 
 
-def _training_notes(plan: TrainingPlan, catalog: Catalog) -> list[Finding]:
-    """A note when the recommended GPU has no published training run behind its figures."""
+def _training_notes(plan: TrainingPlan, catalog: Catalog, *, moe: bool) -> list[Finding]:
+    """Notes when no published training run backs the plan's GPU, precision or model kind."""
     from gpuplan.training.calibration import calibration
     from gpuplan.training.planner import unvalidated_note
 
     cal = calibration(catalog)
-    if not plan.feasible or plan.gpu is None or plan.gpu in cal.validated_gpus:
+    if not plan.feasible or plan.gpu is None:
         return []
-    return [Finding(severity="note", code="training-unvalidated-gpu", phase="training", field="training",
-                    message=unvalidated_note(plan.gpu, cal))]
+    out = []
+    if plan.gpu not in cal.validated_gpus:
+        out.append(Finding(severity="note", code="training-unvalidated-gpu", phase="training", field="training",
+                           message=unvalidated_note(plan.gpu, cal)))
+    regimes = []
+    if plan.precision not in cal.validated_precisions:
+        regimes.append(f"{plan.precision} training (the cases are {' and '.join(cal.validated_precisions)})")
+    if moe and not cal.validated_moe:
+        regimes.append("a mixture-of-experts model (expert-parallel all-to-all is modelled fully exposed, "
+                       "with no DualPipe-style overlap)")
+    if regimes:
+        out.append(Finding(severity="note", code="training-unvalidated-regime", phase="training",
+                           field="training.precision" if plan.precision not in cal.validated_precisions
+                           else "model", message="calibration: no published run of " + " or ".join(regimes)
+                           + " is among the validation cases: its step time is an extrapolation"))
+    return out
 
 
 def _infeasible_field(phase: str, workload: Workload) -> str:

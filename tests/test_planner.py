@@ -166,3 +166,18 @@ def test_a_training_budget_the_network_breaks_is_an_error_finding(catalog, monke
     over = [f for f in plan.findings if f.code == "training-over-budget"]
     assert len(over) == 1 and over[0].field == "training.budget_usd" and over[0].severity == "error"
     assert f"network ${t.bom.network_capex_usd:,.0f}" in over[0].message
+
+
+@pytest.mark.parametrize("preset,precision,regime", [("llama-2-7b", "bf16", None), ("llama-2-7b", "fp8", "fp8 training"),
+                                                     ("mixtral-8x7b", "bf16", "mixture-of-experts")])
+def test_training_outside_the_validated_precisions_and_model_kinds_carries_a_note(catalog, preset, precision,
+                                                                                  regime):
+    text = (f'[model]\npreset = "{preset}"\n[training]\ntokens = 1e11\ndeadline_days = 30\nprecision = "{precision}"\n'
+            '[constraints]\nallow_gpus = ["h100-sxm-80gb"]\n')
+    plan = _plan(text, catalog)
+    assert plan.training.feasible
+    notes = [f for f in plan.findings if f.code == "training-unvalidated-regime"]
+    if regime is None:
+        assert notes == []
+    else:
+        assert len(notes) == 1 and notes[0].severity == "note" and regime in notes[0].message

@@ -61,6 +61,9 @@ class TrainingCalibration(BaseModel):
     fixed_downtime_fraction: float = Field(ge=0, lt=1)
     #: GPUs a published training run validates (``gpuplan validate``); others are extrapolated.
     validated_gpus: tuple[str, ...] = ()
+    #: Training precisions and model kinds those runs cover (the rest is extrapolated).
+    validated_precisions: tuple[str, ...] = ()
+    validated_moe: bool = False
 
     @field_validator("gemm_size_curve", "collective_size_curve")
     @classmethod
