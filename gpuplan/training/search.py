@@ -429,8 +429,10 @@ def min_memory_at(ev: Evaluator, gpus: int) -> float:
 
 # -- evaluation of one (shape, DP) -------------------------------------------------------------------
 def _best_fit(ev: Evaluator, base: Layout, fixed: Fixed, outcome: SearchOutcome) -> Evaluation | None:
-    """The fastest (recompute, ZeRO) of ``base`` that fits memory: the least recompute that
-    fits with the largest ZeRO stage, then the smallest ZeRO stage that still fits."""
+    """The fastest (recompute, ZeRO) of ``base`` that fits memory. For each recompute setting,
+    least first, the smallest ZeRO stage that fits; more recompute is tried only while the last one
+    needed more than the smallest ZeRO stage (it may fit with less sharding: ZeRO-2/3 add a
+    reduce-scatter or all-gather per micro-batch, which can cost more than recomputing layers)."""
     zeros = zero_candidates(fixed, base.pp, base.dp * base.cp)
     rcs = recompute_candidates(ev, fixed)
     if check(base.but(recompute=rcs[0], zero=zeros[0]), ev.job.arch, ev.job.seq, ev.job.batch, ev.hw.domain):
@@ -443,6 +445,7 @@ def _best_fit(ev: Evaluator, base: Layout, fixed: Fixed, outcome: SearchOutcome)
             lay = _partial(ev, lay)
         return lay, ev.memory(lay)
 
+    best: Evaluation | None = None
     for rc in rcs:
         lay, mem = fit(rc, zeros[-1])
         if not mem.fits:
@@ -458,9 +461,11 @@ def _best_fit(ev: Evaluator, base: Layout, fixed: Fixed, outcome: SearchOutcome)
                 break
         e = ev.evaluate(lay, mem)
         outcome.evaluated += 1
-        # A larger ZeRO stage only adds communication, more recompute only adds compute.
-        return e if math.isfinite(e.step_time) else None
-    return None
+        if math.isfinite(e.step_time) and (best is None or (e.step_time, e.layout) < (best.step_time, best.layout)):
+            best = e
+        if lay.zero == zeros[0]:
+            break  # the least sharding already: more recompute would only add compute
+    return best
 
 
 def _partial(ev: Evaluator, lay: Layout) -> Layout:
