@@ -62,6 +62,16 @@ class CaseResult(BaseModel):
     figures: list[FigureResult]
 
 
+class KindSummary(BaseModel):
+    """Relative errors of the figures of one kind of case (training, serving, fabric)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    figures: int
+    median_error: float | None
+    worst_error: float | None
+    worst_case: str | None
+
+
 class Summary(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     cases: int
@@ -72,6 +82,8 @@ class Summary(BaseModel):
     median_error: float | None
     worst_error: float | None
     worst_case: str | None
+    #: The same per kind of case: exact fabric counts would otherwise hide the model errors.
+    by_kind: dict[str, KindSummary] = {}
 
 
 class Report(BaseModel):
@@ -154,14 +166,22 @@ def validate_files(paths: list[str], catalog: Catalog) -> Report:
                                  field=f"case[{case.id}]")
             seen[case.id] = path
             results.append(run_case(case, path, catalog))
+    overall = _errors(results)
+    kinds = sorted({r.kind for r in results})
+    count = {s: sum(r.status == s for r in results) for s in ("pass", "fail", "not_modelled", "error")}
+    summary = Summary(cases=len(results), passed=count["pass"], failed=count["fail"],
+                      not_modelled=count["not_modelled"], errors=count["error"], median_error=overall.median_error,
+                      worst_error=overall.worst_error, worst_case=overall.worst_case,
+                      by_kind={k: _errors([r for r in results if r.kind == k]) for k in kinds})
+    return Report(cases=results, summary=summary)
+
+
+def _errors(results: list[CaseResult]) -> KindSummary:
+    """Median and worst relative error over every figure of ``results``."""
     errors = sorted(f.error for r in results for f in r.figures if f.error is not None)
     worst = max(((f.error, r.id) for r in results for f in r.figures if f.error is not None), default=(None, None))
     median = None
     if errors:
         mid = len(errors) // 2
         median = errors[mid] if len(errors) % 2 else (errors[mid - 1] + errors[mid]) / 2
-    count = {s: sum(r.status == s for r in results) for s in ("pass", "fail", "not_modelled", "error")}
-    summary = Summary(cases=len(results), passed=count["pass"], failed=count["fail"],
-                      not_modelled=count["not_modelled"], errors=count["error"], median_error=median,
-                      worst_error=worst[0], worst_case=worst[1])
-    return Report(cases=results, summary=summary)
+    return KindSummary(figures=len(errors), median_error=median, worst_error=worst[0], worst_case=worst[1])

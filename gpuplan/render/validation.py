@@ -23,4 +23,8 @@ def render_report(report: Report) -> str:
     worst = "-" if s.worst_error is None else f"{s.worst_error * 100:.1f}% ({s.worst_case})"
     text += (f"\n{s.passed}/{s.cases} cases pass, {s.failed} fail, {s.not_modelled} not modelled, "
              f"{s.errors} errors; median error {med}, worst {worst}\n")
+    for kind, k in s.by_kind.items():
+        if k.figures:
+            text += (f"  {kind}: {k.figures} figures, median error {k.median_error * 100:.1f}%, "  # type: ignore[operator]
+                     f"worst {k.worst_error * 100:.1f}% ({k.worst_case})\n")  # type: ignore[operator]
     return text

@@ -113,3 +113,16 @@ def test_a_run_over_the_memory_model_is_predicted_at_its_leanest_layout(catalog,
     (case,) = validate_files([str(tmp_path / "c.toml")], catalog).cases
     assert case.status == "pass"
     assert case.figures[0].predicted == pytest.approx(80.5, rel=0.02)
+
+
+def test_the_summary_gives_each_kind_its_own_median(catalog):
+    """Exact fabric counts (error 0) must not hide the training and serving model errors."""
+    files = sorted(str(p) for p in SHARED_VALIDATION.glob("*.toml"))
+    if len(files) < 3:
+        pytest.skip("shared validation cases not present")
+    s = validate_files(files, catalog).summary
+    assert set(s.by_kind) == {"training", "serving", "fabric"}
+    assert sum(k.figures for k in s.by_kind.values()) == sum(
+        len(c.figures) for c in validate_files(files, catalog).cases)
+    assert s.by_kind["fabric"].median_error == 0.0 and s.median_error == 0.0  # fabric figures dominate
+    assert 0.02 < s.by_kind["training"].median_error < 0.10 and 0.02 < s.by_kind["serving"].median_error < 0.10
