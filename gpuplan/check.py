@@ -103,7 +103,9 @@ class CheckResult(_Out):
     cluster_sha256: str
     workload: str
     cluster: ClusterOut
-    #: No gate of severity error failed.
+    #: ``--fail-on``: the least severity of a failed gate that fails the check.
+    fail_on: Literal["error", "warning"] = "error"
+    #: No failed gate at ``fail_on`` severity or worse (exit 0).
     passed: bool
     #: Failed gates by severity.
     errors: int
@@ -320,8 +322,10 @@ def _cost_gates(gate, workload: Workload, cluster: ClusterOut, result: TrainingP
                  value=power, limit=limit, unit="kW")
 
 
-def run_check(workload: Workload, catalog: Catalog, cluster_text: str, cluster_name: str) -> CheckResult:
-    """Parse the cluster, re-plan the workload on it and evaluate every gate."""
+def run_check(workload: Workload, catalog: Catalog, cluster_text: str, cluster_name: str,
+              fail_on: Literal["error", "warning"] = "error") -> CheckResult:
+    """Parse the cluster, re-plan the workload on it and evaluate every gate; ``fail_on`` says
+    whether a failed warning gate fails the check too (``passed`` and every report follow it)."""
     spec, lines = parse_cluster(cluster_text, cluster_name)
     cluster = resolve_cluster(spec, workload, catalog, cluster_name)
     plan = _plan(restrict(workload, cluster), catalog, cluster.phase)
@@ -334,9 +338,15 @@ def run_check(workload: Workload, catalog: Catalog, cluster_text: str, cluster_n
                        catalog_version=catalog.version, catalog_sha256=catalog.sha256, profile=workload.source,
                        input_sha256=workload.input_sha256, cluster_file=cluster_name,
                        cluster_sha256=hashlib.sha256(cluster_text.encode()).hexdigest(), workload=workload.name,
-                       cluster=cluster, passed=errors == 0, errors=errors, warnings=warnings, gates=gates, plan=plan)
+                       cluster=cluster, fail_on=fail_on, passed=errors == 0 and (fail_on == "error" or warnings == 0),
+                       errors=errors, warnings=warnings, gates=gates, plan=plan)
 
 
 def failed(result: CheckResult, fail_on: str) -> bool:
     """Whether the check fails at ``fail_on`` (error: failed error gates; warning: any failed gate)."""
     return result.errors > 0 or (fail_on == "warning" and result.warnings > 0)
+
+
+def fails_check(gate: Gate, fail_on: str) -> bool:
+    """Whether this failed gate fails the check at ``fail_on`` (a failure in JUnit, not a note)."""
+    return not gate.passed and (gate.severity == "error" or fail_on == "warning")

@@ -119,7 +119,7 @@ def check_command(
     workload = load_profile_text(read_text(profile), str(profile), cat)
     cluster_text = read_text(against)
     with progress(f"planning {profile} on {against}", quiet=quiet, color=not no_color):
-        result = run_check(workload, cat, cluster_text, str(against))
+        result = run_check(workload, cat, cluster_text, str(against), fail_on=fail_on)  # type: ignore[arg-type]
     inputs = [str(profile), str(against), *workload.input_files, *catalog_inputs(catalog)]
     emit(result, fmt, out, outputs, inputs=inputs, color=not no_color, verbose=verbose)
     for g in result.gates:

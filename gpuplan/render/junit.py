@@ -76,8 +76,10 @@ def render(plan: Plan, options: RenderOptions) -> str:
 
 def render_check(result: "CheckResult", options: RenderOptions) -> str:
     cases: list[Case] = []
+    from gpuplan.check import fails_check
+
     for g in result.gates:
-        fails = not g.passed and g.severity == "error"
+        fails = fails_check(g, result.fail_on)
         output = None if fails else (f"warning: {g.message}" if not g.passed else g.message)
         cases.append((g.name, not fails, f"gate-{g.name}", g.message, g.file, g.line, output))
     return _document(f"gpuplan check {result.workload}", [(f"gpuplan.check.{result.cluster.phase}", cases)])

@@ -72,6 +72,21 @@ def test_fail_on_warning_and_exit_zero(cli, planner, tmp_path):
     assert cli("check", PROFILE, "--against", TRAIN, "--catalog", CATALOG, "--exit-zero", "-q").code == 0
 
 
+def test_fail_on_warning_reports_agree_with_the_exit_code(cli, planner, tmp_path):
+    """A job that exits 1 under --fail-on warning must not show green reports."""
+    import xml.etree.ElementTree as ET
+
+    cluster = tmp_path / "c.toml"
+    cluster.write_text('phase = "training"\ngpu = "testgpu-80g"\nnodes = 160\nfabric = "testfabric-400g"\n')
+    base = ("check", PROFILE, "--against", str(cluster), "--catalog", CATALOG, "-q")
+    for fail_on, passed, failures in (("error", True, "0"), ("warning", False, "1")):
+        r = cli(*base, "--fail-on", fail_on, "-f", "json", "--exit-zero")
+        data = json.loads(r.out)
+        assert (data["fail_on"], data["passed"]) == (fail_on, passed)
+        r = cli(*base, "--fail-on", fail_on, "-f", "junit", "--exit-zero")
+        assert ET.fromstring(r.out).get("failures") == failures
+
+
 def test_serving_cluster_too_small(cli, planner):
     r = cli("check", PROFILE, "--against", SERVE, "--catalog", CATALOG, "--format", "json")
     assert r.code == 1
