@@ -7,6 +7,7 @@ test case per gate. Test cases carry ``file`` and ``line`` of the field that cau
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
 
@@ -40,6 +41,10 @@ def _suite(parent: ET.Element, name: str, cases: list[Case]) -> tuple[int, int]:
     return len(cases), failures
 
 
+#: Characters XML 1.0 forbids even escaped (a profile name or message could carry them).
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
 def _document(name: str, suites: list[tuple[str, list[Case]]]) -> str:
     root = ET.Element("testsuites", {"name": name})
     tests = failures = 0
@@ -50,7 +55,8 @@ def _document(name: str, suites: list[tuple[str, list[Case]]]) -> str:
     root.set("failures", str(failures))
     root.set("errors", "0")
     ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    text = _NOT_XML.sub("\ufffd", ET.tostring(root, encoding="unicode"))
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + text + "\n"
 
 
 def render(plan: Plan, options: RenderOptions) -> str:

@@ -177,6 +177,12 @@ def test_junit_counts_and_anchors(plan, options):
     assert "cannot hold 70.6B parameters" in plan_case.find("failure").get("message")
 
 
+def test_junit_stays_well_formed_with_control_characters_in_names(plan, options):
+    """XML 1.0 forbids most control characters even escaped; a workload name may carry one."""
+    root = ET.fromstring(render(plan.model_copy(update={"workload": "x\u0001y"}), "junit", options))
+    assert root.get("name") == "gpuplan x\ufffdy"
+
+
 def test_github_annotations(plan, options):
     lines = render(plan, "github", options).splitlines()
     assert lines[2] == ("::error file=tests/render/data/synthetic-70b.toml,line=25,title=gpuplan training-over-budget"
