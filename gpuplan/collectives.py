@@ -38,12 +38,6 @@ class Network:
     #: When the scale-up domain is a point-to-point mesh (AMD XGMI), the bandwidth of one peer link.
     scaleup_p2p_bytes_per_s: float | None = None
 
-    def tier_for(self, span: int) -> Tier:
-        """The tier a group occupying ``span`` consecutive ranks communicates over."""
-        if span <= self.scaleup_domain or self.scaleout is None:
-            return self.scaleup_for(span)
-        return self.scaleout
-
     def scaleup_for(self, group: int) -> Tier:
         """A mesh gives a group of g GPUs only g-1 of its peer links (XGMI: 64 GB/s each)."""
         if self.scaleup_p2p_bytes_per_s is None or group >= self.scaleup_domain:

@@ -26,11 +26,6 @@ PERCENTILES: dict[str, float] = {"p50": 0.50, "p90": 0.90, "p95": 0.95, "p99": 0
 SATURATED = 1.0 - 1e-9
 
 
-def utilisation(lam: float, service_s: float) -> float:
-    """Offered load of one server: ``rho = lam * s``."""
-    return lam * service_s
-
-
 def pollaczek_khinchine_wait_s(lam: float, mean_service_s: float, second_moment_s2: float) -> float:
     """M/G/1 mean wait in queue: ``lam * E[S^2] / (2 (1 - rho))``; infinite when ``rho >= 1``."""
     rho = lam * mean_service_s

@@ -22,12 +22,7 @@ def render_catalog(catalog: Catalog, kind: str, ident: str | None, fmt: str) -> 
         return _show(catalog, rec, fmt)
     if fmt == "json":
         return json.dumps([r.model_dump(mode="json") for r in records.values()], indent=2) + "\n"
-    return _list(catalog, kind, records)
-
-
-def _sources_line(catalog: Catalog, sources: dict[str, str]) -> str:
-    return "; ".join(f"{group}: {catalog.sources[src].title} ({catalog.sources[src].date})"
-                     for group, src in sorted(sources.items()))
+    return _list(kind, records)
 
 
 def _show(catalog: Catalog, rec: object, fmt: str) -> str:
@@ -44,7 +39,7 @@ def _show(catalog: Catalog, rec: object, fmt: str) -> str:
     return text
 
 
-def _list(catalog: Catalog, kind: str, records: dict) -> str:
+def _list(kind: str, records: dict) -> str:
     if kind == "gpus":
         rows = [[g.id, g.vendor, g.form_factor, num(g.memory_gib), num(g.mem_bw_tbps), num(g.bf16_dense_tflops or g.fp16_dense_tflops),
                  num(g.fp8_dense_tflops), f"{g.scaleup_tech} x{g.scaleup_domain}", num(g.tdp_w),

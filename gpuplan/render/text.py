@@ -225,10 +225,19 @@ def serving_facts(s: ServingPlan, pricing: str) -> list[tuple[str, str]]:
         ("bound", s.bound),
         ("fabric", fabric(s.interconnect)),
         ("topology", topology(s.topology)),
-        ("cost", f"capex {usd(s.capex_usd)}; {usd(s.usd_per_million_output_tokens)} per million output tokens"
-                 + (f"; cloud {usd(s.cloud_usd_per_hour)}/h" if s.cloud_usd_per_hour is not None else "")),
+        ("cost", _serving_cost(s, pricing)),
         ("power", f"{num(s.power_kw)} kW"),
     ]
+
+
+def _serving_cost(s: ServingPlan, pricing: str) -> str:
+    """The pricing's own figure first (capex, or the cloud rate), then $ per million tokens."""
+    capex = f"capex {usd(s.capex_usd)}"
+    per_token = f"{usd(s.usd_per_million_output_tokens)} per million output tokens"
+    cloud = f"cloud {usd(s.cloud_usd_per_hour)}/h" if s.cloud_usd_per_hour is not None else ""
+    if pricing == "cloud":
+        return "; ".join(p for p in (cloud or "cloud unpriced", per_token, capex))
+    return "; ".join(p for p in (capex, per_token, cloud) if p)
 
 
 def roofline_rows(rf: Roofline | TrainingRoofline) -> list[tuple[str, float, str]]:

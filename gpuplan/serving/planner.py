@@ -82,7 +82,7 @@ class Option:
                 self.replica.layout.gpus)
 
 
-def candidate_layouts(gpu: Gpu, arch: Architecture, links: Links) -> list[Layout]:
+def candidate_layouts(arch: Architecture, links: Links) -> list[Layout]:
     """TP up to the scale-up domain or server (dividing the heads); PP only at the largest such TP,
     across servers only where the server has a scale-out NIC; EP = TP as a variant for MoE."""
     local = links.local_domain
@@ -173,7 +173,7 @@ def _gpu_options(gpu: Gpu, workload: Workload, demand: Demand, k: ServingConstan
     c = workload.constraints
     links = links_for(gpu, catalog, k.collective_launch_us)
     options, replicas = [], []
-    for lay in candidate_layouts(gpu, workload.arch, links):
+    for lay in candidate_layouts(workload.arch, links):
         rep = build_replica(gpu, workload.arch, lay, s.precision, s.kv_precision, k, catalog, links)
         replicas.append(rep)
         options.append(evaluate(rep, demand, s.qps, s.spare_replicas, c.pricing, k, c.budget_usd, c.power_limit_kw))
@@ -220,7 +220,7 @@ def plan_serving(workload: Workload, catalog: Catalog) -> ServingResult:
             alternatives.append(_unfit_out(gid, "no TP/PP layout is possible for this model"))
     replicas_for_disagg = per_gpu[chosen.gpu.id][1]
     comparison = disagg.compare(replicas_for_disagg, demand, s.qps, chosen.active * chosen.replica.layout.gpus)
-    plan = _plan_out(chosen, workload, demand, meeting, best, comparison, alternatives)
+    plan = _plan_out(chosen, workload, meeting, best, comparison, alternatives)
     assert chosen.fleet is not None
     traffic = serving_demand(chosen.replica, chosen.active, chosen.replicas, chosen.fleet.nodes, s.qps,
                              s.prompt_tokens, s.output_tokens)
@@ -316,7 +316,7 @@ def _unfit_out(gid: str, why: str) -> ServingOption:
                          usd_per_million_output_tokens=None, meets_target=False, bound="layout", reason=why)
 
 
-def _reasons(chosen: Option, workload: Workload, demand: Demand, meeting: list[Option],
+def _reasons(chosen: Option, workload: Workload, meeting: list[Option],
              best: dict[str, Option], comparison) -> list[str]:
     s = workload.serving
     assert s is not None and chosen.op is not None and chosen.ceiling is not None and chosen.fleet is not None
@@ -386,7 +386,7 @@ def _cheaper_unit(gpu: Gpu, than: Gpu, pricing: str) -> bool:
     return a is not None and b is not None and a < b
 
 
-def _plan_out(chosen: Option, workload: Workload, demand: Demand, meeting: list[Option], best: dict[str, Option],
+def _plan_out(chosen: Option, workload: Workload, meeting: list[Option], best: dict[str, Option],
               comparison, alternatives: list[ServingOption]) -> ServingPlan:
     s = workload.serving
     assert s is not None and chosen.op is not None and chosen.ceiling is not None and chosen.fleet is not None
@@ -405,7 +405,7 @@ def _plan_out(chosen: Option, workload: Workload, demand: Demand, meeting: list[
         disaggregation=comparison, interconnect=None, topology=None, bom=None, capex_usd=f.capex_usd,
         power_kw=f.power_kw, cloud_usd_per_hour=f.cloud_usd_per_hour,
         usd_per_million_output_tokens=chosen.usd_per_mtok, alternatives=alternatives,
-        reasons=_reasons(chosen, workload, demand, meeting, best, comparison), infeasible=[],
+        reasons=_reasons(chosen, workload, meeting, best, comparison), infeasible=[],
     )
 
 

@@ -52,11 +52,6 @@ class Layout(NamedTuple):
             values[_FIELD_INDEX[name]] = value
         return tuple.__new__(Layout, values)
 
-    @property
-    def model_parallel(self) -> int:
-        """GPUs holding one replica of the model: TP x PP x CP."""
-        return self.tp * self.pp * self.cp
-
     def microbatches(self, batch: int) -> int:
         """Micro-batches per pipeline per step: B / (DP x micro_batch)."""
         return batch // (self.dp * self.micro_batch)

@@ -176,7 +176,7 @@ def plan_training(workload: Workload, catalog: Catalog, memo: Memo | None = None
     misses.sort(key=lambda c: (c.best.wall_days, c.gpu.id))
     if not cands:
         plan = _empty_plan(job.precision, ["no allowed GPU meets the target; see infeasible"], infeasible,
-                           [_option(c, job.batch) for c in misses[:MAX_ALTERNATIVES]], job, workload)
+                           [_option(c, job.batch) for c in misses[:MAX_ALTERNATIVES]], job)
         return TrainingResult(plan=plan, demand=None, chosen_gpu=None)
     chosen = cands[0]
     alternatives = [_option(c, job.batch) for c in cands[1:]] + [_option(c, job.batch) for c in misses]
@@ -373,7 +373,7 @@ def _plan(job: Job, gpu: Gpu, e: Evaluation, target: Target, workload: Workload,
     run_cost = cost_usd(gpu, e.gpus, e.gpu_hours, target.pricing)
     bound, _ = bound_of(e)
     meets = _meets(e, target, run_cost)
-    reasons = _reasons(job, gpu, e, target, workload, catalog, cal, run_cost, ranked or [])
+    reasons = _reasons(job, gpu, e, target, catalog, cal, run_cost, ranked or [])
     return TrainingPlan(
         feasible=meets, gpu=gpu.id, gpus=e.gpus, nodes=nodes, layout=_layout(e, job.batch), precision=job.precision,
         step_time_s=e.step_time, mfu=e.mfu, hfu=e.hfu, model_tflops_per_gpu=e.model_tflops_per_gpu,
@@ -397,8 +397,7 @@ def _meets(e: Evaluation, target: Target, cost: float | None) -> bool:
 
 
 def _empty_plan(precision: str, reasons: list[str], infeasible: list[str] | None = None,
-                alternatives: list[TrainingOption] | None = None, job: Job | None = None,
-                workload: Workload | None = None) -> TrainingPlan:
+                alternatives: list[TrainingOption] | None = None, job: Job | None = None) -> TrainingPlan:
     total = training_flops(job.arch, job.tokens, job.seq) if job else 0.0
     return TrainingPlan(
         feasible=False, gpu=None, gpus=0, nodes=0, layout=None, precision=precision, step_time_s=0.0, mfu=0.0,
@@ -408,7 +407,7 @@ def _empty_plan(precision: str, reasons: list[str], infeasible: list[str] | None
         alternatives=alternatives or [], reasons=reasons, infeasible=infeasible or [])
 
 
-def _reasons(job: Job, gpu: Gpu, e: Evaluation, target: Target, workload: Workload, catalog: Catalog,
+def _reasons(job: Job, gpu: Gpu, e: Evaluation, target: Target, catalog: Catalog,
              cal: TrainingCalibration, cost: float | None, ranked: list[_Candidate]) -> list[str]:
     lay = e.layout
     out = []

@@ -213,7 +213,7 @@ class Evaluator:
 
     def evaluate(self, layout: Layout, memory: Memory | None = None) -> Evaluation:
         dense, moe = self.layers(layout)
-        step = step_time(self.job, self.hw, self.cal, layout, self.attention, dense, moe, self.logits(layout))
+        step = step_time(self.job, self.hw, self.cal, layout, dense, moe, self.logits(layout))
         frac = recomputed_fraction(layout, self.job.arch.layers) if layout.recompute == "full" else 1.0
         hw_flops = (hardware_flops_per_token(self.job.arch, self.job.seq, layout.recompute, frac)
                     * self.job.tokens_per_step)

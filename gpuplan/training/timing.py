@@ -181,7 +181,6 @@ class LayerCost:
     tp_recompute: float
     cp: float
     ep: float
-    attn_fwd: float
     #: Per micro-batch bytes over scale-out from CP and EP (for the fabric demand).
     scaleout_bytes: float = 0.0
 
@@ -332,7 +331,7 @@ def layer_cost(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
         ep_exposed = count * one
         scaleout += count * cross
     return LayerCost(fwd=fwd, bwd=bwd, recompute=recompute, tp_fwd=tp_f, tp_bwd=tp_b, tp_recompute=tp_r,
-                     cp=cp_exposed, ep=ep_exposed, attn_fwd=attn_f, scaleout_bytes=scaleout)
+                     cp=cp_exposed, ep=ep_exposed, scaleout_bytes=scaleout)
 
 
 def _slowdown(cal: TrainingCalibration, group: Group, net: Network) -> float:
@@ -462,7 +461,7 @@ def stage_seconds(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layo
     return sum(parts[k] for k in STAGE_PARTS)
 
 
-def step_time(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout, attention: str,
+def step_time(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
               dense: LayerCost, moe: LayerCost | None, logits: tuple[float, float] | None = None) -> StepTime:
     """Assemble the step from per-layer costs (see the module docstring)."""
     arch = job.arch
