@@ -10,11 +10,13 @@ GB = 1e9
 
 
 def network_for(gpu: Gpu, catalog: Catalog, fabric: Fabric | None = None, *, gbit_per_gpu: float | None = None,
-                oversubscription: float = 1.0) -> Network:
+                oversubscription: float = 1.0, hops: int | None = None) -> Network:
     """The network of ``gpu``'s reference server attached to ``fabric`` at ``gbit_per_gpu``.
 
     Without a fabric the reference server's scale-out NIC speed is used over the matching catalog
     fabric (InfiniBand for NVIDIA, Ethernet otherwise); a server without scale-out NICs gets none.
+    ``hops``: switch hops of the worst path in the designed topology (default: the calibration's
+    two-tier worst case, used before a fabric is designed).
     """
     cal = CollectivesCalibration.model_validate(catalog.calibration["collectives"])
     pcie = gpu.scaleup_tech == "pcie"
@@ -27,7 +29,7 @@ def network_for(gpu: Gpu, catalog: Catalog, fabric: Fabric | None = None, *, gbi
         fabric = default_fabric(gpu, catalog, gbit)
     scaleout = None
     if fabric is not None and gbit > 0:
-        hops = cal.scaleout_hops
+        hops = cal.scaleout_hops if hops is None else hops
         latency = (fabric.base_latency_us + hops * fabric.hop_latency_us) * 1e-6
         bw = gbit / 8 * GB * fabric.efficiency / max(oversubscription, 1.0)
         scaleout = Tier(bw, latency, fabric.in_network_reduction)

@@ -72,7 +72,7 @@ def _attach_network(phase: str, result: Any, workload: Workload, catalog: Catalo
 
         fabric = catalog.fabrics[interconnect.scaleout_fabric]
         network = network_for(gpu, catalog, fabric, gbit_per_gpu=interconnect.nic_gbit_per_gpu,
-                              oversubscription=topology.oversubscription)
+                              oversubscription=topology.oversubscription, hops=topology.max_switch_hops or None)
         result = with_network(result, workload, catalog, network)
         plan = result.plan
     bom = build_bom(phase, gpu, plan.gpus, interconnect, topology, catalog)
