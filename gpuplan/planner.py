@@ -155,10 +155,22 @@ def _plan_phase(phase: str, planner: Callable[[Workload, Catalog], Any], workloa
     options = [_option(phase, p) for p in priced if p is not winner]
     options += [a for a in best.alternatives if a.gpu not in totals]
     options.sort(key=lambda o: (not o.meets_target, o.cost_usd is None, o.cost_usd or 0.0, o.gpu))
-    compared = ", ".join(f"{p.gpu} ${p.capex_usd:,.0f}" for p in sorted(priced, key=lambda p: (p.capex_usd, p.gpu)))
+    common = set.intersection(*(set(_unpriced(p)) for p in priced))
+    compared = ", ".join(f"{p.gpu} ${p.capex_usd:,.0f}"
+                         + (f" (without unpriced {', '.join(x for x in _unpriced(p) if x not in common)})"
+                            if set(_unpriced(p)) - common else "")
+                         for p in sorted(priced, key=lambda p: (p.capex_usd, p.gpu)))
+    if common:
+        compared += f"; every total leaves out the unpriced {', '.join(sorted(common))}"
     note = (f"ranked on capex with each option's own network (servers + fabric): {compared}"
             + ("" if winner is best else f"; {winner.gpu} overtakes {best.gpu} once the network is priced"))
     return winner.model_copy(update={"alternatives": options, "reasons": [*winner.reasons, note]})
+
+
+def _unpriced(plan: Any) -> list[str]:
+    """Parts the plan's capex leaves out: a ranking on such totals may flip once they are priced,
+    and the ranking note says which."""
+    return list(plan.bom.unpriced_parts) if plan.bom is not None else []
 
 
 def _meets(phase: str, plan: Any, workload: Workload) -> bool:

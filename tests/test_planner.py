@@ -142,6 +142,14 @@ def test_next_best_layouts_are_those_of_the_gpu_that_wins_the_capex_rerank(catal
     assert t.layout_alternatives == alone.layout_alternatives and len(t.layout_alternatives) == 3
 
 
+def test_the_capex_ranking_names_the_parts_its_totals_leave_out(catalog):
+    w = load_profile_text((EXAMPLES / "default.toml").read_text(), "default.toml", catalog)
+    t = plan_workload(w, catalog).training
+    note = next(r for r in t.reasons if r.startswith("ranked on capex"))
+    assert t.bom.unpriced_parts  # the shipped catalog has no price for racks and management switches
+    assert note.endswith("every total leaves out the unpriced " + ", ".join(sorted(t.bom.unpriced_parts)))
+
+
 BUDGET = ('[model]\npreset = "llama-3.1-70b"\n[training]\ntokens = 2e12\nsequence_length = 8192\n'
           'global_batch_tokens = 16e6\nbudget_usd = 20e6\n[constraints]\nallow_gpus = ["h100-sxm-80gb"]\n')
 
