@@ -249,7 +249,8 @@ def _training_budget(plan: TrainingPlan, workload: Workload) -> list[Finding]:
 
 
 def _training_notes(plan: TrainingPlan, catalog: Catalog, *, moe: bool) -> list[Finding]:
-    """Notes when no published training run backs the plan's GPU, precision or model kind."""
+    """Notes when no published training run backs the plan's GPU, precision or model kind, and a
+    warning when its memory is within ``memory_tight_fraction`` of the GPU's capacity."""
     from gpuplan.training.calibration import calibration
     from gpuplan.training.planner import unvalidated_note
 
@@ -260,6 +261,13 @@ def _training_notes(plan: TrainingPlan, catalog: Catalog, *, moe: bool) -> list[
     if plan.gpu not in cal.validated_gpus:
         out.append(Finding(severity="note", code="training-unvalidated-gpu", phase="training", field="training",
                            message=unvalidated_note(plan.gpu, cal)))
+    mem = plan.memory
+    if mem is not None and mem.headroom_gib < cal.memory_tight_fraction * mem.capacity_gib:
+        out.append(Finding(severity="warning", code="training-memory-tight", phase="training", field="training",
+                           message=f"memory: {mem.total_gib:.1f} of {mem.capacity_gib:.1f} GiB per GPU, "
+                                   f"{mem.headroom_gib:.1f} GiB ({mem.headroom_gib / mem.capacity_gib:.1%}) of "
+                                   f"headroom: allocator fragmentation can exceed the modelled allowance; the next "
+                                   f"best layouts list their headroom"))
     regimes = []
     if plan.precision not in cal.validated_precisions:
         regimes.append(f"{plan.precision} training (the cases are {' and '.join(cal.validated_precisions)})")

@@ -59,6 +59,8 @@ class TrainingCalibration(BaseModel):
     restart_hours: float = _NonNeg
     checkpoint_save_hours: float = _NonNeg
     fixed_downtime_fraction: float = Field(ge=0, lt=1)
+    #: Headroom below which a plan's memory is called tight (a warning finding).
+    memory_tight_fraction: float = Field(default=0.03, ge=0, lt=1)
     #: GPUs a published training run validates (``gpuplan validate``); others are extrapolated.
     validated_gpus: tuple[str, ...] = ()
     #: Training precisions and model kinds those runs cover (the rest is extrapolated).
