@@ -87,16 +87,46 @@ def profile_file(plan: Plan) -> str | None:
 
 
 def repo_path(name: str) -> str | None:
-    """A path as annotations want it: POSIX, relative to the working directory when inside it."""
+    """A path as annotations and SARIF want it: POSIX, relative to the repository root (the
+    GitHub workspace, else the nearest directory holding ``.git``), so that a job run from a
+    subdirectory still points at the right file; else relative to the working directory."""
     if not name or name.startswith("<"):
         return None
     p = Path(name)
+    try:
+        resolved = p.resolve(strict=True)
+    except (OSError, RuntimeError):
+        resolved = None
+    if resolved is not None:
+        for root in _roots(resolved):
+            try:
+                return resolved.relative_to(root).as_posix()
+            except ValueError:
+                continue
     if p.is_absolute():
         try:
             p = p.relative_to(Path.cwd())
         except ValueError:
             return p.as_posix()
     return p.as_posix()
+
+
+def _roots(path: Path) -> list[Path]:
+    """Candidate repository roots of ``path``: $GITHUB_WORKSPACE, then the nearest ``.git`` above it."""
+    import os
+
+    out = []
+    workspace = os.environ.get("GITHUB_WORKSPACE")
+    if workspace:
+        try:
+            out.append(Path(workspace).resolve())
+        except (OSError, RuntimeError):
+            pass
+    for parent in path.parents:
+        if (parent / ".git").exists():
+            out.append(parent)
+            break
+    return out
 
 
 def profile_lines(plan: Plan) -> dict[str, int]:

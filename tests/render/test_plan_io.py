@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -99,3 +100,31 @@ def test_a_roofline_figure_at_zero_is_refused_not_divided_by(tmp_path, phase, fi
     data[phase]["roofline"][field] = 0
     with pytest.raises(InputError, match=rf"plan.json: {phase}.roofline.{field}: input should be greater than 0"):
         load_plan(_write(tmp_path, data))
+
+
+@pytest.mark.parametrize("run_from", ["repo", "repo/infra", "elsewhere"])
+def test_annotation_paths_are_relative_to_the_repository_root(tmp_path, monkeypatch, run_from):
+    """A job that runs from a subdirectory (working-directory:) must still name the file as the
+    repository does, or the annotations attach to nothing."""
+    from gpuplan.plan_io import repo_path
+
+    monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    (tmp_path / "repo" / "infra" / "workloads").mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    profile = tmp_path / "repo" / "infra" / "workloads" / "p.toml"
+    profile.write_text("x = 1\n")
+    monkeypatch.chdir(tmp_path / run_from)
+    assert repo_path(str(profile)) == "infra/workloads/p.toml"
+    assert repo_path(os.path.relpath(profile)) == "infra/workloads/p.toml"
+
+
+def test_github_workspace_is_the_root_when_set(tmp_path, monkeypatch):
+    from gpuplan.plan_io import repo_path
+
+    (tmp_path / "ws" / "a").mkdir(parents=True)
+    (tmp_path / "ws" / "a" / "p.toml").write_text("x = 1\n")
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path / "ws"))
+    monkeypatch.chdir(tmp_path / "ws" / "a")
+    assert repo_path("p.toml") == "a/p.toml"
+    assert repo_path("missing.toml") == "missing.toml"  # not on disk: as given
