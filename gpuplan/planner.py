@@ -199,7 +199,7 @@ def _gates(phase: str, plan: TrainingPlan | ServingPlan, workload: Workload) -> 
     anchor = {"training": "training", "serving": "serving"}[phase]
     if not plan.feasible:
         why = "; ".join(plan.infeasible) or "no allowed GPU meets the targets"
-        field = _infeasible_field(phase, workload)
+        field = _infeasible_field(phase, workload, plan.infeasible)
         out.append(Finding(severity="error", code=f"{phase}-infeasible", message=why, phase=phase, field=field))  # type: ignore[arg-type]
         return out
     c = workload.constraints
@@ -282,9 +282,23 @@ def _training_notes(plan: TrainingPlan, catalog: Catalog, *, moe: bool) -> list[
     return out
 
 
-def _infeasible_field(phase: str, workload: Workload) -> str:
+def _infeasible_field(phase: str, workload: Workload, why: list[str]) -> str:
+    """The profile field an infeasible phase is anchored to: a constraint the planner's reasons
+    name (power limit, budget), else the target that cannot be met."""
+    text = " ".join(why)
+    c = workload.constraints
+    if c.power_limit_kw is not None and "power limit" in text:
+        return "constraints.power_limit_kw"
     if phase == "training" and workload.training is not None:
         t = workload.training
+        if t.budget_usd is None and c.budget_usd is not None and "budget" in text:
+            return "constraints.budget_usd"
         return ("training.gpus" if t.gpus is not None else "training.budget_usd" if t.budget_usd is not None
                 else "training.deadline_days")
+    if c.budget_usd is not None and "budget" in text:
+        return "constraints.budget_usd"
+    if "TPOT target" in text:
+        return "serving.tpot_ms"
+    if "does not fit any allowed GPU" in text:
+        return "model"
     return "serving.ttft_ms"

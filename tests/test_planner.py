@@ -203,3 +203,18 @@ def test_a_layout_within_three_percent_of_memory_gets_a_warning(catalog):
     roomy = _plan(text.replace("gb200-nvl72", "b300-sxm-288gb"), catalog)
     assert roomy.training.memory.headroom_gib > 0.03 * roomy.training.memory.capacity_gib
     assert not [f for f in roomy.findings if f.code == "training-memory-tight"]
+
+
+@pytest.mark.parametrize("text,field", [
+    (SERVING + "budget_usd = 1\n", "constraints.budget_usd"),
+    (SERVING + "power_limit_kw = 0.5\n", "constraints.power_limit_kw"),
+    (SERVING.replace("tpot_ms = 80", "tpot_ms = 0.5"), "serving.tpot_ms"),
+    (SERVING.replace("ttft_ms = 3000", "ttft_ms = 1"), "serving.ttft_ms"),
+    ('[model]\npreset = "llama-3.1-70b"\n[training]\ntokens = 2e12\ndeadline_days = 60\n'
+     '[constraints]\npower_limit_kw = 50\n', "constraints.power_limit_kw"),
+    ('[model]\npreset = "llama-3.1-70b"\n[training]\ntokens = 2e12\ndeadline_days = 1\n', "training.deadline_days"),
+])
+def test_an_infeasible_phase_points_at_the_field_that_makes_it_so(catalog, text, field):
+    plan = _plan(text, catalog)
+    errors = [f for f in plan.findings if f.code.endswith("-infeasible")]
+    assert len(errors) == 1 and errors[0].field == field, errors
