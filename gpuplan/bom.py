@@ -22,7 +22,6 @@ from dataclasses import dataclass
 
 from gpuplan.catalog.loader import Catalog
 from gpuplan.catalog.schema import Gpu, Nic, Optic, Switch
-from gpuplan.errors import InputError
 from gpuplan.fabric.media import (
     LINK_TIERS, REACH_M, ModuleCounts, choose_media, count_modules, pick_cable, pick_fiber, pick_module,
 )
@@ -37,10 +36,7 @@ NETWORK = ("nic", "switch", "transceiver", "cable")
 
 def rack_power_budget_kw(catalog: Catalog) -> float:
     """Compute-rack power budget, kW (``catalog/calibration/bom.toml``, validated at load)."""
-    table = catalog.calibration.get("bom")
-    if table is None:
-        raise InputError("the catalog has no calibration/bom.toml", file="calibration/bom.toml")
-    return float(table["rack_power_kw"])
+    return float(catalog.table("bom").rack_power_kw)
 
 
 def nodes_per_rack(gpu: Gpu, catalog: Catalog) -> int:

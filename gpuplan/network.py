@@ -18,7 +18,7 @@ def network_for(gpu: Gpu, catalog: Catalog, fabric: Fabric | None = None, *, gbi
     ``hops``: switch hops of the worst path in the designed topology (default: the calibration's
     two-tier worst case, used before a fabric is designed).
     """
-    cal = CollectivesCalibration.model_validate(catalog.calibration["collectives"])
+    cal: CollectivesCalibration = catalog.table("collectives")
     pcie = gpu.scaleup_tech == "pcie"
     step_us = cal.pcie_step_latency_us if pcie else cal.scaleup_step_latency_us
     up_bw = gpu.scaleup_uni_gbps * GB * gpu.efficiency.scaleup_busbw

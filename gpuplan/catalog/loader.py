@@ -74,6 +74,16 @@ class Catalog:
     calibration: dict[str, dict[str, Any]]
     sha256: str
     aliases: dict[str, str] = field(default_factory=dict)
+    #: The calibration tables validated once at load (bom, collectives, serving, training): the
+    #: models read these, never the raw ``calibration`` dicts.
+    tables: dict[str, BaseModel] = field(default_factory=dict)
+
+    def table(self, name: str) -> Any:
+        """The validated calibration table ``name`` (an InputError if the catalog has none)."""
+        found = self.tables.get(name)
+        if found is None:
+            raise InputError(f"the catalog has no calibration/{name}.toml", file=f"calibration/{name}.toml")
+        return found
 
     @property
     def version(self) -> str:
@@ -272,14 +282,15 @@ def load_catalog(overlays: Iterable[str | os.PathLike[str]] = (), *, base: Path 
                                  field=f"gpu[{gid}].aliases")
             aliases[alias] = gid
     _check_references(built, origin)
-    _validate_calibration(calibration, dirs)
+    tables = _validate_calibration(calibration, dirs)
     return Catalog(meta=cat_meta, sources=built["source"], gpus=built["gpu"], fabrics=built["fabric"],
                    switches=built["switch"], nics=built["nic"], optics=built["optic"], models=built["model"],
-                   calibration=calibration, sha256=digest.hexdigest(), aliases=aliases)
+                   calibration=calibration, sha256=digest.hexdigest(), aliases=aliases, tables=tables)
 
 
-def _validate_calibration(calibration: dict[str, dict[str, Any]], dirs: list[Path]) -> None:
-    """Validate every calibration table (merged over overlays) against its schema, once, here."""
+def _validate_calibration(calibration: dict[str, dict[str, Any]], dirs: list[Path]) -> dict[str, BaseModel]:
+    """Validate every calibration table (merged over overlays) against its schema, once, here;
+    the models are what the planners read (:meth:`Catalog.table`)."""
     # The schemas live beside the models that read them; imported here, not at start-up.
     from gpuplan.catalog.schema import BomCalibration, CollectivesCalibration
     from gpuplan.serving.constants import ServingConstants
@@ -287,17 +298,19 @@ def _validate_calibration(calibration: dict[str, dict[str, Any]], dirs: list[Pat
 
     schemas: dict[str, type[BaseModel]] = {"bom": BomCalibration, "collectives": CollectivesCalibration,
                                            "training": TrainingCalibration, "serving": ServingConstants}
+    out: dict[str, BaseModel] = {}
     for stem in sorted(calibration):
         model = schemas.get(stem)
         if model is None:
             raise InputError(f"unknown calibration table; expected one of {', '.join(sorted(schemas))}",
                              file=f"calibration/{stem}.toml")
         try:
-            model.model_validate(calibration[stem])
+            out[stem] = model.model_validate(calibration[stem])
         except ValidationError as exc:
             file = next((str(d / "calibration" / f"{stem}.toml") for d in reversed(dirs)
                          if (d / "calibration" / f"{stem}.toml").exists()), f"calibration/{stem}.toml")
             raise pydantic_error(exc, file=file, known_fields={"": list(model.model_fields)}) from None
+    return out
 
 
 def _check_references(built: dict[str, dict[str, Any]], where: Mapping[tuple[str, str], str]) -> None:

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from gpuplan.errors import InputError
-from gpuplan.io import pydantic_error
 from gpuplan.types import Fraction, NonNegative, Positive
 
 if TYPE_CHECKING:
@@ -87,22 +85,6 @@ class ServingConstants(BaseModel):
         return float(getattr(self.weight_only_bandwidth_factor, precision))
 
 
-_CACHE: dict[str, ServingConstants] = {}
-
-
-def _parse(catalog: Catalog) -> ServingConstants:
-    table = catalog.calibration.get("serving")
-    if table is None:
-        raise InputError("the catalog has no calibration/serving.toml", file="calibration/serving.toml")
-    try:
-        return ServingConstants.model_validate(table)
-    except ValidationError as exc:
-        raise pydantic_error(exc, file="calibration/serving.toml") from None
-
-
 def serving_constants(catalog: Catalog) -> ServingConstants:
-    """The validated constants of ``catalog`` (cached per catalog digest)."""
-    found = _CACHE.get(catalog.sha256)
-    if found is None:
-        found = _CACHE[catalog.sha256] = _parse(catalog)
-    return found
+    """The serving constants of ``catalog`` (``calibration/serving.toml``, validated at load)."""
+    return catalog.table("serving")  # type: ignore[no-any-return]

@@ -22,7 +22,6 @@ from gpuplan.collectives import (
     hierarchical_all_reduce_s,
     p2p_s,
 )
-from gpuplan.errors import InputError
 from gpuplan.network import GB, network_for
 
 
@@ -91,30 +90,11 @@ class Links:
         return p2p_s(size_bytes, tier) + self.launch_s
 
 
-#: Keys of calibration/collectives.toml this module and gpuplan.network read.
-COLLECTIVE_KEYS = ("scaleup_step_latency_us", "pcie_step_latency_us", "scaleout_hops")
-
-
-def check_collectives_calibration(catalog: Catalog) -> dict[str, float]:
-    """The collective latency terms as finite non-negative numbers, or an InputError naming them."""
-    cal = catalog.calibration.get("collectives", {})
-    out: dict[str, float] = {}
-    for key in COLLECTIVE_KEYS:
-        if key not in cal:
-            continue
-        value = cal[key]
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-            raise InputError(f"expected a finite number >= 0, got {value!r}"[:200],
-                             file="calibration/collectives.toml", field=key)
-        out[key] = float(value)
-    return out
-
-
 def links_for(gpu: Gpu, catalog: Catalog, launch_us: float) -> Links:
     """The links of ``gpu``'s reference server (scale-out at its reference NIC speed)."""
-    cal = check_collectives_calibration(catalog)
+    cal = catalog.table("collectives")
     net = network_for(gpu, catalog)
-    pcie_lat = cal.get("pcie_step_latency_us", cal.get("scaleup_step_latency_us", 0.0)) * 1e-6
+    pcie_lat = cal.pcie_step_latency_us * 1e-6
     if gpu.scaleup_tech == "pcie":
         pcie = net.scaleup
     else:

@@ -9,9 +9,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from gpuplan.errors import InputError
 
 if TYPE_CHECKING:
     from gpuplan.catalog.loader import Catalog
@@ -116,22 +115,6 @@ def log_interp(points: tuple[tuple[float, float], ...], x: float) -> float:
     return points[-1][1]  # pragma: no cover
 
 
-_CACHE: dict[tuple[str, int], TrainingCalibration] = {}
-
-
 def calibration(catalog: Catalog) -> TrainingCalibration:
-    """The training constants of ``catalog`` (``calibration/training.toml``)."""
-    table = catalog.calibration.get("training")
-    if table is None:
-        raise InputError("catalog has no calibration/training.toml", field="calibration.training")
-    key = (catalog.sha256, id(table))
-    hit = _CACHE.get(key)
-    if hit is not None:
-        return hit
-    try:
-        hit = _CACHE[key] = TrainingCalibration.model_validate(table)
-        return hit
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        raise InputError(first["msg"], file="calibration/training.toml", field=loc) from None
+    """The training constants of ``catalog`` (``calibration/training.toml``, validated at load)."""
+    return catalog.table("training")  # type: ignore[no-any-return]
