@@ -114,8 +114,11 @@ def _module_lines(counts: ModuleCounts, lpc: int, node_lpm: int, net: _Net, cata
                   dac_links: int) -> list[BomItem]:
     lines: list[BomItem] = []
     gbit = net.port_gbit
+    modes: dict[str, str | None] = {}  # fibre mode of each link tier's switch-side modules
     for (sw_tier, link_tier), qty in sorted(counts.switch_modules.items()):
         optic, note = pick_module(catalog, "switch", gbit, lpc, reach(link_tier))
+        if optic is not None:
+            modes.setdefault(link_tier, optic.fiber_mode)
         tier = f"{net.role}-{sw_tier}:{link_tier}"
         lines.append(_part("transceiver", tier, optic, qty, catalog, note) if optic else
                      _missing("transceiver", tier, f"switch-{lpc}x{gbit:g}g-{reach(link_tier):g}m", qty))
@@ -134,7 +137,7 @@ def _module_lines(counts: ModuleCounts, lpc: int, node_lpm: int, net: _Net, cata
         tier = f"{net.role}:{link_tier}"
         metres = reach(link_tier)
         per_item = dac_links if medium == "dac" and link_tier == "node-leaf" else 1
-        cable = (pick_fiber(catalog, metres) if medium == "optical"
+        cable = (pick_fiber(catalog, metres, modes.get(link_tier)) if medium == "optical"
                  else pick_cable(catalog, medium, gbit * per_item, metres))
         what = "fibre" if medium == "optical" else medium
         lines.append(_part("cable", tier, cable, qty, catalog) if cable else

@@ -217,3 +217,31 @@ def test_a_site_overlay_sets_the_rack_power_budget(tmp_path):
     (tmp_path / "calibration" / "bom.toml").write_text("rack_power_kw = 120.0\n")
     dense = load_catalog([tmp_path])
     assert nodes_per_rack(dense.gpu("h100-sxm-80gb"), dense) == 5         # 42 U / 8 U: space-bound
+
+
+@pytest.mark.parametrize("profile", [
+    # XDR (1.6T DR4 single-mode modules) on B300: the fibre must be single-mode
+    '[model]\npreset = "llama-3.1-405b"\n[training]\ntokens = 15.6e12\nsequence_length = 8192\n'
+    'global_batch_tokens = 16e6\ndeadline_days = 80\n[constraints]\nallow_gpus = ["b300-sxm-288gb"]\n',
+    # HDR SR4 multimode modules on 1,024 A100: no single-mode fibre behind them
+    '[model]\npreset = "gpt-3-175b"\n[training]\ntokens = 300e9\nsequence_length = 2048\nprecision = "fp16"\n'
+    'global_batch_tokens = 3145728\ngpus = 1024\n[constraints]\nallow_gpus = ["a100-sxm-80gb"]\n',
+])
+def test_fibre_matches_the_mode_of_its_links_transceivers(catalog, profile):
+    from gpuplan.planner import plan_workload
+    from gpuplan.profile import load_profile_text
+
+    bom = plan_workload(load_profile_text(profile, "p.toml", catalog), catalog).training.bom
+    optics = catalog.optics
+    modules = {i.tier.split(":")[1]: optics[i.part_id].fiber_mode for i in bom.items
+               if i.category == "transceiver" and i.part_id in optics}
+    fibres = [(i.tier.split(":")[1], optics[i.part_id].fiber_mode) for i in bom.items
+              if i.category == "cable" and i.part_id in optics and optics[i.part_id].kind == "fiber"]
+    assert fibres
+    for link, mode in fibres:
+        assert mode == modules[link], (link, mode, modules[link])
+
+
+def test_every_transceiver_and_fibre_names_its_fibre_mode(catalog):
+    for optic in catalog.optics.values():
+        assert (optic.fiber_mode is not None) == (optic.kind in ("transceiver", "fiber")), optic.id

@@ -239,6 +239,9 @@ class Optic(BaseModel):
     links_per_module: PositiveInt = 1
     reach_m: Positive
     end: Literal["switch", "node", "any"]
+    #: Fibre a transceiver needs, or a fibre cable is (SR = multimode, DR = single-mode); None for
+    #: copper and active optical cables. Modules and fibre of one link must match.
+    fiber_mode: Literal["multimode", "single-mode"] | None = None
     power_w: NonNegative | None = None
     price_usd: Positive | None = None
     price_date: str | None = None

@@ -177,6 +177,9 @@ def pick_cable(catalog: Catalog, kind: Literal["dac", "aoc"], link_gbit: float, 
     return found[0] if found else None
 
 
-def pick_fiber(catalog: Catalog, reach_m: float) -> Optic | None:
-    found = sorted((o for o in catalog.optics.values() if o.kind == "fiber" and o.reach_m >= reach_m), key=_rank)
+def pick_fiber(catalog: Catalog, reach_m: float, mode: str | None = None) -> Optic | None:
+    """The cheapest fibre cable that reaches ``reach_m`` and, when given, is of the ``mode`` the
+    link's transceivers need (an SR module on single-mode fibre does not link up)."""
+    found = sorted((o for o in catalog.optics.values() if o.kind == "fiber" and o.reach_m >= reach_m
+                    and (mode is None or o.fiber_mode == mode)), key=_rank)
     return found[0] if found else None
