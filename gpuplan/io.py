@@ -244,13 +244,21 @@ def check_output(path: str | os.PathLike[str], protect: list[str]) -> None:
     target = Path(path)
     if _is_stream(target):
         return
+    directory = _file_directory(path)
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise InputError("cannot write file (Permission denied)", file=str(path))
+
+
+def _file_directory(path: str | os.PathLike[str]) -> Path:
+    """The existing directory a regular output file goes into; refuses a missing one or a
+    ``path`` that is itself a directory."""
+    target = Path(path)
     directory = target.parent if str(target.parent) else Path(".")
     if not directory.is_dir():
         raise InputError("output directory does not exist", file=str(path))
     if target.is_dir():
         raise InputError("is a directory, expected a file path", file=str(path))
-    if not os.access(directory, os.W_OK | os.X_OK):
-        raise InputError("cannot write file (Permission denied)", file=str(path))
+    return directory
 
 
 def _is_stream(target: Path) -> bool:
@@ -298,11 +306,7 @@ def write_atomic(path: str | os.PathLike[str], data: str, *, protect: list[str] 
     """
     refuse_inputs(path, protect or [])
     target = Path(path)
-    directory = target.parent if str(target.parent) else Path(".")
-    if not directory.is_dir():
-        raise InputError("output directory does not exist", file=str(path))
-    if target.is_dir():
-        raise InputError("is a directory, expected a file path", file=str(path))
+    directory = _file_directory(path)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
     except OSError as exc:

@@ -89,11 +89,17 @@ def test_inputs_of_other_commands_are_protected(work):
     _no_temporaries(work)
 
 
-def test_output_over_the_hf_config_is_refused(tmp_path):
+def _hf_config_profile(tmp_path):
+    """p.toml reading its model from config.json beside it; returns the config's path."""
     config = tmp_path / "config.json"
     config.write_text(json.dumps({"num_hidden_layers": 4, "hidden_size": 512, "num_attention_heads": 8}))
     (tmp_path / "p.toml").write_text('[model]\nhf_config = "config.json"\n[serving]\nqps = 1\n'
                                      '[constraints]\nallow_gpus = ["h100"]\n')
+    return config
+
+
+def test_output_over_the_hf_config_is_refused(tmp_path):
+    config = _hf_config_profile(tmp_path)
     before = _snapshot(tmp_path)
     for flags in (["-o", str(config)], ["--output", "markdown:config.json"],
                   ["-o", str(tmp_path / "ok.json"), "--output", f"sarif:{config}"]):
@@ -333,10 +339,7 @@ def test_dev_null_is_written_to_not_replaced():
 
 
 def test_diff_and_graph_protect_a_profiles_hf_config(tmp_path):
-    config = tmp_path / "config.json"
-    config.write_text(json.dumps({"num_hidden_layers": 4, "hidden_size": 512, "num_attention_heads": 8}))
-    (tmp_path / "p.toml").write_text('[model]\nhf_config = "config.json"\n[serving]\nqps = 1\n'
-                                     '[constraints]\nallow_gpus = ["h100"]\n')
+    _hf_config_profile(tmp_path)
     before = _snapshot(tmp_path)
     for argv in (["diff", "p.toml", "p.toml", "-f", "json", "-o", "config.json"],
                  ["graph", "p.toml", "--phase", "serving", "-o", "config.json"]):
