@@ -32,6 +32,8 @@ class ServingRun(BaseModel):
     """``[case.run]`` of a serving case."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+    engine: Literal["vllm", "sglang", "trtllm", "fastertransformer", "gpt-fast"] | None = None
+    engine_version: str | None = Field(default=None, min_length=1, max_length=32, pattern=r"^[0-9A-Za-z.+_-]+$")
     gpu: str = Field(min_length=1, max_length=64)
     gpus: Count | None = None
     tp: Count = 1

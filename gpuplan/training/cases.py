@@ -34,6 +34,7 @@ class RunSpec(BaseModel):
     """``[case.run]`` of a training case (shared/validation/README.md)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+    framework: Literal["megatron-lm", "megatron-deepspeed", "megatron-core", "fsdp"] | None = None
     gpu: str | None = None
     gpus: Annotated[int, Field(ge=1, le=1_048_576, strict=True)] | None = None
     precision: Literal["bf16", "fp16", "fp8"] = "bf16"
