@@ -1,8 +1,10 @@
 """Predict the figures of training validation cases (``gpuplan validate``).
 
 A case's ``[case.run]`` table is validated by :class:`RunSpec`; fields it leaves out are the
-planner's to choose: the layout fields are searched with the given ones fixed, a missing GPU
-count is planned for the profile's default deadline on the catalog's reference network.
+planner's to choose: the layout fields are searched with the given ones fixed (and with what the
+case's ``framework`` runs), a missing sequence length or global batch takes the profile default
+``gpuplan recommend`` would use, a missing GPU count is planned for the profile's default
+deadline on the catalog's reference network.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from gpuplan.cases import CaseInput, NotModelled
 from gpuplan.catalog.loader import Catalog
 from gpuplan.errors import InputError
 from gpuplan.network import network_for
-from gpuplan.profile import DEFAULT_DEADLINE_DAYS
+from gpuplan.profile import DEFAULT_DEADLINE_DAYS, DEFAULT_SEQUENCE_LENGTH, default_batch_tokens
 from gpuplan.training.calibration import calibration
 from gpuplan.training.flops import training_flops
 from gpuplan.training.memory import GIB
@@ -71,9 +73,12 @@ def predict(case: CaseInput, catalog: Catalog) -> dict[str, float]:
     run = parse_run(case)
     where = f"case[{case.id}].run"
     arch = case.arch
-    if run.sequence_length is None:
-        raise InputError("sequence_length is required", file=case.file, field=f"{where}.sequence_length")
-    seq = run.sequence_length
+    cal = calibration(catalog)
+    fw = cal.framework(run.framework)
+    if run.precision == "fp8" and not fw.fp8:
+        raise InputError(f"{run.framework} has no FP8 training recipe", file=case.file, field=f"{where}.precision")
+    # A field left out is the planner's to choose: the profile defaults recommend would use.
+    seq = run.sequence_length if run.sequence_length is not None else DEFAULT_SEQUENCE_LENGTH
     out: dict[str, float] = {}
     if "total_flops" in case.figures:
         if run.tokens is None:
@@ -90,13 +95,11 @@ def predict(case: CaseInput, catalog: Catalog) -> dict[str, float]:
     elif run.global_batch_tokens is not None:
         batch = batch_sequences(run.global_batch_tokens, seq)
     else:
-        raise InputError("give global_batch_sequences or global_batch_tokens", file=case.file,
-                         field=f"{where}.global_batch_sequences")
+        batch = batch_sequences(default_batch_tokens(float(arch.total_params)), seq)
     if run.tokens is None and any(f in rest for f in ("gpu_hours", "wall_clock_days")):
         raise InputError("gpu_hours and wall_clock_days need tokens", file=case.file, field=f"{where}.tokens")
     tokens = run.tokens if run.tokens is not None else float(batch * seq)
-    job = Job(arch=arch, seq=seq, batch=batch, precision=run.precision, tokens=tokens)
-    cal = calibration(catalog)
+    job = Job(arch=arch, seq=seq, batch=batch, precision=run.precision, tokens=tokens, framework=run.framework)
     ev = Evaluator(job, gpu, network_for(gpu, catalog), cal)
     fixed = Fixed(tp=run.tp, pp=run.pp, cp=run.cp, ep=run.ep, vp=run.vp, micro_batch=run.micro_batch,
                   recompute=run.recompute, sequence_parallel=run.sequence_parallel, zero=run.zero)

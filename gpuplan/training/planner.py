@@ -31,6 +31,7 @@ from gpuplan.profile import Assumption, Workload
 from gpuplan.training.calibration import TrainingCalibration, calibration
 from gpuplan.training.roofline import training_roofline
 from gpuplan.training.flops import training_flops
+from gpuplan.training.framework import summary
 from gpuplan.training.layout import Group, Layout, groups, layers_per_stage
 from gpuplan.training.memory import GIB
 from gpuplan.training.search import (
@@ -85,8 +86,14 @@ def assumptions(workload: Workload, catalog: Catalog) -> list[Assumption]:
             out.append(Assumption("training.global_batch_sequences", str(batch),
                                   f"{spec.global_batch_tokens:g} tokens / {spec.sequence_length} rounded to a "
                                   f"power of two"))
-        out.append(Assumption("training.attention_kernel", cal.attention_for(spec.precision),
-                              "FlashAttention for bf16/fp8; Megatron fused softmax for fp16 (2020-2022 stacks)"))
+        name = spec.framework or cal.default_framework
+        fw = cal.framework(name)
+        why = "given" if spec.framework else "not given; what a team runs today"
+        out.append(Assumption("training.framework", name, f"{why}: {summary(name, fw)}"))
+        out.append(Assumption("training.attention_kernel", fw.attention,
+                              f"the {name} attention kernel ("
+                              + ("FlashAttention" if fw.attention == "flash" else "fused softmax, scores in memory")
+                              + ")"))
     return out
 
 
@@ -105,7 +112,7 @@ def job_of(workload: Workload) -> Job:
     assert spec is not None
     batch = batch_sequences(spec.global_batch_tokens, spec.sequence_length)
     return Job(arch=workload.arch, seq=spec.sequence_length, batch=batch, precision=spec.precision,
-               tokens=spec.tokens)
+               tokens=spec.tokens, framework=spec.framework)
 
 
 def target_of(workload: Workload) -> Target:

@@ -31,6 +31,7 @@ from typing import NamedTuple
 from gpuplan.catalog.schema import Gpu
 from gpuplan.collectives import Network
 from gpuplan.training.calibration import TrainingCalibration
+from gpuplan.training.framework import constrain
 from gpuplan.training.flops import hardware_flops_per_token, model_flops_per_token
 from gpuplan.training.goodput import Goodput, goodput
 from gpuplan.training.layout import (
@@ -130,7 +131,8 @@ class Evaluator:
 
     def __init__(self, job: Job, gpu: Gpu, net: Network, cal: TrainingCalibration, attention: str | None = None):
         self.job, self.gpu, self.cal = job, gpu, cal
-        self.attention = attention or cal.attention_for(job.precision)
+        self.framework = cal.framework(job.framework)
+        self.attention = attention or self.framework.attention
         self.hw = Hardware.of(gpu, net, job.precision)
         self.steps = job.tokens / job.tokens_per_step
         self.capacity = gpu.memory_usable_gib * GIB
@@ -661,6 +663,7 @@ def search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: boo
     when the best bound left exceeds the ``top``-th key found.
     """
     outcome = SearchOutcome()
+    fixed = constrain(ev.framework, fixed)
     heap = _bounds(ev, fixed, target, outcome)
     heapq.heapify(heap)
     pool: list[Evaluation] = []

@@ -58,6 +58,8 @@ class Job:
     batch: int
     precision: str
     tokens: float
+    #: The training software (training.toml [frameworks.*]); None = the default framework.
+    framework: str | None = None
 
     @property
     def tokens_per_step(self) -> int:
@@ -304,6 +306,15 @@ def layer_cost(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
         else:
             one = group_collective("ar", size, grp["tp"], hw.net, cal)[0]
         tp_f = tp_b = 2.0 * one
+        if sp:
+            # Frameworks that overlap the SP all-gather / reduce-scatter with the GEMMs they feed
+            # hide a share of it (Transformer Engine userbuffers; framework.tp_comm_overlap),
+            # never more than the GEMM time, and the hidden part still slows the GEMMs.
+            hide = cal.framework(job.framework).tp_comm_overlap
+            if hide:
+                slow = _slowdown(cal, grp["tp"], hw.net)
+                tp_f = _overlapped(tp_f, hide, g[0], slow)
+                tp_b = _overlapped(tp_b, hide, g[1], slow)
     tp_r = tp_f if layout.recompute == "full" else 0.0
 
     # Context parallelism: ring exchange of K/V blocks, overlapped with the attention kernels.
@@ -332,6 +343,13 @@ def layer_cost(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
         scaleout += count * cross
     return LayerCost(fwd=fwd, bwd=bwd, recompute=recompute, tp_fwd=tp_f, tp_bwd=tp_b, tp_recompute=tp_r,
                      cp=cp_exposed, ep=ep_exposed, scaleout_bytes=scaleout)
+
+
+def _overlapped(comm: float, share: float, window: float, slow: float) -> float:
+    """Exposed seconds of ``comm`` when ``share`` of it may run under ``window`` seconds of
+    compute, the hidden part slowing that compute by ``slow`` per second."""
+    hidden = min(share * comm, window)
+    return comm - hidden + slow * hidden
 
 
 def _slowdown(cal: TrainingCalibration, group: Group, net: Network) -> float:

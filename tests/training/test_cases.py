@@ -107,7 +107,7 @@ def test_a_run_over_the_memory_model_is_predicted_at_its_leanest_layout(catalog,
     (tmp_path / "c.toml").write_text(
         '[[case]]\nid = "korthikanti-2022-1t-selective-vp2"\nkind = "training"\nsource = "arXiv:2205.05198"\n'
         'tolerance = 0.15\n[case.model]\nlayers = 128\nhidden = 25600\nheads = 160\nvocab = 51200\n'
-        '[case.run]\ngpu = "a100-sxm-80gb"\ngpus = 512\nprecision = "fp16"\nsequence_length = 2048\n'
+        '[case.run]\nframework = "megatron-lm"\ngpu = "a100-sxm-80gb"\ngpus = 512\nprecision = "fp16"\nsequence_length = 2048\n'
         'global_batch_sequences = 512\nmicro_batch = 1\ntp = 8\npp = 64\nvp = 2\nrecompute = "selective"\n'
         'sequence_parallel = true\n[case.measured]\niteration_time_s = 71.49\n')
     (case,) = validate_files([str(tmp_path / "c.toml")], catalog).cases
