@@ -83,7 +83,7 @@ def predict(case: CaseInput, catalog: Catalog) -> dict[str, float]:
     if "total_flops" in case.figures:
         if run.tokens is None:
             raise InputError("total_flops needs tokens", file=case.file, field=f"{where}.tokens")
-        out["total_flops"] = training_flops(arch, run.tokens, seq)
+        out["total_flops"] = training_flops(arch, run.tokens, seq, fw.flop_convention == "causal")
     rest = [f for f in case.figures if f != "total_flops"]
     if not rest:
         return out

@@ -56,6 +56,9 @@ class Framework(BaseModel):
     #: Recompute policy when the run gives none: "searched" (none/selective/full as memory
     #: needs) or "full" (every layer checkpointed, DeepSpeed's default).
     recompute: Literal["searched", "full"] = "searched"
+    #: How the framework's published model TFLOP/s count attention: the full s x s score
+    #: matrix, or its causal half (gpuplan/training/flops.py).
+    flop_convention: Literal["full", "causal"] = "full"
     source: str = Field(min_length=1)
 
 
@@ -95,4 +98,6 @@ def summary(name: str, fw: Framework) -> str:
         feats.append("FP8 recipes")
     if fw.recompute == "full":
         feats.append("full recompute")
+    feats.append(f"model FLOPs count the {'causal half of the' if fw.flop_convention == 'causal' else 'full'} "
+                 "attention score matrix")
     return f"{name}: " + ", ".join(feats)

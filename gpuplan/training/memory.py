@@ -118,15 +118,19 @@ def model_state_bytes(arch: Architecture, layout: Layout, cal: TrainingCalibrati
 # -- activations -----------------------------------------------------------------------------
 def layer_activation_bytes(arch: Architecture, seq: int, micro_batch: int, layout: Layout,
                            attention: str, cal: TrainingCalibration, moe: bool,
-                           recompute: str | None = None) -> float:
+                           recompute: str | None = None, fp8: bool = False) -> float:
     """Bytes one layer keeps for the backward pass of one micro-batch (Korthikanti Table 2).
 
     ``recompute`` defaults to the layout's. Tensors are 16-bit (``activation_bytes``), dropout
     masks one byte. CP splits the sequence; TP splits the per-head and MLP tensors; SP also
-    splits the replicated ones (norm inputs, GEMM inputs, dropout masks).
+    splits the replicated ones (norm inputs, GEMM inputs, dropout masks). ``fp8``: the inputs
+    of the FP8 GEMMs (QKV, out-projection, FC1, FC2, expert GEMMs) are kept as the 1-byte FP8
+    copies the forward GEMM used (Transformer Engine saves the quantized input for the wgrad
+    GEMM: te.pytorch Linear / LayerNormLinear ``ctx.save_for_backward`` of the FP8 tensor).
     """
     rc = layout.recompute if recompute is None else recompute
     a_b = cal.activation_bytes
+    g_b = 1.0 if fp8 else a_b                             # bytes of a saved GEMM input
     t = layout.tp
     sb = seq / layout.cp * micro_batch                    # tokens of this GPU's micro-batch
     h = arch.hidden
@@ -136,21 +140,21 @@ def layer_activation_bytes(arch: Architecture, seq: int, micro_batch: int, layou
     d_qk, d_v = attention_dims(arch)
     a, kv = arch.heads, arch.kv_heads
     # Replicated across TP unless SP: two norm inputs, QKV input, MLP input, two dropout masks.
-    replicated = sb * h * (4 * a_b + 2 * MASK_BYTES)
+    replicated = sb * h * (2 * a_b + 2 * g_b + 2 * MASK_BYTES)
     if arch.is_mla:
         replicated += a_b * sb * (arch.q_lora_rank + arch.kv_lora_rank + arch.rope_head_dim)
     # Split by TP: Q, K, V and the attention output (out-projection input).
-    split = a_b * sb * (a * d_qk + kv * d_qk + kv * d_v + a * d_v)
+    split = a_b * sb * (a * d_qk + kv * d_qk + kv * d_v) + g_b * sb * a * d_v
     mats_in = 2 if arch.gated_mlp else 1                  # GeLU input, or gate and up outputs
     if moe:
         k = arch.active_experts
         ffn_e = arch.expert_ffn
-        routed = k * (h + (mats_in + 1) * ffn_e)          # dispatched input + intermediates
-        shared = arch.shared_experts * (mats_in + 1) * ffn_e
-        split += a_b * sb * (routed + shared)
+        # dispatched input and FC2 input (GEMM inputs) + activation inputs
+        split += sb * (k * (g_b * (h + ffn_e) + a_b * mats_in * ffn_e)
+                       + arch.shared_experts * (g_b + a_b * mats_in) * ffn_e)
         replicated += 4.0 * sb * arch.experts                 # fp32 router probabilities
     else:
-        split += a_b * sb * (mats_in + 1) * arch.ffn      # activation inputs + FC2 input
+        split += sb * (a_b * mats_in + g_b) * arch.ffn    # activation inputs + FC2 input
     keys = min(seq, arch.sliding_window) if arch.sliding_window else seq
     if attention == "materialized" and rc == "none":
         scores = SCORE_BYTES * micro_batch * a * (seq / layout.cp) * keys
@@ -174,7 +178,7 @@ def in_flight(layout: Layout, batch: int) -> float:
 
 
 def activation_bytes(arch: Architecture, seq: int, batch: int, layout: Layout, attention: str,
-                     cal: TrainingCalibration) -> float:
+                     cal: TrainingCalibration, fp8: bool = False) -> float:
     """Activation bytes of the first pipeline stage at its peak.
 
     Layers x in-flight micro-batches x per-layer bytes, a recomputed layer keeping only its
@@ -183,7 +187,7 @@ def activation_bytes(arch: Architecture, seq: int, batch: int, layout: Layout, a
     gradients are formed); with PP = 1, plus the fp32 logits of the loss (Korthikanti 2022
     section 4.3).
     """
-    stored, full = _per_layer(arch, seq, layout, attention, cal)
+    stored, full = _per_layer(arch, seq, layout, attention, cal, fp8)
     return activation_total(arch, seq, batch, layout, cal, stored, full)
 
 
@@ -205,13 +209,13 @@ def _transient(arch: Architecture, seq: int, layout: Layout, cal: TrainingCalibr
 
 
 def per_layer_pair(arch: Architecture, seq: int, layout: Layout, attention: str,
-                   cal: TrainingCalibration) -> tuple[float, float]:
+                   cal: TrainingCalibration, fp8: bool = False) -> tuple[float, float]:
     """(bytes kept by a fully recomputed layer, bytes kept by a layer that is not)."""
-    return _per_layer(arch, seq, layout, attention, cal)
+    return _per_layer(arch, seq, layout, attention, cal, fp8)
 
 
 def _per_layer(arch: Architecture, seq: int, layout: Layout, attention: str,
-               cal: TrainingCalibration) -> tuple[float, float]:
+               cal: TrainingCalibration, fp8: bool = False) -> tuple[float, float]:
     """(bytes kept by a fully recomputed layer, bytes kept by a layer that is not), of the
     heavier layer kind; "full" here means the layout's non-full recompute (none/selective)."""
     kinds = [arch.is_moe and arch.moe_layers > 0]
@@ -220,7 +224,7 @@ def _per_layer(arch: Architecture, seq: int, layout: Layout, attention: str,
     rest = "none" if layout.recompute == "full" else layout.recompute
     stored = max(layer_activation_bytes(arch, seq, layout.micro_batch, layout, attention, cal, k, "full")
                  for k in kinds)
-    full = max(layer_activation_bytes(arch, seq, layout.micro_batch, layout, attention, cal, k, rest)
+    full = max(layer_activation_bytes(arch, seq, layout.micro_batch, layout, attention, cal, k, rest, fp8)
                for k in kinds)
     return stored, full
 
@@ -249,7 +253,7 @@ def estimate(arch: Architecture, seq: int, batch: int, layout: Layout, precision
              attention: str, cal: TrainingCalibration, capacity_gib: float) -> Memory:
     """Per-GPU memory of ``layout`` against ``capacity_gib`` (the GPU's usable HBM)."""
     weights, grads, optim = model_state_bytes(arch, layout, cal, precision)
-    acts = activation_bytes(arch, seq, batch, layout, attention, cal)
+    acts = activation_bytes(arch, seq, batch, layout, attention, cal, precision == "fp8")
     overhead = cal.runtime_overhead_gib * GIB + cal.fragmentation_fraction * acts
     return Memory(weights=weights, gradients=grads, optimizer=optim, activations=acts,
                   overhead=overhead, capacity=capacity_gib * GIB)

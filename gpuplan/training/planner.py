@@ -97,6 +97,12 @@ def assumptions(workload: Workload, catalog: Catalog) -> list[Assumption]:
     return out
 
 
+def _causal(job: Job, cal: TrainingCalibration) -> bool:
+    """Whether the model FLOPs of ``job`` count the causal half of attention (its framework's
+    flop_convention)."""
+    return cal.framework(job.framework).flop_convention == "causal"
+
+
 def batch_sequences(tokens: float, seq: int) -> int:
     """Global batch in sequences for a batch given in tokens: the nearest power of two.
 
@@ -183,7 +189,8 @@ def plan_training(workload: Workload, catalog: Catalog, memo: Memo | None = None
     misses.sort(key=lambda c: (c.best.wall_days, c.gpu.id))
     if not cands:
         plan = _empty_plan(job.precision, ["no allowed GPU meets the target; see infeasible"], infeasible,
-                           [_option(c, job.batch) for c in misses[:MAX_ALTERNATIVES]], job)
+                           [_option(c, job.batch) for c in misses[:MAX_ALTERNATIVES]], job,
+                           _causal(job, cal))
         return TrainingResult(plan=plan, demand=None, chosen_gpu=None)
     chosen = cands[0]
     alternatives = [_option(c, job.batch) for c in cands[1:]] + [_option(c, job.batch) for c in misses]
@@ -384,7 +391,8 @@ def _plan(job: Job, gpu: Gpu, e: Evaluation, target: Target, workload: Workload,
     return TrainingPlan(
         feasible=meets, gpu=gpu.id, gpus=e.gpus, nodes=nodes, layout=_layout(e, job.batch), precision=job.precision,
         step_time_s=e.step_time, mfu=e.mfu, hfu=e.hfu, model_tflops_per_gpu=e.model_tflops_per_gpu,
-        tokens_per_s=job.tokens_per_step / e.step_time, total_flops=training_flops(job.arch, job.tokens, job.seq),
+        tokens_per_s=job.tokens_per_step / e.step_time,
+        total_flops=training_flops(job.arch, job.tokens, job.seq, _causal(job, cal)),
         steady_state_days=e.steady_days, goodput=e.good.fraction, wall_clock_days=e.wall_days,
         gpu_hours=e.gpu_hours, breakdown=_breakdown(e), memory=_memory(e), bound=bound,
         roofline=training_roofline(job.arch, gpu, job.precision, seq=job.seq, micro_batch=e.layout.micro_batch,
@@ -404,8 +412,9 @@ def _meets(e: Evaluation, target: Target, cost: float | None) -> bool:
 
 
 def _empty_plan(precision: str, reasons: list[str], infeasible: list[str] | None = None,
-                alternatives: list[TrainingOption] | None = None, job: Job | None = None) -> TrainingPlan:
-    total = training_flops(job.arch, job.tokens, job.seq) if job else 0.0
+                alternatives: list[TrainingOption] | None = None, job: Job | None = None,
+                causal: bool = False) -> TrainingPlan:
+    total = training_flops(job.arch, job.tokens, job.seq, causal) if job else 0.0
     return TrainingPlan(
         feasible=False, gpu=None, gpus=0, nodes=0, layout=None, precision=precision, step_time_s=0.0, mfu=0.0,
         hfu=0.0, model_tflops_per_gpu=0.0, tokens_per_s=0.0, total_flops=total, steady_state_days=0.0, goodput=0.0,

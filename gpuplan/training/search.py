@@ -136,7 +136,8 @@ class Evaluator:
         self.hw = Hardware.of(gpu, net, job.precision)
         self.steps = job.tokens / job.tokens_per_step
         self.capacity = gpu.memory_usable_gib * GIB
-        self._model_flops = model_flops_per_token(job.arch, job.seq) * job.tokens_per_step
+        causal = self.framework.flop_convention == "causal"
+        self._model_flops = model_flops_per_token(job.arch, job.seq, causal) * job.tokens_per_step
         self._layers: dict[tuple[object, ...], tuple[LayerCost, LayerCost | None]] = {}
         self._stages: dict[tuple[object, ...], float] = {}
         self._good: dict[int, Goodput] = {}
@@ -188,7 +189,8 @@ class Evaluator:
         key = (layout.tp, layout.cp, layout.micro_batch, layout.sequence_parallel, layout.recompute)
         hit = self._acts.get(key)
         if hit is None:
-            hit = self._acts[key] = per_layer_pair(self.job.arch, self.job.seq, layout, self.attention, self.cal)
+            hit = self._acts[key] = per_layer_pair(self.job.arch, self.job.seq, layout, self.attention, self.cal,
+                                                   self.job.precision == "fp8")
         return hit
 
     def states(self, layout: Layout) -> tuple[float, float, float]:

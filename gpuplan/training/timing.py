@@ -24,7 +24,7 @@ Per step: (m + (p-1)/v) x stage time (1F1B with interleaving: bubble (p-1)/(v m)
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from gpuplan.arch import Architecture
@@ -77,6 +77,9 @@ class Hardware:
     mem_bw: float              # achievable HBM bytes/s
     peak_flops: float          # dense 16-bit peak: the MFU denominator
     domain: int
+    #: Bytes per GEMM input element in the training dtype: 1 for FP8 (Transformer Engine feeds
+    #: the tensor cores quantized copies; outputs stay 16-bit), else 2.
+    operand_bytes: float = 2.0
 
     @staticmethod
     def of(gpu: Gpu, net: Network, precision: str) -> "Hardware":
@@ -88,7 +91,15 @@ class Hardware:
                         gemm_flops=peak_gemm * 1e12 * gpu.matmul_efficiency(gemm_dtype),
                         attn_flops=peak16 * 1e12 * gpu.efficiency.matmul_bf16,
                         mem_bw=gpu.mem_bw_tbps * 1e12 * gpu.efficiency.mem_bw,
-                        peak_flops=peak16 * 1e12, domain=net.scaleup_domain)
+                        peak_flops=peak16 * 1e12, domain=net.scaleup_domain,
+                        operand_bytes=1.0 if precision == "fp8" else 2.0)
+
+    def sixteen_bit(self) -> "Hardware":
+        """The same GPU running its GEMMs in 16 bits (what FP8 recipes keep in BF16: the LM
+        head and the router; Megatron-Core's output layer is not a Transformer Engine module)."""
+        if self.operand_bytes == 2.0:
+            return self
+        return replace(self, gemm_flops=self.attn_flops, operand_bytes=2.0)
 
 
 # -- collectives over placed groups ------------------------------------------------------------
@@ -210,15 +221,18 @@ def gemm_s(flops: float, nbytes: float, hw: Hardware, cal: TrainingCalibration) 
 
 
 def _gemm(tokens: float, k: float, n: float, hw: Hardware, cal: TrainingCalibration) -> tuple[float, float]:
-    """(forward, backward) time of a (tokens x k) @ (k x n) GEMM with 16-bit operands.
+    """(forward, backward) time of a (tokens x k) @ (k x n) GEMM in the training dtype.
 
-    Backward = dgrad (same shape) + wgrad, which accumulates into the fp32 main gradient
-    (read and write 4 B per weight; Megatron gradient_accumulation_fusion).
+    Inputs are ``hw.operand_bytes`` per element (1 in FP8), outputs 16-bit. Backward = dgrad
+    (same shape) + wgrad, which accumulates into the fp32 main gradient (read and write 4 B per
+    weight; Megatron gradient_accumulation_fusion).
     """
     flops = 2.0 * tokens * k * n
-    io = 2.0 * (tokens * k + tokens * n)
-    fwd = gemm_s(flops, io + 2.0 * k * n, hw, cal)
-    bwd = gemm_s(flops, io + 2.0 * k * n, hw, cal) + gemm_s(flops, io + 4.0 * k * n, hw, cal)
+    b = hw.operand_bytes
+    fwd = gemm_s(flops, b * (tokens * k + k * n) + 2.0 * tokens * n, hw, cal)
+    dgrad = gemm_s(flops, b * (tokens * n + k * n) + 2.0 * tokens * k, hw, cal)
+    wgrad = gemm_s(flops, b * (tokens * k + tokens * n) + 4.0 * k * n, hw, cal)
+    bwd = dgrad + wgrad
     return fwd, bwd
 
 
@@ -249,7 +263,7 @@ def layer_cost(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
         k, e_ffn = arch.active_experts, arch.expert_ffn
         local_experts = max(1, arch.experts // layout.ep)
         per_expert_tok = tok * k * layout.ep / arch.experts
-        g = _add(g, _gemm(tok / (t if sp else 1), h, arch.experts, hw, cal))           # router
+        g = _add(g, _gemm(tok / (t if sp else 1), h, arch.experts, hw.sixteen_bit(), cal))  # router
         g = _add(g, _gemm(per_expert_tok, h, (mats - 1) * e_ffn / t, hw, cal), local_experts)
         g = _add(g, _gemm(per_expert_tok, e_ffn / t, h, hw, cal), local_experts)
         if arch.shared_experts:
@@ -363,7 +377,7 @@ def logits_cost(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout
     """(compute, exposed TP comm) seconds of the LM head and cross-entropy for one micro-batch."""
     arch, t = job.arch, layout.tp
     tok = layout.micro_batch * job.seq / layout.cp
-    g = _gemm(tok, arch.hidden, arch.vocab / t, hw, cal)
+    g = _gemm(tok, arch.hidden, arch.vocab / t, hw.sixteen_bit(), cal)
     ce = tok * arch.vocab / t * (cal.activation_bytes + cal.logits_bytes_per_element) / hw.mem_bw
     compute = g[0] + g[1] + ce * (1.0 + cal.elementwise_bwd_factor)
     comm = 0.0
