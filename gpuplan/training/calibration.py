@@ -48,6 +48,10 @@ class TrainingCalibration(BaseModel):
     kernel_gap_us: float = _NonNeg
     kernels_per_layer_fwd: int = Field(ge=0)
     kernel_busy_fraction: float = Field(gt=0, le=1)
+    #: MoE expert loop (gpuplan/training/moe.py): host launches per local expert and their cost.
+    moe_launches_per_expert_fwd: int = Field(ge=0)
+    moe_launches_per_expert_bwd: int = Field(ge=0)
+    moe_launch_us: float = _NonNeg
     state_convention: Literal["mixed-adam-fp32-grads", "mixed-adam"]
     optimizer_bytes_per_param: float = _NonNeg
     fp8_weight_copy_bytes: float = _NonNeg

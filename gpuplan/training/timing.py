@@ -38,6 +38,7 @@ from gpuplan.collectives import (
     p2p_s,
     reduce_scatter_s,
 )
+from gpuplan.training import moe as moe_exec
 from gpuplan.training.calibration import TrainingCalibration
 from gpuplan.training.flops import attended_keys, attention_dims
 from gpuplan.training.layout import Group, Layout, groups, recomputed_fraction
@@ -80,6 +81,9 @@ class Hardware:
     #: Bytes per GEMM input element in the training dtype: 1 for FP8 (Transformer Engine feeds
     #: the tensor cores quantized copies; outputs stay 16-bit), else 2.
     operand_bytes: float = 2.0
+    #: FP8 with block scaling in the tensor cores (MXFP8: Blackwell, the GPUs with FP4 tensor
+    #: cores); without it FP8 recipes scale per tensor (amax, then cast: NeMo's "FP8-CS" on H100).
+    block_scaled_fp8: bool = False
 
     @staticmethod
     def of(gpu: Gpu, net: Network, precision: str) -> "Hardware":
@@ -92,7 +96,8 @@ class Hardware:
                         attn_flops=peak16 * 1e12 * gpu.efficiency.matmul_bf16,
                         mem_bw=gpu.mem_bw_tbps * 1e12 * gpu.efficiency.mem_bw,
                         peak_flops=peak16 * 1e12, domain=net.scaleup_domain,
-                        operand_bytes=1.0 if precision == "fp8" else 2.0)
+                        operand_bytes=1.0 if precision == "fp8" else 2.0,
+                        block_scaled_fp8=gpu.fp4_dense_tflops is not None)
 
     def sixteen_bit(self) -> "Hardware":
         """The same GPU running its GEMMs in 16 bits (what FP8 recipes keep in BF16: the LM
@@ -302,6 +307,12 @@ def layer_cost(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
 
     fwd = g[0] + attn_f + soft_f + ew_f + gap
     bwd = g[1] + attn_b + soft_b + ew_b + 2.0 * gap
+    if moe:
+        # Token permutation traffic and the exposed host time of the expert loop (moe.py).
+        perm = moe_exec.permute_bytes(arch, tok, cal) / hw.mem_bw
+        host_f, host_b = moe_exec.host_seconds(arch, layout, cal, job.precision, hw.block_scaled_fp8)
+        fwd += perm + host_f
+        bwd += perm + host_b
     if layout.recompute == "full":
         recompute = fwd
     elif layout.recompute == "selective" and attention == "materialized":
