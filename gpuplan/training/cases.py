@@ -64,6 +64,18 @@ def parse_run(case: CaseInput) -> RunSpec:
         raise InputError(err["msg"], file=case.file, field=f"case[{case.id}].run.{loc}") from None
 
 
+def _folds(run: RunSpec) -> bool:
+    """Whether the run's EP can only come from TP x DP x CP (MoE parallel folding): a run that
+    gives GPUs, TP, PP, CP and EP with EP not dividing DP x CP (Megatron-Core, expert TP 1)."""
+    if None in (run.gpus, run.tp, run.ep) or run.tp == 1 or run.ep == 1:
+        return False
+    model_parallel = run.tp * (run.pp or 1) * (run.cp or 1)
+    if run.gpus % model_parallel:
+        return False
+    dp_cp = run.gpus // model_parallel * (run.cp or 1)
+    return dp_cp % run.ep != 0 and (dp_cp * run.tp) % run.ep == 0
+
+
 def predict(case: CaseInput, catalog: Catalog) -> dict[str, float]:
     unknown = [f for f in case.figures if f not in FIGURES]
     if unknown:
@@ -102,7 +114,8 @@ def predict(case: CaseInput, catalog: Catalog) -> dict[str, float]:
     job = Job(arch=arch, seq=seq, batch=batch, precision=run.precision, tokens=tokens, framework=run.framework)
     ev = Evaluator(job, gpu, network_for(gpu, catalog), cal)
     fixed = Fixed(tp=run.tp, pp=run.pp, cp=run.cp, ep=run.ep, vp=run.vp, micro_batch=run.micro_batch,
-                  recompute=run.recompute, sequence_parallel=run.sequence_parallel, zero=run.zero)
+                  recompute=run.recompute, sequence_parallel=run.sequence_parallel, zero=run.zero,
+                  fold_experts=_folds(run))
     if run.gpus is not None:
         target = Target(kind="gpus", gpus=run.gpus, whole_nodes=False)
     else:

@@ -50,8 +50,8 @@ class Framework(BaseModel):
     #: Fraction of the tensor-parallel collectives hidden behind the GEMMs they feed
     #: (Transformer Engine userbuffers all-gather/reduce-scatter overlap); 0 = exposed.
     tp_comm_overlap: float = Field(ge=0, le=1)
-    #: Fraction of the expert-parallel all-to-all hidden behind computation of other
-    #: micro-batches or chunks (dispatch/compute overlap); 0 = exposed.
+    #: Expert-parallel all-to-all overlapped with another micro-batch's compute: the share of
+    #: a layer's compute it can hide behind (dispatch/compute overlap); 0 = exposed.
     ep_comm_overlap: float = Field(ge=0, le=1)
     #: Recompute policy when the run gives none: "searched" (none/selective/full as memory
     #: needs) or "full" (every layer checkpointed, DeepSpeed's default).
@@ -93,7 +93,7 @@ def summary(name: str, fw: Framework) -> str:
     if fw.tp_comm_overlap:
         feats.append(f"TP comm {fw.tp_comm_overlap:.0%} overlapped")
     if fw.ep_comm_overlap:
-        feats.append(f"EP all-to-all {fw.ep_comm_overlap:.0%} overlapped")
+        feats.append("EP all-to-all overlapped with compute")
     if fw.fp8:
         feats.append("FP8 recipes")
     if fw.recompute == "full":

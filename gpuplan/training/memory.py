@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from gpuplan.arch import Architecture
 from gpuplan.training.calibration import TrainingCalibration
 from gpuplan.training.flops import attention_dims
-from gpuplan.training.layout import Layout, layers_per_stage, recomputed_fraction
+from gpuplan.training.layout import Layout, expert_tp, layers_per_stage, recomputed_fraction
 
 GIB = float(2**30)
 #: Bytes per score-matrix element stored by materialized attention: softmax output (2),
@@ -63,6 +63,11 @@ class Memory:
 
 
 # -- parameters per GPU ----------------------------------------------------------------------
+def expert_dp(layout: Layout) -> int:
+    """Ranks that hold the same experts (the expert-DP group ZeRO shards expert states over)."""
+    return max(1, layout.tp * layout.dp * layout.cp // (expert_tp(layout) * layout.ep))
+
+
 def layer_params(arch: Architecture, moe: bool) -> tuple[float, float]:
     """(non-expert, routed-expert) parameters of one layer (dense or MoE)."""
     common = arch.attention_params_per_layer + arch.norm_params_per_layer
@@ -86,7 +91,7 @@ def stage_params(arch: Architecture, layout: Layout) -> tuple[float, float]:
     ends = arch.embedding_params + arch.lm_head_params if layout.pp == 1 else max(
         arch.embedding_params, arch.lm_head_params)
     non_expert = (n * dense + ends) / layout.tp
-    experts = n * expert / (layout.tp * layout.ep)
+    experts = n * expert / (expert_tp(layout) * layout.ep)
     return non_expert, experts
 
 
@@ -98,7 +103,7 @@ def model_state_bytes(arch: Architecture, layout: Layout, cal: TrainingCalibrati
         w_b = w_b + cal.fp8_weight_copy_bytes
     dense, expert = stage_params(arch, layout)
     shard_dense = layout.dp * layout.cp
-    shard_expert = max(1, layout.dp * layout.cp // layout.ep)
+    shard_expert = expert_dp(layout)
 
     def part(nbytes: float, stage: int) -> float:
         if layout.zero >= stage:
@@ -111,7 +116,7 @@ def model_state_bytes(arch: Architecture, layout: Layout, cal: TrainingCalibrati
     if layout.zero == 3:
         # FSDP gathers the current layer and prefetches the next: two layers of 16-bit weights.
         d_layer, e_layer = layer_params(arch, arch.is_moe and arch.moe_layers > 0)
-        weights += 2 * w_b * (d_layer + e_layer / layout.ep) / layout.tp
+        weights += 2 * w_b * (d_layer / layout.tp + e_layer / (layout.ep * expert_tp(layout)))
     return weights, grads, optim
 
 

@@ -41,8 +41,8 @@ from gpuplan.collectives import (
 from gpuplan.training import moe as moe_exec
 from gpuplan.training.calibration import TrainingCalibration
 from gpuplan.training.flops import attended_keys, attention_dims
-from gpuplan.training.layout import Group, Layout, groups, recomputed_fraction
-from gpuplan.training.memory import stage_params
+from gpuplan.training.layout import Group, Layout, expert_tp, groups, recomputed_fraction
+from gpuplan.training.memory import expert_dp, stage_params
 
 GB = 1e9
 #: FlashAttention's backward executes 2.5x the forward FLOPs (it recomputes S = QK^T and P; five
@@ -267,10 +267,14 @@ def layer_cost(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
     if moe:
         k, e_ffn = arch.active_experts, arch.expert_ffn
         local_experts = max(1, arch.experts // layout.ep)
-        per_expert_tok = tok * k * layout.ep / arch.experts
+        # Expert GEMMs split by the expert TP: the layout's TP, or 1 when EP is folded onto the
+        # TP ranks, each of which then dispatches its 1/TP share of the tokens.
+        e_t = expert_tp(layout)
+        moe_tok = tok * e_t / t
+        per_expert_tok = moe_tok * k * layout.ep / arch.experts
         g = _add(g, _gemm(tok / (t if sp else 1), h, arch.experts, hw.sixteen_bit(), cal))  # router
-        g = _add(g, _gemm(per_expert_tok, h, (mats - 1) * e_ffn / t, hw, cal), local_experts)
-        g = _add(g, _gemm(per_expert_tok, e_ffn / t, h, hw, cal), local_experts)
+        g = _add(g, _gemm(per_expert_tok, h, (mats - 1) * e_ffn / e_t, hw, cal), local_experts)
+        g = _add(g, _gemm(per_expert_tok, e_ffn / e_t, h, hw, cal), local_experts)
         if arch.shared_experts:
             s_ffn = arch.shared_experts * e_ffn
             g = _add(g, _gemm(tok, h, (mats - 1) * s_ffn / t, hw, cal))
@@ -309,7 +313,7 @@ def layer_cost(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
     bwd = g[1] + attn_b + soft_b + ew_b + 2.0 * gap
     if moe:
         # Token permutation traffic and the exposed host time of the expert loop (moe.py).
-        perm = moe_exec.permute_bytes(arch, tok, cal) / hw.mem_bw
+        perm = moe_exec.permute_bytes(arch, tok * expert_tp(layout) / t, cal) / hw.mem_bw
         host_f, host_b = moe_exec.host_seconds(arch, layout, cal, job.precision, hw.block_scaled_fp8)
         fwd += perm + host_f
         bwd += perm + host_b
@@ -366,6 +370,13 @@ def layer_cost(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
         count = 4 + (2 if layout.recompute == "full" else 0)
         ep_exposed = count * one
         scaleout += count * cross
+        # Frameworks that overlap one micro-batch's dispatch/combine with another's compute
+        # (Megatron-Core overlap_moe_expert_parallel_comm, DualPipe-style) hide up to
+        # ep_comm_overlap of the layer's compute (Megatron-Core needs VP > 1 with PP; the layer
+        # costs here do not depend on PP or VP, so that condition is not modelled).
+        share = cal.framework(job.framework).ep_comm_overlap
+        if share:
+            ep_exposed = _overlapped(ep_exposed, 1.0, share * (fwd + bwd), _slowdown(cal, grp["ep"], hw.net))
     return LayerCost(fwd=fwd, bwd=bwd, recompute=recompute, tp_fwd=tp_f, tp_bwd=tp_b, tp_recompute=tp_r,
                      cp=cp_exposed, ep=ep_exposed, scaleout_bytes=scaleout)
 
@@ -547,7 +558,7 @@ def step_time(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
     # Optimizer: memory-bound Adam over the parameters this GPU owns.
     owned = dense_p + expert_p
     if layout.zero >= 1:
-        owned = dense_p / (layout.dp * layout.cp) + expert_p / max(1, layout.dp * layout.cp // layout.ep)
+        owned = dense_p / (layout.dp * layout.cp) + expert_p / expert_dp(layout)
     optimizer = owned * cal.optimizer_bytes_per_param / hw.mem_bw
 
     busy = (m * sum(per_mb.values()) + bubble + pp_exposed + dp_exposed + optimizer)
