@@ -2,8 +2,9 @@
 
 Per layer and micro-batch (docs/training-model.md, "Timing"):
 
-* GEMMs: FLOPs / (peak(dtype) x MAMF ceiling x size curve(GFLOP)), never faster than their
-  HBM traffic (roofline); backward = dgrad + wgrad = 2 x forward (Narayanan 2021).
+* GEMMs: FLOPs / (peak(dtype) x MAMF ceiling x size curve(GFLOP)) plus their HBM traffic
+  (inputs 1 byte in FP8, outputs 16-bit; the LM head and router stay 16-bit); backward =
+  dgrad + wgrad = 2 x forward (Narayanan 2021).
 * Attention core: FlashAttention on the FLOPs it executes (causal half; backward 2.5 x
   forward) at a fraction of the matmul ceiling; or, materialized, two batched GEMMs plus the
   softmax/dropout traffic over the s x s scores (Korthikanti 2022 section 4.1).
@@ -11,10 +12,14 @@ Per layer and micro-batch (docs/training-model.md, "Timing"):
   plus a fixed gap per kernel.
 * TP: 2 all-reduces forward and 2 backward per layer, or with SP 2 all-gathers + 2
   reduce-scatters each way (Narayanan 2021 section 2.3; Korthikanti 2022 section 4.2.2),
-  exposed; full recompute repeats the forward ones.
+  exposed, or with SP partly hidden under the GEMMs where the framework overlaps them
+  (``tp_comm_overlap``); full recompute repeats the forward ones.
 * CP: ring attention passes K/V blocks CP-1 times forward, K/V and their gradients backward,
   overlapped with the attention kernels (Liu et al. 2023, Ring Attention).
-* EP: all-to-all dispatch and combine, forward and backward, exposed.
+* EP: all-to-all dispatch and combine, forward and backward, exposed or hidden behind another
+  micro-batch's compute (``ep_comm_overlap``); token permutation and the host time of the
+  expert loop (moe.py); experts folded onto the TP ranks when EP exceeds DP x CP.
+* Collectives over placed groups: groupcomm.py.
 
 Per step: (m + (p-1)/v) x stage time (1F1B with interleaving: bubble (p-1)/(v m), Narayanan
 2021 section 2.2) + exposed pipeline sends of the fill and drain + exposed DP gradient sync
@@ -23,24 +28,16 @@ Per step: (m + (p-1)/v) x stage time (1F1B with interleaving: bubble (p-1)/(v m)
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from gpuplan.arch import Architecture
 from gpuplan.catalog.schema import Gpu
-from gpuplan.collectives import (
-    Network,
-    Tier,
-    all_gather_s,
-    all_reduce_s,
-    hierarchical_all_reduce_s,
-    p2p_s,
-    reduce_scatter_s,
-)
+from gpuplan.collectives import Network, p2p_s
 from gpuplan.training import moe as moe_exec
 from gpuplan.training.calibration import TrainingCalibration
 from gpuplan.training.flops import attended_keys, attention_dims
+from gpuplan.training.groupcomm import group_all_to_all, group_collective, group_tier, ramp  # noqa: F401 (re-exported)
 from gpuplan.training.layout import Group, Layout, expert_tp, groups, recomputed_fraction
 from gpuplan.training.memory import expert_dp, stage_params
 
@@ -105,85 +102,6 @@ class Hardware:
         if self.operand_bytes == 2.0:
             return self
         return replace(self, gemm_flops=self.attn_flops, operand_bytes=2.0)
-
-
-# -- collectives over placed groups ------------------------------------------------------------
-def ramp(tier: Tier, size_bytes: float, cal: TrainingCalibration) -> Tier:
-    """``tier`` with its bandwidth at the NCCL ramp for a buffer of ``size_bytes``."""
-    frac = cal.collective_fraction(size_bytes)
-    return Tier(tier.bandwidth_bytes_per_s * frac, tier.latency_s, tier.in_network_reduction)
-
-
-def _ramped(net: Network, size_bytes: float, cal: TrainingCalibration) -> Network:
-    up = ramp(net.scaleup, size_bytes, cal)
-    out = ramp(net.scaleout, size_bytes, cal) if net.scaleout is not None else None
-    p2p = net.scaleup_p2p_bytes_per_s * cal.collective_fraction(size_bytes) if net.scaleup_p2p_bytes_per_s else None
-    return Network(scaleup=up, scaleout=out, scaleup_domain=net.scaleup_domain, scaleup_p2p_bytes_per_s=p2p)
-
-
-def group_collective(kind: str, size_bytes: float, group: Group, net: Network,
-                     cal: TrainingCalibration) -> tuple[float, float, float]:
-    """(seconds, bytes per GPU over the scale-out tier, seconds on the scale-up tier) of an
-    all-reduce ("ar"), reduce-scatter ("rs") or all-gather ("ag") of an array of
-    ``size_bytes`` over a placed group, at the NCCL bandwidth ramp for that size.
-
-    Inside one domain: one ring (or NVLS) on the scale-up tier. Across domains with several
-    members per domain: reduce-scatter inside, the 1/local shard across, all-gather inside
-    (``collectives.hierarchical_all_reduce_s``). One member per domain: a ring on scale-out.
-    """
-    n = group.size
-    if n <= 1 or size_bytes <= 0:
-        return 0.0, 0.0, 0.0
-    net = _ramped(net, size_bytes, cal)
-    local = group.local(net.scaleup_domain)
-    if local >= n:
-        tier = net.scaleup_for(n)
-        fn = {"ar": all_reduce_s, "rs": reduce_scatter_s, "ag": all_gather_s}[kind]
-        t = fn(size_bytes, n, tier)
-        return t, 0.0, t
-    if net.scaleout is None:
-        return math.inf, math.inf, 0.0
-    outer = n // local
-    shard = size_bytes / local
-    up = net.scaleup_for(local)
-    inside = reduce_scatter_s(size_bytes, local, up) if local > 1 else 0.0
-    if kind == "ar":
-        cross = 2 * (outer - 1) / outer * shard
-        if local == 1:
-            return all_reduce_s(size_bytes, n, net.scaleout), cross, 0.0
-        total = hierarchical_all_reduce_s(size_bytes, local, outer, net)
-        return total, cross, 2.0 * inside
-    cross = (outer - 1) / outer * shard
-    return inside + reduce_scatter_s(shard, outer, net.scaleout), cross, inside
-
-
-def group_all_to_all(size_bytes: float, group: Group, net: Network,
-                     cal: TrainingCalibration) -> tuple[float, float]:
-    """(seconds, scale-out bytes) of an all-to-all where each GPU holds ``size_bytes`` and keeps
-    1/n: the share for peers in the domain goes over scale-up, the rest over scale-out, in
-    parallel (the slower wins), one latency per peer (scaling book, "How to think about GPUs")."""
-    n = group.size
-    if n <= 1 or size_bytes <= 0:
-        return 0.0, 0.0
-    net = _ramped(net, size_bytes, cal)
-    local = group.local(net.scaleup_domain)
-    up = net.scaleup_for(local) if local > 1 else net.scaleup
-    inside = size_bytes * (local - 1) / n / up.bandwidth_bytes_per_s
-    if local >= n:
-        return inside + (n - 1) * up.latency_s, 0.0
-    if net.scaleout is None:
-        return math.inf, math.inf
-    cross = size_bytes * (n - local) / n
-    outside = cross / net.scaleout.bandwidth_bytes_per_s
-    return max(inside, outside) + (n - 1) * net.scaleout.latency_s, cross
-
-
-def group_tier(group: Group, net: Network, size_bytes: float, cal: TrainingCalibration) -> Tier:
-    """The tier a point-to-point send of ``size_bytes`` between neighbours of ``group`` uses
-    (the slowest hop), at the NCCL ramp for that size."""
-    if group.crosses(net.scaleup_domain) and net.scaleout is not None:
-        return ramp(net.scaleout, size_bytes, cal)
-    return ramp(net.scaleup_for(max(2, group.local(net.scaleup_domain))), size_bytes, cal)
 
 
 # -- one layer ---------------------------------------------------------------------------------
