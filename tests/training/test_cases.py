@@ -92,6 +92,22 @@ def test_total_flops_needs_no_gpu(catalog):
     assert out["total_flops"] == pytest.approx(3.14e23, rel=0.03)
 
 
+FRONTIER = SHARED_VALIDATION / "frontier" / "training.toml"
+#: Frontier cases the model still misses (docs/validation.md, "Frontier"): the NeMo 25.11 row of
+#: Qwen3-30B-A3B on 16 H100 reaches 121 TFLOP/s where the same model on H100 reaches 208 in the
+#: 26.02 table; gpuplan predicts 200 (a software difference the case cannot name).
+FRONTIER_MISSES = {"nemo2511-h100-qwen3-30b-a3b-fp8"}
+
+
+def test_frontier_training_cases_are_modelled_and_pass_but_the_known_misses(catalog):
+    if not FRONTIER.exists():
+        pytest.skip("shared validation cases not present")
+    rep = validate_files([str(FRONTIER)], catalog)
+    assert [c.id for c in rep.cases if c.status in ("not_modelled", "error")] == []
+    assert {c.id for c in rep.cases if c.status != "pass"} <= FRONTIER_MISSES
+    assert rep.summary.median_error < 0.10
+
+
 EXTRA = Path(__file__).parent / "data" / "published-extra.toml"
 
 
@@ -106,10 +122,10 @@ def _errors(cases):
 
 def test_the_same_factors_reproduce_published_runs_outside_the_shared_cases(extra):
     """Six more rows of Narayanan et al. 2021 Table 1, the 530B rows of Korthikanti et al. 2022
-    Table 5, BLOOM-176B and ten rows of the NeMo 25.11 performance table (tests/training/data/published-extra.toml):
+    Table 5, BLOOM-176B, MT-NLG 530B and ten rows of the NeMo 25.11 performance table (tests/training/data/published-extra.toml):
     a guard against fitting the shared cases."""
     assert [c.id for c in extra.cases if c.status != "pass"] == []
-    assert extra.summary.cases == 19
+    assert extra.summary.cases == 20
     megatron = _errors(c for c in extra.cases if c.id.startswith(("megatron", "korthikanti")))
     assert len(megatron) == 8 and megatron[len(megatron) // 2] < 0.08 and megatron[-1] < 0.15
     assert extra.summary.median_error < 0.10
