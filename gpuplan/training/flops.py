@@ -16,7 +16,7 @@ multi-head attention. Megatron's convention counts the full s x s score matrix (
 
 from __future__ import annotations
 
-from gpuplan.arch import Architecture
+from gpuplan.model.arch import Architecture
 
 
 def attention_dims(arch: Architecture) -> tuple[int, int]:

@@ -27,9 +27,9 @@ import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from gpuplan.arch import Architecture
-from gpuplan.catalog.schema import Gpu
-from gpuplan.collectives import (
+from gpuplan.model.arch import Architecture
+from gpuplan.hardware.schema import Gpu
+from gpuplan.physics.collectives import (
     Network,
     Tier,
     all_gather_s,
@@ -38,7 +38,7 @@ from gpuplan.collectives import (
     p2p_s,
     reduce_scatter_s,
 )
-from gpuplan.training.calibration import TrainingCalibration
+from gpuplan.hardware.training_calibration import TrainingCalibration
 from gpuplan.training.flops import attended_keys, attention_dims
 from gpuplan.training.layout import Group, Layout, groups, recomputed_fraction
 from gpuplan.training.memory import stage_params

@@ -3,7 +3,7 @@
 Exit codes: 0 done (every gate passed), 1 a gate failed (infeasible, over budget, validation
 miss), 2 bad input or usage, 3 internal error. Data goes to stdout, everything else to stderr.
 Heavy modules (planners, networkx, rich) are imported inside the commands that need them. The
-CI commands (render, check, diff, tf-external) are in :mod:`gpuplan.cli_ci`.
+CI commands (render, check, diff, tf-external) are in :mod:`gpuplan.cli.ci_commands`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Optional
 
 import typer
 
-from gpuplan.cli_common import (
+from gpuplan.cli.common import (
     EXIT_GATE,
     EXIT_INPUT,
     EXIT_INTERNAL,
@@ -63,10 +63,10 @@ def recommend(
 
     Recommend hardware, layout, network and BOM for a workload, separately for training and serving.
     """
-    from gpuplan.errors import InputError
-    from gpuplan.io import read_text
-    from gpuplan.planner import plan_workload
-    from gpuplan.profile import load_profile_text
+    from gpuplan.core.errors import InputError
+    from gpuplan.core.io import read_text
+    from gpuplan.plan.compose import plan_workload
+    from gpuplan.model.profile import load_profile_text
     from gpuplan.render import FORMATS, progress
 
     phases = phases_of(phase)
@@ -105,9 +105,9 @@ def validate(
 
     Predict published measurements and report the relative error of each figure.
     """
-    from gpuplan.errors import InputError
-    from gpuplan.io import write_stdout
-    from gpuplan.validate import validate_files
+    from gpuplan.core.errors import InputError
+    from gpuplan.core.io import write_stdout
+    from gpuplan.ci.validate import validate_files
 
     if fmt not in ("table", "json"):
         raise InputError(f"expected table or json, got {fmt!r}", field="--format")
@@ -134,7 +134,7 @@ def _catalog_command(kind: str) -> None:
         fmt: str = typer.Option("table", "--format", "-f", help="table or json."),
         catalog: Optional[list[Path]] = CatalogOpt,
     ) -> None:
-        from gpuplan.io import write_stdout
+        from gpuplan.core.io import write_stdout
         from gpuplan.render.catalog import render_catalog
 
         write_stdout(render_catalog(load_catalog_cli(catalog), kind, ident, fmt))
@@ -159,14 +159,14 @@ def schema(
     """
     import json
 
-    from gpuplan.errors import InputError
+    from gpuplan.core.errors import InputError
 
     if kind == "plan":
-        from gpuplan.plan import Plan
+        from gpuplan.core.contract import Plan
 
         data = Plan.model_json_schema(mode="serialization")
     elif kind == "profile":
-        from gpuplan.profile import Profile
+        from gpuplan.model.profile import Profile
 
         data = Profile.model_json_schema()
     else:
@@ -181,7 +181,7 @@ def _is_click(exc: BaseException, name: str) -> bool:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app and turn every failure into one stderr line and an exit code."""
-    from gpuplan.errors import GpuplanError
+    from gpuplan.core.errors import GpuplanError
 
     args = sys.argv[1:] if argv is None else argv
     command = typer.main.get_command(app)
@@ -218,4 +218,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 # Registers render, check, diff and tf-external after the commands above, in help order.
-from gpuplan import cli_ci  # noqa: E402,F401
+from gpuplan.cli import ci_commands  # noqa: E402,F401

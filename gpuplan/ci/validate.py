@@ -2,7 +2,7 @@
 
 Case files are read exactly as specified in ``../shared/validation/README.md``. Each case is
 dispatched to its planner's ``cases.predict``; a planner that cannot model a case raises
-:class:`~gpuplan.cases.NotModelled` and the case is reported as ``not_modelled``.
+:class:`~gpuplan.model.case.NotModelled` and the case is reported as ``not_modelled``.
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from gpuplan.arch import ArchitectureSpec, resolve
-from gpuplan.cases import CaseInput, NotModelled
-from gpuplan.catalog.loader import Catalog
-from gpuplan.errors import InputError
-from gpuplan.io import pydantic_error, read_toml
-from gpuplan.types import Id, NonNegative
+from gpuplan.model.arch import ArchitectureSpec, resolve
+from gpuplan.model.case import CaseInput, NotModelled
+from gpuplan.hardware.loader import Catalog
+from gpuplan.core.errors import InputError
+from gpuplan.core.io import pydantic_error, read_toml
+from gpuplan.core.types import Id, NonNegative
 
 
 class CaseModel(ArchitectureSpec):

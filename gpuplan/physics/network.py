@@ -1,10 +1,10 @@
-"""Build the two-tier :class:`~gpuplan.collectives.Network` a GPU sees from catalog records."""
+"""Build the two-tier :class:`~gpuplan.physics.collectives.Network` a GPU sees from catalog records."""
 
 from __future__ import annotations
 
-from gpuplan.catalog.loader import Catalog
-from gpuplan.catalog.schema import CollectivesCalibration, Fabric, Gpu
-from gpuplan.collectives import Network, Tier
+from gpuplan.hardware.loader import Catalog
+from gpuplan.hardware.schema import CollectivesCalibration, Fabric, Gpu
+from gpuplan.physics.collectives import Network, Tier
 
 GB = 1e9
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from gpuplan.errors import InputError
-from gpuplan.io import parse_json, pydantic_error, read_text
-from gpuplan.plan import SCHEMA_VERSION, Plan
+from gpuplan.core.errors import InputError
+from gpuplan.core.io import parse_json, pydantic_error, read_text
+from gpuplan.core.contract import SCHEMA_VERSION, Plan
 
 #: Oldest plan schema this gpuplan reads.
 MIN_SCHEMA_VERSION = "1.0"
@@ -131,7 +131,7 @@ def _roots(path: Path) -> list[Path]:
 
 def profile_lines(plan: Plan) -> dict[str, int]:
     """``table.key`` -> line in the plan's profile, read only if the file is unchanged (same sha256)."""
-    from gpuplan.profile import field_lines
+    from gpuplan.model.profile import field_lines
 
     name = plan.profile
     if not name or name.startswith("<"):

@@ -1,9 +1,9 @@
 """Commands for CI and Terraform: ``render``, ``check``, ``diff``, ``graph`` and ``tf-external``.
 
-They parse flags and call the library (:mod:`gpuplan.plan_io`, :mod:`gpuplan.check`,
-:mod:`gpuplan.diff`); output goes through :func:`gpuplan.cli_common.emit`, so every file is rendered
+They parse flags and call the library (:mod:`gpuplan.plan.saved`, :mod:`gpuplan.ci.check`,
+:mod:`gpuplan.ci.diff`); output goes through :func:`gpuplan.cli.common.emit`, so every file is rendered
 first and then written atomically, never over an input. Registered on the app by the import at the
-end of :mod:`gpuplan.cli`; heavy modules are imported inside the commands.
+end of :mod:`gpuplan.cli.app`; heavy modules are imported inside the commands.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from gpuplan.cli_common import (
+from gpuplan.cli.common import (
     EXIT_GATE,
     CatalogOpt,
     ExitZeroOpt,
@@ -34,8 +34,8 @@ from gpuplan.cli_common import (
 )
 
 if TYPE_CHECKING:
-    from gpuplan.catalog.loader import Catalog
-    from gpuplan.plan import Plan
+    from gpuplan.hardware.loader import Catalog
+    from gpuplan.core.contract import Plan
 
 #: Keys of the query object ``gpuplan tf-external`` reads on stdin.
 TF_QUERY_KEYS = ("profile", "phase", "catalog")
@@ -44,9 +44,9 @@ TF_QUERY_KEYS = ("profile", "phase", "catalog")
 def _plan_profile(path: Path, catalog: "Catalog", phases: tuple[str, ...], *, quiet: bool,
                   color: bool = True, inputs: list[str] | None = None) -> "Plan":
     """Plan a profile; the files it reads (the profile's ``hf_config``) are added to ``inputs``."""
-    from gpuplan.io import read_text
-    from gpuplan.planner import plan_workload
-    from gpuplan.profile import load_profile_text
+    from gpuplan.core.io import read_text
+    from gpuplan.plan.compose import plan_workload
+    from gpuplan.model.profile import load_profile_text
     from gpuplan.render import progress
 
     workload = load_profile_text(read_text(path), str(path), catalog)
@@ -73,7 +73,7 @@ def render_command(
     verbose: int = VerboseOpt,
     no_color: bool = NoColorOpt,
 ) -> None:
-    from gpuplan.plan_io import load_plan
+    from gpuplan.plan.saved import load_plan
     from gpuplan.render import FORMATS
 
     check_formats(fmt, outputs, tuple(FORMATS))
@@ -106,10 +106,10 @@ def check_command(
     verbose: int = VerboseOpt,
     no_color: bool = NoColorOpt,
 ) -> None:
-    from gpuplan.check import failed, run_check
-    from gpuplan.errors import InputError
-    from gpuplan.io import read_text
-    from gpuplan.profile import load_profile_text
+    from gpuplan.ci.check import failed, run_check
+    from gpuplan.core.errors import InputError
+    from gpuplan.core.io import read_text
+    from gpuplan.model.profile import load_profile_text
     from gpuplan.render import CHECK_FORMATS, progress
 
     if fail_on not in ("error", "warning"):
@@ -153,8 +153,8 @@ def diff_command(
     quiet: bool = QuietOpt,
     no_color: bool = NoColorOpt,
 ) -> None:
-    from gpuplan.diff import diff_plans
-    from gpuplan.plan_io import is_plan_file, load_plan
+    from gpuplan.ci.diff import diff_plans
+    from gpuplan.plan.saved import is_plan_file, load_plan
     from gpuplan.render import DIFF_FORMATS
 
     check_formats(fmt, outputs, DIFF_FORMATS)
@@ -207,10 +207,10 @@ def graph_command(
 ) -> None:
     import json
 
-    from gpuplan.errors import InputError
+    from gpuplan.core.errors import InputError
     from gpuplan.fabric.graph import graphml_text, node_link
-    from gpuplan.io import check_output, write_output, write_stdout
-    from gpuplan.plan_io import is_plan_file, load_plan
+    from gpuplan.core.io import check_output, write_output, write_stdout
+    from gpuplan.plan.saved import is_plan_file, load_plan
 
     check_formats(fmt, [], ("graphml", "node-link"))
     if phase not in ("training", "serving"):
@@ -244,8 +244,8 @@ def graph_command(
     short_help="Terraform external data source program: query on stdin, flat strings on stdout.",
 )
 def tf_external_command() -> None:
-    from gpuplan.errors import InputError, did_you_mean
-    from gpuplan.io import MAX_INPUT_BYTES, parse_json
+    from gpuplan.core.errors import InputError, did_you_mean
+    from gpuplan.core.io import MAX_INPUT_BYTES, parse_json
     from gpuplan.render import render
 
     if sys.stdin is None or sys.stdin.isatty():

@@ -1,7 +1,7 @@
 """What every command shares: the typer app, exit codes, common options, catalog loading, and
 :func:`emit`, which renders every requested output before writing any of them atomically.
 
-The commands live in :mod:`gpuplan.cli` and :mod:`gpuplan.cli_ci`; both import this module and
+The commands live in :mod:`gpuplan.cli.app` and :mod:`gpuplan.cli.ci_commands`; both import this module and
 nothing imports them back, so there is no import cycle.
 """
 
@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
-from gpuplan import __version__
+from gpuplan.core.version import __version__
 
 if TYPE_CHECKING:
-    from gpuplan.catalog.loader import Catalog
+    from gpuplan.hardware.loader import Catalog
 
 EXIT_OK, EXIT_GATE, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -60,7 +60,7 @@ def note(message: str, *, quiet: bool = False) -> None:
 
 
 def load_catalog_cli(catalog_dirs: list[Path] | None) -> "Catalog":
-    from gpuplan.catalog.loader import load_catalog
+    from gpuplan.hardware.loader import load_catalog
 
     return load_catalog(catalog_inputs(catalog_dirs))
 
@@ -82,7 +82,7 @@ PHASES = {"both": ("training", "serving"), "training": ("training",), "serving":
 
 
 def parse_outputs(outputs: list[str]) -> list[tuple[str, str]]:
-    from gpuplan.errors import InputError
+    from gpuplan.core.errors import InputError
 
     pairs = []
     for spec in outputs:
@@ -95,7 +95,7 @@ def parse_outputs(outputs: list[str]) -> list[tuple[str, str]]:
 
 def phases_of(phase: str) -> tuple[str, ...]:
     """The phases a ``--phase`` value names."""
-    from gpuplan.errors import InputError
+    from gpuplan.core.errors import InputError
 
     if phase not in PHASES:
         raise InputError(f"expected training, serving or both, got {phase!r}", field="--phase")
@@ -104,7 +104,7 @@ def phases_of(phase: str) -> tuple[str, ...]:
 
 def check_formats(fmt: str, outputs: list[str], allowed: tuple[str, ...]) -> None:
     """Validate every requested format before planning, so bad flags fail fast and write nothing."""
-    from gpuplan.errors import InputError, did_you_mean
+    from gpuplan.core.errors import InputError, did_you_mean
 
     for flag, f in [("--format", fmt)] + [("--output", f) for f, _ in parse_outputs(outputs)]:
         if f not in allowed:
@@ -115,12 +115,12 @@ def check_formats(fmt: str, outputs: list[str], allowed: tuple[str, ...]) -> Non
 def emit(plan: Any, fmt: str, out: Optional[Path], outputs: list[str], *, inputs: list[str], color: bool,
          verbose: int, field_lines: Optional[dict[str, int]] = None) -> None:
     """Render once per requested format and write every output atomically, or none on error."""
-    from gpuplan.errors import InputError
-    from gpuplan.io import check_output, write_output, write_stdout
+    from gpuplan.core.errors import InputError
+    from gpuplan.core.io import check_output, write_output, write_stdout
     from gpuplan.render import RenderOptions, render
 
-    from gpuplan.plan import Plan
-    from gpuplan.plan_io import as_published
+    from gpuplan.core.contract import Plan
+    from gpuplan.plan.saved import as_published
 
     if isinstance(plan, Plan):
         plan = as_published(plan)

@@ -17,7 +17,7 @@ from functools import cached_property
 
 from pydantic import BaseModel, model_validator
 
-from gpuplan.types import STRICT, PositiveInt
+from gpuplan.core.types import STRICT, PositiveInt
 
 DEFAULT_VOCAB = 51200
 #: Aspect ratio used to derive an architecture from a bare parameter count: hidden = 128 x layers,

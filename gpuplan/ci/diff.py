@@ -10,8 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from gpuplan import __version__
-from gpuplan.plan import Bom, Finding, Plan, ServingPlan, TrainingPlan
+from gpuplan.core.version import __version__
+from gpuplan.core.contract import Bom, Finding, Plan, ServingPlan, TrainingPlan
 
 #: Version of the diff JSON (its own contract, same versioning rule as the plan).
 DIFF_SCHEMA_VERSION = "1.0"

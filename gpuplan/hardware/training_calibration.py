@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 if TYPE_CHECKING:
-    from gpuplan.catalog.loader import Catalog
+    from gpuplan.hardware.loader import Catalog
 
 _Pos = Field(gt=0, allow_inf_nan=False)
 _NonNeg = Field(ge=0, allow_inf_nan=False)

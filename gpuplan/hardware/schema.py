@@ -17,8 +17,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from gpuplan.arch import ArchitectureSpec
-from gpuplan.types import STRICT, Fraction, Id, NonNegative, Positive, PositiveInt
+from gpuplan.model.arch import ArchitectureSpec
+from gpuplan.core.types import STRICT, Fraction, Id, NonNegative, Positive, PositiveInt
 
 Confidence = Literal["V", "S", "M", "C", "D"]
 DType = Literal["fp64", "tf32", "bf16", "fp16", "fp8", "int8", "fp4", "int4"]

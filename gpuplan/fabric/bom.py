@@ -20,14 +20,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpuplan.catalog.loader import Catalog
-from gpuplan.catalog.schema import Gpu, Nic, Optic, Switch
+from gpuplan.hardware.loader import Catalog
+from gpuplan.hardware.schema import Gpu, Nic, Optic, Switch
 from gpuplan.fabric.media import (
     LINK_TIERS, REACH_M, ModuleCounts, choose_media, count_modules, pick_cable, pick_fiber, pick_module,
 )
 from gpuplan.fabric.sizing import ClosDesign, ClosSpec, size_clos
 from gpuplan.fabric.topology import design_of
-from gpuplan.plan import Bom, BomItem, Interconnect, Topology
+from gpuplan.core.contract import Bom, BomItem, Interconnect, Topology
 
 #: Usable height of a standard 19-inch rack (EIA-310), rack units.
 RACK_UNITS = 42

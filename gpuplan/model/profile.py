@@ -15,10 +15,10 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
-from gpuplan.arch import Architecture, ArchitectureSpec, derive_from_params, resolve
-from gpuplan.errors import InputError
-from gpuplan.io import parse_toml, pydantic_error, read_text
-from gpuplan.types import STRICT, Id
+from gpuplan.model.arch import Architecture, ArchitectureSpec, derive_from_params, resolve
+from gpuplan.core.errors import InputError
+from gpuplan.core.io import parse_toml, pydantic_error, read_text
+from gpuplan.core.types import STRICT, Id
 
 TrainPrecision = Literal["bf16", "fp16", "fp8"]
 ServePrecision = Literal["bf16", "fp16", "fp8", "int8", "int4", "fp4"]
@@ -247,7 +247,7 @@ def load_workload(path: str | Path, catalog: object) -> Workload:
 
 def resolve_profile(profile: Profile, name: str, catalog: object, digest: str) -> Workload:
     """Apply defaults and resolve the model; every default becomes an :class:`Assumption`."""
-    from gpuplan.catalog.loader import Catalog
+    from gpuplan.hardware.loader import Catalog
 
     assert isinstance(catalog, Catalog)
     notes: list[Assumption] = []
@@ -333,7 +333,7 @@ def _hf_path(hf_config: str, name: str) -> Path:
 
 
 def _resolve_model(m: ModelSection, name: str, catalog: object, notes: list[Assumption]) -> tuple[Architecture, str]:
-    from gpuplan.catalog.loader import Catalog
+    from gpuplan.hardware.loader import Catalog
 
     assert isinstance(catalog, Catalog)
     where, where_field = name, "model"  # where an absurd size is reported
@@ -342,7 +342,7 @@ def _resolve_model(m: ModelSection, name: str, catalog: object, notes: list[Assu
         spec = ArchitectureSpec.model_validate(preset.arch_fields())
         label = m.name or preset.id
     elif m.hf_config:
-        from gpuplan.hf_config import read_hf_config
+        from gpuplan.model.hf_config import read_hf_config
 
         path = _hf_path(m.hf_config, name)
         spec = read_hf_config(path)
@@ -387,7 +387,7 @@ def _count(n: int) -> str:
 
 
 def _allowed_gpus(c: ConstraintsSection, catalog: object, name: str) -> list[str]:
-    from gpuplan.catalog.loader import Catalog
+    from gpuplan.hardware.loader import Catalog
 
     assert isinstance(catalog, Catalog)
     if c.allow_gpus is not None:

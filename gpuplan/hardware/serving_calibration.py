@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gpuplan.types import Fraction, NonNegative, Positive
+from gpuplan.core.types import Fraction, NonNegative, Positive
 
 if TYPE_CHECKING:
-    from gpuplan.catalog.loader import Catalog
+    from gpuplan.hardware.loader import Catalog
 
 _STRICT = ConfigDict(extra="forbid", frozen=True)
 

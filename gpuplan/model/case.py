@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gpuplan.arch import Architecture
+from gpuplan.model.arch import Architecture
 
 
 class NotModelled(Exception):

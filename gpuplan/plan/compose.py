@@ -1,4 +1,4 @@
-"""Compose the phase planners, the fabric and the BOM into one :class:`~gpuplan.plan.Plan`.
+"""Compose the phase planners, the fabric and the BOM into one :class:`~gpuplan.core.contract.Plan`.
 
 Data flow: workload -> training / serving planner (layout, GPU count, traffic demand) ->
 fabric (interconnect + topology; a slower or oversubscribed network is fed back into the training
@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Callable
 
-from gpuplan import __version__
-from gpuplan.catalog.loader import Catalog
-from gpuplan.plan import (
+from gpuplan.core.version import __version__
+from gpuplan.hardware.loader import Catalog
+from gpuplan.core.contract import (
     SCHEMA_VERSION,
     AssumptionOut,
     Finding,
@@ -23,7 +23,7 @@ from gpuplan.plan import (
     TrainingOption,
     TrainingPlan,
 )
-from gpuplan.profile import Workload
+from gpuplan.model.profile import Workload
 
 
 def plan_workload(workload: Workload, catalog: Catalog, *, phases: tuple[str, ...] = ("training", "serving")) -> Plan:
@@ -53,7 +53,7 @@ def plan_workload(workload: Workload, catalog: Catalog, *, phases: tuple[str, ..
 
 def _attach_network(phase: str, result: Any, workload: Workload, catalog: Catalog) -> Any:
     """Design the fabric for a phase result, feed it back (training), and price it."""
-    from gpuplan.bom import build_bom
+    from gpuplan.fabric.bom import build_bom
     from gpuplan.fabric.interconnect import design_fabric
     from gpuplan.fabric.sizing import SizingError
 
@@ -67,7 +67,7 @@ def _attach_network(phase: str, result: Any, workload: Workload, catalog: Catalo
         why = f"{gpu.id}: {plan.gpus:,} GPUs: {exc}; four-tier fabrics are not modelled"
         return plan.model_copy(update={"feasible": False, "infeasible": [why, *plan.infeasible]})
     if phase == "training" and interconnect.scaleout_fabric is not None:
-        from gpuplan.network import network_for
+        from gpuplan.physics.network import network_for
         from gpuplan.training.planner import with_network
 
         fabric = catalog.fabrics[interconnect.scaleout_fabric]
@@ -251,7 +251,7 @@ def _training_budget(plan: TrainingPlan, workload: Workload) -> list[Finding]:
 def _training_notes(plan: TrainingPlan, catalog: Catalog, *, moe: bool) -> list[Finding]:
     """Notes when no published training run backs the plan's GPU, precision or model kind, and a
     warning when its memory is within ``memory_tight_fraction`` of the GPU's capacity."""
-    from gpuplan.training.calibration import calibration
+    from gpuplan.hardware.training_calibration import calibration
     from gpuplan.training.planner import unvalidated_note
 
     cal = calibration(catalog)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 
-from gpuplan.arch import Architecture
+from gpuplan.model.arch import Architecture
 
 #: Storage bytes per element of each number format (format definitions, not hardware figures).
 DTYPE_BYTES: dict[str, float] = {

@@ -1,7 +1,7 @@
 """Reading input files safely and writing output files atomically.
 
 All file access of gpuplan goes through here so that every failure becomes one
-:class:`~gpuplan.errors.InputError` line: unreadable or missing files, wrong encodings, oversized
+:class:`~gpuplan.core.errors.InputError` line: unreadable or missing files, wrong encodings, oversized
 files, TOML/JSON syntax (with line and column), duplicate keys and non-finite numbers.
 """
 
@@ -17,8 +17,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from gpuplan.errors import InputError, did_you_mean, expected_one_of
-from gpuplan.types import ID_PATTERN
+from gpuplan.core.errors import InputError, did_you_mean, expected_one_of
+from gpuplan.core.types import ID_PATTERN
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from gpuplan.catalog.schema import (
+from gpuplan.hardware.schema import (
     CatalogMeta,
     Fabric,
     Gpu,
@@ -31,8 +31,8 @@ from gpuplan.catalog.schema import (
     Source,
     Switch,
 )
-from gpuplan.errors import InputError, did_you_mean
-from gpuplan.io import clip, parse_toml, pydantic_error, read_text
+from gpuplan.core.errors import InputError, did_you_mean
+from gpuplan.core.io import clip, parse_toml, pydantic_error, read_text
 
 KINDS: dict[str, type[BaseModel]] = {
     "source": Source,
@@ -292,9 +292,9 @@ def _validate_calibration(calibration: dict[str, dict[str, Any]], dirs: list[Pat
     """Validate every calibration table (merged over overlays) against its schema, once, here;
     the models are what the planners read (:meth:`Catalog.table`)."""
     # The schemas live beside the models that read them; imported here, not at start-up.
-    from gpuplan.catalog.schema import BomCalibration, CollectivesCalibration
-    from gpuplan.serving.constants import ServingConstants
-    from gpuplan.training.calibration import TrainingCalibration
+    from gpuplan.hardware.schema import BomCalibration, CollectivesCalibration
+    from gpuplan.hardware.serving_calibration import ServingConstants
+    from gpuplan.hardware.training_calibration import TrainingCalibration
 
     schemas: dict[str, type[BaseModel]] = {"bom": BomCalibration, "collectives": CollectivesCalibration,
                                            "training": TrainingCalibration, "serving": ServingConstants}

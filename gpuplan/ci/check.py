@@ -19,14 +19,14 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from gpuplan import __version__
-from gpuplan.catalog.loader import Catalog
-from gpuplan.errors import InputError
-from gpuplan.io import parse_json, parse_toml, pydantic_error
-from gpuplan.plan import Plan, ServingPlan, TrainingPlan
-from gpuplan.plan_io import locate, repo_path
-from gpuplan.profile import Workload, field_lines
-from gpuplan.types import STRICT, Id
+from gpuplan.core.version import __version__
+from gpuplan.hardware.loader import Catalog
+from gpuplan.core.errors import InputError
+from gpuplan.core.io import parse_json, parse_toml, pydantic_error
+from gpuplan.core.contract import Plan, ServingPlan, TrainingPlan
+from gpuplan.plan.saved import locate, repo_path
+from gpuplan.model.profile import Workload, field_lines
+from gpuplan.core.types import STRICT, Id
 
 #: Version of the check JSON (its own contract, same versioning rule as the plan).
 CHECK_SCHEMA_VERSION = "1.0"
@@ -173,7 +173,7 @@ def restrict(workload: Workload, cluster: ClusterOut) -> Workload:
 
 def _plan(workload: Workload, catalog: Catalog, phase: str) -> Plan:
     """Plan one phase (a seam: tests put a synthetic planner here)."""
-    from gpuplan.planner import plan_workload
+    from gpuplan.plan.compose import plan_workload
 
     return plan_workload(workload, catalog, phases=(phase,))
 

@@ -11,9 +11,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from gpuplan.arch import ArchitectureSpec
-from gpuplan.errors import InputError
-from gpuplan.io import pydantic_error, read_json
+from gpuplan.model.arch import ArchitectureSpec
+from gpuplan.core.errors import InputError
+from gpuplan.core.io import pydantic_error, read_json
 
 _GATED_TYPES = {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "deepseek_v2",
                 "deepseek_v3", "gemma", "gemma2", "phi3", "olmo", "olmo2", "granite", "cohere", "internlm2",
