@@ -28,7 +28,7 @@ from common import (
 DEFAULT_EXAMPLE = EXAMPLES / "default.toml"
 WORST_CASE = PROFILES / "worst-case.toml"
 #: Modules that ``--version`` and ``--help`` must not import (they belong to the commands).
-HEAVY = ("networkx", "rich", "pydantic", "gpuplan.plan.compose", "gpuplan.training", "gpuplan.serving",
+HEAVY = ("networkx", "rich", "pydantic", "gpuplan.planning.compose", "gpuplan.training", "gpuplan.serving",
          "gpuplan.fabric", "gpuplan.hardware", "gpuplan.render")
 #: Targets as multiples of the bare interpreter (issue 8).
 VERSION_RATIO, RECOMMEND_RATIO, VALIDATE_S, WORST_S = 8.0, 20.0, 5.0, None
@@ -81,7 +81,7 @@ _STACK = "import typer, pydantic\nclass A(pydantic.BaseModel):\n    x: int\nA(x=
 #: What every ``gpuplan recommend`` pays before planning: the CLI, the models, the catalog and the
 #: profile loaded and validated, the planner modules imported.
 GPUPLAN_FLOOR = "floor: gpuplan CLI + catalog + profile, no planning"
-_FLOOR = ("import gpuplan.cli.app, gpuplan.plan.compose, gpuplan.training.planner, gpuplan.serving.planner\n"
+_FLOOR = ("import gpuplan.cli.app, gpuplan.planning.compose, gpuplan.training.planner, gpuplan.serving.planner\n"
           "from gpuplan.hardware import load_catalog\nfrom gpuplan.model.profile import load_profile_text\n"
           "cat = load_catalog()\nload_profile_text(open({example!r}).read(), {example!r}, cat)")
 

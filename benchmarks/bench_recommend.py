@@ -19,7 +19,7 @@ CATALOG_SIZES = (1, 5, 10, 20)
 
 def _recommender():
     from gpuplan.hardware import load_catalog
-    from gpuplan.plan.compose import plan_workload
+    from gpuplan.planning.compose import plan_workload
     from gpuplan.model.profile import load_profile_text
     from gpuplan.render import RenderOptions, render
 

@@ -228,7 +228,7 @@ def test_a_site_overlay_sets_the_rack_power_budget(tmp_path):
     'global_batch_tokens = 3145728\ngpus = 1024\n[constraints]\nallow_gpus = ["a100-sxm-80gb"]\n',
 ])
 def test_fibre_matches_the_mode_of_its_links_transceivers(catalog, profile):
-    from gpuplan.plan.compose import plan_workload
+    from gpuplan.planning.compose import plan_workload
     from gpuplan.model.profile import load_profile_text
 
     bom = plan_workload(load_profile_text(profile, "p.toml", catalog), catalog).training.bom

@@ -6,7 +6,7 @@ import pytest
 
 from gpuplan.hardware import load_catalog
 from gpuplan.ci.check import run_check
-from gpuplan.plan.compose import plan_workload
+from gpuplan.planning.compose import plan_workload
 from gpuplan.model.profile import load_profile_text
 
 P50 = """

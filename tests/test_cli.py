@@ -21,14 +21,14 @@ def test_help_imports_no_planner_and_no_networkx():
     code = ("import sys; from gpuplan.cli.app import main\n"
             "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
             "bad = sorted(m for m in sys.modules if m.startswith(('networkx', 'gpuplan.training', 'gpuplan.serving',"
-            " 'gpuplan.fabric', 'gpuplan.fabric.bom', 'gpuplan.plan.compose', 'rich.console')))\n"
+            " 'gpuplan.fabric', 'gpuplan.fabric.bom', 'gpuplan.planning.compose', 'rich.console')))\n"
             "print('LOADED', bad)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True).stdout
     assert "LOADED []" in out
 
 
 def test_builtin_default_is_the_example():
-    packaged = (ROOT / "gpuplan" / "cli" / "default_profile.toml").read_text()
+    packaged = (ROOT / "gpuplan" / "model" / "default_profile.toml").read_text()
     assert packaged == (EXAMPLES / "default.toml").read_text()
 
 

@@ -24,7 +24,7 @@ from gpuplan.hardware.loader import Catalog
 from gpuplan.core.errors import InputError
 from gpuplan.core.io import parse_json, parse_toml, pydantic_error
 from gpuplan.core.contract import Plan, ServingPlan, TrainingPlan
-from gpuplan.plan.saved import locate, repo_path
+from gpuplan.planning.saved import locate, repo_path
 from gpuplan.model.profile import Workload, field_lines
 from gpuplan.core.types import STRICT, Id
 
@@ -173,7 +173,7 @@ def restrict(workload: Workload, cluster: ClusterOut) -> Workload:
 
 def _plan(workload: Workload, catalog: Catalog, phase: str) -> Plan:
     """Plan one phase (a seam: tests put a synthetic planner here)."""
-    from gpuplan.plan.compose import plan_workload
+    from gpuplan.planning.compose import plan_workload
 
     return plan_workload(workload, catalog, phases=(phase,))
 

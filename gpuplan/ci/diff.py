@@ -79,7 +79,7 @@ class DiffResult(_Out):
 
 def normalise(plan: Plan) -> Plan:
     """The plan as its JSON says it (rounded floats), so saved and fresh plans compare equal."""
-    from gpuplan.render.json_ import to_json
+    from gpuplan.core.stable_json import to_json
 
     return Plan.model_validate_json(to_json(plan))
 

@@ -41,8 +41,9 @@ __all__ = ["app", "main"]
 
 
 def _default_profile_text() -> tuple[str, str]:
-    path = Path(__file__).with_name("default_profile.toml")
-    return path.read_text(encoding="utf-8"), "<built-in default: default-llama-3.1-70b>"
+    from gpuplan.model.profile import default_profile_text
+
+    return default_profile_text()
 
 
 @app.command(short_help="Recommend hardware, layout, network and BOM for a workload.")
@@ -65,7 +66,7 @@ def recommend(
     """
     from gpuplan.core.errors import InputError
     from gpuplan.core.io import read_text
-    from gpuplan.plan.compose import plan_workload
+    from gpuplan.planning.compose import plan_workload
     from gpuplan.model.profile import load_profile_text
     from gpuplan.render import FORMATS, progress
 

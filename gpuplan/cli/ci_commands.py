@@ -1,6 +1,6 @@
 """Commands for CI and Terraform: ``render``, ``check``, ``diff``, ``graph`` and ``tf-external``.
 
-They parse flags and call the library (:mod:`gpuplan.plan.saved`, :mod:`gpuplan.ci.check`,
+They parse flags and call the library (:mod:`gpuplan.planning.saved`, :mod:`gpuplan.ci.check`,
 :mod:`gpuplan.ci.diff`); output goes through :func:`gpuplan.cli.common.emit`, so every file is rendered
 first and then written atomically, never over an input. Registered on the app by the import at the
 end of :mod:`gpuplan.cli.app`; heavy modules are imported inside the commands.
@@ -45,7 +45,7 @@ def _plan_profile(path: Path, catalog: "Catalog", phases: tuple[str, ...], *, qu
                   color: bool = True, inputs: list[str] | None = None) -> "Plan":
     """Plan a profile; the files it reads (the profile's ``hf_config``) are added to ``inputs``."""
     from gpuplan.core.io import read_text
-    from gpuplan.plan.compose import plan_workload
+    from gpuplan.planning.compose import plan_workload
     from gpuplan.model.profile import load_profile_text
     from gpuplan.render import progress
 
@@ -73,7 +73,7 @@ def render_command(
     verbose: int = VerboseOpt,
     no_color: bool = NoColorOpt,
 ) -> None:
-    from gpuplan.plan.saved import load_plan
+    from gpuplan.planning.saved import load_plan
     from gpuplan.render import FORMATS
 
     check_formats(fmt, outputs, tuple(FORMATS))
@@ -154,7 +154,7 @@ def diff_command(
     no_color: bool = NoColorOpt,
 ) -> None:
     from gpuplan.ci.diff import diff_plans
-    from gpuplan.plan.saved import is_plan_file, load_plan
+    from gpuplan.planning.saved import is_plan_file, load_plan
     from gpuplan.render import DIFF_FORMATS
 
     check_formats(fmt, outputs, DIFF_FORMATS)
@@ -210,7 +210,7 @@ def graph_command(
     from gpuplan.core.errors import InputError
     from gpuplan.fabric.graph import graphml_text, node_link
     from gpuplan.core.io import check_output, write_output, write_stdout
-    from gpuplan.plan.saved import is_plan_file, load_plan
+    from gpuplan.planning.saved import is_plan_file, load_plan
 
     check_formats(fmt, [], ("graphml", "node-link"))
     if phase not in ("training", "serving"):

@@ -120,7 +120,7 @@ def emit(plan: Any, fmt: str, out: Optional[Path], outputs: list[str], *, inputs
     from gpuplan.render import RenderOptions, render
 
     from gpuplan.core.contract import Plan
-    from gpuplan.plan.saved import as_published
+    from gpuplan.planning.saved import as_published
 
     if isinstance(plan, Plan):
         plan = as_published(plan)

@@ -17,12 +17,14 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 
 from gpuplan.hardware.schema import (
+    BomCalibration,
     CatalogMeta,
+    CollectivesCalibration,
     Fabric,
     Gpu,
     ModelPreset,
@@ -32,6 +34,8 @@ from gpuplan.hardware.schema import (
     Switch,
 )
 from gpuplan.core.errors import InputError, did_you_mean
+from gpuplan.hardware.serving_calibration import ServingConstants
+from gpuplan.hardware.training_calibration import TrainingCalibration
 from gpuplan.core.io import clip, parse_toml, pydantic_error, read_text
 
 KINDS: dict[str, type[BaseModel]] = {
@@ -78,7 +82,16 @@ class Catalog:
     #: models read these, never the raw ``calibration`` dicts.
     tables: dict[str, BaseModel] = field(default_factory=dict)
 
-    def table(self, name: str) -> Any:
+    @overload
+    def table(self, name: Literal["training"]) -> TrainingCalibration: ...
+    @overload
+    def table(self, name: Literal["serving"]) -> ServingConstants: ...
+    @overload
+    def table(self, name: Literal["bom"]) -> BomCalibration: ...
+    @overload
+    def table(self, name: Literal["collectives"]) -> CollectivesCalibration: ...
+
+    def table(self, name: str) -> BaseModel:
         """The validated calibration table ``name`` (an InputError if the catalog has none)."""
         found = self.tables.get(name)
         if found is None:
@@ -291,11 +304,6 @@ def load_catalog(overlays: Iterable[str | os.PathLike[str]] = (), *, base: Path 
 def _validate_calibration(calibration: dict[str, dict[str, Any]], dirs: list[Path]) -> dict[str, BaseModel]:
     """Validate every calibration table (merged over overlays) against its schema, once, here;
     the models are what the planners read (:meth:`Catalog.table`)."""
-    # The schemas live beside the models that read them; imported here, not at start-up.
-    from gpuplan.hardware.schema import BomCalibration, CollectivesCalibration
-    from gpuplan.hardware.serving_calibration import ServingConstants
-    from gpuplan.hardware.training_calibration import TrainingCalibration
-
     schemas: dict[str, type[BaseModel]] = {"bom": BomCalibration, "collectives": CollectivesCalibration,
                                            "training": TrainingCalibration, "serving": ServingConstants}
     out: dict[str, BaseModel] = {}

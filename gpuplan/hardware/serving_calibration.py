@@ -6,14 +6,18 @@ TOML file and in docs/serving-model.md. No number here: a catalog without the fi
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpuplan.core.types import Fraction, NonNegative, Positive
 
-if TYPE_CHECKING:
-    from gpuplan.hardware.loader import Catalog
+
+
+class HasTables(Protocol):
+    """What reads a calibration table: the catalog (hardware.loader.Catalog), or a test double."""
+
+    def table(self, name: str) -> object: ...
 
 _STRICT = ConfigDict(extra="forbid", frozen=True)
 
@@ -85,6 +89,8 @@ class ServingConstants(BaseModel):
         return float(getattr(self.weight_only_bandwidth_factor, precision))
 
 
-def serving_constants(catalog: Catalog) -> ServingConstants:
+def serving_constants(catalog: HasTables) -> ServingConstants:
     """The serving constants of ``catalog`` (``calibration/serving.toml``, validated at load)."""
-    return catalog.table("serving")  # type: ignore[no-any-return]
+    found = catalog.table("serving")
+    assert isinstance(found, ServingConstants)
+    return found

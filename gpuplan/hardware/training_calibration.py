@@ -7,13 +7,17 @@ Nothing here is per GPU (per-GPU ceilings are in the GPU records) or per validat
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
-if TYPE_CHECKING:
-    from gpuplan.hardware.loader import Catalog
+
+
+class HasTables(Protocol):
+    """What reads a calibration table: the catalog (hardware.loader.Catalog), or a test double."""
+
+    def table(self, name: str) -> object: ...
 
 _Pos = Field(gt=0, allow_inf_nan=False)
 _NonNeg = Field(ge=0, allow_inf_nan=False)
@@ -115,6 +119,8 @@ def log_interp(points: tuple[tuple[float, float], ...], x: float) -> float:
     return points[-1][1]  # pragma: no cover
 
 
-def calibration(catalog: Catalog) -> TrainingCalibration:
+def calibration(catalog: HasTables) -> TrainingCalibration:
     """The training constants of ``catalog`` (``calibration/training.toml``, validated at load)."""
-    return catalog.table("training")  # type: ignore[no-any-return]
+    found = catalog.table("training")
+    assert isinstance(found, TrainingCalibration)
+    return found

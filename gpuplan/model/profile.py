@@ -11,7 +11,8 @@ import hashlib
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Literal
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
@@ -19,6 +20,17 @@ from gpuplan.model.arch import Architecture, ArchitectureSpec, derive_from_param
 from gpuplan.core.errors import InputError
 from gpuplan.core.io import parse_toml, pydantic_error, read_text
 from gpuplan.core.types import STRICT, Id
+
+class WorkloadCatalog(Protocol):
+    """What resolving a profile reads from the catalog (``hardware.loader.Catalog``): model presets
+    and GPU ids. Declared here so that the model layer does not import the hardware layer."""
+
+    gpus: Mapping[str, Any]
+
+    def gpu(self, name: str, *, file: str | None = None, field_path: str | None = None) -> Any: ...
+
+    def lookup(self, kind: str, name: str, *, file: str | None = None, field_path: str | None = None) -> Any: ...
+
 
 TrainPrecision = Literal["bf16", "fp16", "fp8"]
 ServePrecision = Literal["bf16", "fp16", "fp8", "int8", "int4", "fp4"]
@@ -225,9 +237,33 @@ def field_lines(text: str) -> dict[str, int]:
     return out
 
 
-def load_profile_text(text: str, name: str, catalog: object) -> Workload:
-    """Parse, validate and resolve a profile given as text."""
+def default_profile_text() -> tuple[str, str]:
+    """The built-in default profile (a copy of examples/default.toml) and the name it is reported under."""
+    path = Path(__file__).with_name("default_profile.toml")
+    return path.read_text(encoding="utf-8"), "<built-in default: default-llama-3.1-70b>"
+
+
+def apply_overrides(data: dict[str, Any], overrides: Mapping[str, Any], name: str) -> None:
+    """Set dotted fields (``serving.qps``) of parsed profile ``data`` in place, before validation,
+    so that an override is checked exactly as the same value written in the file."""
+    for path, value in overrides.items():
+        parts = path.split(".")
+        table = data
+        for i, part in enumerate(parts[:-1]):
+            nxt = table.setdefault(part, {})
+            if not isinstance(nxt, dict):
+                raise InputError("expected a table", file=name, field=".".join(parts[: i + 1]))
+            table = nxt
+        table[parts[-1]] = value
+
+
+def load_profile_text(text: str, name: str, catalog: WorkloadCatalog,
+                      overrides: Mapping[str, Any] | None = None) -> Workload:
+    """Parse, validate and resolve a profile given as text; ``overrides`` set dotted fields first."""
     data = parse_toml(text, name)
+    if overrides:
+        apply_overrides(data, overrides, name)
+        text += "".join(f"\n# override {k} = {v!r}" for k, v in sorted(overrides.items()))
     known = {"": list(Profile.model_fields), "model": list(ModelSection.model_fields),
              "training": list(TrainingSection.model_fields), "serving": list(ServingSection.model_fields),
              "constraints": list(ConstraintsSection.model_fields)}
@@ -241,15 +277,12 @@ def load_profile_text(text: str, name: str, catalog: object) -> Workload:
     return workload
 
 
-def load_workload(path: str | Path, catalog: object) -> Workload:
+def load_workload(path: str | Path, catalog: WorkloadCatalog) -> Workload:
     return load_profile_text(read_text(path), str(path), catalog)
 
 
-def resolve_profile(profile: Profile, name: str, catalog: object, digest: str) -> Workload:
+def resolve_profile(profile: Profile, name: str, catalog: WorkloadCatalog, digest: str) -> Workload:
     """Apply defaults and resolve the model; every default becomes an :class:`Assumption`."""
-    from gpuplan.hardware.loader import Catalog
-
-    assert isinstance(catalog, Catalog)
     notes: list[Assumption] = []
     arch, model_name = _resolve_model(profile.model, name, catalog, notes)
     params = float(arch.total_params)
@@ -332,10 +365,7 @@ def _hf_path(hf_config: str, name: str) -> Path:
     return path if path.is_absolute() else Path(name).parent / path
 
 
-def _resolve_model(m: ModelSection, name: str, catalog: object, notes: list[Assumption]) -> tuple[Architecture, str]:
-    from gpuplan.hardware.loader import Catalog
-
-    assert isinstance(catalog, Catalog)
+def _resolve_model(m: ModelSection, name: str, catalog: WorkloadCatalog, notes: list[Assumption]) -> tuple[Architecture, str]:
     where, where_field = name, "model"  # where an absurd size is reported
     if m.preset:
         preset = catalog.lookup("model", m.preset, file=name, field_path="model.preset")
@@ -386,10 +416,7 @@ def _count(n: int) -> str:
     return f"{n:,}" if n < 10**12 else f"about 1e{int((n.bit_length() - 1) * 0.30103)}"
 
 
-def _allowed_gpus(c: ConstraintsSection, catalog: object, name: str) -> list[str]:
-    from gpuplan.hardware.loader import Catalog
-
-    assert isinstance(catalog, Catalog)
+def _allowed_gpus(c: ConstraintsSection, catalog: WorkloadCatalog, name: str) -> list[str]:
     if c.allow_gpus is not None:
         if not c.allow_gpus:
             raise InputError("allow_gpus is empty; list GPU ids or leave it out", file=name, field="constraints.allow_gpus")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gpuplan.core.contract import Plan
-from gpuplan.plan.saved import anchors, locate
+from gpuplan.planning.saved import anchors, locate
 from gpuplan.render import RenderOptions
 from gpuplan.render.text import headline
 

@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
 
 from gpuplan.core.contract import Plan
-from gpuplan.plan.saved import anchors, locate
+from gpuplan.planning.saved import anchors, locate
 from gpuplan.render import RenderOptions
 
 if TYPE_CHECKING:

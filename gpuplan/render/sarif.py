@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpuplan.core.version import __version__
 from gpuplan.core.contract import Plan
-from gpuplan.plan.saved import anchors, locate
+from gpuplan.planning.saved import anchors, locate
 from gpuplan.render import RenderOptions
 
 if TYPE_CHECKING:

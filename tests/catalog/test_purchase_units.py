@@ -28,7 +28,7 @@ def test_hgx_servers_are_bought_one_at_a_time(catalog):
 
 
 def test_training_plan_prices_whole_racks(catalog):
-    from gpuplan.plan.compose import plan_workload
+    from gpuplan.planning.compose import plan_workload
     from gpuplan.model.profile import load_profile_text
 
     text = ('[model]\npreset = "llama-3.1-70b"\n[training]\ntokens = 1e12\ngpus = 128\nsequence_length = 4096\n'

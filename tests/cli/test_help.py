@@ -51,7 +51,7 @@ for argv in (["--help"], ["--version"], ["check", "--help"], ["render", "--help"
     except SystemExit:
         pass
 heavy = [m for m in sys.modules if m.startswith(("rich.console", "networkx", "gpuplan.training.planner",
-         "gpuplan.serving.planner", "gpuplan.fabric.interconnect", "gpuplan.fabric.bom", "gpuplan.plan.compose",
+         "gpuplan.serving.planner", "gpuplan.fabric.interconnect", "gpuplan.fabric.bom", "gpuplan.planning.compose",
          "gpuplan.render.table"))]
 print(json_dumps(heavy))
 """.replace("json_dumps", "__import__('json').dumps")

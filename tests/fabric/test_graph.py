@@ -152,7 +152,7 @@ def test_networkx_copy_is_the_same_graph():
 
 def test_recommend_plans_and_checks_the_fabric_without_networkx():
     # the graph check runs on every fabric up to GRAPH_CHECK_LIMIT endpoints: no networkx import
-    code = ("import sys; from gpuplan.hardware import load_catalog; from gpuplan.plan.compose import plan_workload; "
+    code = ("import sys; from gpuplan.hardware import load_catalog; from gpuplan.planning.compose import plan_workload; "
             "from gpuplan.model.profile import load_profile_text; cat = load_catalog(); "
             "w = load_profile_text(open('examples/default.toml').read(), 'default', cat); "
             "p = plan_workload(w, cat); assert p.training.topology.graph_checked; "

@@ -242,7 +242,7 @@ def plan_text(text: str, name: str, catalog: Any = None, *, phases: tuple[str, .
         assert_input_error(exc)
         event("profile refused")
         return "error"
-    from gpuplan.plan.compose import plan_workload
+    from gpuplan.planning.compose import plan_workload
 
     try:
         plan = plan_workload(_fewer_gpus(workload, text), cat, phases=phases)
