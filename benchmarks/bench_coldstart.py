@@ -28,8 +28,8 @@ from common import (
 DEFAULT_EXAMPLE = EXAMPLES / "default.toml"
 WORST_CASE = PROFILES / "worst-case.toml"
 #: Modules that ``--version`` and ``--help`` must not import (they belong to the commands).
-HEAVY = ("networkx", "rich", "pydantic", "gpuplan.planner", "gpuplan.training", "gpuplan.serving",
-         "gpuplan.fabric", "gpuplan.catalog", "gpuplan.render")
+HEAVY = ("networkx", "rich", "pydantic", "gpuplan.planning.compose", "gpuplan.training", "gpuplan.serving",
+         "gpuplan.fabric", "gpuplan.hardware", "gpuplan.render")
 #: Targets as multiples of the bare interpreter (issue 8).
 VERSION_RATIO, RECOMMEND_RATIO, VALIDATE_S, WORST_S = 8.0, 20.0, 5.0, None
 
@@ -81,8 +81,8 @@ _STACK = "import typer, pydantic\nclass A(pydantic.BaseModel):\n    x: int\nA(x=
 #: What every ``gpuplan recommend`` pays before planning: the CLI, the models, the catalog and the
 #: profile loaded and validated, the planner modules imported.
 GPUPLAN_FLOOR = "floor: gpuplan CLI + catalog + profile, no planning"
-_FLOOR = ("import gpuplan.cli, gpuplan.planner, gpuplan.training.planner, gpuplan.serving.planner\n"
-          "from gpuplan.catalog import load_catalog\nfrom gpuplan.profile import load_profile_text\n"
+_FLOOR = ("import gpuplan.cli.app, gpuplan.planning.compose, gpuplan.training.planner, gpuplan.serving.planner\n"
+          "from gpuplan.hardware import load_catalog\nfrom gpuplan.model.profile import load_profile_text\n"
           "cat = load_catalog()\nload_profile_text(open({example!r}).read(), {example!r}, cat)")
 
 
@@ -90,7 +90,7 @@ _PROBE = """
 import json, sys, io
 sys.argv = ["gpuplan", {flag!r}]
 sys.stdout = io.StringIO()
-import gpuplan.cli as cli
+import gpuplan.cli.app as cli
 try:
     cli.main()
 except SystemExit:
@@ -103,13 +103,13 @@ print(json.dumps(sorted(m for m in sys.modules if any(m == h or m.startswith(h +
 
 def lazy_imports() -> dict:
     """Heavy modules loaded by ``--version`` and ``--help`` (should be none), and the
-    ``-X importtime`` breakdown of ``import gpuplan.cli`` (top-level packages, cumulative)."""
+    ``-X importtime`` breakdown of ``import gpuplan.cli.app`` (top-level packages, cumulative)."""
     loaded = {}
     for flag in ("--version", "--help"):
         res = subprocess.run([sys.executable, "-c", _PROBE.format(flag=flag, heavy=HEAVY)], cwd=ROOT,
                              env=child_env(), capture_output=True, text=True, check=True)
         loaded[flag] = json.loads(res.stdout.strip().splitlines()[-1])
-    breakdown = importtime("import gpuplan.cli")
+    breakdown = importtime("import gpuplan.cli.app")
     return {"heavy_loaded": loaded, "ok": not any(loaded.values()), "importtime_cli": breakdown}
 
 
@@ -156,7 +156,7 @@ def main() -> None:
               f"exit {worst['rc']}")
     lazy = lazy_imports()
     print(f"heavy modules loaded by --version / --help: {lazy['heavy_loaded']}")
-    print("import gpuplan.cli, ms by package:",
+    print("import gpuplan.cli.app, ms by package:",
           ", ".join(f"{k} {v:.1f}" for k, v in lazy["importtime_cli"].items()))
 
 

@@ -23,8 +23,8 @@ TARGET_S, TARGET_MIB = 10.0, 2048.0
 def one(gpu_id: str, gpus: int) -> dict:
     t0 = time.perf_counter()
     c0 = time.process_time()
-    from gpuplan.bom import build_bom
-    from gpuplan.catalog import load_catalog
+    from gpuplan.fabric.bom import build_bom
+    from gpuplan.hardware import load_catalog
     from gpuplan.fabric.demand import TrafficDemand
     from gpuplan.fabric.graph import build_graph, check_graph
     from gpuplan.fabric.interconnect import design_fabric

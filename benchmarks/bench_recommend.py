@@ -18,9 +18,9 @@ CATALOG_SIZES = (1, 5, 10, 20)
 
 
 def _recommender():
-    from gpuplan.catalog import load_catalog
-    from gpuplan.planner import plan_workload
-    from gpuplan.profile import load_profile_text
+    from gpuplan.hardware import load_catalog
+    from gpuplan.planning.compose import plan_workload
+    from gpuplan.model.profile import load_profile_text
     from gpuplan.render import RenderOptions, render
 
     catalog = load_catalog()

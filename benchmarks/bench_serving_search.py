@@ -16,8 +16,8 @@ from common import EXAMPLES, best_of
 
 def serving_search(repeat: int, paths: list[Path] | None = None) -> dict:
     import gpuplan.serving.planner as splan
-    from gpuplan.catalog import load_catalog
-    from gpuplan.profile import load_workload
+    from gpuplan.hardware import load_catalog
+    from gpuplan.model.profile import load_workload
 
     catalog = load_catalog()
     every = tuple(sorted(catalog.gpus))

@@ -18,8 +18,8 @@ PROFILE = PROFILES / "frontier-405b-both.toml"
 
 def training_search(repeat: int) -> dict:
     import gpuplan.training.planner as tplan
-    from gpuplan.catalog import load_catalog
-    from gpuplan.profile import load_profile_text
+    from gpuplan.hardware import load_catalog
+    from gpuplan.model.profile import load_profile_text
 
     catalog = load_catalog()
     text = PROFILE.read_text(encoding="utf-8")

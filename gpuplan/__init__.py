@@ -1,6 +1,29 @@
 """gpuplan: plan GPU clusters for training and serving.
 
-The library is usable from Python; the CLI in :mod:`gpuplan.cli` only parses flags and calls it.
+The public Python API (docs/api.md)::
+
+    from gpuplan import load_catalog, load_profile, plan, Plan
+
+Everything else is internal. The names are imported on first use, so that ``import gpuplan``
+and the CLI's ``--help`` stay light.
 """
 
-__version__ = "0.1.0"
+from __future__ import annotations
+
+from typing import Any
+
+from gpuplan.core.version import __version__
+
+__all__ = ["Plan", "__version__", "load_catalog", "load_profile", "plan"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Plan":
+        from gpuplan.core.contract import Plan
+
+        return Plan
+    if name in ("load_catalog", "load_profile", "plan"):
+        from gpuplan.planning import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'gpuplan' has no attribute {name!r}")

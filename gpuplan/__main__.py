@@ -1,4 +1,4 @@
-from gpuplan.cli import main
+from gpuplan.cli.app import main
 
 if __name__ == "__main__":
     main()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuplan.catalog import load_catalog
+from gpuplan.hardware import load_catalog
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -32,7 +32,7 @@ class Run:
 @pytest.fixture
 def cli(capsys, monkeypatch):
     """Run ``gpuplan ARGS`` in-process; returns exit code, stdout and stderr."""
-    from gpuplan.cli import main
+    from gpuplan.cli.app import main
 
     monkeypatch.delenv("GPUPLAN_CATALOG", raising=False)
     monkeypatch.delenv("GPUPLAN_DEBUG", raising=False)

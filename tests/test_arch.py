@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpuplan.arch import ArchitectureSpec, derive_from_params, resolve
+from gpuplan.model.arch import ArchitectureSpec, derive_from_params, resolve
 
 
 def arch(**kw):

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from gpuplan.bom import build_bom, network_cost_per_gpu, nodes_per_rack
-from gpuplan.catalog import load_catalog
+from gpuplan.fabric.bom import build_bom, network_cost_per_gpu, nodes_per_rack
+from gpuplan.hardware import load_catalog
 from gpuplan.fabric.interconnect import design_fabric
 from gpuplan.fabric.sizing import ClosSpec, size_clos
 from gpuplan.fabric.topology import build_topology
-from gpuplan.plan import Interconnect
+from gpuplan.core.contract import Interconnect
 from tests.fabric.helpers import PRICE_BOOK, serving_demand, training_demand
 
 NETWORK = ("nic", "switch", "transceiver", "cable")
@@ -228,8 +228,8 @@ def test_a_site_overlay_sets_the_rack_power_budget(tmp_path):
     'global_batch_tokens = 3145728\ngpus = 1024\n[constraints]\nallow_gpus = ["a100-sxm-80gb"]\n',
 ])
 def test_fibre_matches_the_mode_of_its_links_transceivers(catalog, profile):
-    from gpuplan.planner import plan_workload
-    from gpuplan.profile import load_profile_text
+    from gpuplan.planning.compose import plan_workload
+    from gpuplan.model.profile import load_profile_text
 
     bom = plan_workload(load_profile_text(profile, "p.toml", catalog), catalog).training.bom
     optics = catalog.optics

@@ -1,13 +1,13 @@
-"""gpuplan.check with the shipped catalog: the gates read the statistics the planner sized for."""
+"""gpuplan.ci.check with the shipped catalog: the gates read the statistics the planner sized for."""
 
 from __future__ import annotations
 
 import pytest
 
-from gpuplan.catalog import load_catalog
-from gpuplan.check import run_check
-from gpuplan.planner import plan_workload
-from gpuplan.profile import load_profile_text
+from gpuplan.hardware import load_catalog
+from gpuplan.ci.check import run_check
+from gpuplan.planning.compose import plan_workload
+from gpuplan.model.profile import load_profile_text
 
 P50 = """
 [model]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpuplan.collectives import (
+from gpuplan.physics.collectives import (
     Network,
     Tier,
     all_gather_s,

@@ -8,8 +8,8 @@ import stat
 import pytest
 from pydantic import ValidationError
 
-from gpuplan.errors import InputError
-from gpuplan.io import parse_json, parse_toml, pydantic_error, write_atomic
+from gpuplan.core.errors import InputError
+from gpuplan.core.io import parse_json, parse_toml, pydantic_error, write_atomic
 
 
 @pytest.mark.parametrize("text,msg", [
@@ -61,7 +61,7 @@ def test_write_atomic_gives_the_umask_mode(tmp_path, umask, mode):
 
 
 def test_unknown_key_is_named_before_the_required_one_it_misspells():
-    from gpuplan.profile import Profile
+    from gpuplan.model.profile import Profile
 
     with pytest.raises(ValidationError) as info:
         Profile.model_validate({"model": {"preset": "llama-3.1-8b"}, "serving": {"qsp": 10}})
@@ -70,7 +70,7 @@ def test_unknown_key_is_named_before_the_required_one_it_misspells():
 
 
 def test_an_unknown_key_with_no_close_match_lists_the_expected_keys():
-    from gpuplan.profile import Profile
+    from gpuplan.model.profile import Profile
 
     with pytest.raises(ValidationError) as info:
         Profile.model_validate({"model": {"preset": "llama-3.1-8b"}, "x": 1})
@@ -81,7 +81,7 @@ def test_an_unknown_key_with_no_close_match_lists_the_expected_keys():
 @pytest.mark.parametrize("value,shown", [(3, "a number (3)"), ("x", "a string ('x')"), ([1], "an array"),
                                          (True, "a boolean")])
 def test_a_value_where_a_table_belongs_says_a_table_was_expected(value, shown):
-    from gpuplan.profile import Profile
+    from gpuplan.model.profile import Profile
 
     with pytest.raises(ValidationError) as info:
         Profile.model_validate({"model": value})
@@ -89,13 +89,13 @@ def test_a_value_where_a_table_belongs_says_a_table_was_expected(value, shown):
 
 
 def test_a_long_list_of_expected_keys_is_cut():
-    from gpuplan.errors import expected_one_of
+    from gpuplan.core.errors import expected_one_of
 
     assert expected_one_of([f"k{i:02d}" for i in range(14)], limit=3) == " (expected one of: k00, k01, k02, and 11 more)"
 
 
 def test_an_id_with_capitals_is_refused_with_its_lowercase_spelling():
-    from gpuplan.profile import Profile
+    from gpuplan.model.profile import Profile
 
     with pytest.raises(ValidationError) as info:
         Profile.model_validate({"model": {"preset": "llama-3.1-70B"}, "serving": {"qps": 1}})

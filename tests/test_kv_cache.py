@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gpuplan.arch import Architecture
-from gpuplan.kv_cache import (
+from gpuplan.model.arch import Architecture
+from gpuplan.physics.kv_cache import (
     cached_tokens,
     dtype_bytes,
     kv_bytes_per_sequence_per_gpu,
@@ -18,7 +18,7 @@ from gpuplan.kv_cache import (
 
 
 def _preset(catalog, name: str) -> Architecture:
-    from gpuplan.arch import ArchitectureSpec, resolve
+    from gpuplan.model.arch import ArchitectureSpec, resolve
 
     return resolve(ArchitectureSpec.model_validate(catalog.models[name].arch_fields()))[0]
 

@@ -1,11 +1,11 @@
-"""gpuplan.network: the two-tier network a GPU's server sees, from catalog records."""
+"""gpuplan.physics.network: the two-tier network a GPU's server sees, from catalog records."""
 
 from __future__ import annotations
 
 import pytest
 
-from gpuplan.catalog import load_catalog
-from gpuplan.network import network_for
+from gpuplan.hardware import load_catalog
+from gpuplan.physics.network import network_for
 
 
 @pytest.fixture(scope="module")

@@ -1,12 +1,12 @@
-"""gpuplan.planner: the gates a CI job relies on fail closed when a price is missing."""
+"""gpuplan.planning.compose: the gates a CI job relies on fail closed when a price is missing."""
 
 from __future__ import annotations
 
 import pytest
 
-from gpuplan.catalog import load_catalog
-from gpuplan.planner import plan_workload
-from gpuplan.profile import load_profile_text
+from gpuplan.hardware import load_catalog
+from gpuplan.planning.compose import plan_workload
+from gpuplan.model.profile import load_profile_text
 from tests.conftest import EXAMPLES
 
 SERVING = """
@@ -165,9 +165,9 @@ def test_a_training_budget_covers_the_network_as_well_as_the_servers(catalog):
 
 
 def test_a_training_budget_the_network_breaks_is_an_error_finding(catalog, monkeypatch):
-    import gpuplan.planner
+    import gpuplan.planning.compose
 
-    monkeypatch.setattr(gpuplan.planner, "MAX_BUDGET_PASSES", 0)  # no second pass: servers alone fit
+    monkeypatch.setattr(gpuplan.planning.compose, "MAX_BUDGET_PASSES", 0)  # no second pass: servers alone fit
     plan = _plan(BUDGET, catalog)
     t = plan.training
     assert t.capex_usd > 20e6

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gpuplan.errors import InputError
-from gpuplan.profile import load_profile_text
+from gpuplan.core.errors import InputError
+from gpuplan.model.profile import load_profile_text
 
 GOOD = """
 [model]
@@ -48,7 +48,7 @@ def test_hf_config_reads_gqa_and_moe(tmp_path, catalog):
         ' "num_key_value_heads": 8, "intermediate_size": 16384, "vocab_size": 32768, "num_local_experts": 8,'
         ' "num_experts_per_tok": 2, "hidden_act": "silu", "tie_word_embeddings": false}')
     (tmp_path / "p.toml").write_text('[model]\nhf_config = "config.json"\n[serving]\nqps = 1\n')
-    from gpuplan.profile import load_workload
+    from gpuplan.model.profile import load_workload
 
     w = load_workload(tmp_path / "p.toml", catalog)
     assert w.arch.experts == 8 and w.arch.active_experts == 2 and w.arch.kv_heads == 8
@@ -131,7 +131,7 @@ def test_hf_config_errors_name_the_config(cli, tmp_path):
 
 
 def test_byte_order_mark_is_accepted(tmp_path, catalog):
-    from gpuplan.io import read_text
+    from gpuplan.core.io import read_text
 
     path = tmp_path / "bom.toml"
     path.write_bytes(b"\xef\xbb\xbf" + GOOD.encode())
@@ -145,7 +145,7 @@ def test_input_error_formats_file_field_message():
 
 
 def test_field_lines_survive_a_comment_after_a_table_header():
-    from gpuplan.profile import field_lines
+    from gpuplan.model.profile import field_lines
 
     lines = field_lines('[model]  # which model\npreset = "x"\n\n[serving] # chat tier\nttft_ms = 1  # p99\n')
     assert lines == {"model": 1, "model.preset": 2, "serving": 4, "serving.ttft_ms": 5}

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from gpuplan.queueing import (
+from gpuplan.physics.queueing import (
     md1_mean_wait_s,
     mg1_mean_wait_s,
     pollaczek_khinchine_wait_s,

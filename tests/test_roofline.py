@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from gpuplan.roofline import (
+from gpuplan.physics.roofline import (
     arithmetic_intensity,
     attainable_flops,
     bound,
@@ -40,8 +40,8 @@ def test_times_and_intensity():
 
 def test_batch1_decode_bound_llama2_7b_a100(catalog):
     """gpt-fast's bound: 13.5 GB of bf16 weights over 2.039 TB/s is at most ~151 tokens/s."""
-    from gpuplan.arch import ArchitectureSpec, resolve
-    from gpuplan.serving.constants import serving_constants
+    from gpuplan.model.arch import ArchitectureSpec, resolve
+    from gpuplan.hardware.serving_calibration import serving_constants
     from gpuplan.serving.model import Layout, build_replica
 
     arch = resolve(ArchitectureSpec.model_validate(catalog.models["llama-2-7b"].arch_fields()))[0]

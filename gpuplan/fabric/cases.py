@@ -14,14 +14,14 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from gpuplan.bom import nodes_per_rack
-from gpuplan.cases import CaseInput, NotModelled
-from gpuplan.catalog.loader import Catalog
-from gpuplan.errors import InputError
+from gpuplan.fabric.bom import nodes_per_rack
+from gpuplan.model.case import CaseInput, NotModelled
+from gpuplan.hardware.loader import Catalog
+from gpuplan.core.errors import InputError
 from gpuplan.fabric.media import choose_media, count_modules
 from gpuplan.fabric.sizing import ClosSpec, SizingError, size_clos
-from gpuplan.io import pydantic_error
-from gpuplan.types import Id, NonNegativeInt, PositiveInt
+from gpuplan.core.io import pydantic_error
+from gpuplan.core.types import Id, NonNegativeInt, PositiveInt
 
 FIGURES = ("leaf_switches", "spine_switches", "core_switches", "node_leaf_links", "leaf_spine_links",
            "spine_core_links", "switch_transceivers", "node_transceivers", "max_endpoints")

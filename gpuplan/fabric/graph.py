@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpuplan.fabric.sizing import ClosDesign
 from gpuplan.fabric.topology import design_of
-from gpuplan.plan import Topology
+from gpuplan.core.contract import Topology
 
 if TYPE_CHECKING:  # pragma: no cover
     import networkx as nx

@@ -1,8 +1,8 @@
 """Choose the interconnect of a phase from the traffic its layout puts on the network.
 
 ``design_fabric`` takes a :class:`~gpuplan.fabric.demand.TrafficDemand` and returns the
-:class:`~gpuplan.plan.Interconnect` (scale-up domain, scale-out technology, speed, NICs, rails,
-and the reasons in numbers) and the :class:`~gpuplan.plan.Topology` (sized in closed form).
+:class:`~gpuplan.core.contract.Interconnect` (scale-up domain, scale-out technology, speed, NICs, rails,
+and the reasons in numbers) and the :class:`~gpuplan.core.contract.Topology` (sized in closed form).
 
 Defaults an experienced engineer would pick (docs/fabric-model.md, "Choosing the interconnect"):
 
@@ -23,13 +23,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from gpuplan.catalog.loader import Catalog
-from gpuplan.catalog.schema import Fabric, Gpu, Nic
-from gpuplan.errors import InputError
+from gpuplan.hardware.loader import Catalog
+from gpuplan.hardware.schema import Fabric, Gpu, Nic
+from gpuplan.core.errors import InputError
 from gpuplan.fabric.demand import TrafficDemand
 from gpuplan.fabric.sizing import ClosDesign, ClosSpec, Layout, SizingError, leaf_split, size_clos, tier_capacity
 from gpuplan.fabric.topology import build_topology, no_fabric
-from gpuplan.plan import Interconnect, Topology
+from gpuplan.core.contract import Interconnect, Topology
 
 GROUP_NAMES = {"dp": "DP gradient sync", "pp": "PP activation sends", "ep": "EP all-to-all",
                "cp": "CP ring attention", "tp": "TP collectives"}

@@ -27,8 +27,8 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-from gpuplan.catalog.loader import Catalog
-from gpuplan.catalog.schema import Gpu, Optic, Switch
+from gpuplan.hardware.loader import Catalog
+from gpuplan.hardware.schema import Gpu, Optic, Switch
 from gpuplan.fabric.sizing import ClosDesign, switch_port_usage
 
 Medium = Literal["dac", "aoc", "optical"]

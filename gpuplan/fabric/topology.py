@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gpuplan.fabric.sizing import ClosDesign, ClosSpec, Layout, bisection_links, size_clos
-from gpuplan.plan import ClosParameters, Topology
+from gpuplan.core.contract import ClosParameters, Topology
 
 #: Topology.kind of each layout; a plain fat tree is labelled "leaf-spine" when it is a front end.
 KIND_BY_LAYOUT = {"rail-optimized": "rail-optimized-fat-tree", "fat-tree": "fat-tree", "rail-only": "rail-only"}

@@ -1,11 +1,11 @@
-"""Renderers: thin functions from a :class:`~gpuplan.plan.Plan` to text. None recomputes anything.
+"""Renderers: thin functions from a :class:`~gpuplan.core.contract.Plan` to text. None recomputes anything.
 
 Each format is registered in :data:`FORMATS` by name with the module that renders it; modules are
 imported only when their format is asked for, so rich and friends stay off the start-up path.
 
 A format module exposes ``render(plan, options) -> str`` for a plan and, where the format makes
-sense for them, ``render_check(result, options)`` for a :class:`~gpuplan.check.CheckResult` and
-``render_diff(result, options)`` for a :class:`~gpuplan.diff.DiffResult`. :func:`render` picks the
+sense for them, ``render_check(result, options)`` for a :class:`~gpuplan.ci.check.CheckResult` and
+``render_diff(result, options)`` for a :class:`~gpuplan.ci.diff.DiffResult`. :func:`render` picks the
 function by the type of the object, so the CLI has one output path for every command.
 """
 
@@ -17,7 +17,7 @@ import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from gpuplan.errors import InputError, did_you_mean
+from gpuplan.core.errors import InputError, did_you_mean
 
 
 @dataclass(frozen=True)

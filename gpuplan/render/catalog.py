@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from gpuplan.catalog.loader import Catalog
-from gpuplan.errors import InputError
+from gpuplan.hardware.loader import Catalog
+from gpuplan.core.errors import InputError
 from gpuplan.render.text import num, table
 
 
@@ -48,7 +48,7 @@ def _list(kind: str, records: dict) -> str:
         return table(["id", "vendor", "form", "mem GiB", "TB/s", "bf16 TF", "fp8 TF", "scale-up", "TDP W", "price $",
                       "cloud $/h", "sources"], rows, right={3, 4, 5, 6, 8, 9, 10})
     if kind == "models":
-        from gpuplan.arch import ArchitectureSpec, resolve
+        from gpuplan.model.arch import ArchitectureSpec, resolve
 
         rows = []
         for m in records.values():

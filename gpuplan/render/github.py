@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gpuplan.plan import Plan
-from gpuplan.plan_io import anchors, locate
+from gpuplan.core.contract import Plan
+from gpuplan.planning.saved import anchors, locate
 from gpuplan.render import RenderOptions
 from gpuplan.render.text import headline
 
 if TYPE_CHECKING:
-    from gpuplan.check import CheckResult
+    from gpuplan.ci.check import CheckResult
 
 COMMAND = {"error": "error", "warning": "warning", "note": "notice"}
 

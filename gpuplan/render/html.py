@@ -12,7 +12,7 @@ import math
 from collections.abc import Iterable, Sequence
 from html import escape
 
-from gpuplan.plan import (
+from gpuplan.core.contract import (
     Bom,
     Plan,
     Roofline,

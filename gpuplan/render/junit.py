@@ -11,12 +11,12 @@ import re
 import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
 
-from gpuplan.plan import Plan
-from gpuplan.plan_io import anchors, locate
+from gpuplan.core.contract import Plan
+from gpuplan.planning.saved import anchors, locate
 from gpuplan.render import RenderOptions
 
 if TYPE_CHECKING:
-    from gpuplan.check import CheckResult
+    from gpuplan.ci.check import CheckResult
 
 #: (name, passed, failure type, message, file, line, output)
 Case = tuple[str, bool, str, str, "str | None", "int | None", "str | None"]
@@ -82,7 +82,7 @@ def render(plan: Plan, options: RenderOptions) -> str:
 
 def render_check(result: "CheckResult", options: RenderOptions) -> str:
     cases: list[Case] = []
-    from gpuplan.check import fails_check
+    from gpuplan.ci.check import fails_check
 
     for g in result.gates:
         fails = fails_check(g, result.fail_on)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from gpuplan.plan import (
+from gpuplan.core.contract import (
     Bom,
     Finding,
     Plan,
@@ -38,8 +38,8 @@ from gpuplan.render.text import (
 )
 
 if TYPE_CHECKING:
-    from gpuplan.check import CheckResult
-    from gpuplan.diff import BomChange, Change, DiffResult
+    from gpuplan.ci.check import CheckResult
+    from gpuplan.ci.diff import BomChange, Change, DiffResult
 
 #: GitHub rejects comment bodies over 65,536 characters; stay clear of it.
 MAX_COMMENT_CHARS = 65_000

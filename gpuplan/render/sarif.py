@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from gpuplan import __version__
-from gpuplan.plan import Plan
-from gpuplan.plan_io import anchors, locate
+from gpuplan.core.version import __version__
+from gpuplan.core.contract import Plan
+from gpuplan.planning.saved import anchors, locate
 from gpuplan.render import RenderOptions
 
 if TYPE_CHECKING:
-    from gpuplan.check import CheckResult
+    from gpuplan.ci.check import CheckResult
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {"error": "error", "warning": "warning", "note": "note"}

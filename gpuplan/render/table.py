@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from gpuplan.plan import (
+from gpuplan.core.contract import (
     Bom,
     Plan,
     Roofline,
@@ -41,8 +41,8 @@ from gpuplan.render.text import (
 )
 
 if TYPE_CHECKING:
-    from gpuplan.check import CheckResult
-    from gpuplan.diff import DiffResult
+    from gpuplan.ci.check import CheckResult
+    from gpuplan.ci.diff import DiffResult
 
 #: rich's SIMPLE box drawn with ASCII only (CI logs, pipes, files).
 PLAIN = box.Box("    \n    \n -- \n    \n    \n -- \n    \n    \n", ascii=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gpuplan.plan import (
+from gpuplan.core.contract import (
     Bom,
     Interconnect,
     Roofline,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gpuplan.plan import Plan
+from gpuplan.core.contract import Plan
 from gpuplan.render import RenderOptions
 from gpuplan.render.tfvars import PHASE_SHAPE, variables
 

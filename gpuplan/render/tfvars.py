@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gpuplan.plan import Plan, ServingPlan, TrainingPlan
+from gpuplan.core.contract import Plan, ServingPlan, TrainingPlan
 from gpuplan.render import RenderOptions
 from gpuplan.render.json_ import stable
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gpuplan.render.text import num, table
-from gpuplan.validate import Report
+from gpuplan.ci.validate import Report
 
 
 def render_report(report: Report) -> str:

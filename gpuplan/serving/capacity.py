@@ -10,7 +10,7 @@ the decode step at concurrency C and ``n = output_tokens - 1`` decode steps per 
 * Little's law (``C = lam * n * TPOT``) gives the request rate ``lam = C / (n * t0(C) + C * s_pf)``;
 * output tokens/s ``= lam * output_tokens``;
 * time to first token ``TTFT = W_q + t_pf + r``: ``W_q`` the wait of an M/G/1 queue with
-  service ``s_pf`` at rate ``lam`` (gpuplan/queueing.py: Pollaczek-Khinchine mean, Cramer-Lundberg
+  service ``s_pf`` at rate ``lam`` (gpuplan/physics/queueing.py: Pollaczek-Khinchine mean, Cramer-Lundberg
   percentiles), ``r`` the residual of the decode step in flight (``t0 / 2`` on average, ``t0``
   at a percentile).
 
@@ -23,8 +23,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from gpuplan.kv_cache import mean_cached_tokens
-from gpuplan.queueing import wait_s
+from gpuplan.physics.kv_cache import mean_cached_tokens
+from gpuplan.physics.queueing import wait_s
 from gpuplan.serving.model import Replica, StepTime
 
 

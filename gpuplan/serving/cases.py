@@ -17,10 +17,10 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from gpuplan.cases import CaseInput, NotModelled
-from gpuplan.catalog.loader import Catalog
-from gpuplan.errors import InputError
-from gpuplan.io import pydantic_error
+from gpuplan.model.case import CaseInput, NotModelled
+from gpuplan.hardware.loader import Catalog
+from gpuplan.core.errors import InputError
+from gpuplan.core.io import pydantic_error
 from gpuplan.serving.fixed import evaluate_fixed
 from gpuplan.serving.model import Layout
 

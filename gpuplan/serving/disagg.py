@@ -18,9 +18,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from gpuplan.kv_cache import kv_bytes_per_token, mean_cached_tokens
-from gpuplan.plan import DisaggregationComparison
-from gpuplan.queueing import wait_s
+from gpuplan.physics.kv_cache import kv_bytes_per_token, mean_cached_tokens
+from gpuplan.core.contract import DisaggregationComparison
+from gpuplan.physics.queueing import wait_s
 from gpuplan.serving.capacity import Demand
 from gpuplan.serving.model import Replica
 

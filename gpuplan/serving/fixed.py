@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpuplan.arch import Architecture
-from gpuplan.catalog.loader import Catalog
-from gpuplan.catalog.schema import Gpu
-from gpuplan.kv_cache import mean_cached_tokens
+from gpuplan.model.arch import Architecture
+from gpuplan.hardware.loader import Catalog
+from gpuplan.hardware.schema import Gpu
+from gpuplan.physics.kv_cache import mean_cached_tokens
 from gpuplan.serving.capacity import offline_tokens_per_s, static_batch_tokens_per_s
-from gpuplan.serving.constants import serving_constants
+from gpuplan.hardware.serving_calibration import serving_constants
 from gpuplan.serving.model import GIB, Layout, build_replica, default_kv_precision
 
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from gpuplan.catalog.schema import Gpu
-from gpuplan.serving.constants import Cost
+from gpuplan.hardware.schema import Gpu
+from gpuplan.hardware.serving_calibration import Cost
 
 HOURS_PER_YEAR = 8760.0
 

@@ -3,7 +3,7 @@
 A replica is ``tp x dp x pp`` GPUs. Its groups use, from fastest to slowest: the scale-up domain
 (NVLink/XGMI; a PCIe card's domain is 1), the PCIe switches of one server (for groups larger
 than an NVLink bridge pair but inside a server), and the scale-out fabric between servers.
-Times are the alpha-beta formulas of :mod:`gpuplan.collectives` plus a per-call launch cost
+Times are the alpha-beta formulas of :mod:`gpuplan.physics.collectives` plus a per-call launch cost
 (``collective_launch_us`` in calibration/serving.toml).
 """
 
@@ -12,9 +12,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from gpuplan.catalog.loader import Catalog
-from gpuplan.catalog.schema import Gpu
-from gpuplan.collectives import (
+from gpuplan.hardware.loader import Catalog
+from gpuplan.hardware.schema import Gpu
+from gpuplan.physics.collectives import (
     Network,
     Tier,
     all_reduce_s,
@@ -22,7 +22,7 @@ from gpuplan.collectives import (
     hierarchical_all_reduce_s,
     p2p_s,
 )
-from gpuplan.network import GB, network_for
+from gpuplan.physics.network import GB, network_for
 
 
 @dataclass(frozen=True)

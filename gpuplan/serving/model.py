@@ -20,11 +20,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from gpuplan.arch import Architecture
-from gpuplan.catalog.loader import Catalog
-from gpuplan.catalog.schema import Gpu
-from gpuplan.kv_cache import cached_tokens, kv_bytes_per_token_per_gpu
-from gpuplan.serving.constants import ServingConstants
+from gpuplan.model.arch import Architecture
+from gpuplan.hardware.loader import Catalog
+from gpuplan.hardware.schema import Gpu
+from gpuplan.physics.kv_cache import cached_tokens, kv_bytes_per_token_per_gpu
+from gpuplan.hardware.serving_calibration import ServingConstants
 from gpuplan.serving.links import Links, links_for
 
 GIB = 2**30
@@ -89,7 +89,7 @@ def weight_stream_factor(path: ComputePath, k: ServingConstants) -> float:
 def default_kv_precision(precision: str) -> str:
     """KV dtype when none is given: follows the weights (bf16/fp16/fp8), fp8 for fp4, else bf16.
 
-    Same rule as the profile (gpuplan/profile.py)."""
+    Same rule as the profile (gpuplan/model/profile.py)."""
     if precision in ("bf16", "fp16", "fp8"):
         return precision
     return "fp8" if precision == "fp4" else "bf16"

@@ -13,16 +13,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from gpuplan.arch import Architecture
-from gpuplan.catalog.loader import Catalog
-from gpuplan.catalog.schema import Gpu
+from gpuplan.model.arch import Architecture
+from gpuplan.hardware.loader import Catalog
+from gpuplan.hardware.schema import Gpu
 from gpuplan.fabric.demand import TrafficDemand
-from gpuplan.plan import Roofline, ServingLayout, ServingOption, ServingPlan
-from gpuplan.profile import Workload
-from gpuplan.roofline import arithmetic_intensity, bound, ridge_point
+from gpuplan.core.contract import Roofline, ServingLayout, ServingOption, ServingPlan
+from gpuplan.model.profile import Workload
+from gpuplan.physics.roofline import arithmetic_intensity, bound, ridge_point
 from gpuplan.serving import disagg
 from gpuplan.serving.capacity import Demand, ReplicaCapacity, Workpoint
-from gpuplan.serving.constants import ServingConstants, serving_constants
+from gpuplan.hardware.serving_calibration import ServingConstants, serving_constants
 from gpuplan.serving.fleet import FleetCost, fleet_cost, usd_per_million_tokens
 from gpuplan.serving.links import Links, links_for
 from gpuplan.serving.model import GIB, Layout, Replica, build_replica

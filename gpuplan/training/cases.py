@@ -13,12 +13,12 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from gpuplan.cases import CaseInput, NotModelled
-from gpuplan.catalog.loader import Catalog
-from gpuplan.errors import InputError
-from gpuplan.network import network_for
-from gpuplan.profile import DEFAULT_DEADLINE_DAYS, DEFAULT_SEQUENCE_LENGTH, default_batch_tokens
-from gpuplan.training.calibration import calibration
+from gpuplan.model.case import CaseInput, NotModelled
+from gpuplan.hardware.loader import Catalog
+from gpuplan.core.errors import InputError
+from gpuplan.physics.network import network_for
+from gpuplan.model.profile import DEFAULT_DEADLINE_DAYS, DEFAULT_SEQUENCE_LENGTH, default_batch_tokens
+from gpuplan.hardware.training_calibration import calibration
 from gpuplan.training.flops import training_flops
 from gpuplan.training.memory import GIB
 from gpuplan.training.planner import batch_sequences

@@ -18,7 +18,7 @@ TFLOP/s of a plan or case follow its framework's ``flop_convention`` (training.t
 
 from __future__ import annotations
 
-from gpuplan.arch import Architecture
+from gpuplan.model.arch import Architecture
 
 
 def attention_dims(arch: Architecture) -> tuple[int, int]:

@@ -19,65 +19,31 @@ plan's assumptions say so.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Literal
+from typing import TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from gpuplan.hardware.training_frameworks import FRAMEWORKS, Framework, FrameworkName
 
-if TYPE_CHECKING:
-    from gpuplan.training.search import Fixed
+__all__ = ["FRAMEWORKS", "Framework", "FrameworkName", "constrain", "summary"]
 
-FrameworkName = Literal["megatron-core", "megatron-lm", "megatron-deepspeed", "fsdp"]
-FRAMEWORKS: tuple[str, ...] = ("megatron-core", "megatron-lm", "megatron-deepspeed", "fsdp")
+F = TypeVar("F")
 
 
-class Framework(BaseModel):
-    """One framework's features (a ``[frameworks.<name>]`` table of training.toml)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    #: "flash" (no score matrix in HBM) or "materialized" (fused softmax over s x s scores).
-    attention: Literal["flash", "materialized"]
-    #: Interleaved 1F1B (virtual pipeline stages) is available.
-    interleaved_pp: bool
-    #: Pipeline parallelism is available at all (FSDP stacks shard instead).
-    pipeline: bool = True
-    #: Sequence parallelism is available (left to the search) or off unless the run sets it.
-    sequence_parallel: bool
-    #: ZeRO stages the framework runs: the search picks among them when the run gives none.
-    zero_stages: tuple[int, ...] = Field(min_length=1)
-    #: FP8 training recipes exist (Transformer Engine).
-    fp8: bool
-    #: Fraction of the tensor-parallel collectives hidden behind the GEMMs they feed
-    #: (Transformer Engine userbuffers all-gather/reduce-scatter overlap); 0 = exposed.
-    tp_comm_overlap: float = Field(ge=0, le=1)
-    #: Expert-parallel all-to-all overlapped with another micro-batch's compute: the share of
-    #: a layer's compute it can hide behind (dispatch/compute overlap); 0 = exposed.
-    ep_comm_overlap: float = Field(ge=0, le=1)
-    #: Recompute policy when the run gives none: "searched" (none/selective/full as memory
-    #: needs) or "full" (every layer checkpointed, DeepSpeed's default).
-    recompute: Literal["searched", "full"] = "searched"
-    #: How the framework's published model TFLOP/s count attention: the full s x s score
-    #: matrix, or its causal half (gpuplan/training/flops.py).
-    flop_convention: Literal["full", "causal"] = "full"
-    source: str = Field(min_length=1)
-
-
-def constrain(fw: Framework, fixed: "Fixed") -> "Fixed":
-    """``fixed`` with the layout fields the framework cannot vary set to what it runs.
+def constrain(fw: Framework, fixed: F) -> F:
+    """``fixed`` (search.Fixed) with the layout fields the framework cannot vary set to what it runs.
 
     Fields the run gives are kept (a published run is what it is)."""
     changes: dict[str, object] = {}
-    if not fw.interleaved_pp and fixed.vp is None:
+    if not fw.interleaved_pp and getattr(fixed, "vp") is None:
         changes["vp"] = 1
-    if not fw.pipeline and fixed.pp is None:
+    if not fw.pipeline and getattr(fixed, "pp") is None:
         changes["pp"] = 1
-    if not fw.sequence_parallel and fixed.sequence_parallel is None:
+    if not fw.sequence_parallel and getattr(fixed, "sequence_parallel") is None:
         changes["sequence_parallel"] = False
-    if len(fw.zero_stages) == 1 and fixed.zero is None:
+    if len(fw.zero_stages) == 1 and getattr(fixed, "zero") is None:
         changes["zero"] = fw.zero_stages[0]
-    if fw.recompute == "full" and fixed.recompute is None:
+    if fw.recompute == "full" and getattr(fixed, "recompute") is None:
         changes["recompute"] = "full"
-    return replace(fixed, **changes) if changes else fixed
+    return replace(fixed, **changes) if changes else fixed  # type: ignore[type-var]
 
 
 def summary(name: str, fw: Framework) -> str:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from gpuplan.training.calibration import TrainingCalibration
+from gpuplan.hardware.training_calibration import TrainingCalibration
 
 #: Goodput never drops below this in the model; a job this unreliable does not finish.
 MIN_GOODPUT = 0.05

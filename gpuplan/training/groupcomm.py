@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from gpuplan.collectives import (
+from gpuplan.physics.collectives import (
     Network,
     Tier,
     all_gather_s,
@@ -17,7 +17,7 @@ from gpuplan.collectives import (
     hierarchical_all_reduce_s,
     reduce_scatter_s,
 )
-from gpuplan.training.calibration import TrainingCalibration
+from gpuplan.hardware.training_calibration import TrainingCalibration
 from gpuplan.training.layout import Group
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
 
-from gpuplan.arch import Architecture
+from gpuplan.model.arch import Architecture
 
 RECOMPUTE_ORDER = ("none", "selective", "full")
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from gpuplan.arch import Architecture
-from gpuplan.training.calibration import TrainingCalibration
+from gpuplan.model.arch import Architecture
+from gpuplan.hardware.training_calibration import TrainingCalibration
 from gpuplan.training.flops import attention_dims
 from gpuplan.training.layout import Layout, expert_tp, layers_per_stage, recomputed_fraction
 

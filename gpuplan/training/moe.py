@@ -26,8 +26,8 @@ the overlap of the all-to-all with another micro-batch's compute (a framework fe
 
 from __future__ import annotations
 
-from gpuplan.arch import Architecture
-from gpuplan.training.calibration import TrainingCalibration
+from gpuplan.model.arch import Architecture
+from gpuplan.hardware.training_calibration import TrainingCalibration
 from gpuplan.training.layout import Layout
 
 

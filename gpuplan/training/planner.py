@@ -14,12 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
-from gpuplan.catalog.loader import Catalog
-from gpuplan.catalog.schema import Gpu
-from gpuplan.collectives import Network
+from gpuplan.hardware.loader import Catalog
+from gpuplan.hardware.schema import Gpu
+from gpuplan.physics.collectives import Network
 from gpuplan.fabric.demand import TrafficDemand
-from gpuplan.network import default_fabric, network_for
-from gpuplan.plan import (
+from gpuplan.physics.network import default_fabric, network_for
+from gpuplan.core.contract import (
     MemoryBreakdown,
     TrainingBreakdown,
     TrainingLayout,
@@ -27,8 +27,8 @@ from gpuplan.plan import (
     TrainingOption,
     TrainingPlan,
 )
-from gpuplan.profile import Assumption, Workload
-from gpuplan.training.calibration import TrainingCalibration, calibration
+from gpuplan.model.profile import Assumption, Workload
+from gpuplan.hardware.training_calibration import TrainingCalibration, calibration
 from gpuplan.training.roofline import training_roofline
 from gpuplan.training.flops import training_flops
 from gpuplan.training.framework import summary

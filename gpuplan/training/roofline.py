@@ -12,10 +12,10 @@ and their HBM traffic is not that of a plain GEMM.
 
 from __future__ import annotations
 
-from gpuplan.arch import Architecture
-from gpuplan.catalog.schema import Gpu
-from gpuplan.plan import RooflinePoint, TrainingRoofline
-from gpuplan.roofline import arithmetic_intensity, bound, ridge_point
+from gpuplan.model.arch import Architecture
+from gpuplan.hardware.schema import Gpu
+from gpuplan.core.contract import RooflinePoint, TrainingRoofline
+from gpuplan.physics.roofline import arithmetic_intensity, bound, ridge_point
 from gpuplan.training.flops import attention_dims
 
 

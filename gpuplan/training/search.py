@@ -28,9 +28,9 @@ import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from gpuplan.catalog.schema import Gpu
-from gpuplan.collectives import Network
-from gpuplan.training.calibration import TrainingCalibration
+from gpuplan.hardware.schema import Gpu
+from gpuplan.physics.collectives import Network
+from gpuplan.hardware.training_calibration import TrainingCalibration
 from gpuplan.training.framework import constrain
 from gpuplan.training.flops import hardware_flops_per_token, model_flops_per_token
 from gpuplan.training.goodput import Goodput, goodput

@@ -31,11 +31,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from gpuplan.arch import Architecture
-from gpuplan.catalog.schema import Gpu
-from gpuplan.collectives import Network, p2p_s
+from gpuplan.model.arch import Architecture
+from gpuplan.hardware.schema import Gpu
+from gpuplan.physics.collectives import Network, p2p_s
 from gpuplan.training import moe as moe_exec
-from gpuplan.training.calibration import TrainingCalibration
+from gpuplan.hardware.training_calibration import TrainingCalibration
 from gpuplan.training.flops import attended_keys, attention_dims
 from gpuplan.training.groupcomm import group_all_to_all, group_collective, group_tier, ramp  # noqa: F401 (re-exported)
 from gpuplan.training.layout import Group, Layout, expert_tp, groups, recomputed_fraction

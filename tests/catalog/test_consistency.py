@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from gpuplan.arch import resolve
-from gpuplan.catalog import load_catalog
-from gpuplan.catalog.schema import GPU_GROUPS, GpuEfficiency
-from gpuplan.errors import InputError
+from gpuplan.model.arch import resolve
+from gpuplan.hardware import load_catalog
+from gpuplan.hardware.schema import GPU_GROUPS, GpuEfficiency
+from gpuplan.core.errors import InputError
 
 CATALOG_DATE = dt.date(2026, 11, 21)
 

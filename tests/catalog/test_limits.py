@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from gpuplan.catalog.loader import MAX_GPUS, load_catalog
-from gpuplan.errors import InputError
+from gpuplan.hardware.loader import MAX_GPUS, load_catalog
+from gpuplan.core.errors import InputError
 from tests.conftest import ROOT
 
 

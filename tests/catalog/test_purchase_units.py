@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpuplan.catalog import load_catalog
+from gpuplan.hardware import load_catalog
 
 
 @pytest.fixture(scope="module")
@@ -28,8 +28,8 @@ def test_hgx_servers_are_bought_one_at_a_time(catalog):
 
 
 def test_training_plan_prices_whole_racks(catalog):
-    from gpuplan.planner import plan_workload
-    from gpuplan.profile import load_profile_text
+    from gpuplan.planning.compose import plan_workload
+    from gpuplan.model.profile import load_profile_text
 
     text = ('[model]\npreset = "llama-3.1-70b"\n[training]\ntokens = 1e12\ngpus = 128\nsequence_length = 4096\n'
             '[constraints]\nallow_gpus = ["gb200-nvl72"]\n')

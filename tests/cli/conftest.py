@@ -1,5 +1,5 @@
 """CLI test fixtures: golden files, a fixed terminal width, the test catalog overlay and a synthetic
-planner standing in for ``gpuplan.planner.plan_workload`` (so the commands run end to end while the
+planner standing in for ``gpuplan.planning.compose.plan_workload`` (so the commands run end to end while the
 real planners are being written, and their goldens do not move with calibration)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuplan.plan import AssumptionOut, Finding, Plan
+from gpuplan.core.contract import AssumptionOut, Finding, Plan
 from tests.render import golden as _golden
 from tests.render.fixtures import serving_plan, synthetic_plan, training_plan
 
@@ -65,7 +65,7 @@ def fake_plan_workload(workload, catalog, *, phases=("training", "serving")) -> 
 @pytest.fixture
 def planner(monkeypatch):
     """Replace the real planner with :func:`fake_plan_workload`; returns the calls it got."""
-    import gpuplan.planner
+    import gpuplan.planning.compose
 
     calls = []
 
@@ -73,5 +73,5 @@ def planner(monkeypatch):
         calls.append(dataclasses.replace(workload))
         return fake_plan_workload(workload, catalog, phases=phases)
 
-    monkeypatch.setattr(gpuplan.planner, "plan_workload", plan)
+    monkeypatch.setattr(gpuplan.planning.compose, "plan_workload", plan)
     return calls

@@ -20,7 +20,7 @@ def _normal(text: str) -> str:
 
 
 def _catalog_sha() -> str:
-    from gpuplan.catalog import load_catalog
+    from gpuplan.hardware import load_catalog
 
     return load_catalog([CATALOG]).sha256
 
@@ -166,12 +166,12 @@ def test_check_writes_several_outputs_and_never_an_input(cli, planner, tmp_path)
 
 def test_internal_error_is_exit_3_in_one_line(cli, monkeypatch):
     """A bug inside the planner is exit 3 (not 1 or 2): one line on stderr, no traceback, nothing on stdout."""
-    import gpuplan.planner
+    import gpuplan.planning.compose
 
     def broken(*args, **kwargs):
         raise ZeroDivisionError("simulated planner bug")
 
-    monkeypatch.setattr(gpuplan.planner, "plan_workload", broken)
+    monkeypatch.setattr(gpuplan.planning.compose, "plan_workload", broken)
     r = cli("check", PROFILE, "--against", TRAIN, "--catalog", CATALOG, "--exit-zero")
     assert r.code == 3, r.err
     assert r.out == "" and r.err.count("\n") == 1 and "Traceback" not in r.err
@@ -179,12 +179,12 @@ def test_internal_error_is_exit_3_in_one_line(cli, monkeypatch):
 
 
 def test_internal_error_with_debug_prints_the_traceback_and_is_still_exit_3(cli, monkeypatch):
-    import gpuplan.planner
+    import gpuplan.planning.compose
 
     def broken(*args, **kwargs):
         raise ZeroDivisionError("simulated planner bug")
 
-    monkeypatch.setattr(gpuplan.planner, "plan_workload", broken)
+    monkeypatch.setattr(gpuplan.planning.compose, "plan_workload", broken)
     monkeypatch.setenv("GPUPLAN_DEBUG", "1")
     r = cli("check", PROFILE, "--against", TRAIN, "--catalog", CATALOG, "--exit-zero")
     assert r.code == 3  # a bug never reads as a failed gate (1)

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from gpuplan.diff import diff_plans
+from gpuplan.ci.diff import diff_plans
 from gpuplan.render import RenderOptions, render
 from gpuplan.render.markdown import MAX_COMMENT_CHARS, render_diff
-from gpuplan.plan import BomItem
+from gpuplan.core.contract import BomItem
 from tests.cli.conftest import CATALOG, PROFILE
 from tests.render.fixtures import synthetic_plan, training_plan, variant_plan
 
@@ -44,7 +44,7 @@ def test_deltas_are_real_values():
 
 
 def test_same_plan_is_no_change_even_after_a_json_round_trip(plans):
-    from gpuplan.plan_io import load_plan
+    from gpuplan.planning.saved import load_plan
 
     d = diff_plans(synthetic_plan(), load_plan(plans["base"]), base_name="a", new_name="b")
     assert not d.changed and all(p.status == "unchanged" for p in d.phases) and d.capex_delta_usd == 0
@@ -158,12 +158,12 @@ def test_diff_writes_the_comment_atomically(cli, plans, tmp_path):
 
 
 def test_diff_internal_error_is_exit_3(cli, monkeypatch, tmp_path):
-    import gpuplan.planner
+    import gpuplan.planning.compose
 
     def broken(*args, **kwargs):
         raise ZeroDivisionError("simulated planner bug")
 
-    monkeypatch.setattr(gpuplan.planner, "plan_workload", broken)
+    monkeypatch.setattr(gpuplan.planning.compose, "plan_workload", broken)
     new = tmp_path / "new.toml"
     new.write_text(Path(PROFILE).read_text())
     r = cli("diff", PROFILE, str(new), "--catalog", CATALOG, "--exit-zero")

@@ -17,7 +17,7 @@ EXAMPLES = sorted(p.as_posix() for p in Path("examples").glob("*.toml"))
 @pytest.fixture(scope="module")
 def plans(tmp_path_factory):
     """Each example planned once (recommend --format json), exit code kept."""
-    from gpuplan.cli import main
+    from gpuplan.cli.app import main
 
     out = {}
     for example in EXAMPLES:

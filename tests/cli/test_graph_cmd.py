@@ -7,7 +7,7 @@ import json
 import networkx as nx
 import pytest
 
-from gpuplan.cli import main
+from gpuplan.cli.app import main
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:

@@ -44,14 +44,14 @@ def test_help_example_is_runnable(cli, command):
 def test_help_and_version_import_nothing_heavy():
     code = """
 import sys
-from gpuplan.cli import main
+from gpuplan.cli.app import main
 for argv in (["--help"], ["--version"], ["check", "--help"], ["render", "--help"]):
     try:
         main(argv)
     except SystemExit:
         pass
 heavy = [m for m in sys.modules if m.startswith(("rich.console", "networkx", "gpuplan.training.planner",
-         "gpuplan.serving.planner", "gpuplan.fabric.interconnect", "gpuplan.bom", "gpuplan.planner",
+         "gpuplan.serving.planner", "gpuplan.fabric.interconnect", "gpuplan.fabric.bom", "gpuplan.planning.compose",
          "gpuplan.render.table"))]
 print(json_dumps(heavy))
 """.replace("json_dumps", "__import__('json').dumps")

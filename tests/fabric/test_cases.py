@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from gpuplan.cases import CaseInput, NotModelled
-from gpuplan.errors import InputError
+from gpuplan.model.case import CaseInput, NotModelled
+from gpuplan.core.errors import InputError
 from gpuplan.fabric.cases import predict
-from gpuplan.validate import validate_files
+from gpuplan.ci.validate import validate_files
 
 FABRIC_CASES = Path(__file__).resolve().parents[3] / "shared" / "validation" / "fabric.toml"
 

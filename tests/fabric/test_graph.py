@@ -134,7 +134,7 @@ def test_exports(tmp_path):
 
 
 def test_networkx_is_not_imported_on_the_planning_path():
-    code = ("import sys; import gpuplan.fabric.interconnect, gpuplan.fabric.cases, gpuplan.bom, "
+    code = ("import sys; import gpuplan.fabric.interconnect, gpuplan.fabric.cases, gpuplan.fabric.bom, "
             "gpuplan.fabric.graph; assert 'networkx' not in sys.modules, 'networkx imported'")
     subprocess.run([sys.executable, "-c", code], check=True)
 
@@ -152,8 +152,8 @@ def test_networkx_copy_is_the_same_graph():
 
 def test_recommend_plans_and_checks_the_fabric_without_networkx():
     # the graph check runs on every fabric up to GRAPH_CHECK_LIMIT endpoints: no networkx import
-    code = ("import sys; from gpuplan.catalog import load_catalog; from gpuplan.planner import plan_workload; "
-            "from gpuplan.profile import load_profile_text; cat = load_catalog(); "
+    code = ("import sys; from gpuplan.hardware import load_catalog; from gpuplan.planning.compose import plan_workload; "
+            "from gpuplan.model.profile import load_profile_text; cat = load_catalog(); "
             "w = load_profile_text(open('examples/default.toml').read(), 'default', cat); "
             "p = plan_workload(w, cat); assert p.training.topology.graph_checked; "
             "assert 'networkx' not in sys.modules, 'networkx imported'")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpuplan.errors import InputError
+from gpuplan.core.errors import InputError
 from gpuplan.fabric.interconnect import design_fabric
 
 from .helpers import serving_demand, training_demand

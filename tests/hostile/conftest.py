@@ -92,7 +92,7 @@ def twin(check: Callable[[Any], None], strategy: st.SearchStrategy[Any], *, fast
 
 @lru_cache(maxsize=1)
 def builtin_catalog() -> Any:
-    from gpuplan.catalog import load_catalog
+    from gpuplan.hardware import load_catalog
 
     return load_catalog()
 
@@ -125,7 +125,7 @@ def environment(env: dict[str, str] | None = None, cwd: str | os.PathLike[str] |
 def run_cli(*args: str, env: dict[str, str] | None = None, cwd: str | os.PathLike[str] | None = None,
             stdin: str = "") -> Run:
     """``gpuplan ARGS`` in this process (no fixture, so hypothesis can call it per example)."""
-    from gpuplan.cli import main
+    from gpuplan.cli.app import main
 
     out, err = io.StringIO(), io.StringIO()
     old_stdin = sys.stdin
@@ -170,7 +170,7 @@ def _no_constant(token: str) -> Any:
 
 def assert_input_error(exc: BaseException) -> None:
     """A library-level refusal: an InputError with one short line (what the CLI prints)."""
-    from gpuplan.errors import InputError
+    from gpuplan.core.errors import InputError
 
     assert isinstance(exc, InputError), f"{type(exc).__name__}: {exc}"
     text = str(exc)
@@ -232,8 +232,8 @@ def plan_text(text: str, name: str, catalog: Any = None, *, phases: tuple[str, .
 
     Parsing and validation always run on the text as given; in a fast twin the plan is made on at
     most FAST_MAX_GPUS of the allowed GPUs (see :func:`twin`)."""
-    from gpuplan.errors import InputError
-    from gpuplan.profile import load_profile_text
+    from gpuplan.core.errors import InputError
+    from gpuplan.model.profile import load_profile_text
 
     cat = catalog or builtin_catalog()
     try:
@@ -242,7 +242,7 @@ def plan_text(text: str, name: str, catalog: Any = None, *, phases: tuple[str, .
         assert_input_error(exc)
         event("profile refused")
         return "error"
-    from gpuplan.planner import plan_workload
+    from gpuplan.planning.compose import plan_workload
 
     try:
         plan = plan_workload(_fewer_gpus(workload, text), cat, phases=phases)

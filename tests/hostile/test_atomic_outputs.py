@@ -11,8 +11,8 @@ import os
 
 import pytest
 
-from gpuplan.errors import InputError
-from gpuplan.io import write_atomic
+from gpuplan.core.errors import InputError
+from gpuplan.core.io import write_atomic
 from tests.hostile.conftest import assert_outcome, run_cli
 
 PROFILE = ('[model]\npreset = "llama-3.1-8b"\n[serving]\nqps = 5\ncontext_length = 8192\n'
@@ -223,9 +223,9 @@ def test_a_failing_write_leaves_the_old_file_and_no_temporary(tmp_path, monkeypa
             fh.write = write  # type: ignore[method-assign]
             return fh
 
-        monkeypatch.setattr("gpuplan.io.os.fdopen", fdopen)
+        monkeypatch.setattr("gpuplan.core.io.os.fdopen", fdopen)
     else:
-        monkeypatch.setattr(f"gpuplan.io.os.{failing}", disk_full)
+        monkeypatch.setattr(f"gpuplan.core.io.os.{failing}", disk_full)
     with pytest.raises(InputError) as info:
         write_atomic(target, "new content " * 1000)
     assert "cannot write file (No space left on device)" in str(info.value)
@@ -318,7 +318,7 @@ def test_two_outputs_to_one_place_are_refused(work, flags):
 def test_a_named_pipe_is_written_to_not_replaced(tmp_path):
     import threading
 
-    from gpuplan.io import write_output
+    from gpuplan.core.io import write_output
 
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
@@ -332,7 +332,7 @@ def test_a_named_pipe_is_written_to_not_replaced(tmp_path):
 
 
 def test_dev_null_is_written_to_not_replaced():
-    from gpuplan.io import write_output
+    from gpuplan.core.io import write_output
 
     write_output("/dev/null", "discarded")
     assert os.path.exists("/dev/null") and not os.path.isfile("/dev/null")

@@ -25,7 +25,7 @@ MEMORY_LIMIT_MIB = 1024.0
 
 def test_the_worst_case_profile_is_valid():
     """The benchmark profile stays inside the documented limits (else it proves nothing)."""
-    from gpuplan.profile import load_workload
+    from gpuplan.model.profile import load_workload
 
     workload = load_workload(WORST_CASE, builtin_catalog())
     assert workload.training is not None and workload.serving is not None

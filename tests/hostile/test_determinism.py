@@ -125,7 +125,7 @@ def _overlay(root: Path, order: list[str]) -> Path:
 
 
 def test_overlay_file_order_does_not_change_the_catalog(tmp_path, monkeypatch):
-    from gpuplan.catalog import load_catalog
+    from gpuplan.hardware import load_catalog
 
     names = sorted(OVERLAY_FILES)
     a = _overlay(tmp_path / "a", names)

@@ -35,7 +35,7 @@ KINDS = ("source", "gpu", "fabric", "switch", "nic", "optic", "model")
 
 
 def _shipped() -> tuple[dict[str, list[dict[str, Any]]], dict[str, dict[str, Any]]]:
-    from gpuplan.catalog.loader import builtin_dir
+    from gpuplan.hardware.loader import builtin_dir
 
     root = builtin_dir()
     records: dict[str, list[dict[str, Any]]] = {k: [] for k in KINDS}
@@ -168,7 +168,7 @@ allow_gpus = {gpus}
 
 def _overlay(files: dict[str, str]) -> None:
     """An overlay loads (then plans) or is refused in one line."""
-    from gpuplan.catalog.loader import load_catalog
+    from gpuplan.hardware.loader import load_catalog
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "overlay"

@@ -207,8 +207,8 @@ test_arbitrary_text, test_arbitrary_text_slow = twin(
 
 def _arbitrary_bytes(data: bytes) -> None:
     """Any bytes on disk: encoding, BOM and NUL checks come before TOML."""
-    from gpuplan.errors import InputError
-    from gpuplan.profile import load_workload
+    from gpuplan.core.errors import InputError
+    from gpuplan.model.profile import load_workload
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bytes.toml"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuplan.io import MAX_INPUT_BYTES, MAX_NESTING
+from gpuplan.core.io import MAX_INPUT_BYTES, MAX_NESTING
 from tests.hostile.conftest import EXAMPLES, assert_outcome, run_cli
 
 #: The chat example on two GPUs (its [constraints] table is the last one): cheap to plan.

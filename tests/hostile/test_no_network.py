@@ -99,7 +99,7 @@ def test_fresh_interpreter_with_sockets_disabled_imports_no_network_module(tmp_p
         for name in ("create_connection", "getaddrinfo", "gethostbyname", "create_server", "socketpair"):
             setattr(socket, name, refuse)
         before = set(sys.modules)
-        from gpuplan.cli import main
+        from gpuplan.cli.app import main
         codes = []
         for argv in {json.dumps(argvs)}:
             try:

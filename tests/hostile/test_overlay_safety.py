@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from gpuplan.catalog.loader import MAX_FILES, load_catalog
-from gpuplan.errors import InputError
-from gpuplan.io import MAX_INPUT_BYTES
+from gpuplan.hardware.loader import MAX_FILES, load_catalog
+from gpuplan.core.errors import InputError
+from gpuplan.core.io import MAX_INPUT_BYTES
 from tests.hostile.conftest import ROOT, assert_input_error, assert_outcome, run_cli
 
 PRICE = '[[gpu]]\nid = "h100-sxm-80gb"\nprice_usd = {price}\n'
@@ -86,7 +86,7 @@ def test_symlink_loops_do_not_hang(dirs):
     (overlay / "a").mkdir()
     (overlay / "a" / "up").symlink_to(overlay, target_is_directory=True)
     (overlay / "self.toml").symlink_to(overlay / "self.toml")
-    code = ("import sys\nfrom gpuplan.cli import main\nmain(['catalog', 'gpus', '--catalog', sys.argv[1]])")
+    code = ("import sys\nfrom gpuplan.cli.app import main\nmain(['catalog', 'gpus', '--catalog', sys.argv[1]])")
     r = subprocess.run([sys.executable, "-c", code, str(overlay)], capture_output=True, text=True, timeout=60,
                        cwd=ROOT)
     assert r.returncode == 2 and "self.toml" in r.stderr and r.stderr.count("\n") == 1, r.stderr
@@ -231,7 +231,7 @@ def test_the_scanner_catches_what_it_should(tmp_path):
 
 
 def test_catalog_data_is_toml_only():
-    from gpuplan.catalog.loader import builtin_dir
+    from gpuplan.hardware.loader import builtin_dir
 
     kinds = {p.suffix for p in builtin_dir().rglob("*") if p.is_file()}
     assert kinds <= {".toml", ".md"}, kinds

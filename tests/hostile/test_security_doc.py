@@ -28,7 +28,7 @@ def _rows() -> list[tuple[str, str, str]]:
 def test_the_limits_table_lists_every_max_constant():
     """Every MAX_ constant of the input, profile and catalog modules is in the table."""
     documented = {f"{module}.{name}" for module, name, _ in _rows()}
-    for module in ("gpuplan.io", "gpuplan.profile", "gpuplan.catalog.loader"):
+    for module in ("gpuplan.core.io", "gpuplan.model.profile", "gpuplan.hardware.loader"):
         mod = importlib.import_module(module)
         for name in dir(mod):
             if name.startswith("MAX_") and isinstance(getattr(mod, name), (int, float)):
@@ -52,7 +52,7 @@ def _bounds(model: type, field: str) -> dict[str, float]:
 
 def _ranges() -> list[tuple[str, str, str, str]]:
     """(module, model, field, bound) and the text the document gives for it."""
-    p = "gpuplan.profile"
+    p = "gpuplan.model.profile"
     return [
         (p, "TrainingSection", "tokens", "minimum", "tokens 1e6 to 1e16"),
         (p, "TrainingSection", "tokens", "maximum", "tokens 1e6 to 1e16"),
@@ -75,11 +75,11 @@ def _ranges() -> list[tuple[str, str, str, str]]:
         (p, "TrainingSection", "deadline_days", "maximum", "deadlines up to 3,650 days"),
         (p, "ModelSection", "name", "maxLength", "names up to 100 characters"),
         (p, "ModelSection", "hf_config", "maxLength", "`hf_config` path up to 4,096 characters"),
-        ("gpuplan.check", "ClusterSpec", "gpus", "maximum", "allows up to 1,048,576 GPUs"),
-        ("gpuplan.check", "ClusterSpec", "nodes", "maximum", "or 131,072 nodes"),
-        ("gpuplan.check", "ClusterSpec", "oversubscription", "minimum", "oversubscription 1 to 64"),
-        ("gpuplan.check", "ClusterSpec", "oversubscription", "maximum", "oversubscription 1 to 64"),
-        ("gpuplan.check", "ClusterSpec", "nic_gbit_per_gpu", "maximum", "NIC bandwidth\nup to 100,000 Gb/s"),
+        ("gpuplan.ci.check", "ClusterSpec", "gpus", "maximum", "allows up to 1,048,576 GPUs"),
+        ("gpuplan.ci.check", "ClusterSpec", "nodes", "maximum", "or 131,072 nodes"),
+        ("gpuplan.ci.check", "ClusterSpec", "oversubscription", "minimum", "oversubscription 1 to 64"),
+        ("gpuplan.ci.check", "ClusterSpec", "oversubscription", "maximum", "oversubscription 1 to 64"),
+        ("gpuplan.ci.check", "ClusterSpec", "nic_gbit_per_gpu", "maximum", "NIC bandwidth\nup to 100,000 Gb/s"),
     ]
 
 
@@ -96,7 +96,7 @@ def test_documented_ranges_are_the_schemas(module, model, field, bound, text):
 @pytest.mark.parametrize("extra,expected", [(0, 0), (1, 2)], ids=["at-the-limit", "one-byte-over"])
 def test_the_documented_size_is_where_refusal_starts(tmp_path, extra, expected):
     """A profile of exactly the documented size is read; one byte more is refused, naming the size."""
-    size = int(_number(dict(((m, n), v) for m, n, v in _rows())[("gpuplan.io", "MAX_INPUT_BYTES")]))
+    size = int(_number(dict(((m, n), v) for m, n, v in _rows())[("gpuplan.core.io", "MAX_INPUT_BYTES")]))
     head = '[model]\npreset = "llama-3.1-8b"\n[serving]\nqps = 1\n[constraints]\nallow_gpus = ["h100"]\n#'
     data = head.encode() + b"x" * (size + extra - len(head) - 1) + b"\n"
     assert len(data) == size + extra

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpuplan.profile import field_lines
+from gpuplan.model.profile import field_lines
 from gpuplan.render import RenderOptions
 from tests.render import golden as _golden
 from tests.render.fixtures import PROFILE_TEXT, synthetic_plan

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from gpuplan.plan import (
+from gpuplan.core.contract import (
     AssumptionOut,
     Bom,
     BomItem,

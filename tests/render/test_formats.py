@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from gpuplan.plan import Plan
+from gpuplan.core.contract import Plan
 from gpuplan.render import FORMATS, RenderOptions, render
 from gpuplan.render.github import command
 from gpuplan.render.tf_external import flat
@@ -246,7 +246,7 @@ def test_html_escapes_text(plan, options):
 
 
 def test_unknown_format_suggests(plan):
-    from gpuplan.errors import InputError
+    from gpuplan.core.errors import InputError
 
     with pytest.raises(InputError, match="did you mean 'markdown'"):
         render(plan, "markdwn")

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from gpuplan.errors import InputError
-from gpuplan.plan import SCHEMA_VERSION
-from gpuplan.plan_io import MIN_SCHEMA_VERSION, is_plan_file, load_plan, locate, profile_lines
+from gpuplan.core.errors import InputError
+from gpuplan.core.contract import SCHEMA_VERSION
+from gpuplan.planning.saved import MIN_SCHEMA_VERSION, is_plan_file, load_plan, locate, profile_lines
 from gpuplan.render import render
 from tests.render.fixtures import ROOT, synthetic_plan
 
@@ -106,7 +106,7 @@ def test_a_roofline_figure_at_zero_is_refused_not_divided_by(tmp_path, phase, fi
 def test_annotation_paths_are_relative_to_the_repository_root(tmp_path, monkeypatch, run_from):
     """A job that runs from a subdirectory (working-directory:) must still name the file as the
     repository does, or the annotations attach to nothing."""
-    from gpuplan.plan_io import repo_path
+    from gpuplan.planning.saved import repo_path
 
     monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
     (tmp_path / "repo" / ".git").mkdir(parents=True)
@@ -120,7 +120,7 @@ def test_annotation_paths_are_relative_to_the_repository_root(tmp_path, monkeypa
 
 
 def test_github_workspace_is_the_root_when_set(tmp_path, monkeypatch):
-    from gpuplan.plan_io import repo_path
+    from gpuplan.planning.saved import repo_path
 
     (tmp_path / "ws" / "a").mkdir(parents=True)
     (tmp_path / "ws" / "a" / "p.toml").write_text("x = 1\n")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gpuplan.arch import Architecture, ArchitectureSpec, resolve
-from gpuplan.profile import load_profile_text
+from gpuplan.model.arch import Architecture, ArchitectureSpec, resolve
+from gpuplan.model.profile import load_profile_text
 
 
 @pytest.fixture(scope="session")
@@ -18,7 +18,7 @@ def preset(catalog):
 
 @pytest.fixture(scope="session")
 def k(catalog):
-    from gpuplan.serving.constants import serving_constants
+    from gpuplan.hardware.serving_calibration import serving_constants
 
     return serving_constants(catalog)
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from gpuplan.cases import CaseInput, NotModelled
-from gpuplan.errors import InputError
+from gpuplan.model.case import CaseInput, NotModelled
+from gpuplan.core.errors import InputError
 from gpuplan.serving.cases import predict
 
 SERVING_CASES = Path(__file__).resolve().parents[3] / "shared" / "validation" / "serving.toml"
@@ -15,7 +15,7 @@ SERVING_CASES = Path(__file__).resolve().parents[3] / "shared" / "validation" / 
 
 @pytest.mark.skipif(not SERVING_CASES.exists(), reason="shared validation cases not present")
 def test_published_cases_pass(catalog):
-    from gpuplan.validate import validate_files
+    from gpuplan.ci.validate import validate_files
 
     report = validate_files([str(SERVING_CASES)], catalog)
     bad = [(c.id, c.status, c.message) for c in report.cases if c.status != "pass"]
@@ -74,7 +74,7 @@ def test_without_batch_latency_is_batch1_and_throughput_is_offline(catalog, pres
 
 def test_the_same_factors_reproduce_quantised_decode_outside_the_shared_cases(catalog):
     """gpt-fast's int8 and int4 Llama-2-7B decode on A100 (tests/serving/data/published-extra.toml)."""
-    from gpuplan.validate import validate_files
+    from gpuplan.ci.validate import validate_files
 
     extra = validate_files([str(Path(__file__).parent / "data" / "published-extra.toml")], catalog)
     assert [c.id for c in extra.cases if c.status != "pass"] == []

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from gpuplan.arch import ArchitectureSpec, resolve
-from gpuplan.network import network_for
-from gpuplan.profile import load_profile_text
-from gpuplan.training.calibration import calibration
+from gpuplan.model.arch import ArchitectureSpec, resolve
+from gpuplan.physics.network import network_for
+from gpuplan.model.profile import load_profile_text
+from gpuplan.hardware.training_calibration import calibration
 from gpuplan.training.search import Evaluator
 from gpuplan.training.timing import Job
 

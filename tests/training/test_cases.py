@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from gpuplan.cases import CaseInput, NotModelled
-from gpuplan.errors import InputError
+from gpuplan.model.case import CaseInput, NotModelled
+from gpuplan.core.errors import InputError
 from gpuplan.training.cases import predict
-from gpuplan.validate import validate_files
+from gpuplan.ci.validate import validate_files
 from tests.conftest import SHARED_VALIDATION
 from tests.training.conftest import GPT_22B, arch_of
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from gpuplan.cases import CaseInput
-from gpuplan.errors import InputError
-from gpuplan.network import network_for
+from gpuplan.model.case import CaseInput
+from gpuplan.core.errors import InputError
+from gpuplan.physics.network import network_for
 from gpuplan.training.cases import predict
 from gpuplan.training.flops import model_flops_per_token
 from gpuplan.training.framework import FRAMEWORKS, constrain
@@ -182,5 +182,5 @@ def test_ep_all_to_all_overlap_reproduces_the_nemo_235b_h100_row(extra_cases):
 def extra_cases(catalog):
     from pathlib import Path
 
-    from gpuplan.validate import validate_files
+    from gpuplan.ci.validate import validate_files
     return validate_files([str(Path(__file__).parent / "data" / "published-extra.toml")], catalog)

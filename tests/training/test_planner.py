@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from gpuplan.network import network_for
+from gpuplan.physics.network import network_for
 from gpuplan.training.planner import batch_sequences, plan_training, with_network
 from tests.conftest import EXAMPLES
 
@@ -127,7 +127,7 @@ def test_with_network_feeds_a_slower_fabric_back(workload, catalog):
 
 
 def test_examples_plan(catalog):
-    from gpuplan.profile import load_workload
+    from gpuplan.model.profile import load_workload
 
     for name in ("default.toml", "frontier-405b-training.toml"):
         w = load_workload(EXAMPLES / name, catalog)
@@ -149,7 +149,7 @@ def test_plan_is_deterministic(workload, catalog):
 
 
 def test_with_network_without_scale_out_marks_the_plan_infeasible(workload, catalog):
-    from gpuplan.collectives import Network
+    from gpuplan.physics.collectives import Network
 
     w, r = _plan(workload, catalog, gpus='"h100-sxm-80gb"')
     net = network_for(r.chosen_gpu, catalog)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpuplan.arch import ArchitectureSpec, resolve
+from gpuplan.model.arch import ArchitectureSpec, resolve
 from gpuplan.training.roofline import layer_gemms, training_roofline
 
 
@@ -28,7 +28,7 @@ def test_layer_gemm_shapes_of_llama_2_7b(llama2_7b):
 
 def test_a_square_gemm_has_intensity_n_over_3():
     """2 N^3 FLOPs over 2 x 3 N^2 bytes (bf16 A, B and C once each) = N / 3 FLOP per byte."""
-    from gpuplan.roofline import arithmetic_intensity
+    from gpuplan.physics.roofline import arithmetic_intensity
 
     n = 6144
     assert arithmetic_intensity(2.0 * n ** 3, 2.0 * 3 * n * n) == pytest.approx(n / 3)

@@ -148,9 +148,9 @@ def test_thin_axes_halves_the_longest_axis_until_the_product_fits():
 
 def test_the_search_space_is_capped_and_says_so(catalog):
     """A 2,048-layer, 1,024-expert model would bound ~360,000 groups per GPU; the cap holds it."""
-    from gpuplan.arch import ArchitectureSpec, resolve
-    from gpuplan.network import network_for
-    from gpuplan.training.calibration import calibration
+    from gpuplan.model.arch import ArchitectureSpec, resolve
+    from gpuplan.physics.network import network_for
+    from gpuplan.hardware.training_calibration import calibration
     from gpuplan.training.search import MAX_GROUPS, Evaluator, Fixed, Target, search
     from gpuplan.training.timing import Job
 

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from gpuplan.collectives import Network, Tier
+from gpuplan.physics.collectives import Network, Tier
 from gpuplan.training.layout import Group, Layout, groups
 from gpuplan.training.timing import (
     gemm_s,

@@ -1,5 +1,0 @@
-"""The hardware and model catalog: sourced data files validated once at load."""
-
-from gpuplan.catalog.loader import Catalog, load_catalog
-
-__all__ = ["Catalog", "load_catalog"]

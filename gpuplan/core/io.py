@@ -1,0 +1,331 @@
+"""Reading input files safely and writing output files atomically.
+
+All file access of gpuplan goes through here so that every failure becomes one
+:class:`~gpuplan.core.errors.InputError` line: unreadable or missing files, wrong encodings, oversized
+files, TOML/JSON syntax (with line and column), duplicate keys and non-finite numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import stat
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from gpuplan.core.errors import InputError, did_you_mean, expected_one_of
+from gpuplan.core.types import ID_PATTERN
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+#: Input files larger than this are refused (documented in docs/security.md).
+MAX_INPUT_BYTES = 1_000_000
+#: Nesting deeper than this is refused: no real profile, catalog or plan needs it.
+MAX_NESTING = 32
+
+
+def read_text(path: str | os.PathLike[str], *, max_bytes: int = MAX_INPUT_BYTES) -> str:
+    """Read a UTF-8 text file (an optional byte-order mark is dropped).
+
+    At most ``max_bytes`` + 1 bytes are ever read, whatever ``stat`` says, so a file that grows, a
+    pipe or a symlink to ``/dev/zero`` cannot exhaust memory; devices are refused outright.
+    """
+    p = Path(path)
+    name = str(path)
+    try:
+        if p.is_dir():
+            raise InputError("is a directory, expected a file", file=name)
+        info = p.stat()
+        if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode) or stat.S_ISSOCK(info.st_mode):
+            raise InputError("not a regular file (a device or socket)", file=name)
+        size = info.st_size
+        if size > max_bytes:
+            raise InputError(f"file is {size} bytes, larger than the {max_bytes}-byte limit", file=name)
+        with open(p, "rb") as fh:
+            data = fh.read(max_bytes + 1)
+    except FileNotFoundError:
+        raise InputError("file not found", file=name) from None
+    except PermissionError:
+        raise InputError("permission denied", file=name) from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+        raise InputError(f"cannot read file ({getattr(exc, 'strerror', None) or exc})", file=name) from None
+    if len(data) > max_bytes:
+        raise InputError(f"file is larger than the {max_bytes}-byte limit", file=name)
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise InputError("file is UTF-16 encoded, expected UTF-8", file=name)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not valid UTF-8 (byte {exc.start})", file=name) from None
+    if "\x00" in text:
+        raise InputError("file contains NUL bytes, expected text", file=name)
+    return text
+
+
+def _check_depth(value: Any, name: str, depth: int = 0) -> None:
+    if depth > MAX_NESTING:
+        raise InputError(f"nesting deeper than {MAX_NESTING} levels", file=name)
+    if isinstance(value, dict):
+        for v in value.values():
+            _check_depth(v, name, depth + 1)
+    elif isinstance(value, list):
+        for v in value:
+            _check_depth(v, name, depth + 1)
+
+
+def parse_toml(text: str, name: str) -> dict[str, Any]:
+    """Parse TOML text; syntax errors name the line and column."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        msg = str(exc).split(" (at ")[0]
+        line = getattr(exc, "lineno", None)
+        col = getattr(exc, "colno", None)
+        if line is None:  # Python < 3.14 puts the position in the message only
+            tail = str(exc).rsplit("(at line ", 1)
+            if len(tail) == 2:
+                pos = tail[1].rstrip(")").split(", column ")
+                line, col = pos[0], (pos[1] if len(pos) > 1 else "?")
+        where = f"line {line}, column {col}: " if line is not None else ""
+        raise InputError(f"{where}TOML syntax error: {msg.lower()}", file=name) from None
+    except RecursionError:
+        raise InputError(f"nesting deeper than {MAX_NESTING} levels", file=name) from None
+    except ValueError as exc:  # e.g. an integer literal of more than 4300 digits
+        raise InputError(f"TOML error: {_first_sentence(exc)}", file=name) from None
+    _check_depth(data, name)
+    return data
+
+
+def _first_sentence(exc: BaseException) -> str:
+    """An exception's message on one short line (without Python's int-limit advice)."""
+    text = " ".join(str(exc).split()).split("; use sys.set_int_max_str_digits")[0] or type(exc).__name__
+    text = text[0].lower() + text[1:]
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
+    return parse_toml(read_text(path), str(path))
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {_short(key)}")
+        out[key] = value
+    return out
+
+
+def _reject_constant(token: str) -> Any:
+    raise ValueError(f"non-finite number {token} is not allowed")
+
+
+def _finite_float(token: str) -> float:
+    value = float(token)
+    if not math.isfinite(value):  # 1e400 overflows to infinity
+        raise ValueError(f"number {token[:40]} is out of range")
+    return value
+
+
+def parse_json(text: str, name: str) -> Any:
+    """Parse JSON, refusing duplicate keys and NaN/Infinity."""
+    try:
+        data = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant,
+                          parse_float=_finite_float)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"line {exc.lineno}, column {exc.colno}: JSON syntax error: {exc.msg}", file=name) from None
+    except ValueError as exc:
+        raise InputError(f"JSON error: {_first_sentence(exc)}", file=name) from None
+    except RecursionError:
+        raise InputError(f"nesting deeper than {MAX_NESTING} levels", file=name) from None
+    _check_depth(data, name)
+    return data
+
+
+def read_json(path: str | os.PathLike[str]) -> Any:
+    return parse_json(read_text(path), str(path))
+
+
+def pydantic_error(exc: Any, *, file: str, prefix: str = "", known_fields: dict[str, list[str]] | None = None) -> InputError:
+    """Turn the most telling pydantic ValidationError entry into one InputError line.
+
+    An unknown key is reported before anything else: a misspelt required key (``qsp`` for
+    ``qps``) is one mistake, and "unknown field qsp, did you mean qps" names it, where "qps is
+    missing" would not. ``known_fields`` maps a dotted parent path to the field names allowed
+    there, for "did you mean".
+    """
+    errors = exc.errors(include_url=False)
+    err = next((e for e in errors if e.get("type") == "extra_forbidden"), errors[0])
+    loc = [clip(str(x)) for x in err.get("loc", ()) if not (isinstance(x, str) and x.startswith("function-"))]
+    path = ".".join(([prefix] if prefix else []) + loc)
+    kind = err.get("type", "")
+    got = err.get("input")
+    if kind == "extra_forbidden":
+        parent = ".".join(([prefix] if prefix else []) + loc[:-1])
+        hint = ""
+        if known_fields is not None and parent in known_fields:
+            hint = did_you_mean(loc[-1], known_fields[parent]) or expected_one_of(known_fields[parent])
+        return InputError(f"unknown field{hint}", file=file, field=path)
+    if kind == "missing":
+        return InputError("required field is missing", file=file, field=path)
+    if kind == "string_pattern_mismatch" and err.get("ctx", {}).get("pattern") == ID_PATTERN:
+        hint = f" (did you mean {got.lower()!r}?)" if isinstance(got, str) and re.match(ID_PATTERN, got.lower()) else ""
+        return InputError(f"expected a lowercase id (a-z, 0-9, '.', '_', '-'), got {_short(got)}{hint}",
+                          file=file, field=path)
+    if kind in ("model_type", "dict_type"):  # pydantic names its class here: say what the file needs
+        return InputError(f"expected a table, got {_type_name(got)}", file=file, field=path or None)
+    msg = err.get("msg", "invalid value")
+    if msg.startswith("Value error, "):
+        msg = msg[len("Value error, "):]
+    if msg.startswith("Assertion failed, "):
+        msg = msg[len("Assertion failed, "):]
+    shown = _short(got)
+    if shown is not None and kind not in ("model_type", "dict_type"):
+        msg = f"{msg} (got {shown})"
+    return InputError(msg[0].lower() + msg[1:] if msg else "invalid value", file=file, field=path or None)
+
+
+def _type_name(value: Any) -> str:
+    """The TOML/JSON kind of a value, for "expected a table, got ..."."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return f"a number ({_short(value)})"
+    if isinstance(value, str):
+        return f"a string ({_short(value)})"
+    if isinstance(value, (list, tuple)):
+        return "an array"
+    return type(value).__name__
+
+
+def clip(text: str, limit: int = 60) -> str:
+    """A key or name from the input, cut so that an error line stays one short line."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _short(value: Any) -> str | None:
+    if isinstance(value, (dict, list)):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def refuse_inputs(path: str | os.PathLike[str], protect: list[str]) -> None:
+    """Refuse an output ``path`` that is one of the run's inputs, or lies inside an input directory
+    (a catalog overlay). Symlinks are resolved first, so a link to an input is refused too."""
+    try:
+        target = Path(path).resolve()
+    except (OSError, RuntimeError):
+        raise InputError("cannot resolve output path (symlink loop?)", file=str(path)) from None
+    for p in protect:
+        try:
+            guarded = Path(p).resolve()
+        except (OSError, RuntimeError):
+            continue
+        if target == guarded or (guarded.is_dir() and guarded in target.parents):
+            raise InputError("refusing to overwrite an input file", file=str(path))
+
+
+def check_output(path: str | os.PathLike[str], protect: list[str]) -> None:
+    """Refuse an output ``path`` that cannot be written, before anything of the run is: an input of
+    the run, a directory, a path in a missing or read-only directory."""
+    refuse_inputs(path, protect)
+    target = Path(path)
+    if _is_stream(target):
+        return
+    directory = _file_directory(path)
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise InputError("cannot write file (Permission denied)", file=str(path))
+
+
+def _file_directory(path: str | os.PathLike[str]) -> Path:
+    """The existing directory a regular output file goes into; refuses a missing one or a
+    ``path`` that is itself a directory."""
+    target = Path(path)
+    directory = target.parent if str(target.parent) else Path(".")
+    if not directory.is_dir():
+        raise InputError("output directory does not exist", file=str(path))
+    if target.is_dir():
+        raise InputError("is a directory, expected a file path", file=str(path))
+    return directory
+
+
+def _is_stream(target: Path) -> bool:
+    """An existing device, FIFO or socket (``/dev/null``, ``/dev/stdout``, a named pipe): written
+    to in place, never replaced by a regular file."""
+    try:
+        mode = target.stat().st_mode
+    except OSError:
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+def write_output(path: str | os.PathLike[str], data: str, *, protect: list[str] | None = None) -> None:
+    """Write one output: a device or pipe in place, anything else with :func:`write_atomic`."""
+    target = Path(path)
+    if not _is_stream(target):
+        write_atomic(path, data, protect=protect)
+        return
+    refuse_inputs(path, protect or [])
+    try:
+        with open(target, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(data)
+    except OSError as exc:
+        raise InputError(f"cannot write file ({exc.strerror or exc})", file=str(path)) from None
+
+
+def write_stdout(text: str) -> None:
+    """Write ``text`` to stdout as UTF-8 whatever the locale's encoding (reports use '·' and '→')."""
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:
+        sys.stdout.write(text)
+        return
+    sys.stdout.flush()
+    buffer.write(text.encode("utf-8"))
+    buffer.flush()
+
+
+def write_atomic(path: str | os.PathLike[str], data: str, *, protect: list[str] | None = None) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same directory and a rename.
+
+    Refuses to overwrite any path in ``protect`` (the inputs of the run). Either the complete new
+    file is in place afterwards or the old one (or nothing) is, and no temporary file is left;
+    an unwritable target is one :class:`InputError` line. A symlink at ``path`` is replaced by the
+    file, never written through.
+    """
+    refuse_inputs(path, protect or [])
+    target = Path(path)
+    directory = _file_directory(path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise InputError(f"cannot write file ({exc.strerror or exc})", file=str(path)) from None
+    try:
+        if hasattr(os, "fchmod"):  # mkstemp makes 0600; an output file gets the usual umask mode
+            mask = os.umask(0)
+            os.umask(mask)
+            os.fchmod(fd, 0o666 & ~mask)
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(exc, OSError):
+            raise InputError(f"cannot write file ({exc.strerror or exc})", file=str(path)) from None
+        raise

@@ -1,0 +1,344 @@
+"""Load the catalog: the shipped data files plus optional overlay directories.
+
+Layout: every ``*.toml`` file under the catalog directory may hold arrays of tables named
+``source``, ``gpu``, ``fabric``, ``switch``, ``nic``, ``optic`` and ``model``; ``catalog.toml``
+holds ``[catalog]`` metadata and ``calibration/*.toml`` the planners' regime constants.
+
+An overlay directory (``--catalog DIR`` or ``GPUPLAN_CATALOG``) has the same layout. An overlay
+record whose id exists already is merged field by field over it (a negotiated price, a corrected
+figure); a new id adds a record. Every merged record goes through the same validation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, TypeVar, overload
+
+from pydantic import BaseModel, ValidationError
+
+from gpuplan.hardware.schema import (
+    BomCalibration,
+    CatalogMeta,
+    CollectivesCalibration,
+    Fabric,
+    Gpu,
+    ModelPreset,
+    Nic,
+    Optic,
+    Source,
+    Switch,
+)
+from gpuplan.core.errors import InputError, did_you_mean
+from gpuplan.hardware.serving_calibration import ServingConstants
+from gpuplan.hardware.training_calibration import TrainingCalibration
+from gpuplan.core.io import clip, parse_toml, pydantic_error, read_text
+
+KINDS: dict[str, type[BaseModel]] = {
+    "source": Source,
+    "gpu": Gpu,
+    "fabric": Fabric,
+    "switch": Switch,
+    "nic": Nic,
+    "optic": Optic,
+    "model": ModelPreset,
+}
+#: At most this many files are read from one catalog directory (overlays come from PRs).
+MAX_FILES = 200
+#: At most this many directory entries are listed under one catalog directory.
+MAX_ENTRIES = 10_000
+#: At most this many GPU records after merging every overlay (5x the shipped catalog): each one is
+#: searched by both planners, so this bounds planning time as MAX_GROUPS bounds one GPU's search.
+MAX_GPUS = 100
+
+T = TypeVar("T", bound=BaseModel)
+
+
+def builtin_dir() -> Path:
+    """The shipped catalog: inside the wheel, or ``catalog/`` of a source checkout."""
+    here = Path(__file__).resolve().parent.parent
+    packaged = here / "_catalog"
+    return packaged if packaged.is_dir() else here.parent / "catalog"
+
+
+@dataclass(frozen=True)
+class Catalog:
+    meta: CatalogMeta
+    sources: dict[str, Source]
+    gpus: dict[str, Gpu]
+    fabrics: dict[str, Fabric]
+    switches: dict[str, Switch]
+    nics: dict[str, Nic]
+    optics: dict[str, Optic]
+    models: dict[str, ModelPreset]
+    calibration: dict[str, dict[str, Any]]
+    sha256: str
+    aliases: dict[str, str] = field(default_factory=dict)
+    #: The calibration tables validated once at load (bom, collectives, serving, training): the
+    #: models read these, never the raw ``calibration`` dicts.
+    tables: dict[str, BaseModel] = field(default_factory=dict)
+
+    @overload
+    def table(self, name: Literal["training"]) -> TrainingCalibration: ...
+    @overload
+    def table(self, name: Literal["serving"]) -> ServingConstants: ...
+    @overload
+    def table(self, name: Literal["bom"]) -> BomCalibration: ...
+    @overload
+    def table(self, name: Literal["collectives"]) -> CollectivesCalibration: ...
+
+    def table(self, name: str) -> BaseModel:
+        """The validated calibration table ``name`` (an InputError if the catalog has none)."""
+        found = self.tables.get(name)
+        if found is None:
+            raise InputError(f"the catalog has no calibration/{name}.toml", file=f"calibration/{name}.toml")
+        return found
+
+    @property
+    def version(self) -> str:
+        return self.meta.version
+
+    def gpu(self, name: str, *, file: str | None = None, field_path: str | None = None) -> Gpu:
+        """Look a GPU up by id or alias; unknown names raise with suggestions."""
+        key = name.strip().lower()
+        gid = self.aliases.get(key, key)
+        if gid in self.gpus:
+            return self.gpus[gid]
+        hint = did_you_mean(key, [*self.gpus, *self.aliases]) if len(key) <= 200 else ""
+        raise InputError(f"unknown GPU {clip(name)!r}{hint}; see 'gpuplan catalog gpus'", file=file, field=field_path)
+
+    def lookup(self, kind: str, name: str, *, file: str | None = None, field_path: str | None = None) -> Any:
+        table: Mapping[str, Any] = getattr(self, {"fabric": "fabrics", "switch": "switches", "nic": "nics",
+                                                  "optic": "optics", "model": "models", "source": "sources"}[kind])
+        if name in table:
+            return table[name]
+        hint = did_you_mean(name, table) if len(name) <= 200 else ""
+        label = "model preset" if kind == "model" else kind
+        cmd = {"model": "models", "switch": "switches"}.get(kind, kind + "s")
+        raise InputError(f"unknown {label} {clip(name)!r}{hint}; see 'gpuplan catalog {cmd}'", file=file, field=field_path)
+
+
+def _toml_files(root: Path) -> list[Path]:
+    """The ``*.toml`` files under ``root``, sorted. Symlinked directories are not entered (no
+    loops, no escape); a symlinked file must resolve inside ``root``; the walk is bounded."""
+    root_resolved = root.resolve()
+    found: list[Path] = []
+    entries = 0
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames.sort()
+        entries += len(dirnames) + len(filenames)
+        if entries > MAX_ENTRIES:
+            raise InputError(f"more than {MAX_ENTRIES} entries under the catalog directory", file=str(root))
+        found += [Path(dirpath) / f for f in filenames if f.endswith(".toml")]
+        if len(found) > MAX_FILES:
+            raise InputError(f"more than {MAX_FILES} catalog files", file=str(root))
+    files = []
+    for path in sorted(found):
+        try:
+            real = path.resolve()
+        except (OSError, RuntimeError):  # RuntimeError: a symlink loop (Python < 3.13)
+            raise InputError("cannot resolve path (symlink loop?)", file=str(path)) from None
+        if root_resolved not in real.parents and real != root_resolved:
+            raise InputError("catalog file points outside its directory (symlink)", file=str(path))
+        if not real.is_file():  # a FIFO would block the read, a device never end it
+            raise InputError("catalog file is not a regular file", file=str(path))
+        files.append(path)
+    return files
+
+
+def _read_dir(root: Path) -> tuple[dict[str, list[tuple[str, dict[str, Any]]]], dict[str, Any], dict[str, tuple[str, dict[str, Any]]], list[tuple[str, bytes]]]:
+    records: dict[str, list[tuple[str, dict[str, Any]]]] = {k: [] for k in KINDS}
+    meta: dict[str, Any] = {}
+    calibration: dict[str, tuple[str, dict[str, Any]]] = {}
+    raw: list[tuple[str, bytes]] = []
+    if not root.exists():
+        raise InputError("catalog directory not found", file=str(root))
+    if not root.is_dir():
+        raise InputError("catalog path is not a directory", file=str(root))
+    for path in _toml_files(root):
+        name = str(path)
+        text = read_text(path)
+        raw.append((path.relative_to(root).as_posix(), text.encode()))
+        data = parse_toml(text, name)
+        rel = path.relative_to(root)
+        if rel.parts[0] == "calibration":
+            calibration[path.stem] = (name, data)
+            continue
+        for key, value in data.items():
+            if key == "catalog":
+                if not isinstance(value, dict):
+                    raise InputError("expected a table", file=name, field="catalog")
+                meta = value
+                continue
+            if key not in KINDS:
+                raise InputError(f"unknown table{did_you_mean(key, [*KINDS, 'catalog'])}; expected one of "
+                                 f"{', '.join(sorted(KINDS))}", file=name, field=key)
+            if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+                raise InputError(f"expected an array of tables ([[{key}]])", file=name, field=key)
+            for i, item in enumerate(value):
+                records[key].append((f"{name}:{key}[{i}]", item))
+    return records, meta, calibration, raw
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    return {str: "string", list: "array", dict: "table"}.get(type(value), "date or time")
+
+
+def _check_calibration(stem: str, table: dict[str, Any], shipped: dict[str, dict[str, Any]], file: str) -> None:
+    """An overlay calibration table may only replace shipped constants, each with a value of the
+    same kind (numbers finite and, like every shipped constant, not negative): the planners read
+    these tables directly, so a string or a NaN must not reach them. Ranges are theirs to check."""
+    if stem not in shipped:
+        raise InputError(f"unknown calibration table{did_you_mean(stem, shipped)}; expected one of "
+                         f"{', '.join(sorted(shipped))}", file=file)
+    _same_shape(table, shipped[stem], file, "")
+
+
+def _same_shape(over: Any, base: Any, file: str, field: str) -> None:
+    want, got = _kind(base), _kind(over)
+    if want != got:
+        raise InputError(f"expected a {want}, got a {got}", file=file, field=field or None)
+    if got == "number":
+        if not math.isfinite(over) or (base >= 0 and over < 0):
+            raise InputError(f"expected a finite number >= 0, got {over!r}"[:120], file=file, field=field or None)
+    elif got == "table":
+        for key, value in over.items():
+            path = f"{field}.{key}" if field else key
+            if key not in base:
+                raise InputError(f"unknown calibration key{did_you_mean(key, base)}", file=file, field=path)
+            _same_shape(value, base[key], file, path)
+    elif got == "array" and base:
+        for i, value in enumerate(over):
+            _same_shape(value, base[0], file, f"{field}[{i}]")
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in over.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = _merge(out[k], v)
+        else:
+            out[k] = v
+    return out
+
+
+def _validate(kind: str, where: str, item: dict[str, Any]) -> BaseModel:
+    model = KINDS[kind]
+    file, _, index = where.rpartition(":")
+    try:
+        return model.model_validate(item)
+    except ValidationError as exc:
+        ident = item.get("id") if isinstance(item.get("id"), str) else index
+        known = {f"{kind}[{ident}]": list(model.model_fields)}
+        raise pydantic_error(exc, file=file, prefix=f"{kind}[{ident}]", known_fields=known) from None
+
+
+def load_catalog(overlays: Iterable[str | os.PathLike[str]] = (), *, base: Path | None = None) -> Catalog:
+    """Load the built-in catalog, then each overlay directory in order."""
+    dirs = [base or builtin_dir(), *[Path(o) for o in overlays]]
+    merged: dict[str, dict[str, tuple[str, dict[str, Any]]]] = {k: {} for k in KINDS}
+    meta: dict[str, Any] = {}
+    calibration: dict[str, dict[str, Any]] = {}
+    digest = hashlib.sha256()
+    for layer, root in enumerate(dirs):
+        records, layer_meta, layer_cal, raw = _read_dir(root)
+        for rel, blob in raw:
+            digest.update(f"{layer}:{rel}\0".encode())
+            digest.update(hashlib.sha256(blob).digest())
+        meta = _merge(meta, layer_meta)
+        for stem, (name, table) in layer_cal.items():
+            if layer > 0:
+                _check_calibration(stem, table, calibration, name)
+            calibration[stem] = _merge(calibration.get(stem, {}), table)
+        for kind, items in records.items():
+            seen_here: dict[str, str] = {}
+            for where, item in items:
+                ident = item.get("id")
+                if not isinstance(ident, str):
+                    raise InputError("record has no string 'id'", file=where.rpartition(":")[0],
+                                     field=where.rpartition(":")[2])
+                if ident in seen_here:
+                    raise InputError(f"duplicate {kind} id {clip(ident)!r} (also in {seen_here[ident]})",
+                                     file=where.rpartition(":")[0], field=f"{kind}[{clip(ident)}]")
+                seen_here[ident] = where.rpartition(":")[0]
+                if layer > 0 and ident in merged[kind]:
+                    item = _merge(merged[kind][ident][1], item)
+                merged[kind][ident] = (where, item)
+    try:
+        cat_meta = CatalogMeta.model_validate(meta)
+    except ValidationError as exc:
+        raise pydantic_error(exc, file=str(dirs[0] / "catalog.toml"), prefix="catalog") from None
+    if len(merged["gpu"]) > MAX_GPUS:
+        raise InputError(f"{len(merged['gpu'])} GPU records with the overlays, more than the limit of {MAX_GPUS}",
+                         file=str(dirs[-1]))
+    built: dict[str, dict[str, Any]] = {k: {} for k in KINDS}
+    #: (kind, id) -> the file that last set the record, so cross-record errors name a file
+    origin: dict[tuple[str, str], str] = {}
+    for kind, items in merged.items():
+        for ident in sorted(items):
+            where, item = items[ident]
+            built[kind][ident] = _validate(kind, where, item)
+            origin[(kind, ident)] = where.rpartition(":")[0]
+    aliases: dict[str, str] = {}
+    for gid, gpu in built["gpu"].items():
+        for alias in gpu.aliases:
+            if alias in built["gpu"] or (alias in aliases and aliases[alias] != gid):
+                raise InputError(f"alias {alias!r} of {gid!r} collides with another GPU", file=origin[("gpu", gid)],
+                                 field=f"gpu[{gid}].aliases")
+            aliases[alias] = gid
+    _check_references(built, origin)
+    tables = _validate_calibration(calibration, dirs)
+    return Catalog(meta=cat_meta, sources=built["source"], gpus=built["gpu"], fabrics=built["fabric"],
+                   switches=built["switch"], nics=built["nic"], optics=built["optic"], models=built["model"],
+                   calibration=calibration, sha256=digest.hexdigest(), aliases=aliases, tables=tables)
+
+
+def _validate_calibration(calibration: dict[str, dict[str, Any]], dirs: list[Path]) -> dict[str, BaseModel]:
+    """Validate every calibration table (merged over overlays) against its schema, once, here;
+    the models are what the planners read (:meth:`Catalog.table`)."""
+    schemas: dict[str, type[BaseModel]] = {"bom": BomCalibration, "collectives": CollectivesCalibration,
+                                           "training": TrainingCalibration, "serving": ServingConstants}
+    out: dict[str, BaseModel] = {}
+    for stem in sorted(calibration):
+        model = schemas.get(stem)
+        if model is None:
+            raise InputError(f"unknown calibration table; expected one of {', '.join(sorted(schemas))}",
+                             file=f"calibration/{stem}.toml")
+        try:
+            out[stem] = model.model_validate(calibration[stem])
+        except ValidationError as exc:
+            file = next((str(d / "calibration" / f"{stem}.toml") for d in reversed(dirs)
+                         if (d / "calibration" / f"{stem}.toml").exists()), f"calibration/{stem}.toml")
+            raise pydantic_error(exc, file=file, known_fields={"": list(model.model_fields)}) from None
+    return out
+
+
+def _check_references(built: dict[str, dict[str, Any]], where: Mapping[tuple[str, str], str]) -> None:
+    """Every source, default switch / NIC and reference NIC a record names exists; an error names
+    the file that last set the record (``where``)."""
+    sources = built["source"]
+    for kind in ("gpu", "fabric", "switch", "nic", "optic", "model"):
+        for ident, rec in built[kind].items():
+            for group, src in rec.sources.items():
+                if src not in sources:
+                    raise InputError(f"unknown source {src!r}{did_you_mean(src, sources)}",
+                                     file=where.get((kind, ident)), field=f"{kind}[{ident}].sources.{group}")
+    for ident, fab in built["fabric"].items():
+        if fab.default_switch not in built["switch"]:
+            raise InputError(f"unknown switch {fab.default_switch!r}", file=where.get(("fabric", ident)),
+                             field=f"fabric[{ident}].default_switch")
+        if fab.default_nic not in built["nic"]:
+            raise InputError(f"unknown nic {fab.default_nic!r}", file=where.get(("fabric", ident)),
+                             field=f"fabric[{ident}].default_nic")
+    for ident, gpu in built["gpu"].items():
+        if gpu.reference_nic and gpu.reference_nic not in built["nic"]:
+            raise InputError(f"unknown nic {gpu.reference_nic!r}", file=where.get(("gpu", ident)),
+                             field=f"gpu[{ident}].reference_nic")

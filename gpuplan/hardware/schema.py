@@ -1,0 +1,279 @@
+"""Schemas of the catalog files in ``catalog/``.
+
+Units are part of every key (``mem_bw_tbps``, ``scaleup_uni_gbps``). Conventions:
+
+* ``*_tflops`` / ``*_tops`` are **dense** peaks (no 2:4 sparsity), per GPU, 1e12 op/s.
+* ``*_gbps`` on links and NICs is per GPU, **one direction**, in GB/s (1e9 bytes/s) unless the key
+  says ``gbit`` (line rates of ports, Gb/s).
+* ``memory_gib`` is the vendor label, which for HBM is GiB; ``memory_usable_gib`` is what a
+  program can allocate.
+* Every figure is sourced: ``sources`` maps a figure group (see ``*_GROUPS``) to a source id in
+  ``catalog/sources.toml``. The consistency test checks that each group a record sets is sourced.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field, model_validator
+
+from gpuplan.model.arch import ArchitectureSpec
+from gpuplan.core.types import STRICT, Fraction, Id, NonNegative, Positive, PositiveInt
+
+Confidence = Literal["V", "S", "M", "C", "D"]
+DType = Literal["fp64", "tf32", "bf16", "fp16", "fp8", "int8", "fp4", "int4"]
+
+
+class Source(BaseModel):
+    """A publication or dataset figures are taken from."""
+
+    model_config = STRICT
+    id: Id
+    title: str
+    url: str | None = None
+    date: str = Field(pattern=r"^\d{4}(-\d{2}){0,2}$")
+    confidence: Confidence
+    note: str | None = None
+
+
+class GpuEfficiency(BaseModel):
+    """Measured fractions of the datasheet peaks, one set per GPU (never per validation case)."""
+
+    model_config = STRICT
+    #: Max achievable matmul FLOP/s over peak (MAMF / peak), per dtype.
+    matmul_bf16: Fraction
+    matmul_fp8: Fraction | None = None
+    matmul_fp4: Fraction | None = None
+    #: Achieved HBM bandwidth of a large streaming read (skinny GEMM, decode) over spec.
+    mem_bw: Fraction
+    #: Ring collective bus bandwidth over the scale-up one-direction link rate.
+    scaleup_busbw: Fraction
+    #: In-network reduction on the scale-up domain (NVLS / NVLink SHARP).
+    scaleup_in_network_reduction: bool = False
+
+
+class Gpu(BaseModel):
+    """One accelerator SKU with its reference server."""
+
+    model_config = STRICT
+    id: Id
+    aliases: list[Id] = []
+    vendor: Literal["nvidia", "amd", "intel"]
+    name: str
+    arch: str
+    form_factor: Literal["sxm", "oam", "pcie", "superchip"]
+    launch: str
+    # memory
+    memory_gib: Positive
+    memory_usable_gib: Positive
+    mem_bw_tbps: Positive
+    memory_type: str
+    # dense compute peaks; None = the format has no tensor-core path on this GPU
+    fp64_dense_tflops: NonNegative | None = None
+    tf32_dense_tflops: Positive | None = None
+    bf16_dense_tflops: Positive | None = None
+    fp16_dense_tflops: Positive
+    fp8_dense_tflops: Positive | None = None
+    int8_dense_tops: Positive | None = None
+    fp4_dense_tflops: Positive | None = None
+    int4_dense_tops: Positive | None = None
+    # the vendor's printed sparse figures, kept to check that dense ones are not sparse ones
+    bf16_sparse_tflops: Positive | None = None
+    fp8_sparse_tflops: Positive | None = None
+    fp4_sparse_tflops: Positive | None = None
+    # scale-up domain (NVLink / XGMI / on-die RoCE); PCIe cards have none (domain 1)
+    scaleup_tech: str
+    scaleup_uni_gbps: Positive
+    scaleup_domain: PositiveInt
+    #: Bandwidth between one pair of GPUs when the domain is a point-to-point mesh (XGMI).
+    scaleup_p2p_uni_gbps: Positive | None = None
+    host_link: str
+    host_link_uni_gbps: Positive
+    tdp_w: Positive
+    # reference server
+    server_name: str
+    gpus_per_node: PositiveInt
+    node_power_kw: Positive
+    #: Price of one server with its GPUs, CPUs, memory and local disks, without compute-fabric
+    #: NICs and optics (those are separate BOM lines).
+    node_price_usd: Positive | None = None
+    node_rack_units: PositiveInt
+    #: Scale-out NICs and speed per GPU of the reference server.
+    reference_nic: Id | None = None
+    reference_scaleout_gbit_per_gpu: NonNegative
+    price_usd: Positive | None = None
+    price_date: str | None = None
+    cloud_usd_per_gpu_hour: Positive | None = None
+    cloud_date: str | None = None
+    efficiency: GpuEfficiency
+    sources: dict[str, Id]
+
+    def peak_tflops(self, dtype: str) -> float | None:
+        """Dense peak for a compute dtype (int8/int4 in TOPS), None if unsupported."""
+        return {
+            "fp64": self.fp64_dense_tflops,
+            "tf32": self.tf32_dense_tflops,
+            "bf16": self.bf16_dense_tflops,
+            "fp16": self.fp16_dense_tflops,
+            "fp8": self.fp8_dense_tflops,
+            "int8": self.int8_dense_tops,
+            "fp4": self.fp4_dense_tflops,
+            "int4": self.int4_dense_tops,
+        }.get(dtype)
+
+    @property
+    def purchase_unit_nodes(self) -> int:
+        """Servers bought together: a rack-scale superchip system (GB200 NVL72) is sold, powered and
+        wired as one rack of ``scaleup_domain / gpus_per_node`` trays; anything else by the server."""
+        if self.form_factor == "superchip" and self.scaleup_domain > self.gpus_per_node:
+            return -(-self.scaleup_domain // self.gpus_per_node)
+        return 1
+
+    def servers_for(self, gpus: int) -> int:
+        """Servers to buy for ``gpus`` GPUs: whole servers, rounded up to whole purchase units (the
+        trays a job leaves idle in the last NVL72 rack are its hot spares)."""
+        unit = self.purchase_unit_nodes
+        return -(-(-(-gpus // self.gpus_per_node)) // unit) * unit
+
+    def billed_gpus(self, gpus: int) -> int:
+        """GPUs a cloud bills for ``gpus`` in use: PCIe cards one by one, everything else by the
+        whole server it rents (an 8-GPU baseboard; a 4-GPU GB200 tray, as clouds rent NVL72 by
+        the tray-sized instance, not by the rack that capex buys)."""
+        if self.form_factor == "pcie":
+            return gpus
+        return -(-gpus // self.gpus_per_node) * self.gpus_per_node
+
+    def matmul_efficiency(self, dtype: str) -> float:
+        """Measured matmul efficiency for a dtype; falls back to the bf16 figure."""
+        eff = self.efficiency
+        by = {"fp8": eff.matmul_fp8, "int8": eff.matmul_fp8, "fp4": eff.matmul_fp4, "int4": eff.matmul_fp4}
+        return by.get(dtype) or eff.matmul_bf16
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "Gpu":
+        if self.memory_usable_gib > self.memory_gib * 1.0001:
+            raise ValueError("memory_usable_gib exceeds memory_gib")
+        if self.scaleup_p2p_uni_gbps and self.scaleup_p2p_uni_gbps > self.scaleup_uni_gbps:
+            raise ValueError("scaleup_p2p_uni_gbps exceeds scaleup_uni_gbps")
+        if self.scaleup_domain > 1 and self.scaleup_domain < self.gpus_per_node and self.form_factor != "pcie":
+            raise ValueError("scaleup_domain smaller than gpus_per_node on a baseboard GPU")
+        return self
+
+
+GPU_GROUPS: dict[str, tuple[str, ...]] = {
+    "compute": ("fp64_dense_tflops", "tf32_dense_tflops", "bf16_dense_tflops", "fp16_dense_tflops",
+                "fp8_dense_tflops", "int8_dense_tops", "fp4_dense_tflops", "int4_dense_tops"),
+    "memory": ("memory_gib", "memory_usable_gib", "mem_bw_tbps"),
+    "scaleup": ("scaleup_uni_gbps", "scaleup_domain", "scaleup_p2p_uni_gbps", "host_link_uni_gbps"),
+    "power": ("tdp_w", "node_power_kw"),
+    "server": ("gpus_per_node", "node_rack_units", "reference_scaleout_gbit_per_gpu"),
+    "price": ("price_usd", "node_price_usd"),
+    "cloud": ("cloud_usd_per_gpu_hour",),
+    "efficiency": ("efficiency",),
+}
+
+
+class Fabric(BaseModel):
+    """A scale-out network technology at one port speed (``ib-ndr``, ``ethernet-400g``)."""
+
+    model_config = STRICT
+    id: Id
+    name: str
+    kind: Literal["infiniband", "ethernet"]
+    port_gbit: Positive
+    #: Achievable data rate over line rate for large messages (NCCL bus bandwidth per NIC).
+    efficiency: Fraction
+    #: Added latency per switch hop, microseconds.
+    hop_latency_us: Positive
+    #: Fixed latency of one collective step (NIC, software), microseconds.
+    base_latency_us: Positive
+    in_network_reduction: bool
+    default_switch: Id
+    default_nic: Id
+    sources: dict[str, Id]
+
+
+class Switch(BaseModel):
+    model_config = STRICT
+    id: Id
+    name: str
+    vendor: str
+    kinds: list[Literal["infiniband", "ethernet"]]
+    #: Radix at each supported port speed, keyed by Gb/s ("400" = 64 ports of 400G).
+    radix_by_gbit: dict[str, PositiveInt]
+    #: Physical cages (e.g. 32 twin-port OSFP on a QM9700).
+    cages: PositiveInt
+    lanes_per_cage: PositiveInt
+    power_w: Positive | None = None
+    price_usd: Positive | None = None
+    price_date: str | None = None
+    rack_units: PositiveInt
+    sources: dict[str, Id]
+
+    def radix(self, gbit: float) -> int | None:
+        return self.radix_by_gbit.get(f"{gbit:g}")
+
+
+class Nic(BaseModel):
+    model_config = STRICT
+    id: Id
+    name: str
+    kinds: list[Literal["infiniband", "ethernet"]]
+    ports: PositiveInt
+    port_gbit: Positive
+    power_w: Positive | None = None
+    price_usd: Positive | None = None
+    price_date: str | None = None
+    sources: dict[str, Id]
+
+
+class Optic(BaseModel):
+    """A transceiver module, active optical cable, copper cable or fibre."""
+
+    model_config = STRICT
+    id: Id
+    name: str
+    kind: Literal["transceiver", "aoc", "dac", "fiber"]
+    gbit: Positive
+    #: Links carried by one module (twin-port 800G OSFP carries two 400G links).
+    links_per_module: PositiveInt = 1
+    reach_m: Positive
+    end: Literal["switch", "node", "any"]
+    #: Fibre a transceiver needs, or a fibre cable is (SR = multimode, DR = single-mode); None for
+    #: copper and active optical cables. Modules and fibre of one link must match.
+    fiber_mode: Literal["multimode", "single-mode"] | None = None
+    power_w: NonNegative | None = None
+    price_usd: Positive | None = None
+    price_date: str | None = None
+    sources: dict[str, Id]
+
+
+class ModelPreset(ArchitectureSpec):
+    """A published model architecture with its source."""
+
+    id: Id
+    name: str
+    published_params_b: Positive | None = None
+    sources: dict[str, Id]
+
+
+class CollectivesCalibration(BaseModel):
+    """``calibration/collectives.toml``: latency terms of the collective model."""
+
+    model_config = STRICT
+    scaleup_step_latency_us: NonNegative
+    pcie_step_latency_us: NonNegative
+    scaleout_hops: PositiveInt
+
+
+class BomCalibration(BaseModel):
+    """``calibration/bom.toml``: constants of the bill of materials."""
+
+    model_config = STRICT
+    rack_power_kw: Positive
+
+
+class CatalogMeta(BaseModel):
+    model_config = STRICT
+    version: str
+    description: str = ""

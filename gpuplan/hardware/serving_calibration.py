@@ -1,0 +1,96 @@
+"""The serving model's regime constants, read from ``catalog/calibration/serving.toml``.
+
+Validated once per catalog (unknown keys are errors); the values and their sources are in the
+TOML file and in docs/serving-model.md. No number here: a catalog without the file is an error.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gpuplan.core.types import Fraction, NonNegative, Positive
+
+
+
+class HasTables(Protocol):
+    """What reads a calibration table: the catalog (hardware.loader.Catalog), or a test double."""
+
+    def table(self, name: str) -> object: ...
+
+_STRICT = ConfigDict(extra="forbid", frozen=True)
+
+
+class ScaleBits(BaseModel):
+    model_config = _STRICT
+    bf16: NonNegative
+    fp16: NonNegative
+    fp8: NonNegative
+    int8: NonNegative
+    int4: NonNegative
+    fp4: NonNegative
+
+
+class WeightOnly(BaseModel):
+    model_config = _STRICT
+    int8: Fraction
+    int4: Fraction
+    fp8: Fraction
+    fp4: Fraction
+
+
+class Engine(BaseModel):
+    model_config = _STRICT
+    prefill_tokens_per_step: int = Field(gt=0)
+
+
+class Queueing(BaseModel):
+    model_config = _STRICT
+    prefill_service_scv: NonNegative
+    max_utilisation: Fraction
+
+
+class Cost(BaseModel):
+    model_config = _STRICT
+    amortisation_years: Positive
+    electricity_usd_per_kwh: NonNegative
+    pue: Positive
+
+
+class Frontend(BaseModel):
+    model_config = _STRICT
+    bytes_per_prompt_token: NonNegative
+    bytes_per_output_token: NonNegative
+    bytes_per_request: NonNegative
+
+
+class ServingConstants(BaseModel):
+    model_config = _STRICT
+    gemm_efficiency_vs_mamf: Fraction
+    attention_efficiency_vs_mamf: Fraction
+    layer_latency_us: NonNegative
+    step_overhead_us: NonNegative
+    collective_launch_us: NonNegative
+    activation_bytes: Positive
+    runtime_overhead_gib: NonNegative
+    kv_memory_fraction: Fraction
+    scale_bits_per_weight: ScaleBits
+    weight_only_bandwidth_factor: WeightOnly
+    engine: Engine
+    queueing: Queueing
+    cost: Cost
+    frontend: Frontend
+
+    def scale_bits(self, precision: str) -> float:
+        return float(getattr(self.scale_bits_per_weight, precision))
+
+    def weight_only_factor(self, precision: str) -> float:
+        return float(getattr(self.weight_only_bandwidth_factor, precision))
+
+
+def serving_constants(catalog: HasTables) -> ServingConstants:
+    """The serving constants of ``catalog`` (``calibration/serving.toml``, validated at load)."""
+    found = catalog.table("serving")
+    assert isinstance(found, ServingConstants)
+    return found

@@ -1,0 +1,144 @@
+"""Regime constants of the training model, read from ``catalog/calibration/training.toml``.
+
+Every constant carries its source in that file; docs/training-model.md explains each one.
+Nothing here is per GPU (per-GPU ceilings are in the GPU records) or per validation case.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from gpuplan.hardware.training_frameworks import FRAMEWORKS, Framework
+
+
+
+class HasTables(Protocol):
+    """What reads a calibration table: the catalog (hardware.loader.Catalog), or a test double."""
+
+    def table(self, name: str) -> object: ...
+
+_Pos = Field(gt=0, allow_inf_nan=False)
+_NonNeg = Field(ge=0, allow_inf_nan=False)
+
+#: Bytes per parameter of the weights, gradients and optimizer states, by convention name.
+STATE_CONVENTIONS: dict[str, tuple[int, int, int]] = {
+    # (weights, gradients, optimizer) bytes per parameter
+    "mixed-adam-fp32-grads": (2, 4, 12),
+    "mixed-adam": (2, 2, 12),
+}
+
+
+class TrainingCalibration(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    gemm_size_curve: tuple[tuple[float, float], ...]
+    #: The training software's features by name (hardware/training_frameworks.py).
+    frameworks: dict[str, Framework]
+    #: The framework of a profile or case that names none: what a team runs today.
+    default_framework: str
+    flash_attention_fwd_efficiency: float = Field(gt=0, le=1)
+    flash_attention_bwd_efficiency: float = Field(gt=0, le=1)
+    causal_fraction: float = Field(gt=0, le=1)
+    norm_bytes_per_element: float = _NonNeg
+    bias_dropout_add_bytes_per_element: float = _NonNeg
+    gelu_bytes_per_element: float = _NonNeg
+    swiglu_bytes_per_element: float = _NonNeg
+    softmax_fwd_bytes_per_element: float = _NonNeg
+    softmax_bwd_bytes_per_element: float = _NonNeg
+    elementwise_bwd_factor: float = _Pos
+    kernel_gap_us: float = _NonNeg
+    kernels_per_layer_fwd: int = Field(ge=0)
+    kernel_busy_fraction: float = Field(gt=0, le=1)
+    #: MoE expert loop (gpuplan/training/moe.py): host launches per local expert and their cost.
+    moe_launches_per_expert_fwd: int = Field(ge=0)
+    moe_launches_per_expert_bwd: int = Field(ge=0)
+    moe_launch_us: float = _NonNeg
+    state_convention: Literal["mixed-adam-fp32-grads", "mixed-adam"]
+    optimizer_bytes_per_param: float = _NonNeg
+    fp8_weight_copy_bytes: float = _NonNeg
+    runtime_overhead_gib: float = _NonNeg
+    fragmentation_fraction: float = Field(ge=0, lt=1)
+    logits_bytes_per_element: float = _NonNeg
+    collective_size_curve: tuple[tuple[float, float], ...]
+    activation_bytes: float = _Pos
+    overlap_slowdown_scaleup: float = Field(ge=0, lt=1)
+    overlap_slowdown_scaleout: float = Field(ge=0, lt=1)
+    interruptions_per_gpu_hour: float = _NonNeg
+    restart_hours: float = _NonNeg
+    checkpoint_save_hours: float = _NonNeg
+    fixed_downtime_fraction: float = Field(ge=0, lt=1)
+    #: Headroom below which a plan's memory is called tight (a warning finding).
+    memory_tight_fraction: float = Field(default=0.03, ge=0, lt=1)
+    #: GPUs a published training run validates (``gpuplan validate``); others are extrapolated.
+    validated_gpus: tuple[str, ...] = ()
+    #: Training precisions and model kinds those runs cover (the rest is extrapolated).
+    validated_precisions: tuple[str, ...] = ()
+    validated_moe: bool = False
+
+    @field_validator("gemm_size_curve", "collective_size_curve")
+    @classmethod
+    def _curve(cls, v: tuple[tuple[float, float], ...]) -> tuple[tuple[float, float], ...]:
+        if len(v) < 2:
+            raise ValueError("needs at least two [size, fraction] points")
+        pts = sorted(v)
+        if any(g <= 0 or not (0 < f <= 1) for g, f in pts):
+            raise ValueError("points must be [size > 0, 0 < fraction <= 1]")
+        return tuple(pts)
+
+    @field_validator("frameworks")
+    @classmethod
+    def _frameworks(cls, v: dict[str, Framework]) -> dict[str, Framework]:
+        missing = set(FRAMEWORKS) - set(v)
+        unknown = set(v) - set(FRAMEWORKS)
+        if missing or unknown:
+            raise ValueError(f"needs exactly {', '.join(FRAMEWORKS)}"
+                             + (f" (missing {', '.join(sorted(missing))})" if missing else "")
+                             + (f" (unknown {', '.join(sorted(unknown))})" if unknown else ""))
+        return v
+
+    @field_validator("default_framework")
+    @classmethod
+    def _default(cls, v: str) -> str:
+        if v not in FRAMEWORKS:
+            raise ValueError(f"must be one of {', '.join(FRAMEWORKS)}")
+        return v
+
+    def framework(self, name: str | None) -> Framework:
+        """The features of framework ``name`` (None: the default framework)."""
+        return self.frameworks[name or self.default_framework]
+
+    @property
+    def state_bytes(self) -> tuple[int, int, int]:
+        """(weights, gradients, optimizer) bytes per parameter of the named convention."""
+        return STATE_CONVENTIONS[self.state_convention]
+
+    def gemm_fraction(self, gflop: float) -> float:
+        """Fraction of the matmul ceiling one GEMM of ``gflop`` reaches (log-linear curve)."""
+        return log_interp(self.gemm_size_curve, gflop)
+
+    def collective_fraction(self, size_bytes: float) -> float:
+        """Fraction of the large-message bus bandwidth a collective of this buffer reaches."""
+        return log_interp(self.collective_size_curve, size_bytes / 2**20)
+
+
+def log_interp(points: tuple[tuple[float, float], ...], x: float) -> float:
+    """Piecewise-linear interpolation in log(x), clamped at both ends."""
+    if x <= points[0][0]:
+        return points[0][1]
+    if x >= points[-1][0]:
+        return points[-1][1]
+    lx = math.log(x)
+    for (x0, y0), (x1, y1) in zip(points, points[1:]):
+        if x <= x1:
+            return y0 + (y1 - y0) * (lx - math.log(x0)) / (math.log(x1) - math.log(x0))
+    return points[-1][1]  # pragma: no cover
+
+
+def calibration(catalog: HasTables) -> TrainingCalibration:
+    """The training constants of ``catalog`` (``calibration/training.toml``, validated at load)."""
+    found = catalog.table("training")
+    assert isinstance(found, TrainingCalibration)
+    return found

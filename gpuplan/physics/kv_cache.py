@@ -1,0 +1,97 @@
+"""KV-cache sizing: bytes per token, per GPU, per sequence, and how many sequences fit.
+
+Formulas (docs/serving-model.md, section "KV cache"):
+
+* MHA / GQA: ``2 * layers * kv_heads * head_dim * bytes`` per token (K and V of every layer).
+  On one GPU of a tensor-parallel group the KV heads are split, ``ceil(kv_heads / tp)`` each;
+  when TP exceeds the KV heads each GPU keeps a replica of the head it needs (vLLM, TRT-LLM and
+  aiconfigurator ``models/base.py`` all size it this way).
+* MLA (DeepSeek-V2/V3, arXiv:2405.04434 section 2.1): the cache holds the compressed latent and
+  the decoupled RoPE key, ``layers * (kv_lora_rank + rope_head_dim) * bytes`` per token. It has no
+  head dimension, so tensor parallelism does not split it: every TP rank holds the whole latent.
+* Pipeline parallelism splits layers: a stage holds ``ceil(layers / pp)`` layers' cache.
+* Sliding-window attention (Mistral 7B, arXiv:2310.06825) keeps at most ``window`` tokens.
+
+Pure functions of the architecture; no hardware figures here.
+"""
+
+from __future__ import annotations
+
+import math
+
+from gpuplan.model.arch import Architecture
+
+#: Storage bytes per element of each number format (format definitions, not hardware figures).
+DTYPE_BYTES: dict[str, float] = {
+    "fp32": 4.0, "tf32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "fp4": 0.5, "int4": 0.5,
+}
+
+
+def dtype_bytes(dtype: str) -> float:
+    """Bytes per element of ``dtype`` (``bf16`` -> 2, ``fp8`` -> 1, ``int4`` -> 0.5)."""
+    try:
+        return DTYPE_BYTES[dtype]
+    except KeyError:
+        raise ValueError(f"unknown dtype {dtype!r}") from None
+
+
+def kv_bytes_per_token(arch: Architecture, kv_dtype: str) -> float:
+    """KV-cache bytes one token adds to the whole model (all layers, all heads)."""
+    return arch.kv_elements_per_token() * dtype_bytes(kv_dtype)
+
+
+def kv_heads_per_gpu(arch: Architecture, tp: int) -> int:
+    """KV heads one TP rank holds: ``ceil(kv_heads / tp)``, at least one (replicated past kv_heads)."""
+    return max(1, math.ceil(arch.kv_heads / max(tp, 1)))
+
+
+def layers_per_stage(arch: Architecture, pp: int) -> int:
+    """Layers of the largest pipeline stage: ``ceil(layers / pp)``."""
+    return math.ceil(arch.layers / max(pp, 1))
+
+
+def kv_bytes_per_token_per_gpu(arch: Architecture, kv_dtype: str, tp: int = 1, pp: int = 1) -> float:
+    """KV bytes per token on one GPU of a ``tp`` x ``pp`` replica (the largest stage).
+
+    MLA: ``L_stage * (kv_lora_rank + rope_head_dim) * b`` (not split by TP).
+    MHA/GQA: ``2 * L_stage * ceil(kv_heads / tp) * head_dim * b``.
+    """
+    b = dtype_bytes(kv_dtype)
+    layers = layers_per_stage(arch, pp)
+    if arch.is_mla:
+        return layers * (arch.kv_lora_rank + arch.rope_head_dim) * b
+    return 2 * layers * kv_heads_per_gpu(arch, tp) * arch.head_dim * b
+
+
+def cached_tokens(context: float, sliding_window: int = 0) -> float:
+    """Tokens held in the cache for a sequence of ``context`` tokens: ``min(context, window)``."""
+    return min(context, sliding_window) if sliding_window else context
+
+
+def mean_cached_tokens(prompt: int, output: int, sliding_window: int = 0) -> float:
+    """Mean cached tokens over the decode steps of one request.
+
+    Decode step ``i`` (``i = 0 .. output-1``) attends over ``prompt + i`` tokens, capped by the
+    window: the mean of ``min(prompt + i, window)``. Without a window: ``prompt + (output-1)/2``.
+    """
+    n = max(output, 1)
+    if not sliding_window or prompt + n - 1 <= sliding_window:
+        return prompt + (n - 1) / 2
+    if prompt >= sliding_window:
+        return float(sliding_window)
+    below = sliding_window - prompt  # steps i = 0 .. below-1 see prompt + i < window
+    total = below * prompt + below * (below - 1) / 2 + (n - below) * sliding_window
+    return total / n
+
+
+def kv_bytes_per_sequence_per_gpu(arch: Architecture, kv_dtype: str, context: float, tp: int = 1,
+                                  pp: int = 1) -> float:
+    """KV bytes one sequence of ``context`` tokens occupies on one GPU."""
+    return cached_tokens(context, arch.sliding_window) * kv_bytes_per_token_per_gpu(arch, kv_dtype, tp, pp)
+
+
+def max_sequences(kv_budget_bytes: float, bytes_per_sequence: float) -> int:
+    """Concurrent sequences whose full-length cache fits the budget: ``floor(budget / per_seq)``."""
+    if bytes_per_sequence <= 0:
+        raise ValueError("bytes_per_sequence must be positive")
+    return max(0, math.floor(kv_budget_bytes / bytes_per_sequence))

@@ -1,0 +1,304 @@
+"""Compose the phase planners, the fabric and the BOM into one :class:`~gpuplan.core.contract.Plan`.
+
+Data flow: workload -> training / serving planner (layout, GPU count, traffic demand) ->
+fabric (interconnect + topology; a slower or oversubscribed network is fed back into the training
+step time) -> BOM (capex, power) -> plan. Renderers read the plan and nothing else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Callable
+
+from gpuplan.core.version import __version__
+from gpuplan.hardware.loader import Catalog
+from gpuplan.core.contract import (
+    SCHEMA_VERSION,
+    AssumptionOut,
+    Finding,
+    ModelSummary,
+    Plan,
+    ServingOption,
+    ServingPlan,
+    TrainingOption,
+    TrainingPlan,
+)
+from gpuplan.model.profile import Workload
+
+
+def plan_workload(workload: Workload, catalog: Catalog, *, phases: tuple[str, ...] = ("training", "serving")) -> Plan:
+    findings: list[Finding] = []
+    notes = list(workload.assumptions)
+    training = serving = None
+    if workload.training is not None and "training" in phases:
+        from gpuplan.training.planner import assumptions as training_assumptions
+
+        training = _plan_training(workload, catalog)
+        findings += _gates("training", training, workload)
+        findings += _training_notes(training, catalog, moe=workload.arch.is_moe)
+        notes += training_assumptions(workload, catalog)
+    if workload.serving is not None and "serving" in phases:
+        serving = _plan_serving(workload, catalog)
+        findings += _gates("serving", serving, workload)
+    arch = workload.arch
+    model = ModelSummary(name=workload.model_name, total_params=arch.total_params, active_params=arch.active_params,
+                         layers=arch.layers, hidden=arch.hidden, heads=arch.heads, kv_heads=arch.kv_heads,
+                         experts=arch.experts, kv_bytes_per_token_bf16=arch.kv_elements_per_token() * 2)
+    return Plan(schema_version=SCHEMA_VERSION, gpuplan_version=__version__, catalog_version=catalog.version,
+                catalog_sha256=catalog.sha256, input_sha256=workload.input_sha256, profile=workload.source,
+                workload=workload.name, model=model, pricing=workload.constraints.pricing,  # type: ignore[arg-type]
+                assumptions=[AssumptionOut(field=a.field, value=a.value, reason=a.reason) for a in notes],
+                training=training, serving=serving, findings=findings)
+
+
+def _attach_network(phase: str, result: Any, workload: Workload, catalog: Catalog) -> Any:
+    """Design the fabric for a phase result, feed it back (training), and price it."""
+    from gpuplan.fabric.bom import build_bom
+    from gpuplan.fabric.interconnect import design_fabric
+    from gpuplan.fabric.sizing import SizingError
+
+    plan = result.plan
+    gpu = result.chosen_gpu
+    if not plan.feasible or gpu is None or result.demand is None:
+        return plan
+    try:
+        interconnect, topology = design_fabric(result.demand, gpu, catalog)
+    except SizingError as exc:  # a plan whose cluster no modelled fabric reaches is infeasible, not bad input
+        why = f"{gpu.id}: {plan.gpus:,} GPUs: {exc}; four-tier fabrics are not modelled"
+        return plan.model_copy(update={"feasible": False, "infeasible": [why, *plan.infeasible]})
+    if phase == "training" and interconnect.scaleout_fabric is not None:
+        from gpuplan.physics.network import network_for
+        from gpuplan.training.planner import with_network
+
+        fabric = catalog.fabrics[interconnect.scaleout_fabric]
+        network = network_for(gpu, catalog, fabric, gbit_per_gpu=interconnect.nic_gbit_per_gpu,
+                              oversubscription=topology.oversubscription, hops=topology.max_switch_hops or None)
+        result = with_network(result, workload, catalog, network)
+        plan = result.plan
+    bom = build_bom(phase, gpu, plan.gpus, interconnect, topology, catalog)
+    update: dict[str, Any] = {"interconnect": interconnect, "topology": topology, "bom": bom,
+                              "power_kw": bom.power_kw,
+                              # without a server price the priced lines are not a capex: say unpriced
+                              "capex_usd": None if gpu.id in bom.unpriced_parts else bom.capex_usd}
+    return plan.model_copy(update=update)
+
+
+#: Under capex pricing the phase planner ranks GPUs by server price; its best plan and the next
+#: cheapest alternatives are then priced with their own network (which differs a lot between
+#: SKUs: NVLink-72 racks, on-die Ethernet, 800G NICs) and re-ranked on the total.
+RERANK_WITH_NETWORK = 4
+
+
+def _plan_training(workload: Workload, catalog: Catalog) -> TrainingPlan:
+    from functools import partial
+
+    from gpuplan.training.planner import layout_alternatives, plan_training
+
+    # One memo for this run: the capex re-ranking plans the runners-up again without re-searching;
+    # the next best layouts are searched once, for the plan that wins.
+    memo: dict[tuple[object, ...], object] = {}
+    planner = partial(plan_training, memo=memo, layouts=False)
+    plan = _fit_training_budget(_plan_phase("training", planner, workload, catalog), planner, workload, catalog)
+    return plan.model_copy(update={"layout_alternatives": layout_alternatives(workload, catalog, plan, memo)})
+
+
+#: Re-plans with a tighter server budget when the network pushes a training budget over.
+MAX_BUDGET_PASSES = 3
+
+
+def _fit_training_budget(plan: TrainingPlan, planner: Callable[[Workload, Catalog], Any], workload: Workload,
+                         catalog: Catalog) -> TrainingPlan:
+    """Under capex, the layout search fits the servers to ``[training] budget_usd``; the fabric
+    designed afterwards adds its own cost. When the total is over, plan again with the servers'
+    budget cut by the network's share of the total, until servers and network fit (or give up and
+    let the over-budget finding say so)."""
+    spec = workload.training
+    if spec is None or spec.budget_usd is None or workload.constraints.pricing != "capex":
+        return plan
+    budget = spec.budget_usd
+    servers_budget = budget
+    for _ in range(MAX_BUDGET_PASSES):
+        if not plan.feasible or plan.capex_usd is None or plan.bom is None or plan.capex_usd <= budget:
+            break
+        servers_budget *= (plan.capex_usd - plan.bom.network_capex_usd) / plan.capex_usd
+        tighter = replace(workload, training=replace(spec, budget_usd=servers_budget))
+        again = _plan_phase("training", planner, tighter, catalog)
+        if not again.feasible or again.capex_usd is None:
+            break
+        plan = again
+    if servers_budget < budget and plan.capex_usd is not None and plan.capex_usd <= budget:
+        note = (f"budget: servers fitted to ${servers_budget:,.0f} so that servers + network "
+                f"(${plan.capex_usd:,.0f}) stay within the ${budget:,.0f} training budget")
+        plan = plan.model_copy(update={"reasons": [*plan.reasons, note]})
+    return plan
+
+
+def _plan_serving(workload: Workload, catalog: Catalog) -> ServingPlan:
+    from gpuplan.serving.planner import plan_serving
+
+    return _plan_phase("serving", plan_serving, workload, catalog)
+
+
+def _plan_phase(phase: str, planner: Callable[[Workload, Catalog], Any], workload: Workload, catalog: Catalog) -> Any:
+    best = _attach_network(phase, planner(workload, catalog), workload, catalog)
+    if workload.constraints.pricing != "capex" or not best.feasible or best.capex_usd is None:
+        return best
+    rivals = [a for a in best.alternatives if a.meets_target and a.cost_usd is not None][:RERANK_WITH_NETWORK - 1]
+    priced: list[Any] = [best]
+    for alt in rivals:
+        only = replace(workload, constraints=replace(workload.constraints, allow_gpus=(alt.gpu,)))
+        plan = _attach_network(phase, planner(only, catalog), only, catalog)
+        if plan.feasible and plan.capex_usd is not None and _meets(phase, plan, workload):
+            priced.append(plan)
+    winner = min(priced, key=lambda p: (p.capex_usd, p.gpu))
+    totals = {p.gpu: p for p in priced}
+    options = [_option(phase, p) for p in priced if p is not winner]
+    options += [a for a in best.alternatives if a.gpu not in totals]
+    options.sort(key=lambda o: (not o.meets_target, o.cost_usd is None, o.cost_usd or 0.0, o.gpu))
+    common = set.intersection(*(set(_unpriced(p)) for p in priced))
+    compared = ", ".join(f"{p.gpu} ${p.capex_usd:,.0f}"
+                         + (f" (without unpriced {', '.join(x for x in _unpriced(p) if x not in common)})"
+                            if set(_unpriced(p)) - common else "")
+                         for p in sorted(priced, key=lambda p: (p.capex_usd, p.gpu)))
+    if common:
+        compared += f"; every total leaves out the unpriced {', '.join(sorted(common))}"
+    note = (f"ranked on capex with each option's own network (servers + fabric): {compared}"
+            + ("" if winner is best else f"; {winner.gpu} overtakes {best.gpu} once the network is priced"))
+    return winner.model_copy(update={"alternatives": options, "reasons": [*winner.reasons, note]})
+
+
+def _unpriced(plan: Any) -> list[str]:
+    """Parts the plan's capex leaves out: a ranking on such totals may flip once they are priced,
+    and the ranking note says which."""
+    return list(plan.bom.unpriced_parts) if plan.bom is not None else []
+
+
+def _meets(phase: str, plan: Any, workload: Workload) -> bool:
+    """The phase target still holds once the plan runs on its own network."""
+    if phase == "training" and workload.training is not None and workload.training.deadline_days is not None:
+        return bool(plan.wall_clock_days <= workload.training.deadline_days * (1 + 1e-9))
+    return True
+
+
+def _option(phase: str, plan: Any) -> TrainingOption | ServingOption:
+    if phase == "training":
+        return TrainingOption(gpu=plan.gpu, gpus=plan.gpus, nodes=plan.nodes, layout=plan.layout,
+                              step_time_s=plan.step_time_s, mfu=plan.mfu, wall_clock_days=plan.wall_clock_days,
+                              gpu_hours=plan.gpu_hours, cost_usd=plan.capex_usd, meets_target=True, bound=plan.bound,
+                              network_included=True)
+    return ServingOption(gpu=plan.gpu, gpus=plan.gpus, replicas=plan.replicas, layout=plan.layout,
+                         ttft_ms_p99=plan.ttft_ms_p99, tpot_ms=plan.tpot_ms, max_qps=plan.max_qps,
+                         cost_usd=plan.capex_usd, usd_per_million_output_tokens=plan.usd_per_million_output_tokens,
+                         meets_target=True, bound=plan.bound, cloud_usd_per_hour=plan.cloud_usd_per_hour,
+                         reason="more capex once the network is priced", network_included=True)
+
+
+def _gates(phase: str, plan: TrainingPlan | ServingPlan, workload: Workload) -> list[Finding]:
+    """The checks a CI job gates on; each anchored to the profile field that causes it."""
+    out: list[Finding] = []
+    anchor = {"training": "training", "serving": "serving"}[phase]
+    if not plan.feasible:
+        why = "; ".join(plan.infeasible) or "no allowed GPU meets the targets"
+        field = _infeasible_field(phase, workload, plan.infeasible)
+        out.append(Finding(severity="error", code=f"{phase}-infeasible", message=why, phase=phase, field=field))  # type: ignore[arg-type]
+        return out
+    c = workload.constraints
+    if c.budget_usd is not None and plan.capex_usd is None:
+        out.append(Finding(severity="error", code=f"{phase}-over-budget", phase=phase,  # type: ignore[arg-type]
+                           message=f"{phase} capex is unpriced: the ${c.budget_usd:,.0f} budget cannot be checked",
+                           field="constraints.budget_usd"))
+    elif c.budget_usd is not None and plan.capex_usd is not None and plan.capex_usd > c.budget_usd:
+        out.append(Finding(severity="error", code=f"{phase}-over-budget", phase=phase,  # type: ignore[arg-type]
+                           message=f"{phase} capex ${plan.capex_usd:,.0f} exceeds the budget ${c.budget_usd:,.0f}",
+                           field="constraints.budget_usd"))
+    if isinstance(plan, TrainingPlan):
+        out += _training_budget(plan, workload)
+    if c.power_limit_kw is not None and plan.power_kw > c.power_limit_kw:
+        out.append(Finding(severity="error", code=f"{phase}-over-power", phase=phase,  # type: ignore[arg-type]
+                           message=f"{phase} draws {plan.power_kw:,.0f} kW, above the {c.power_limit_kw:,.0f} kW limit",
+                           field="constraints.power_limit_kw"))
+    if isinstance(plan, ServingPlan) and plan.nodes == 1 and plan.spare_replicas > 0:
+        out.append(Finding(severity="warning", code="serving-single-server", phase="serving",  # type: ignore[arg-type]
+                           message=f"all {plan.replicas} replicas share one server: the {plan.spare_replicas} spare "
+                                   "replica(s) cover a GPU failure, not a server failure; a second server "
+                                   "removes the single point of failure",
+                           field="serving.spare_replicas"))
+    if plan.bom is not None and plan.bom.unpriced_parts:
+        out.append(Finding(severity="warning", code=f"{phase}-unpriced", phase=phase,  # type: ignore[arg-type]
+                           message=f"{phase} BOM has parts without a catalog price (not in capex): "
+                                   + ", ".join(plan.bom.unpriced_parts), field=anchor))
+    return out
+
+
+def _training_budget(plan: TrainingPlan, workload: Workload) -> list[Finding]:
+    """``[training] budget_usd`` against the whole cost once the network is designed: the layout
+    search prices servers (capex) or GPU-hours (cloud), and the fabric can push capex over."""
+    spec = workload.training
+    if spec is None or spec.budget_usd is None:
+        return []
+    cloud = workload.constraints.pricing == "cloud"
+    cost = plan.run_cost_usd if cloud else plan.capex_usd
+    if cost is None or cost <= spec.budget_usd:
+        return []
+    network = plan.bom.network_capex_usd if plan.bom is not None and not cloud else 0.0
+    split = f" (servers ${cost - network:,.0f} + network ${network:,.0f})" if network else ""
+    return [Finding(severity="error", code="training-over-budget", phase="training", field="training.budget_usd",
+                    message=f"training {'run cost' if cloud else 'capex'} ${cost:,.0f}{split} exceeds the "
+                            f"${spec.budget_usd:,.0f} training budget: the layout search fits the servers to the "
+                            f"budget, the network designed for them does not fit beside them")]
+
+
+def _training_notes(plan: TrainingPlan, catalog: Catalog, *, moe: bool) -> list[Finding]:
+    """Notes when no published training run backs the plan's GPU, precision or model kind, and a
+    warning when its memory is within ``memory_tight_fraction`` of the GPU's capacity."""
+    from gpuplan.hardware.training_calibration import calibration
+    from gpuplan.training.planner import unvalidated_note
+
+    cal = calibration(catalog)
+    if not plan.feasible or plan.gpu is None:
+        return []
+    out = []
+    if plan.gpu not in cal.validated_gpus:
+        out.append(Finding(severity="note", code="training-unvalidated-gpu", phase="training", field="training",
+                           message=unvalidated_note(plan.gpu, cal)))
+    mem = plan.memory
+    if mem is not None and mem.headroom_gib < cal.memory_tight_fraction * mem.capacity_gib:
+        out.append(Finding(severity="warning", code="training-memory-tight", phase="training", field="training",
+                           message=f"memory: {mem.total_gib:.1f} of {mem.capacity_gib:.1f} GiB per GPU, "
+                                   f"{mem.headroom_gib:.1f} GiB ({mem.headroom_gib / mem.capacity_gib:.1%}) of "
+                                   f"headroom: allocator fragmentation can exceed the modelled allowance; the next "
+                                   f"best layouts list their headroom"))
+    regimes = []
+    if plan.precision not in cal.validated_precisions:
+        regimes.append(f"{plan.precision} training (the cases are {' and '.join(cal.validated_precisions)})")
+    if moe and not cal.validated_moe:
+        regimes.append("a mixture-of-experts model (expert-parallel all-to-all is modelled fully exposed, "
+                       "with no DualPipe-style overlap)")
+    if regimes:
+        out.append(Finding(severity="note", code="training-unvalidated-regime", phase="training",
+                           field="training.precision" if plan.precision not in cal.validated_precisions
+                           else "model", message="calibration: no published run of " + " or ".join(regimes)
+                           + " is among the validation cases: its step time is an extrapolation"))
+    return out
+
+
+def _infeasible_field(phase: str, workload: Workload, why: list[str]) -> str:
+    """The profile field an infeasible phase is anchored to: a constraint the planner's reasons
+    name (power limit, budget), else the target that cannot be met."""
+    text = " ".join(why)
+    c = workload.constraints
+    if c.power_limit_kw is not None and "power limit" in text:
+        return "constraints.power_limit_kw"
+    if phase == "training" and workload.training is not None:
+        t = workload.training
+        if t.budget_usd is None and c.budget_usd is not None and "budget" in text:
+            return "constraints.budget_usd"
+        return ("training.gpus" if t.gpus is not None else "training.budget_usd" if t.budget_usd is not None
+                else "training.deadline_days")
+    if c.budget_usd is not None and "budget" in text:
+        return "constraints.budget_usd"
+    if "TPOT target" in text:
+        return "serving.tpot_ms"
+    if "does not fit any allowed GPU" in text:
+        return "model"
+    return "serving.ttft_ms"

@@ -1,0 +1,160 @@
+"""Reading a saved plan JSON back (``gpuplan render``, ``gpuplan diff``) and finding profile lines.
+
+A reader accepts plans whose ``schema_version`` lies in the window
+``MIN_SCHEMA_VERSION <= x <= SCHEMA_VERSION`` (docs/json.md, "Versioning"); anything else fails
+with one line that names the window, never with a pile of validation errors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from gpuplan.core.errors import InputError
+from gpuplan.core.io import parse_json, pydantic_error, read_text
+from gpuplan.core.contract import SCHEMA_VERSION, Plan
+
+#: Oldest plan schema this gpuplan reads.
+MIN_SCHEMA_VERSION = "1.0"
+
+
+def _version(text: str) -> tuple[int, ...] | None:
+    parts = text.split(".")
+    if not 1 <= len(parts) <= 3 or not all(p.isdigit() and len(p) <= 6 for p in parts):
+        return None
+    return tuple(int(p) for p in parts)
+
+
+def check_schema_version(value: object, *, file: str) -> None:
+    """Refuse a plan outside the supported version window, naming the window."""
+    window = f"this gpuplan reads {MIN_SCHEMA_VERSION} <= schema_version <= {SCHEMA_VERSION}"
+    if not isinstance(value, str) or _version(value) is None:
+        raise InputError(f"not a gpuplan plan: schema_version missing or malformed ({window})", file=file,
+                         field="schema_version")
+    low, high = _version(MIN_SCHEMA_VERSION), _version(SCHEMA_VERSION)
+    assert low is not None and high is not None
+    if not low <= _version(value) <= high:  # type: ignore[operator]
+        raise InputError(f"plan schema_version {value} is not supported; {window}", file=file,
+                         field="schema_version")
+
+
+def parse_plan(text: str, name: str) -> Plan:
+    data = parse_json(text, name)
+    if not isinstance(data, dict):
+        raise InputError("not a gpuplan plan: expected a JSON object", file=name)
+    for keys, what in ((("gates", "cluster"), "a 'gpuplan check' result"),
+                       (("phases", "base", "new"), "a 'gpuplan diff' result")):
+        if all(k in data for k in keys):
+            raise InputError(f"not a gpuplan plan: this is {what}; render a plan from "
+                             "'gpuplan recommend --format json'", file=name)
+    check_schema_version(data.get("schema_version"), file=name)
+    try:
+        return Plan.model_validate(data)
+    except ValidationError as exc:
+        raise pydantic_error(exc, file=name) from None
+
+
+def as_published(plan: Plan) -> Plan:
+    """The plan with the numbers its JSON publishes (6 significant digits, money to the cent), so
+    that every format of one run, and a later ``gpuplan render`` of its JSON, show the same figures."""
+    from gpuplan.core.stable_json import stable
+
+    return Plan.model_validate(stable(plan.model_dump(mode="json", by_alias=True)))
+
+
+def load_plan(path: str | os.PathLike[str]) -> Plan:
+    """Read a plan written by ``gpuplan recommend --format json``."""
+    return parse_plan(read_text(path), str(path))
+
+
+def is_plan_file(path: str | os.PathLike[str]) -> bool:
+    """A saved plan (JSON) rather than a profile (TOML): by extension, then by the first character."""
+    p = Path(path)
+    if p.suffix.lower() == ".json":
+        return True
+    if p.suffix.lower() == ".toml":
+        return False
+    return read_text(p).lstrip().startswith("{")
+
+
+def profile_file(plan: Plan) -> str | None:
+    """The profile path as a repository-relative POSIX path, or None for the built-in default."""
+    return repo_path(plan.profile)
+
+
+def repo_path(name: str) -> str | None:
+    """A path as annotations and SARIF want it: POSIX, relative to the repository root (the
+    GitHub workspace, else the nearest directory holding ``.git``), so that a job run from a
+    subdirectory still points at the right file; else relative to the working directory."""
+    if not name or name.startswith("<"):
+        return None
+    p = Path(name)
+    try:
+        resolved = p.resolve(strict=True)
+    except (OSError, RuntimeError):
+        resolved = None
+    if resolved is not None:
+        for root in _roots(resolved):
+            try:
+                return resolved.relative_to(root).as_posix()
+            except ValueError:
+                continue
+    if p.is_absolute():
+        try:
+            p = p.relative_to(Path.cwd())
+        except ValueError:
+            return p.as_posix()
+    return p.as_posix()
+
+
+def _roots(path: Path) -> list[Path]:
+    """Candidate repository roots of ``path``: $GITHUB_WORKSPACE, then the nearest ``.git`` above it."""
+    import os
+
+    out = []
+    workspace = os.environ.get("GITHUB_WORKSPACE")
+    if workspace:
+        try:
+            out.append(Path(workspace).resolve())
+        except (OSError, RuntimeError):
+            pass
+    for parent in path.parents:
+        if (parent / ".git").exists():
+            out.append(parent)
+            break
+    return out
+
+
+def profile_lines(plan: Plan) -> dict[str, int]:
+    """``table.key`` -> line in the plan's profile, read only if the file is unchanged (same sha256)."""
+    from gpuplan.model.profile import field_lines
+
+    name = plan.profile
+    if not name or name.startswith("<"):
+        return {}
+    try:
+        text = read_text(name)
+    except InputError:
+        return {}
+    if hashlib.sha256(text.encode()).hexdigest() != plan.input_sha256:
+        return {}
+    return field_lines(text)
+
+
+def locate(field: str | None, lines: Mapping[str, int]) -> int | None:
+    """The line of a dotted field, else of its nearest written parent (``serving`` for a default)."""
+    field = (field or "").split("[")[0]
+    while field:
+        if field in lines:
+            return lines[field]
+        field = field.rpartition(".")[0] if "." in field else ""
+    return None
+
+
+def anchors(plan: Plan, lines: Mapping[str, int] | None = None) -> tuple[str | None, Mapping[str, int]]:
+    """The profile file findings point at and its ``field -> line`` map (read when not given)."""
+    return profile_file(plan), (lines if lines is not None else profile_lines(plan))
