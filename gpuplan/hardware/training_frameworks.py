@@ -22,6 +22,8 @@ class Framework(BaseModel):
     interleaved_pp: bool
     #: Pipeline parallelism is available at all (FSDP stacks shard instead).
     pipeline: bool = True
+    #: Context parallelism (ring attention over the sequence) is available; else CP 1.
+    context_parallel: bool = True
     #: Sequence parallelism is available (left to the search) or off unless the run sets it.
     sequence_parallel: bool
     #: ZeRO stages the framework runs: the search picks among them when the run gives none.

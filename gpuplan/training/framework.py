@@ -7,8 +7,8 @@ fully sharded data parallelism, how much of the tensor-parallel and expert-paral
 communication it hides behind compute, and its recompute policy. The features do two things:
 
 * constrain the layout search (:func:`constrain`): a field the framework cannot run is fixed to
-  what it does run (no interleaving -> VP 1; no distributed optimizer -> ZeRO 0; FSDP -> ZeRO 3
-  without a pipeline), unless the run gives the field itself;
+  what it does run (no interleaving -> VP 1; no ring attention -> CP 1; no distributed
+  optimizer -> ZeRO 0; FSDP -> ZeRO 3 without a pipeline), unless the run gives the field itself;
 * shape the timing (``timing.layer_cost``): the attention kernel, the hidden share of TP and EP
   communication.
 
@@ -37,6 +37,8 @@ def constrain(fw: Framework, fixed: F) -> F:
         changes["vp"] = 1
     if not fw.pipeline and getattr(fixed, "pp") is None:
         changes["pp"] = 1
+    if not fw.context_parallel and getattr(fixed, "cp") is None:
+        changes["cp"] = 1
     if not fw.sequence_parallel and getattr(fixed, "sequence_parallel") is None:
         changes["sequence_parallel"] = False
     if len(fw.zero_stages) == 1 and getattr(fixed, "zero") is None:
@@ -55,6 +57,8 @@ def summary(name: str, fw: Framework) -> str:
         feats.append("no pipeline")
     if fw.sequence_parallel:
         feats.append("SP")
+    if fw.context_parallel:
+        feats.append("CP")
     feats.append("ZeRO " + "/".join(str(z) for z in fw.zero_stages))
     if fw.tp_comm_overlap:
         feats.append(f"TP comm {fw.tp_comm_overlap:.0%} overlapped")

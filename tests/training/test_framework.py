@@ -31,11 +31,11 @@ def test_every_framework_is_catalog_data_with_a_source(cal):
 
 def test_frameworks_constrain_what_the_search_may_choose(cal):
     ds = constrain(cal.framework("megatron-deepspeed"), Fixed())
-    assert (ds.vp, ds.sequence_parallel, ds.zero, ds.recompute) == (1, False, 1, "full")
+    assert (ds.vp, ds.cp, ds.sequence_parallel, ds.zero, ds.recompute) == (1, 1, False, 1, "full")
     fsdp = constrain(cal.framework("fsdp"), Fixed())
     assert (fsdp.pp, fsdp.zero, fsdp.vp) == (1, 3, 1)
     lm = constrain(cal.framework("megatron-lm"), Fixed())
-    assert lm.zero == 0 and lm.vp is None and lm.recompute is None
+    assert lm.zero == 0 and lm.cp == 1 and lm.vp is None and lm.recompute is None
     assert constrain(cal.framework("megatron-core"), Fixed()) == Fixed()
     # What a published run says it ran is kept.
     assert constrain(cal.framework("megatron-deepspeed"), Fixed(recompute="none", zero=0)).recompute == "none"
