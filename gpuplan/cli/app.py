@@ -229,4 +229,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 # Registers render, check, diff and tf-external after the commands above, in help order.
-from gpuplan.cli import ci_commands  # noqa: E402,F401
+from gpuplan.cli import ci_commands, sweep  # noqa: E402,F401
