@@ -194,12 +194,14 @@ def static_batch_tokens_per_s(replica: Replica, batch: int, prompt: int, output:
     return batch * output / total
 
 
-def offline_tokens_per_s(replica: Replica, prompt: int, output: int) -> tuple[float, int]:
-    """Offline maximum throughput: the largest batch whose full-length cache fits, continuously
-    refilled, prefill amortised over the output (``lam * output`` at that concurrency).
+def offline_tokens_per_s(replica: Replica, prompt: int, output: int,
+                         batch: int | None = None) -> tuple[float, int]:
+    """Offline maximum throughput: the largest batch whose full-length cache fits (or ``batch``),
+    continuously refilled, prefill amortised over the output (``lam * output`` at that concurrency).
 
     Returns (output tokens/s, batch)."""
-    batch = replica.max_sequences(prompt + output)
+    if batch is None:
+        batch = replica.max_sequences(prompt + output)
     if batch < 1:
         return 0.0, 0
     mean_ctx = mean_cached_tokens(prompt, output, replica.arch.sliding_window)

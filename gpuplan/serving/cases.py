@@ -21,6 +21,8 @@ from gpuplan.cases import CaseInput, NotModelled
 from gpuplan.catalog.loader import Catalog
 from gpuplan.errors import InputError
 from gpuplan.io import pydantic_error
+from gpuplan.serving.constants import serving_constants
+from gpuplan.serving.engine import resolve_engine
 from gpuplan.serving.fixed import evaluate_fixed
 from gpuplan.serving.model import Layout
 
@@ -82,6 +84,7 @@ def predict(case: CaseInput, catalog: Catalog) -> dict[str, float]:
         raise InputError(f"gpus ({gpus}) is not a multiple of the replica size tp*dp*pp = {size}",
                          file=case.file, field=f"{where}.gpus")
     replicas = gpus // size
+    engine = resolve_engine(serving_constants(catalog), run.engine, run.engine_version)
     latency_figs = {"decode_tokens_per_s", "tpot_ms", "ttft_ms"} & set(case.figures)
     # A batch applies to every figure; "offline" likewise. With neither, latency figures are
     # batch-1 figures (README: decode_tokens_per_s is batch-1 decode) and throughput is offline.
@@ -89,11 +92,11 @@ def predict(case: CaseInput, catalog: Catalog) -> dict[str, float]:
     out: dict[str, float] = {}
     if latency_figs:
         lat = evaluate_fixed(case.arch, gpu, layout, run.precision, run.prompt_tokens, run.output_tokens, catalog,
-                             kv_precision=run.kv_precision, batch=latency_batch)
+                             kv_precision=run.kv_precision, batch=latency_batch, engine=engine)
         out.update(decode_tokens_per_s=lat.decode_tokens_per_s, tpot_ms=lat.tpot_ms, ttft_ms=lat.ttft_ms)
     if set(case.figures) - latency_figs:
         thr = evaluate_fixed(case.arch, gpu, layout, run.precision, run.prompt_tokens, run.output_tokens, catalog,
-                             kv_precision=run.kv_precision, batch=run.batch)
+                             kv_precision=run.kv_precision, batch=run.batch, engine=engine)
         if run.batch is None and not thr.fits:
             raise InputError(f"the model does not fit {gpu.id} at tp {run.tp}, pp {run.pp} with "
                              f"{run.prompt_tokens + run.output_tokens}-token sequences", file=case.file, field=where)
