@@ -154,6 +154,19 @@ def weight_bytes(arch: Architecture, precision: str, k: ServingConstants) -> Wei
     )
 
 
+def gemm_time_s(math_s: float, stream_s: float, overlap: float) -> float:
+    """A GEMM's time from its math and DRAM-stream times: ``max + min * (1 - overlap * imbalance)``.
+
+    ``imbalance = 1 - min / max``: far from the ridge point the shorter part hides under the
+    longer (a compute-bound prefill streams its weights and activations while it multiplies); at
+    the ridge neither does (the roofline knee, where measured GEMMs fall furthest below both
+    roofs). ``overlap`` 0 is the no-overlap roofline ``math + stream``."""
+    hi, lo = max(math_s, stream_s), min(math_s, stream_s)
+    if hi <= 0:
+        return 0.0
+    return hi + lo * (1.0 - overlap * (1.0 - lo / hi))
+
+
 # -- layout ---------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Layout:
@@ -323,8 +336,7 @@ class Replica:
         act = local * self.activation_bytes_per_token
         mem_s = (w - quantised + quantised / self.weight_stream_factor + act) / self.bandwidth
         math_s = flops / self.matmul_flops_per_s
-        hidden = self.k.gemm_stream_overlap * min(math_s, mem_s)
-        return math_s + mem_s - hidden, mem_s, flops, w, act
+        return gemm_time_s(math_s, mem_s, self.k.gemm_stream_overlap), mem_s, flops, w, act
 
     def step(self, batch: float, mean_context: float, requests: float = 0.0, prompt: int = 0) -> StepTime:
         """One engine step: ``batch`` decode tokens over caches of ``mean_context`` tokens, plus
