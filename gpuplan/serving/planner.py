@@ -23,6 +23,7 @@ from gpuplan.roofline import arithmetic_intensity, bound, ridge_point
 from gpuplan.serving import disagg
 from gpuplan.serving.capacity import Demand, ReplicaCapacity, Workpoint
 from gpuplan.serving.constants import ServingConstants, serving_constants
+from gpuplan.serving.engine import resolve_engine
 from gpuplan.serving.fleet import FleetCost, fleet_cost, usd_per_million_tokens
 from gpuplan.serving.links import Links, links_for
 from gpuplan.serving.model import GIB, Layout, Replica, build_replica
@@ -174,7 +175,8 @@ def _gpu_options(gpu: Gpu, workload: Workload, demand: Demand, k: ServingConstan
     links = links_for(gpu, catalog, k.collective_launch_us)
     options, replicas = [], []
     for lay in candidate_layouts(workload.arch, links):
-        rep = build_replica(gpu, workload.arch, lay, s.precision, s.kv_precision, k, catalog, links)
+        rep = build_replica(gpu, workload.arch, lay, s.precision, s.kv_precision, k, catalog, links,
+                            engine=resolve_engine(k, s.engine, s.engine_version))
         replicas.append(rep)
         options.append(evaluate(rep, demand, s.qps, s.spare_replicas, c.pricing, k, c.budget_usd, c.power_limit_kw))
     options.sort(key=lambda o: o.rank())

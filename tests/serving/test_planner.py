@@ -65,8 +65,8 @@ def test_tenfold_qps_is_a_tenfold_fleet_for_a_small_model(catalog, serving_profi
         return plan_serving(w, catalog).plan
     small, big = fleet(50), fleet(500)
     assert small.feasible and big.feasible and small.gpu == big.gpu == gpu
-    # Whole replicas: the small fleet rounds up by less than one replica.
-    assert 10 * (small.replicas - 1) < big.replicas <= 10 * small.replicas
+    # Whole replicas: each fleet rounds up by less than one of its replicas.
+    assert 10 * (small.gpus - small.gpus_per_replica) < big.gpus <= 10 * small.gpus + big.gpus_per_replica
     # Per-replica load never exceeds what a replica sustains: ceil(QPS / rate) replicas.
     for p, qps in ((small, 50), (big, 500)):
         assert p.max_qps >= qps and (p.replicas - 1) * p.max_qps / p.replicas < qps
