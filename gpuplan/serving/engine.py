@@ -18,7 +18,8 @@ What each feature changes in the model (docs/serving-model.md, "Engines"):
 * ``fp8_quantize``: a separate quantise kernel reads 16-bit and writes 8-bit activations
   before every fp8 GEMM;
 * ``cuda_graphs``: without graphs every kernel of a step pays its host launch;
-* ``all_reduce``: NCCL's launch on every TP all-reduce, or the shorter one of custom kernels;
+* ``all_reduce``: custom peer-to-peer kernels (a shorter launch, but the ring's ``2(n-1)/n`` bytes
+  even on NVSwitch) or NCCL (which reduces in the switch, NVLS, where the catalog says so);
 * ``max_batch``, ``max_step_tokens``: the scheduler's limits.
 """
 

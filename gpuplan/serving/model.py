@@ -193,7 +193,9 @@ class Replica:
         local_tokens = tokens / lay.dp
         moe_ar = a.moe_layers if lay.ep == 1 else 0
         n_ar = a.layers + a.dense_layer_count + moe_ar
-        t = n_ar * self.links.all_reduce_s(local_tokens * a.hidden * act, lay.tp)
+        # Custom all-reduce kernels are peer-to-peer (one-shot / two-shot): no NVLS reduction.
+        in_network = self.engine is None or self.engine.features.all_reduce != "custom"
+        t = n_ar * self.links.all_reduce_s(local_tokens * a.hidden * act, lay.tp, in_network)
         if lay.tp > 1 and self.engine is not None:
             t += n_ar * self.engine.all_reduce_extra_us * 1e-6
         if lay.ep > 1 and a.moe_layers:
