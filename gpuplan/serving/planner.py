@@ -24,6 +24,7 @@ from gpuplan.serving import disagg
 from gpuplan.serving.capacity import Demand, ReplicaCapacity, Workpoint
 from gpuplan.serving.constants import ServingConstants, serving_constants
 from gpuplan.serving.engine import resolve_engine
+from gpuplan.serving.frontier import layout_frontier
 from gpuplan.serving.fleet import FleetCost, fleet_cost, usd_per_million_tokens
 from gpuplan.serving.links import Links, links_for
 from gpuplan.serving.model import GIB, Layout, Replica, build_replica
@@ -223,6 +224,8 @@ def plan_serving(workload: Workload, catalog: Catalog) -> ServingResult:
     replicas_for_disagg = per_gpu[chosen.gpu.id][1]
     comparison = disagg.compare(replicas_for_disagg, demand, s.qps, chosen.active * chosen.replica.layout.gpus)
     plan = _plan_out(chosen, workload, meeting, best, comparison, alternatives)
+    points = [p for o in per_gpu[chosen.gpu.id][0] for p in layout_frontier(o.capacity, _layout_name(o.replica.layout))]
+    plan = plan.model_copy(update={"frontier": points})
     assert chosen.fleet is not None
     traffic = serving_demand(chosen.replica, chosen.active, chosen.replicas, chosen.fleet.nodes, s.qps,
                              s.prompt_tokens, s.output_tokens)

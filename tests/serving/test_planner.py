@@ -156,3 +156,18 @@ def test_max_qps_holds_the_spare_replicas_back(catalog, serving_profile):
     assert one.replicas == none.replicas + 1 and one.gpus > none.gpus
     assert one.max_qps == pytest.approx(none.max_qps)
     assert one.utilization == pytest.approx(none.utilization) and 0.5 < one.utilization <= 1
+
+
+def test_frontier_trades_throughput_for_speed_per_layout(catalog, serving_profile):
+    """serving.frontier: per layout, more concurrency gives more tokens/s per GPU and fewer per user."""
+    plan = plan_serving(serving_profile(qps=5), catalog).plan
+    assert plan.frontier
+    by_layout: dict[str, list] = {}
+    for p in plan.frontier:
+        by_layout.setdefault(p.layout, []).append(p)
+    assert plan.layout is not None and any(p.meets_targets for p in plan.frontier)
+    for points in by_layout.values():
+        points.sort(key=lambda p: p.concurrency)
+        assert [p.tokens_per_s_per_gpu for p in points] == sorted(p.tokens_per_s_per_gpu for p in points)
+        assert [p.tokens_per_s_per_user for p in points] == sorted((p.tokens_per_s_per_user for p in points),
+                                                                   reverse=True)
