@@ -76,6 +76,19 @@ class Engine:
         asked = self.version or f"current (catalog entry {since})"
         return f"{self.name} {asked}"
 
+    def summary(self) -> str:
+        """The features that shape the numbers, in words (one plan reason line)."""
+        f = self.features
+        sched = ("prefill chunks share the decode steps" if f.scheduling == "mixed"
+                 else "each prefill pauses the decode batch")
+        gqa = ("decode attention reads each KV head once per query group" if f.gqa_kv_reads == "per_group"
+               else "decode attention reads each KV head once per query head")
+        admit = ("KV blocks reserved for the whole sequence" if f.kv_admission == "reserve_full"
+                 else "KV blocks taken as tokens arrive")
+        graphs = "CUDA graphs" if f.cuda_graphs else "no CUDA graphs"
+        ar = "custom peer-to-peer all-reduce" if f.all_reduce == "custom" else "NCCL all-reduce"
+        return f"Engine {self.label}: {sched}; {gqa}; {admit}; {graphs}; {ar}."
+
     def kv_read_factor(self, heads: int, kv_heads: int) -> float:
         """Times decode attention streams the cache: ``heads / kv_heads`` per query head, else 1."""
         if self.features.gqa_kv_reads == "per_query_head" and kv_heads:

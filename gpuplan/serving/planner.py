@@ -225,7 +225,9 @@ def plan_serving(workload: Workload, catalog: Catalog) -> ServingResult:
     comparison = disagg.compare(replicas_for_disagg, demand, s.qps, chosen.active * chosen.replica.layout.gpus)
     plan = _plan_out(chosen, workload, meeting, best, comparison, alternatives)
     points = [p for o in per_gpu[chosen.gpu.id][0] for p in layout_frontier(o.capacity, _layout_name(o.replica.layout))]
-    plan = plan.model_copy(update={"frontier": points})
+    engine_line = chosen.replica.engine.summary() if chosen.replica.engine else None
+    plan = plan.model_copy(update={"frontier": points,
+                                   "reasons": plan.reasons + ([engine_line] if engine_line else [])})
     assert chosen.fleet is not None
     traffic = serving_demand(chosen.replica, chosen.active, chosen.replicas, chosen.fleet.nodes, s.qps,
                              s.prompt_tokens, s.output_tokens)

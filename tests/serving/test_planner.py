@@ -171,3 +171,16 @@ def test_frontier_trades_throughput_for_speed_per_layout(catalog, serving_profil
         assert [p.tokens_per_s_per_gpu for p in points] == sorted(p.tokens_per_s_per_gpu for p in points)
         assert [p.tokens_per_s_per_user for p in points] == sorted((p.tokens_per_s_per_user for p in points),
                                                                    reverse=True)
+
+
+def test_the_plan_names_its_engine(catalog):
+    """Left out, the engine is current vLLM and the plan says so; a named release is echoed with
+    the features that shaped its numbers (TRT-LLM 0.6.1: per-query-head KV reads)."""
+    from gpuplan.profile import load_profile_text
+
+    base = '[model]\npreset = "llama-3.1-8b"\n[serving]\nqps = 5\nprecision = "fp8"\n'
+    default = load_profile_text(base, "t.toml", catalog)
+    assert any(a.field == "serving.engine" and a.value == "vllm" for a in default.assumptions)
+    old = load_profile_text(base + 'engine = "trtllm"\nengine_version = "0.6.1"\n', "t.toml", catalog)
+    plan = plan_serving(old, catalog).plan
+    assert any(r.startswith("Engine trtllm 0.6.1") and "once per query head" in r for r in plan.reasons)
