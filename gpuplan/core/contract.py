@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 #: A roofline's peak, bandwidth and ridge: renderers divide by them, so a saved plan must carry
 #: them finite and above zero (the planners always do).
 RoofFigure = Annotated[float, Field(gt=0, allow_inf_nan=False)]
@@ -300,6 +300,19 @@ class ServingOption(_Out):
     network_included: bool = False
 
 
+class FrontierPoint(_Out):
+    """One operating point of one layout on the chosen GPU: throughput against per-user speed."""
+
+    layout: str
+    gpus_per_replica: int
+    concurrency: float
+    tokens_per_s_per_gpu: float
+    tokens_per_s_per_user: float
+    ttft_ms_mean: float
+    #: True when the point meets the TTFT, TPOT, KV and utilisation limits.
+    meets_targets: bool
+
+
 class ServingPlan(_Out):
     feasible: bool
     gpu: str | None
@@ -344,6 +357,8 @@ class ServingPlan(_Out):
     alternatives: list[ServingOption]
     reasons: list[str]
     infeasible: list[str]
+    #: Throughput-latency frontier of every layout on the chosen GPU (gpuplan/serving/frontier.py).
+    frontier: list[FrontierPoint] = []
 
 
 class ModelSummary(_Out):

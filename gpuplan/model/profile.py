@@ -101,6 +101,9 @@ class ServingSection(BaseModel):
     tpot_ms: Millis | None = None
     latency_percentile: Literal["p50", "p90", "p99", "mean"] = "p99"
     spare_replicas: Annotated[int, Field(ge=0, le=1000, strict=True)] = 1
+    #: The serving software (its documented kernels and scheduler by release: gpuplan/serving/engine.py).
+    engine: Literal["vllm", "sglang", "trtllm"] | None = None
+    engine_version: str | None = Field(default=None, min_length=1, max_length=32, pattern=r"^[0-9][0-9A-Za-z.+_-]*$")
 
     @model_validator(mode="after")
     def _lengths(self) -> "ServingSection":
@@ -171,6 +174,9 @@ class ServingSpec:
     tpot_ms: float
     latency_percentile: str
     spare_replicas: int
+    engine: str = "vllm"
+    #: None: the newest release the catalog describes.
+    engine_version: str | None = None
 
 
 @dataclass(frozen=True)
@@ -352,9 +358,15 @@ def resolve_profile(profile: Profile, name: str, catalog: WorkloadCatalog, diges
             notes.append(Assumption("serving.tpot_ms", f"{tpot:g}", "not given; 20 tokens/s per user"))
         if "spare_replicas" not in s.model_fields_set:
             notes.append(Assumption("serving.spare_replicas", str(s.spare_replicas), "N+1 availability headroom"))
+        if s.engine is None:
+            notes.append(Assumption("serving.engine", "vllm", "not given; current vLLM release (V1 engine: "
+                                    "chunked prefill mixed into decode steps, GQA-aware decode attention)"))
+        elif s.engine_version is None:
+            notes.append(Assumption("serving.engine_version", "current", f"not given; newest {s.engine} release described"))
         serving = ServingSpec(qps=s.qps, prompt_tokens=prompt, output_tokens=output, context_length=context,
                               precision=s.precision, kv_precision=kv, ttft_ms=ttft, tpot_ms=tpot,
-                              latency_percentile=s.latency_percentile, spare_replicas=s.spare_replicas)
+                              latency_percentile=s.latency_percentile, spare_replicas=s.spare_replicas,
+                              engine=s.engine or "vllm", engine_version=s.engine_version)
 
     c = profile.constraints
     allowed = _allowed_gpus(c, catalog, name)
