@@ -36,6 +36,9 @@ class Framework(BaseModel):
     #: Expert-parallel all-to-all overlapped with another micro-batch's compute: the share of
     #: a layer's compute it can hide behind (dispatch/compute overlap); 0 = exposed.
     ep_comm_overlap: float = Field(ge=0, le=1)
+    #: Hierarchical MoE dispatch (DeepEP, HybridEP): a token crosses the scale-out tier once per
+    #: destination domain, then is forwarded over scale-up (groupcomm.group_all_to_all).
+    ep_hierarchical_dispatch: bool = False
     #: Recompute policy when the run gives none: "searched" (none/selective/full as memory
     #: needs) or "full" (every layer checkpointed, DeepSpeed's default).
     recompute: Literal["searched", "full"] = "searched"

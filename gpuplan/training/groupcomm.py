@@ -72,10 +72,16 @@ def group_collective(kind: str, size_bytes: float, group: Group, net: Network,
 
 
 def group_all_to_all(size_bytes: float, group: Group, net: Network,
-                     cal: TrainingCalibration) -> tuple[float, float]:
+                     cal: TrainingCalibration, copies: int = 1) -> tuple[float, float]:
     """(seconds, scale-out bytes) of an all-to-all where each GPU holds ``size_bytes`` and keeps
     1/n: the share for peers in the domain goes over scale-up, the rest over scale-out, in
-    parallel (the slower wins), one latency per peer (scaling book, "How to think about GPUs")."""
+    parallel (the slower wins), one latency per peer (scaling book, "How to think about GPUs").
+
+    ``copies`` > 1: the buffer is ``copies`` routed copies of each token (MoE top-k) and the
+    dispatch is hierarchical (DeepEP / HybridEP; DeepSeek-V3 section 3.2.2): a token crosses
+    the scale-out tier once per destination domain, then is forwarded over scale-up to each
+    expert there. With uniform routing a token reaches ``(D-1)(1 - (1 - 1/D)^k)`` remote domains
+    out of ``D``, instead of sending ``k (D-1)/D`` copies across."""
     n = group.size
     if n <= 1 or size_bytes <= 0:
         return 0.0, 0.0
@@ -88,6 +94,11 @@ def group_all_to_all(size_bytes: float, group: Group, net: Network,
     if net.scaleout is None:
         return math.inf, math.inf
     cross = size_bytes * (n - local) / n
+    if copies > 1 and local > 1:
+        domains = n // local
+        reached = (domains - 1) * (1.0 - (1.0 - 1.0 / domains) ** copies)
+        cross = min(cross, size_bytes / copies * reached)
+        inside += size_bytes * (n - local) / n / up.bandwidth_bytes_per_s   # forwarding at the far end
     outside = cross / net.scaleout.bandwidth_bytes_per_s
     return max(inside, outside) + (n - 1) * net.scaleout.latency_s, cross
 

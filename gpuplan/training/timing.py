@@ -284,7 +284,9 @@ def layer_cost(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
     ep_exposed = 0.0
     if moe and layout.ep > 1:
         size = tok * arch.active_experts * h * a_b / t
-        one, cross = group_all_to_all(size, grp["ep"], hw.net, cal)
+        fw = cal.framework(job.framework)
+        copies = arch.active_experts if fw.ep_hierarchical_dispatch else 1
+        one, cross = group_all_to_all(size, grp["ep"], hw.net, cal, copies)
         count = 4 + (2 if layout.recompute == "full" else 0)
         ep_exposed = count * one
         scaleout += count * cross
@@ -292,7 +294,7 @@ def layer_cost(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
         # (Megatron-Core overlap_moe_expert_parallel_comm, DualPipe-style) hide up to
         # ep_comm_overlap of the layer's compute (Megatron-Core needs VP > 1 with PP; the layer
         # costs here do not depend on PP or VP, so that condition is not modelled).
-        share = cal.framework(job.framework).ep_comm_overlap
+        share = fw.ep_comm_overlap
         if share:
             ep_exposed = _overlapped(ep_exposed, 1.0, share * (fwd + bwd), _slowdown(cal, grp["ep"], hw.net))
     return LayerCost(fwd=fwd, bwd=bwd, recompute=recompute, tp_fwd=tp_f, tp_bwd=tp_b, tp_recompute=tp_r,

@@ -184,3 +184,47 @@ def extra_cases(catalog):
 
     from gpuplan.ci.validate import validate_files
     return validate_files([str(Path(__file__).parent / "data" / "published-extra.toml")], catalog)
+
+
+def test_hierarchical_dispatch_is_opt_in_as_in_megatron_core(catalog, cal):
+    """Megatron-Core's default MoE dispatcher is a flat all-to-all; DeepEP/HybridEP (one scale-out
+    crossing per destination node) is a recipe opt-in. NeMo 25.11's Qwen3-235B on 256 H100 (EP 32
+    over 4 nodes, flat dispatcher): 20.8 s per step. Flat, gpuplan is within 10%; with
+    hierarchical dispatch it would be far too fast."""
+    from pathlib import Path
+
+    from gpuplan.ci.validate import validate_files
+
+    assert not cal.framework("megatron-core").ep_hierarchical_dispatch
+    path = str(Path(__file__).parent / "data" / "published-extra.toml")
+    flat = validate_files([path], catalog)
+    from dataclasses import replace
+
+    cal_h = cal.model_copy(update={"frameworks": {**cal.frameworks, "megatron-core": cal.frameworks[
+        "megatron-core"].model_copy(update={"ep_hierarchical_dispatch": True})}})
+    hier = replace(catalog, tables={**catalog.tables, "training": cal_h})
+    one = "nemo2511-h100-qwen3-235b-a22b-fp8"
+    step = {c.id: c for c in flat.cases}[one].figures[1]
+    assert step.name == "iteration_time_s" and step.error < 0.10
+    faster = {c.id: c for c in validate_files([path], hier).cases}[one].figures[1]
+    assert faster.predicted < 0.8 * step.measured
+
+
+def test_hierarchical_dispatch_sends_a_token_once_per_remote_domain():
+    """Two 8-GPU domains, top-8 routing: flat, 4 of 8 copies cross; hierarchical, a token crosses
+    once whenever one of its experts is remote (1 - 2^-8 of the time)."""
+    from gpuplan.physics.collectives import Network, Tier
+    from gpuplan.training.groupcomm import group_all_to_all
+    from gpuplan.training.layout import Group
+
+    net = Network(scaleup=Tier(400e9, 1e-6), scaleout=Tier(50e9, 5e-6), scaleup_domain=8)
+    size = 8 * 2**30
+    flat = group_all_to_all(size, Group(16, 1), net, _Cal(), 1)[1]
+    hier = group_all_to_all(size, Group(16, 1), net, _Cal(), 8)[1]
+    assert flat == pytest.approx(size / 2)
+    assert hier == pytest.approx(size / 8 * (1 - 0.5 ** 8))
+
+
+class _Cal:
+    def collective_fraction(self, size_bytes):
+        return 1.0
