@@ -49,6 +49,7 @@ from gpuplan.training.memory import (
     per_layer_pair,
     recompute_layers_to_fit,
 )
+from gpuplan.training.sizing import pipeline_depths
 from gpuplan.training.timing import (
     Hardware,
     Job,
@@ -300,11 +301,15 @@ def tp_candidates(ev: Evaluator, fixed: Fixed) -> list[int]:
     return out or [1]
 
 
-def pp_candidates(layers: int, fixed: Fixed) -> list[int]:
+def pp_candidates(layers: int, fixed: Fixed, every: bool = False) -> list[int]:
     """For each number of layers per stage, the smallest PP that gives it (larger PP with the
-    same layers per stage only adds bubble and in-flight micro-batches)."""
+    same layers per stage only adds bubble and in-flight micro-batches). ``every``: on a fixed GPU
+    count a deeper pipeline may be the only one whose DP fits the count, so every depth Megatron-Core
+    can split the layers into (uneven first and last stages included, :mod:`.sizing`)."""
     if fixed.pp is not None:
         return [fixed.pp]
+    if every:
+        return pipeline_depths(layers)
     out, p = [], 1
     while p <= layers:
         out.append(p)
@@ -417,7 +422,7 @@ def min_memory_at(ev: Evaluator, gpus: int) -> float:
     largest ZeRO stage, micro-batch 1); infinite when no layout matches the count."""
     best = math.inf
     for tp in tp_candidates(ev, Fixed()):
-        for pp in pp_candidates(ev.job.arch.layers, Fixed()):
+        for pp in pp_candidates(ev.job.arch.layers, Fixed(), every=True):
             if gpus % (tp * pp):
                 continue
             dp = gpus // (tp * pp)
@@ -551,8 +556,9 @@ def _bounds(ev: Evaluator, fixed: Fixed, target: Target, outcome: SearchOutcome)
     arch, job = ev.job.arch, ev.job
     busy = ev.cal.kernel_busy_fraction
     bounded: list[_Bounded] = []
+    pps = pp_candidates(arch.layers, fixed, every=target.kind == "gpus")
     axes, outcome.thinned = thin_axes({"tp": tp_candidates(ev, fixed), "cp": cp_candidates(job.seq, fixed),
-                                       "ep": ep_candidates(ev, fixed), "pp": pp_candidates(arch.layers, fixed),
+                                       "ep": ep_candidates(ev, fixed), "pp": pps,
                                        "mb": mb_candidates(fixed, job.batch)}, MAX_GROUPS)
     for tp in axes["tp"]:
         sp = fixed.sequence_parallel if fixed.sequence_parallel is not None else tp > 1

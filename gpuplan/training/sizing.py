@@ -1,0 +1,126 @@
+"""Fit a job to a GPU count someone already has: pipeline depths with uneven first and last
+stages, global batches that are not powers of two, and the nearest counts that work.
+
+* Pipeline stages (Megatron-Core ``--decoder-first-pipeline-num-layers`` /
+  ``--decoder-last-pipeline-num-layers``): the middle stages hold the same number of layers, the
+  first and the last may hold fewer. The slowest stage paces the pipeline, so a depth is worth
+  trying when its fullest stage holds ``ceil(L / PP)`` layers; the lighter stages idle for the
+  difference (the *stage imbalance*, part of the step time).
+* Global batch: published runs use ``2^k`` sequences, which leaves DP and micro-batch free to be
+  powers of two; on a count such as 1,016 GPUs (127 servers) no DP divides it. The batch is then the
+  one nearest the requested ``global_batch_tokens`` that a DP of that count divides.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gpuplan.training.search import Evaluator
+
+#: Batches (nearest first) tried on a fixed GPU count when the power-of-two batch has no layout.
+MAX_BATCHES = 4
+#: Servers scanned either side of an unusable count for the nearest counts that work.
+NEAREST_SCAN_SERVERS = 64
+
+
+def stage_split(layers: int, pp: int) -> tuple[int, int, int] | None:
+    """(first, middle, last) layers per stage of a ``pp``-deep pipeline whose fullest stage holds
+    ``ceil(layers / pp)`` layers, middle stages equal (Megatron-Core); None when no such split exists.
+    With ``pp`` = 1 the one stage is ``middle``; with ``pp`` = 2 there are no middle stages."""
+    if pp < 1 or pp > layers:
+        return None
+    k = -(-layers // pp)
+    if pp == 1:
+        return (0, layers, 0)
+    if pp == 2:
+        return (layers - k, 0, k) if layers - k >= 1 else None
+    for mid in range(k, 0, -1):
+        rest = layers - (pp - 2) * mid
+        if 2 <= rest <= 2 * k:
+            last = min(k, rest - 1)
+            return (rest - last, mid, last)
+    return None
+
+
+def stage_layers(layers: int, pp: int) -> list[int]:
+    """Layers on each stage, first to last (an even split when ``pp`` divides ``layers``)."""
+    split = stage_split(layers, pp)
+    if split is None:
+        k = -(-layers // pp)
+        return [k] * pp
+    first, mid, last = split
+    if pp == 1:
+        return [mid]
+    return [first] + [mid] * (pp - 2) + [last]
+
+
+def imbalance(layers: int, pp: int) -> float:
+    """Fraction of the stage-time the average stage idles because the fullest one paces the
+    pipeline (0 for an even split)."""
+    k = -(-layers // pp)
+    return 1.0 - layers / (pp * k)
+
+
+def pipeline_depths(layers: int) -> list[int]:
+    """Every pipeline depth Megatron-Core can split ``layers`` into with the fullest stage at
+    ``ceil(layers / pp)`` layers (even depths and those with lighter first/last stages)."""
+    return [p for p in range(1, layers + 1) if stage_split(layers, p) is not None]
+
+
+def batch_options(requested: float, dps: set[int], *, limit: int = MAX_BATCHES) -> list[int]:
+    """Global batches (sequences) nearest ``requested`` that one of ``dps`` divides, nearest first."""
+    seen: set[int] = set()
+    for d in dps:
+        low = max(d, math.floor(requested / d) * d)
+        seen.update((low, low + d))
+    return sorted(seen, key=lambda b: (abs(b - requested), b))[:limit]
+
+
+def describe_batch(batch: int, seq: int, requested_tokens: float, dp: int, micro_batch: int, gpus: int,
+                   power_of_two: int) -> str:
+    """The plan's note for a batch that is not the power of two the planner starts from."""
+    return (f"global batch: {batch:,} sequences ({batch * seq / 1e6:.2f}M tokens), the nearest to the requested "
+            f"{requested_tokens / 1e6:.2f}M tokens that DP {dp} x micro-batch {micro_batch} divides "
+            f"({batch / (requested_tokens / seq) - 1:+.1%}); the power of two {power_of_two:,} has no layout on "
+            f"exactly {gpus:,} GPUs")
+
+
+def fixed_count_dps(ev: "Evaluator", gpus: int) -> set[int]:
+    """The DP values a layout on exactly ``gpus`` GPUs can have (TP x CP x PP x DP = gpus)."""
+    from gpuplan.training.search import Fixed, cp_candidates, tp_candidates
+
+    out: set[int] = set()
+    for tp in tp_candidates(ev, Fixed()):
+        for cp in cp_candidates(ev.job.seq, Fixed()):
+            for pp in pipeline_depths(ev.job.arch.layers):
+                mp = tp * cp * pp
+                if mp <= gpus and gpus % mp == 0:
+                    out.add(gpus // mp)
+    return out
+
+
+def count_works(ev: "Evaluator", gpus: int) -> bool:
+    """Whether some layout can use exactly ``gpus`` GPUs: a TP x PP that divides the count and
+    fits memory at the most sharding and recompute (the batch then follows the count's DP)."""
+    from gpuplan.training.search import min_memory_at
+
+    return min_memory_at(ev, gpus) <= ev.capacity
+
+
+def nearest_counts(ev: "Evaluator", gpus: int, *, scan: int = NEAREST_SCAN_SERVERS) -> tuple[int | None, int | None]:
+    """The nearest whole-server counts below and above ``gpus`` that some layout can use."""
+    step = ev.gpu.gpus_per_node
+    base = gpus // step * step
+    below = next((n for n in range(base if base < gpus else base - step, 0, -step)
+                  if base - n <= scan * step and count_works(ev, n)), None)
+    above = next((n for n in range(base + step, base + (scan + 1) * step, step) if count_works(ev, n)), None)
+    return below, above
+
+
+def counts_phrase(ev: "Evaluator", gpus: int) -> str:
+    """'; the nearest counts that work: 1,008 or 1,024 GPUs' (empty when none is found)."""
+    below, above = nearest_counts(ev, gpus)
+    found = [f"{n:,}" for n in (below, above) if n is not None]
+    return f"; the nearest counts that work: {' or '.join(found)} GPUs" if found else ""
