@@ -25,7 +25,7 @@ from gpuplan.errors import InputError
 from gpuplan.io import parse_json, parse_toml, pydantic_error
 from gpuplan.plan import Plan, ServingPlan, TrainingPlan
 from gpuplan.plan_io import locate, repo_path
-from gpuplan.profile import Workload, field_lines
+from gpuplan.profile import ClusterNetwork, Workload, field_lines
 from gpuplan.types import STRICT, Id
 
 #: Version of the check JSON (its own contract, same versioning rule as the plan).
@@ -168,7 +168,11 @@ def restrict(workload: Workload, cluster: ClusterOut) -> Workload:
     training = workload.training
     if cluster.phase == "training" and training is not None:
         training = dataclasses.replace(training, gpus=cluster.gpus, deadline_days=None, budget_usd=None)
-    return dataclasses.replace(workload, constraints=constraints, training=training)
+    # Time is computed on the cluster's own fabric, NIC speed and oversubscription (issue 15: an
+    # Ethernet cluster at 4:1 had been timed on the InfiniBand fabric the planner would design).
+    network = ClusterNetwork(fabric=cluster.fabric, nic_gbit_per_gpu=cluster.nic_gbit_per_gpu,
+                             oversubscription=cluster.oversubscription)
+    return dataclasses.replace(workload, constraints=constraints, training=training, cluster_network=network)
 
 
 def _plan(workload: Workload, catalog: Catalog, phase: str) -> Plan:
@@ -217,8 +221,12 @@ def evaluate(workload: Workload, cluster: ClusterOut, plan: Plan, anchors: _Anch
                                  "constraints")))
     size = anchors.at_cluster("gpus", "nodes") if cluster.phase == "training" else anchors.at_cluster("gpu")
     if result is None or not result.feasible:
-        why = "; ".join(result.infeasible) if result is not None and result.infeasible else "no feasible plan"
-        gate("fits-memory", False, f"{cluster.gpus:,} x {cluster.gpu}: {why}", size)
+        # Only the cluster's GPU was tried: its own reasons, under the gate of their real cause.
+        reasons = [r.split(": ", 1)[1] if r.startswith(f"{cluster.gpu}: ") else r
+                   for r in (result.infeasible if result is not None else [])
+                   if not r.startswith("no allowed GPU")] or ["no feasible plan"]
+        name, where = _infeasible_gate(" ".join(reasons), anchors, size)
+        gate(name, False, f"{cluster.gpus:,} x {cluster.gpu}: {'; '.join(reasons)}", where)
         return gates
     if isinstance(result, TrainingPlan):
         _training_gates(gate, workload, cluster, result, anchors, size)
@@ -233,6 +241,18 @@ def evaluate(workload: Workload, cluster: ClusterOut, plan: Plan, anchors: _Anch
     return gates
 
 
+def _infeasible_gate(why: str, anchors: _Anchors, size: dict[str, object]) -> tuple[str, dict[str, object]]:
+    """The gate an infeasible re-plan fails, by its cause: memory, a count no layout can use, a
+    network that cannot carry the layout, or (else) the phase's targets."""
+    if "does not fit" in why:
+        return "fits-memory", size
+    if "no valid layout" in why or "nearest counts" in why:
+        return "layout", size
+    if "scale-out" in why or "fabric" in why or "network" in why:
+        return "network", anchors.at_cluster("fabric", "nic_gbit_per_gpu")
+    return "feasible", size
+
+
 def _training_gates(gate, workload: Workload, cluster: ClusterOut, t: TrainingPlan, anchors: _Anchors,
                     size: dict[str, object]) -> None:
     mem = t.memory
@@ -244,7 +264,7 @@ def _training_gates(gate, workload: Workload, cluster: ClusterOut, t: TrainingPl
     assert spec is not None
     if spec.deadline_days is not None:
         ok = t.wall_clock_days <= spec.deadline_days
-        gate("deadline", ok, f"{t.wall_clock_days:.1f} days on {cluster.gpus:,} GPUs "
+        gate("deadline", ok, f"{t.wall_clock_days:.1f} days on {cluster.gpus:,} GPUs{_on_network(cluster, t)} "
              f"{'within' if ok else 'misses'} the {spec.deadline_days:g}-day deadline",
              anchors.at_profile("training.deadline_days"), value=t.wall_clock_days, limit=spec.deadline_days,
              unit="days")
@@ -278,20 +298,39 @@ def _serving_gates(gate, workload: Workload, cluster: ClusterOut, s: ServingPlan
          anchors.at_profile("serving.tpot_ms"), value=s.tpot_ms, limit=spec.tpot_ms, unit="ms")
 
 
+def _on_network(cluster: ClusterOut, t: TrainingPlan) -> str:
+    """' on the cluster's ethernet-100g at 100 Gb/s per GPU, 4:1' when time used its network."""
+    if cluster.nodes <= 1 or t.interconnect is None or t.interconnect.scaleout_fabric is None:
+        return ""
+    fabric = cluster.fabric or t.interconnect.scaleout_fabric
+    gbit = cluster.nic_gbit_per_gpu if cluster.nic_gbit_per_gpu is not None else t.interconnect.nic_gbit_per_gpu
+    over = f", {cluster.oversubscription:g}:1" if cluster.oversubscription > 1 else ""
+    return f" on the cluster's {fabric} at {gbit:g} Gb/s per GPU{over}"
+
+
 def _network_gate(gate, cluster: ClusterOut, result: TrainingPlan | ServingPlan, anchors: _Anchors) -> None:
     ic = result.interconnect
     if ic is None:
         return
+    # Training time is computed on the cluster's own network (restrict): its fabric is a fact of
+    # the figures, not a mismatch; a network too slow to hide communication shows in the days.
+    timed = isinstance(result, TrainingPlan)
     if cluster.fabric is not None and ic.scaleout_fabric is not None and cluster.fabric != ic.scaleout_fabric:
-        gate("fabric", False, f"the plan's figures assume {ic.scaleout_fabric}; the cluster uses {cluster.fabric}",
-             anchors.at_cluster("fabric"), severity="warning")
+        if timed:
+            gate("fabric", True, f"the days are computed on the cluster's {cluster.fabric}; the planner would "
+                 f"design {ic.scaleout_fabric} for this layout", anchors.at_cluster("fabric"), severity="warning")
+        else:
+            gate("fabric", False, f"the plan's figures assume {ic.scaleout_fabric}; the cluster uses "
+                 f"{cluster.fabric}", anchors.at_cluster("fabric"), severity="warning")
     if cluster.nic_gbit_per_gpu is None or ic.required_gbit_per_gpu <= 0 or cluster.nodes <= 1:
         return
     effective = cluster.nic_gbit_per_gpu / cluster.oversubscription
     over = f" at {cluster.oversubscription:g}:1 oversubscription" if cluster.oversubscription > 1 else ""
+    exposed = "; the exposed communication is in the days" if timed and effective < ic.required_gbit_per_gpu else ""
     gate("network", effective >= ic.required_gbit_per_gpu,
          f"{effective:,.0f} Gb/s per GPU{over} against the {ic.required_gbit_per_gpu:,.0f} Gb/s the layout needs "
-         "to keep communication hidden", anchors.at_cluster("nic_gbit_per_gpu", "oversubscription"),
+         f"to keep communication hidden{exposed}", anchors.at_cluster("nic_gbit_per_gpu", "oversubscription"),
+         severity="warning" if timed else "error",
          value=effective, limit=ic.required_gbit_per_gpu, unit="Gbit/s per GPU")
 
 

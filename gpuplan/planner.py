@@ -70,9 +70,13 @@ def _attach_network(phase: str, result: Any, workload: Workload, catalog: Catalo
         from gpuplan.network import network_for
         from gpuplan.training.planner import with_network
 
-        fabric = catalog.fabrics[interconnect.scaleout_fabric]
-        network = network_for(gpu, catalog, fabric, gbit_per_gpu=interconnect.nic_gbit_per_gpu,
-                              oversubscription=topology.oversubscription, hops=topology.max_switch_hops or None)
+        cluster = workload.cluster_network  # check: the proposed cluster's own network
+        fabric = catalog.fabrics[cluster.fabric if cluster and cluster.fabric else interconnect.scaleout_fabric]
+        gbit = (cluster.nic_gbit_per_gpu if cluster and cluster.nic_gbit_per_gpu is not None
+                else interconnect.nic_gbit_per_gpu)
+        over = cluster.oversubscription if cluster else topology.oversubscription
+        network = network_for(gpu, catalog, fabric, gbit_per_gpu=gbit, oversubscription=over,
+                              hops=topology.max_switch_hops or None)
         result = with_network(result, workload, catalog, network)
         plan = result.plan
     bom = build_bom(phase, gpu, plan.gpus, interconnect, topology, catalog)

@@ -166,6 +166,16 @@ class Constraints:
 
 
 @dataclass(frozen=True)
+class ClusterNetwork:
+    """A proposed cluster's scale-out network (``gpuplan check --against``): training time is
+    computed on it instead of the fabric the planner would design. None fields: the planner's."""
+
+    fabric: str | None = None
+    nic_gbit_per_gpu: float | None = None
+    oversubscription: float = 1.0
+
+
+@dataclass(frozen=True)
 class Workload:
     """A validated, complete workload: what every planner reads."""
 
@@ -181,6 +191,8 @@ class Workload:
     field_lines: dict[str, int] = field(default_factory=dict, compare=False)
     #: Files the profile reads besides itself (an hf_config): outputs may never overwrite them.
     input_files: tuple[str, ...] = field(default=(), compare=False)
+    #: Set by ``check``: the proposed cluster's network, which training time is computed on.
+    cluster_network: ClusterNetwork | None = None
 
 
 #: A resolved architecture (preset, hf_config or architecture fields) above this is refused, as

@@ -167,9 +167,9 @@ def plan_training(workload: Workload, catalog: Catalog, memo: Memo | None = None
         if not supports(gpu, job.precision):
             infeasible.append(f"{gid}: no {job.precision} tensor cores")
             continue
-        ev = Evaluator(job, gpu, network_for(gpu, catalog), cal)
+        ev = Evaluator(job, gpu, search_network(workload, gpu, catalog), cal)
         c = workload.constraints
-        key = ("gpu", job, gid, target, catalog.sha256, c.budget_usd, c.power_limit_kw)
+        key = ("gpu", job, gid, target, catalog.sha256, c.budget_usd, c.power_limit_kw, workload.cluster_network)
         cand, why = _memo(memo, key, lambda: _plan_gpu(ev, target, workload, catalog))
         if cand is not None and cand.meets:
             cands.append(cand)
@@ -195,6 +195,17 @@ def plan_training(workload: Workload, catalog: Catalog, memo: Memo | None = None
 
 def _batch(c: _Candidate, job: Job) -> int:
     return (c.job or job).batch
+
+
+def search_network(workload: Workload, gpu: Gpu, catalog: Catalog) -> Network:
+    """The network layouts are searched on: the reference server's, or a checked cluster's own
+    fabric, NIC speed and oversubscription (``gpuplan check``)."""
+    cluster = workload.cluster_network
+    if cluster is None:
+        return network_for(gpu, catalog)
+    fabric = catalog.fabrics[cluster.fabric] if cluster.fabric else None
+    return network_for(gpu, catalog, fabric, gbit_per_gpu=cluster.nic_gbit_per_gpu,
+                       oversubscription=cluster.oversubscription)
 
 
 R = TypeVar("R")
@@ -312,8 +323,8 @@ def layout_alternatives(workload: Workload, catalog: Catalog, plan: TrainingPlan
     memo = {} if memo is None else memo
     batch = plan.layout.global_batch_sequences
     job, target, gpu = job_of(workload, batch), target_of(workload), catalog.gpus[plan.gpu]
-    ev = Evaluator(job, gpu, network_for(gpu, catalog), calibration(catalog))
-    found = _memo(memo, ("top", job, gpu.id, target, catalog.sha256),
+    ev = Evaluator(job, gpu, search_network(workload, gpu, catalog), calibration(catalog))
+    found = _memo(memo, ("top", job, gpu.id, target, catalog.sha256, workload.cluster_network),
                   lambda: search(ev, Fixed(), target, top=TOP_LAYOUTS + 1))
     chosen = _layout_of(plan.layout)
     others = [e for e in found.best if e.layout != chosen][:TOP_LAYOUTS]
