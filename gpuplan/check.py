@@ -230,12 +230,21 @@ def evaluate(workload: Workload, cluster: ClusterOut, plan: Plan, anchors: _Anch
         return gates
     if isinstance(result, TrainingPlan):
         _training_gates(gate, workload, cluster, result, anchors, size)
+        free = result.memory.headroom_gib / result.memory.capacity_gib if result.memory else None
     else:
         used = result.weights_gib_per_gpu + result.kv_gib_per_gpu
         gate("fits-memory", used <= gpu_memory_gib,
              f"{result.weights_gib_per_gpu:.1f} GiB weights + {result.kv_gib_per_gpu:.1f} GiB KV cache per GPU of "
              f"{gpu_memory_gib:.1f} GiB usable on {cluster.gpu}", size, value=used, limit=gpu_memory_gib, unit="GiB")
+        free = 1.0 - used / gpu_memory_gib if gpu_memory_gib > 0 else None
         _serving_gates(gate, workload, cluster, result, anchors)
+    want = workload.constraints.memory_headroom
+    if free is not None and want > 0:
+        gate("memory-headroom", free >= want - 1e-9,
+             f"{free:.1%} of the usable memory free per GPU against the {want:.0%} headroom "
+             f"(allocator fragmentation and framework growth need room)",
+             anchors.at_profile("constraints.memory_headroom"), severity="warning", value=free, limit=want,
+             unit="fraction")
     _network_gate(gate, cluster, result, anchors)
     _cost_gates(gate, workload, cluster, result, anchors)
     return gates
@@ -367,7 +376,18 @@ def run_check(workload: Workload, catalog: Catalog, cluster_text: str, cluster_n
     whether a failed warning gate fails the check too (``passed`` and every report follow it)."""
     spec, lines = parse_cluster(cluster_text, cluster_name)
     cluster = resolve_cluster(spec, workload, catalog, cluster_name)
-    plan = _plan(restrict(workload, cluster), catalog, cluster.phase)
+    workload = dataclasses.replace(workload.for_phase(cluster.phase), phase_constraints=())
+    restricted = restrict(workload, cluster)
+    plan = _plan(restricted, catalog, cluster.phase)
+    phase_plan = getattr(plan, cluster.phase)
+    if (phase_plan is None or not phase_plan.feasible) and workload.constraints.memory_headroom > 0:
+        # Nothing leaves the memory headroom free: the cluster may still run the job with less,
+        # which the memory-headroom gate warns about (not a failure to fit).
+        tight = dataclasses.replace(restricted, constraints=dataclasses.replace(restricted.constraints,
+                                                                                memory_headroom=0.0))
+        again = _plan(tight, catalog, cluster.phase)
+        if getattr(again, cluster.phase) is not None and getattr(again, cluster.phase).feasible:
+            plan = again
     anchors = _Anchors(profile=workload.source, profile_lines=workload.field_lines, cluster=cluster_name,
                        cluster_lines=lines)
     gates = evaluate(workload, cluster, plan, anchors, gpu_memory_gib=catalog.gpus[cluster.gpu].memory_usable_gib)

@@ -331,6 +331,9 @@ class ServingPlan(_Out):
     max_qps: float
     output_tokens_per_s: float
     utilization: float
+    #: Peak QPS over the latency-limited capacity of the non-spare replicas; at most
+    #: ``[serving] max_load_fraction`` (default 0.85) in a recommended fleet.
+    peak_load_fraction: float = 0.0
     bound: str
     roofline: Roofline | None
     disaggregation: DisaggregationComparison | None

@@ -33,13 +33,13 @@ def plan_workload(workload: Workload, catalog: Catalog, *, phases: tuple[str, ..
     if workload.training is not None and "training" in phases:
         from gpuplan.training.planner import assumptions as training_assumptions
 
-        training = _plan_training(workload, catalog)
-        findings += _gates("training", training, workload)
+        training = _plan_training(workload.for_phase("training"), catalog)
+        findings += _gates("training", training, workload.for_phase("training"))
         findings += _training_notes(training, catalog, moe=workload.arch.is_moe)
         notes += training_assumptions(workload, catalog)
     if workload.serving is not None and "serving" in phases:
-        serving = _plan_serving(workload, catalog)
-        findings += _gates("serving", serving, workload)
+        serving = _plan_serving(workload.for_phase("serving"), catalog)
+        findings += _gates("serving", serving, workload.for_phase("serving"))
     arch = workload.arch
     model = ModelSummary(name=workload.model_name, total_params=arch.total_params, active_params=arch.active_params,
                          layers=arch.layers, hidden=arch.hidden, heads=arch.heads, kv_heads=arch.kv_heads,

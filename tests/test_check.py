@@ -57,7 +57,7 @@ preset = "llama-3.1-70b"
 tokens = 1e12
 sequence_length = 8192
 global_batch_tokens = 16e6
-deadline_days = 31
+deadline_days = 33
 [constraints]
 allow_gpus = ["h100-sxm-80gb"]
 """
@@ -85,4 +85,4 @@ def test_infeasible_cluster_fails_the_gate_of_its_real_cause(catalog):
     failed = [g for g in r.gates if not g.passed]
     assert [g.name for g in failed] == ["fits-memory"]
     assert failed[0].message.startswith("8 x h100-sxm-80gb: does not fit on 8 GPUs")
-    assert failed[0].message.count("h100-sxm-80gb") == 1 and "nearest counts that work: 16" in failed[0].message
+    assert failed[0].message.count("h100-sxm-80gb") == 1 and "nearest counts that work: 24" in failed[0].message

@@ -260,13 +260,16 @@ class Replica:
     # per GPU of the largest pipeline stage
     resident_weight_bytes: float
     kv_bytes_per_token_stage: float
+    #: Fraction of the usable memory left free (``[constraints] memory_headroom``): caps the KV cache.
+    memory_headroom: float = 0.0
 
     # -- memory ---------------------------------------------------------------------------------
     @property
     def kv_budget_bytes(self) -> float:
         """KV bytes per GPU: ``(usable - weights - runtime overhead) * kv_memory_fraction``."""
-        free = self.gpu.memory_usable_gib * GIB - self.resident_weight_bytes - self.k.runtime_overhead_gib * GIB
-        return max(0.0, free) * self.k.kv_memory_fraction
+        usable = self.gpu.memory_usable_gib * GIB
+        free = usable - self.resident_weight_bytes - self.k.runtime_overhead_gib * GIB
+        return max(0.0, min(free * self.k.kv_memory_fraction, free - self.memory_headroom * usable))
 
     def sequence_bytes(self, context: float) -> float:
         """KV bytes per GPU of one sequence of ``context`` tokens (window-capped)."""

@@ -167,9 +167,10 @@ def plan_training(workload: Workload, catalog: Catalog, memo: Memo | None = None
         if not supports(gpu, job.precision):
             infeasible.append(f"{gid}: no {job.precision} tensor cores")
             continue
-        ev = Evaluator(job, gpu, search_network(workload, gpu, catalog), cal)
         c = workload.constraints
-        key = ("gpu", job, gid, target, catalog.sha256, c.budget_usd, c.power_limit_kw, workload.cluster_network)
+        ev = Evaluator(job, gpu, search_network(workload, gpu, catalog), cal, headroom=c.memory_headroom)
+        key = ("gpu", job, gid, target, catalog.sha256, c.budget_usd, c.power_limit_kw, c.memory_headroom,
+               workload.cluster_network)
         cand, why = _memo(memo, key, lambda: _plan_gpu(ev, target, workload, catalog))
         if cand is not None and cand.meets:
             cands.append(cand)
@@ -232,7 +233,7 @@ def _plan_gpu(ev: Evaluator, target: Target, workload: Workload,
         for batch in batch_options(requested, fixed_count_dps(ev, target.gpus or 0)):
             if batch == ev.job.batch:
                 continue
-            other = Evaluator(replace(ev.job, batch=batch), gpu, ev.hw.net, ev.cal, ev.attention)
+            other = Evaluator(replace(ev.job, batch=batch), gpu, ev.hw.net, ev.cal, ev.attention, ev.headroom)
             again = search(other, Fixed(), target, top=1)
             if again.best:
                 ev, found = other, again
@@ -271,15 +272,15 @@ def _nearest(ev: Evaluator, target: Target, found: SearchOutcome) -> tuple[_Cand
             return None, f"does not fit: the model states exceed {gpu.memory_usable_gib:.1f} GiB at any TP x PP"
         if target.kind == "gpus" and target.gpus is not None:
             least = min_memory_at(ev, target.gpus)
-            if least > ev.capacity:
+            if least > ev.limit:
                 return None, (f"does not fit on {target.gpus:,} GPUs: needs at least {least / GIB:.1f} GiB per GPU "
-                              f"(full recompute, ZeRO-2/3), has {gpu.memory_usable_gib:.1f}{states}"
+                              f"(full recompute, ZeRO-2/3), has {_has(ev)}{states}"
                               f"{counts_phrase(ev, target.gpus)}")
         if found.min_memory < math.inf:
             lay = found.min_memory_layout
             where = f" (best: TP{lay.tp} PP{lay.pp} DP{lay.dp})" if lay else ""
             return None, (f"does not fit: needs {found.min_memory / GIB:.1f} GiB per GPU{where}, "
-                          f"has {gpu.memory_usable_gib:.1f}{states}")
+                          f"has {_has(ev)}{states}")
         if target.kind == "gpus":
             return None, (f"no valid layout on exactly {target.gpus:,} GPUs (TP x PP x CP x DP must match "
                           f"and DP x micro-batch divide a global batch near {ev.job.batch}){states}"
@@ -306,6 +307,14 @@ def _nearest(ev: Evaluator, target: Target, found: SearchOutcome) -> tuple[_Cand
     return cand, "no layout fits"
 
 
+def _has(ev: Evaluator) -> str:
+    """Usable GiB, and what the headroom leaves of it."""
+    usable = ev.gpu.memory_usable_gib
+    if ev.headroom <= 0:
+        return f"{usable:.1f}"
+    return f"{usable:.1f} ({ev.limit / GIB:.1f} with the {ev.headroom:.0%} memory headroom kept free)"
+
+
 def _rank(c: _Candidate, target: Target) -> tuple[object, ...]:
     priced = 0 if c.cost is not None else 1
     if target.kind == "deadline":
@@ -323,8 +332,9 @@ def layout_alternatives(workload: Workload, catalog: Catalog, plan: TrainingPlan
     memo = {} if memo is None else memo
     batch = plan.layout.global_batch_sequences
     job, target, gpu = job_of(workload, batch), target_of(workload), catalog.gpus[plan.gpu]
-    ev = Evaluator(job, gpu, search_network(workload, gpu, catalog), calibration(catalog))
-    found = _memo(memo, ("top", job, gpu.id, target, catalog.sha256, workload.cluster_network),
+    headroom = workload.constraints.memory_headroom
+    ev = Evaluator(job, gpu, search_network(workload, gpu, catalog), calibration(catalog), headroom=headroom)
+    found = _memo(memo, ("top", job, gpu.id, target, catalog.sha256, workload.cluster_network, headroom),
                   lambda: search(ev, Fixed(), target, top=TOP_LAYOUTS + 1))
     chosen = _layout_of(plan.layout)
     others = [e for e in found.best if e.layout != chosen][:TOP_LAYOUTS]
@@ -499,7 +509,8 @@ def _reasons(job: Job, gpu: Gpu, e: Evaluation, target: Target, catalog: Catalog
     need = _min_model_parallel_cached(job, gpu, catalog, cal)
     mp = f"; the model states need TP*PP >= {need}" if need and need > 1 else ""
     out.append(f"memory: {m.total / GIB:.1f} of {m.capacity / GIB:.1f} GiB per GPU (states {m.model_states / GIB:.1f}, "
-               f"activations {m.activations / GIB:.1f}, overhead {m.overhead / GIB:.1f}){mp}")
+               f"activations {m.activations / GIB:.1f}, overhead {m.overhead / GIB:.1f}); {m.headroom / GIB:.1f} GiB "
+               f"({m.headroom / m.capacity:.0%}) free, at least {m.reserve / m.capacity:.0%} kept free{mp}")
     grp = groups(lay)
     crossing = [k for k in ("tp", "cp", "ep", "dp", "pp") if grp[k].crosses(gpu.scaleup_domain)]
     if crossing:
@@ -584,7 +595,8 @@ def with_network(result: TrainingResult, workload: Workload, catalog: Catalog, n
         return result
     cal = calibration(catalog)
     job = job_of(workload, plan.layout.global_batch_sequences)
-    e = Evaluator(job, gpu, network, cal).evaluate(_layout_of(plan.layout))
+    e = Evaluator(job, gpu, network, cal, headroom=workload.constraints.memory_headroom).evaluate(
+        _layout_of(plan.layout))
     if not math.isfinite(e.step_time):
         reason = (f"the given network has no scale-out tier, yet {', '.join(result.demand.cross_node_groups)} "
                   f"cross the {gpu.scaleup_domain}-GPU scale-up domain" if result.demand else

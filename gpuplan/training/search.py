@@ -129,8 +129,11 @@ class Evaluation:
 class Evaluator:
     """Evaluates layouts of one job on one GPU and network, caching the parts layouts share."""
 
-    def __init__(self, job: Job, gpu: Gpu, net: Network, cal: TrainingCalibration, attention: str | None = None):
+    def __init__(self, job: Job, gpu: Gpu, net: Network, cal: TrainingCalibration, attention: str | None = None,
+                 headroom: float = 0.0):
         self.job, self.gpu, self.cal = job, gpu, cal
+        #: Fraction of the usable memory a layout must leave free (``[constraints] memory_headroom``).
+        self.headroom = headroom
         self.attention = attention or cal.attention_for(job.precision)
         self.hw = Hardware.of(gpu, net, job.precision)
         self.steps = job.tokens / job.tokens_per_step
@@ -205,11 +208,16 @@ class Evaluator:
         acts = activation_total(self.job.arch, self.job.seq, self.job.batch, layout, self.cal, stored, full)
         overhead = self.cal.runtime_overhead_gib * GIB + self.cal.fragmentation_fraction * acts
         return Memory(weights=weights, gradients=grads, optimizer=optim, activations=acts, overhead=overhead,
-                      capacity=self.capacity)
+                      capacity=self.capacity, reserve=self.capacity - self.limit)
+
+    @property
+    def limit(self) -> float:
+        """Bytes a layout may use: the usable memory less the headroom."""
+        return self.capacity * (1.0 - self.headroom)
 
     def activation_budget(self, layout: Layout) -> float:
         """Bytes left for activations after states and runtime overhead (memory.activation_budget)."""
-        free = self.capacity - sum(self.states(layout)) - self.cal.runtime_overhead_gib * GIB
+        free = self.limit - sum(self.states(layout)) - self.cal.runtime_overhead_gib * GIB
         return free / (1.0 + self.cal.fragmentation_fraction)
 
     def evaluate(self, layout: Layout, memory: Memory | None = None) -> Evaluation:
@@ -401,7 +409,7 @@ def states_can_fit(ev: Evaluator, tp: int, pp: int, cp: int, ep: int, fixed: Fix
     zero = fixed.zero if fixed.zero is not None else (3 if pp == 1 else 2)
     probe = Layout(tp=tp, pp=pp, dp=1 << 20, cp=cp, ep=ep, zero=zero)
     w, g, _ = ev.states(probe)
-    return w + g + ev.cal.runtime_overhead_gib * GIB <= ev.capacity
+    return w + g + ev.cal.runtime_overhead_gib * GIB <= ev.limit
 
 
 def min_model_parallel(ev: Evaluator, zero: int = 1) -> int | None:

@@ -106,7 +106,7 @@ def count_works(ev: "Evaluator", gpus: int) -> bool:
     fits memory at the most sharding and recompute (the batch then follows the count's DP)."""
     from gpuplan.training.search import min_memory_at
 
-    return min_memory_at(ev, gpus) <= ev.capacity
+    return min_memory_at(ev, gpus) <= ev.limit
 
 
 def nearest_counts(ev: "Evaluator", gpus: int, *, scan: int = NEAREST_SCAN_SERVERS) -> tuple[int | None, int | None]:

@@ -63,7 +63,7 @@ def test_unusable_count_names_the_nearest_counts_that_work(catalog):
     w = load_profile_text(PROFILE.format(gpus=8), "p.toml", catalog)
     t = plan_workload(w, catalog, phases=("training",)).training
     assert not t.feasible
-    assert "the nearest counts that work: 16 GPUs" in t.infeasible[0]
+    assert "the nearest counts that work: 24 GPUs" in t.infeasible[0]
 
 
 def test_check_of_a_60_node_cluster_passes(cli):

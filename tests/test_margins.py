@@ -1,0 +1,73 @@
+"""Margins and per-phase constraints (issue 15): memory headroom, the serving load margin,
+[training.constraints] / [serving.constraints], and the shipped examples honour them."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuplan.planner import plan_workload
+from gpuplan.profile import load_profile_text, load_workload
+from tests.conftest import EXAMPLES
+
+SPLIT = """
+[model]
+preset = "llama-2-7b"
+[training]
+tokens = 1e11
+sequence_length = 4096
+deadline_days = 14
+[training.constraints]
+allow_gpus = ["a100-sxm-80gb"]
+memory_headroom = 0.2
+[serving]
+qps = 2
+precision = "int8"
+[serving.constraints]
+allow_gpus = ["t4"]
+[constraints]
+allow_vendors = ["nvidia"]
+pricing = "capex"
+"""
+
+
+def test_phase_constraints_override_field_by_field(catalog):
+    w = load_profile_text(SPLIT, "p.toml", catalog)
+    t, s = w.for_phase("training").constraints, w.for_phase("serving").constraints
+    assert t.allow_gpus == ("a100-sxm-80gb",) and s.allow_gpus == ("t4-pcie-16gb",)
+    assert t.pricing == s.pricing == "capex"
+    assert t.memory_headroom == 0.2 and s.memory_headroom == 0.05  # the base default
+    plan = plan_workload(w, catalog)
+    assert plan.training.gpu == "a100-sxm-80gb" and plan.serving.gpu == "t4-pcie-16gb"
+    m = plan.training.memory
+    assert m.headroom_gib >= 0.2 * m.capacity_gib
+
+
+def test_margins_are_listed_in_the_assumptions(catalog):
+    plan = plan_workload(load_profile_text(SPLIT, "p.toml", catalog), catalog)
+    fields = {a.field: a.value for a in plan.assumptions}
+    assert fields["constraints.memory_headroom"] == "0.05"
+    assert fields["serving.max_load_fraction"] == "0.85"
+    assert "serving.replica_start_s" in fields
+
+
+def test_bad_margin_is_refused(catalog):
+    from gpuplan.errors import InputError
+
+    with pytest.raises(InputError):
+        load_profile_text(SPLIT.replace("qps = 2", "qps = 2\nmax_load_fraction = 1.5"), "p.toml", catalog)
+
+
+EXAMPLE_FILES = sorted(p for p in EXAMPLES.glob("*.toml"))
+
+
+@pytest.mark.parametrize("path", EXAMPLE_FILES, ids=lambda p: p.stem)
+def test_every_example_keeps_its_margins(catalog, path):
+    plan = plan_workload(load_workload(path, catalog), catalog)
+    if plan.training is not None and plan.training.feasible:
+        m = plan.training.memory
+        assert m.headroom_gib >= 0.05 * m.capacity_gib - 1e-6
+    if plan.serving is not None and plan.serving.feasible:
+        s = plan.serving
+        assert s.peak_load_fraction <= 0.85 + 1e-9
+        used = s.weights_gib_per_gpu + s.kv_gib_per_gpu
+        assert used <= 0.95 * catalog.gpus[s.gpu].memory_usable_gib + 1e-6
