@@ -219,6 +219,9 @@ class TrainingPlan(_Out):
     gpu: str | None
     gpus: int
     nodes: int
+    #: GPUs paid for and not used by the plan: the rest of the last whole server (capex) or of the
+    #: last cloud instance rented (cloud pricing).
+    gpus_idle: int = 0
     layout: TrainingLayout | None
     precision: str
     step_time_s: float
@@ -305,6 +308,9 @@ class ServingPlan(_Out):
     gpu: str | None
     gpus: int
     nodes: int
+    #: GPUs paid for and not used by the plan: the rest of the last whole server (capex) or of the
+    #: last cloud instance rented (cloud pricing).
+    gpus_idle: int = 0
     replicas: int
     spare_replicas: int
     gpus_per_replica: int

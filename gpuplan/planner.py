@@ -40,6 +40,8 @@ def plan_workload(workload: Workload, catalog: Catalog, *, phases: tuple[str, ..
     if workload.serving is not None and "serving" in phases:
         serving = _plan_serving(workload.for_phase("serving"), catalog)
         findings += _gates("serving", serving, workload.for_phase("serving"))
+    training = _idle(training, catalog, workload.for_phase("training"))
+    serving = _idle(serving, catalog, workload.for_phase("serving"))
     arch = workload.arch
     model = ModelSummary(name=workload.model_name, total_params=arch.total_params, active_params=arch.active_params,
                          layers=arch.layers, hidden=arch.hidden, heads=arch.heads, kv_heads=arch.kv_heads,
@@ -49,6 +51,15 @@ def plan_workload(workload: Workload, catalog: Catalog, *, phases: tuple[str, ..
                 workload=workload.name, model=model, pricing=workload.constraints.pricing,  # type: ignore[arg-type]
                 assumptions=[AssumptionOut(field=a.field, value=a.value, reason=a.reason) for a in notes],
                 training=training, serving=serving, findings=findings)
+
+
+def _idle(plan: Any, catalog: Catalog, workload: Workload) -> Any:
+    """``gpus_idle``: GPUs bought (whole servers) or rented (whole instances) beyond the plan's."""
+    if plan is None or not plan.feasible or plan.gpu is None:
+        return plan
+    gpu = catalog.gpus[plan.gpu]
+    paid = gpu.billed_gpus(plan.gpus) if workload.constraints.pricing == "cloud" else plan.nodes * gpu.gpus_per_node
+    return plan.model_copy(update={"gpus_idle": max(0, paid - plan.gpus)})
 
 
 def _attach_network(phase: str, result: Any, workload: Workload, catalog: Catalog) -> Any:

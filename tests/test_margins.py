@@ -71,3 +71,36 @@ def test_every_example_keeps_its_margins(catalog, path):
         assert s.peak_load_fraction <= 0.85 + 1e-9
         used = s.weights_gib_per_gpu + s.kv_gib_per_gpu
         assert used <= 0.95 * catalog.gpus[s.gpu].memory_usable_gib + 1e-6
+
+
+SMALL = """
+[model]
+preset = "llama-3.1-8b"
+[serving]
+qps = 1
+[constraints]
+allow_gpus = ["h100-sxm-80gb"]
+pricing = "{pricing}"
+"""
+
+
+def test_idle_gpus_of_a_whole_server_are_in_the_headline_and_json(catalog):
+    from gpuplan.render.text import headline
+
+    s = plan_workload(load_profile_text(SMALL.format(pricing="capex"), "p.toml", catalog), catalog).serving
+    assert (s.gpus, s.nodes, s.gpus_idle) == (2, 1, 6)
+    assert "2 x h100-sxm-80gb (1 node, 6 idle)" in headline("SERVING", s, "capex")
+    # under cloud pricing the catalog's 2-GPU instance is rented: nothing idle, billed for 2
+    c = plan_workload(load_profile_text(SMALL.format(pricing="cloud"), "p.toml", catalog), catalog).serving
+    assert c.gpus_idle == 0
+    assert c.cloud_usd_per_hour == pytest.approx(2 * catalog.gpus["h100-sxm-80gb"].cloud_usd_per_gpu_hour)
+
+
+@pytest.mark.parametrize("path", EXAMPLE_FILES, ids=lambda p: p.stem)
+def test_every_example_reports_its_idle_gpus(catalog, path):
+    plan = plan_workload(load_workload(path, catalog), catalog)
+    for phase in (plan.training, plan.serving):
+        if phase is not None and phase.feasible:
+            gpu = catalog.gpus[phase.gpu]
+            paid = (gpu.billed_gpus(phase.gpus) if plan.pricing == "cloud" else phase.nodes * gpu.gpus_per_node)
+            assert "gpus_idle" in phase.model_dump() and phase.gpus_idle == paid - phase.gpus
