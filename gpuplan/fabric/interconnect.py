@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from gpuplan.catalog.loader import Catalog
 from gpuplan.catalog.schema import Fabric, Gpu, Nic
 from gpuplan.errors import InputError
+from gpuplan.fabric.compact import compact_reason, fewest_switches
 from gpuplan.fabric.demand import TrafficDemand
 from gpuplan.fabric.sizing import ClosDesign, ClosSpec, Layout, SizingError, leaf_split, size_clos, tier_capacity
 from gpuplan.fabric.topology import build_topology, no_fabric
@@ -88,7 +89,7 @@ def design_fabric(demand: TrafficDemand, gpu: Gpu, catalog: Catalog, *, oversubs
         reasons.append(f"Leaf tier oversubscribed {ratio:g}:1 at the user's request: cross-leaf traffic gets "
                        f"1/{ratio:g} of the NIC rate; the step time is re-evaluated with it.")
     topo, out = _size(out, gpu, catalog, nodes, layout, ratio, scalable_unit_nodes, reserved_node_slots, check,
-                      reasons)
+                      reasons, rail_planes=_rail_planes(demand, gpu, topology))
     rails = gpu.gpus_per_node * out.ports_per_gpu
     return _interconnect(gpu, out, demand.required_gbit_per_gpu, rails, reasons), topo
 
@@ -113,7 +114,8 @@ def _serving(demand: TrafficDemand, gpu: Gpu, catalog: Catalog, nodes: int, reas
     default: Layout = "rail-optimized" if demand.rail_aligned else "fat-tree"
     layout = _layout(topology, gpu, default=default, reasons=reasons)
     ratio = 1.0 if oversubscription is None else oversubscription
-    topo, out = _size(out, gpu, catalog, nodes, layout, ratio, su, reserved, check, reasons)
+    topo, out = _size(out, gpu, catalog, nodes, layout, ratio, su, reserved, check, reasons,
+                      rail_planes=_rail_planes(demand, gpu, topology))
     reasons.append(fr_reason + " It is a separate network (BOM: front-end lines).")
     ic = _interconnect(gpu, out, need, gpu.gpus_per_node * out.ports_per_gpu, reasons)
     ic = ic.model_copy(update={"frontend_fabric": front.id, "frontend_gbit_per_node": demand.frontend_gbit_per_node})
@@ -281,8 +283,16 @@ def _down(k: int, ratio: float) -> int:
     return leaf_split(k, ratio)[0]
 
 
+def _rail_planes(demand: TrafficDemand, gpu: Gpu, topology: str | None) -> bool:
+    """Whether a sub-unit fabric may split the rails into planes: the default topology, rail-aligned
+    cross-node traffic, and every GPU of a node in one NVLink-class domain (cross-rail via PXN)."""
+    return (topology is None and demand.rail_aligned and gpu.scaleup_domain >= gpu.gpus_per_node
+            and gpu.scaleup_tech not in ("pcie", "nvlink-bridge"))
+
+
 def _size(out: ScaleOut, gpu: Gpu, catalog: Catalog, nodes: int, layout: Layout, ratio: float, su: int | None,
-          reserved: int, check: bool | None, reasons: list[str]) -> tuple[Topology, ScaleOut]:
+          reserved: int, check: bool | None, reasons: list[str], *,
+          rail_planes: bool = False) -> tuple[Topology, ScaleOut]:
     """Size the compute fabric; fall back to the other technology at the same speed when it cannot reach."""
     rails = gpu.gpus_per_node * out.ports_per_gpu
     candidates = [out.fabric] + sorted((f for f in catalog.fabrics.values() if f.kind != out.fabric.kind
@@ -291,9 +301,9 @@ def _size(out: ScaleOut, gpu: Gpu, catalog: Catalog, nodes: int, layout: Layout,
     for fab in candidates:
         try:
             switch_id, radix = _switch_for(fab, catalog, nodes * rails if layout != "rail-only" else nodes, ratio)
-            design = size_clos(ClosSpec(radix=radix, nodes=nodes, rails=rails, layout=layout,
-                                        oversubscription=ratio, scalable_unit_nodes=su,
-                                        reserved_node_slots=reserved))
+            spec = ClosSpec(radix=radix, nodes=nodes, rails=rails, layout=layout, oversubscription=ratio,
+                            scalable_unit_nodes=su, reserved_node_slots=reserved)
+            design = fewest_switches(spec, rail_planes=rail_planes)
         except SizingError as exc:
             last_err = exc
             continue
@@ -303,6 +313,8 @@ def _size(out: ScaleOut, gpu: Gpu, catalog: Catalog, nodes: int, layout: Layout,
             out = ScaleOut(fabric=fab, ports_per_gpu=out.ports_per_gpu,
                            nic=pick_nic(catalog, fab, gpu=gpu, ports=1) if out.nic else None, reasons=out.reasons)
         topo = _finish(design, switch_id, fab.port_gbit, check)
+        if design.spec != spec:
+            reasons.append(compact_reason(design, size_clos(spec)))
         reasons.append(_topology_reason(topo, design))
         return topo, out
     raise SizingError(f"no fabric in the catalog connects {nodes:,} nodes of {rails} rails: {last_err}")
