@@ -14,8 +14,9 @@ Defaults an experienced engineer would pick (docs/fabric-model.md, "Choosing the
 * Serving whose replica fits in one node: no east-west fabric, only a front-end Ethernet
   leaf-spine (NVIDIA NVL72 enterprise RA: the E/W compute fabric is optional for pure
   inference) at 100G or 200G per node, oversubscribed 4:1 or 3:1 as the traffic allows (Juniper
-  AI inference JVD: 3:1 front end). A replica crossing nodes (TP/PP/EP) or disaggregated KV
-  transfer adds an east-west fabric sized like training's.
+  AI inference JVD: 3:1 front end), dual-homed to two independent planes and sized for the
+  requests plus weight loading (fabric/frontend.py). A replica crossing nodes (TP/PP/EP) or
+  disaggregated KV transfer adds an east-west fabric sized like training's.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from gpuplan.catalog.schema import Fabric, Gpu, Nic
 from gpuplan.errors import InputError
 from gpuplan.fabric.compact import compact_reason, fewest_switches
 from gpuplan.fabric.demand import TrafficDemand
+from gpuplan.fabric.frontend import FRONTEND_PLANES, frontend_design, frontend_nics
 from gpuplan.fabric.sizing import ClosDesign, ClosSpec, Layout, SizingError, leaf_split, size_clos, tier_capacity
 from gpuplan.fabric.topology import build_topology, no_fabric
 from gpuplan.plan import Interconnect, Topology
@@ -127,27 +129,28 @@ def _frontend_only(demand: TrafficDemand, gpu: Gpu, catalog: Catalog, nodes: int
                    reserved: int, check: bool | None) -> tuple[Interconnect, Topology]:
     if topology is not None and TOPOLOGY_CHOICES[topology] != "fat-tree":
         reasons.append(f"Requested topology {topology!r} ignored: a front-end network is a plain leaf-spine.")
-    ratio = oversubscription or frontend_ratio(demand.frontend_gbit_per_node, front, ports)
-    nic = pick_nic(catalog, front, gpu=None, ports=ports)
     try:
-        switch_id, radix = _switch_for(front, catalog, nodes * ports, ratio)
-        design = size_clos(ClosSpec(radix=radix, nodes=nodes, rails=ports, layout="fat-tree",
-                                    oversubscription=ratio, scalable_unit_nodes=su, reserved_node_slots=reserved))
+        front, ports, ratio, switch_id, design, nic = frontend_design(
+            demand.frontend_gbit_per_node, nodes, catalog, oversubscription=oversubscription, su=su,
+            reserved=reserved)
     except SizingError as exc:
         raise SizingError(f"the front end cannot connect {nodes:,} nodes: {exc}") from None
     topo = _finish(design, switch_id, front.port_gbit, check, frontend=True)
+    reasons.append(f"Dual-homed: every node has {ports} x {front.port_gbit:g}G in each of {FRONTEND_PLANES} "
+                   f"independent front-end planes, and either plane alone carries its traffic (a failed port, "
+                   f"NIC port or switch does not cut a server off).")
     if oversubscription is None and topo.tiers > 1:
         reasons.append(f"Leaf-spine oversubscribed {ratio:g}:1: every node's request traffic crosses the spine, "
                        f"and {demand.frontend_gbit_per_node:.3g} Gb/s per node fits in 1/{ratio:g} of "
                        f"{ports} x {front.port_gbit:g}G at {front.efficiency:.0%} efficiency.")
     elif oversubscription is None:
-        reasons.append(f"One leaf switch holds all {nodes:,} node{'s' if nodes != 1 else ''}: no spine tier, "
-                       f"so nothing is oversubscribed.")
+        reasons.append(f"One switch per plane holds all {nodes:,} node{'s' if nodes != 1 else ''}: no spine "
+                       f"tier, so nothing is oversubscribed.")
     reasons.append(_topology_reason(topo, design))
     ic = Interconnect(scaleup_tech=gpu.scaleup_tech, scaleup_domain_gpus=gpu.scaleup_domain,
                       scaleup_uni_gbps=gpu.scaleup_uni_gbps, scaleout_fabric=front.id, scaleout_kind=front.kind,
-                      nic=nic.id if nic else None, nics_per_node=_nics(nic, ports),
-                      nic_gbit_per_gpu=ports * front.port_gbit / gpu.gpus_per_node,
+                      nic=nic.id if nic else None, nics_per_node=frontend_nics(nic, ports),
+                      nic_gbit_per_gpu=ports * FRONTEND_PLANES * front.port_gbit / gpu.gpus_per_node,
                       required_gbit_per_gpu=demand.frontend_gbit_per_node / gpu.gpus_per_node, rails=ports,
                       reasons=reasons, frontend_gbit_per_node=demand.frontend_gbit_per_node)
     return ic, topo

@@ -227,7 +227,7 @@ def plan_serving(workload: Workload, catalog: Catalog) -> ServingResult:
     plan = _plan_out(chosen, workload, meeting, best, comparison, alternatives)
     assert chosen.fleet is not None
     traffic = serving_demand(chosen.replica, chosen.active, chosen.replicas, chosen.fleet.nodes, s.qps,
-                             s.prompt_tokens, s.output_tokens)
+                             s.prompt_tokens, s.output_tokens, s.replica_start_s)
     return ServingResult(plan=plan, demand=traffic, chosen_gpu=chosen.gpu)
 
 
