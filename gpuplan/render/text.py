@@ -157,7 +157,9 @@ def topology(topo: Topology | None) -> str:
         return "-"
     switches = [f"{n} {name}" for name, n in (("leaf", topo.leaf_switches), ("spine", topo.spine_switches),
                                               ("core", topo.core_switches)) if n]
-    text = f"{topo.kind}, {topo.tiers} tier{'s' if topo.tiers != 1 else ''}"
+    planes = topo.clos.planes if topo.clos is not None else 1
+    text = (f"{planes} planes of " if planes > 1 else "") + f"{topo.kind}, {topo.tiers} tier"
+    text += "s" if topo.tiers != 1 else ""
     if topo.switch:
         text += f" of {topo.switch}"
     text += f" ({', '.join(switches) or 'no switches'}), {num(topo.oversubscription)}:1"

@@ -45,7 +45,14 @@ from gpuplan.training.search import (
     min_model_parallel,
     search,
 )
-from gpuplan.training.sizing import batch_options, counts_phrase, describe_batch, fixed_count_dps, imbalance, stage_layers
+from gpuplan.training.sizing import (
+    batch_options,
+    counts_phrase,
+    fixed_count_dps,
+    search_network,
+    sizing_notes,
+    usable_text,
+)
 from gpuplan.training.timing import Job
 
 #: Alternatives listed in the plan (best option of each other GPU type).
@@ -198,17 +205,6 @@ def _batch(c: _Candidate, job: Job) -> int:
     return (c.job or job).batch
 
 
-def search_network(workload: Workload, gpu: Gpu, catalog: Catalog) -> Network:
-    """The network layouts are searched on: the reference server's, or a checked cluster's own
-    fabric, NIC speed and oversubscription (``gpuplan check``)."""
-    cluster = workload.cluster_network
-    if cluster is None:
-        return network_for(gpu, catalog)
-    fabric = catalog.fabrics[cluster.fabric] if cluster.fabric else None
-    return network_for(gpu, catalog, fabric, gbit_per_gpu=cluster.nic_gbit_per_gpu,
-                       oversubscription=cluster.oversubscription)
-
-
 R = TypeVar("R")
 
 
@@ -274,13 +270,13 @@ def _nearest(ev: Evaluator, target: Target, found: SearchOutcome) -> tuple[_Cand
             least = min_memory_at(ev, target.gpus)
             if least > ev.limit:
                 return None, (f"does not fit on {target.gpus:,} GPUs: needs at least {least / GIB:.1f} GiB per GPU "
-                              f"(full recompute, ZeRO-2/3), has {_has(ev)}{states}"
+                              f"(full recompute, ZeRO-2/3), has {usable_text(ev)}{states}"
                               f"{counts_phrase(ev, target.gpus)}")
         if found.min_memory < math.inf:
             lay = found.min_memory_layout
             where = f" (best: TP{lay.tp} PP{lay.pp} DP{lay.dp})" if lay else ""
             return None, (f"does not fit: needs {found.min_memory / GIB:.1f} GiB per GPU{where}, "
-                          f"has {_has(ev)}{states}")
+                          f"has {usable_text(ev)}{states}")
         if target.kind == "gpus":
             return None, (f"no valid layout on exactly {target.gpus:,} GPUs (TP x PP x CP x DP must match "
                           f"and DP x micro-batch divide a global batch near {ev.job.batch}){states}"
@@ -305,14 +301,6 @@ def _nearest(ev: Evaluator, target: Target, found: SearchOutcome) -> tuple[_Cand
         return cand, (f"the cheapest plan found ({e.gpus:,} GPUs, {e.wall_days:.1f} days) costs ${cost:,.0f}, "
                       f"{cost / target.budget_usd - 1:.0%} over the ${target.budget_usd:,.0f} budget")  # type: ignore[operator]
     return cand, "no layout fits"
-
-
-def _has(ev: Evaluator) -> str:
-    """Usable GiB, and what the headroom leaves of it."""
-    usable = ev.gpu.memory_usable_gib
-    if ev.headroom <= 0:
-        return f"{usable:.1f}"
-    return f"{usable:.1f} ({ev.limit / GIB:.1f} with the {ev.headroom:.0%} memory headroom kept free)"
 
 
 def _rank(c: _Candidate, target: Target) -> tuple[object, ...]:
@@ -420,7 +408,7 @@ def _plan(job: Job, gpu: Gpu, e: Evaluation, target: Target, workload: Workload,
     bound, _ = bound_of(e)
     meets = _meets(e, target, run_cost)
     reasons = _reasons(job, gpu, e, target, catalog, cal, run_cost, ranked or [])
-    reasons[1:1] = _sizing_notes(job, e, workload)
+    reasons[1:1] = sizing_notes(job, e, workload)
     return TrainingPlan(
         feasible=meets, gpu=gpu.id, gpus=e.gpus, nodes=nodes, layout=_layout(e, job.batch), precision=job.precision,
         step_time_s=e.step_time, mfu=e.mfu, hfu=e.hfu, model_tflops_per_gpu=e.model_tflops_per_gpu,
@@ -433,27 +421,6 @@ def _plan(job: Job, gpu: Gpu, e: Evaluation, target: Target, workload: Workload,
         topology=None, bom=None, capex_usd=capex, power_kw=nodes * gpu.node_power_kw,
         cloud_usd_per_hour=cloud_rate, run_cost_usd=run_cost, alternatives=alternatives, reasons=reasons,
         infeasible=infeasible)
-
-
-def _sizing_notes(job: Job, e: Evaluation, workload: Workload) -> list[str]:
-    """The batch when it is not the profile's power of two, and uneven pipeline stages."""
-    out = []
-    spec = workload.training
-    lay = e.layout
-    if spec is not None:
-        pow2 = batch_sequences(spec.global_batch_tokens, spec.sequence_length)
-        if job.batch != pow2:
-            out.append(describe_batch(job.batch, job.seq, spec.global_batch_tokens, lay.dp, lay.micro_batch,
-                                      e.gpus, pow2))
-    idle = imbalance(job.arch.layers, lay.pp)
-    if idle > 0:
-        stages = stage_layers(job.arch.layers, lay.pp)
-        middle = f"{lay.pp - 2} x {stages[1]}, " if lay.pp > 2 else ""
-        out.append(f"pipeline: {job.arch.layers} layers on {lay.pp} stages (first {stages[0]}, {middle}last "
-                   f"{stages[-1]}; Megatron-Core uneven first/last stages); the fullest stage paces the pipeline, "
-                   f"the others idle {idle:.1%} of it (stage imbalance, in the step time: "
-                   f"{idle * e.step.pipeline:.1f} s of {e.step_time:.1f} s)")
-    return out
 
 
 def _meets(e: Evaluation, target: Target, cost: float | None) -> bool:

@@ -16,8 +16,15 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from gpuplan.training.memory import GIB
+
 if TYPE_CHECKING:
-    from gpuplan.training.search import Evaluator
+    from gpuplan.catalog.loader import Catalog
+    from gpuplan.catalog.schema import Gpu
+    from gpuplan.collectives import Network
+    from gpuplan.profile import Workload
+    from gpuplan.training.search import Evaluation, Evaluator
+    from gpuplan.training.timing import Job
 
 #: Batches (nearest first) tried on a fixed GPU count when the power-of-two batch has no layout.
 MAX_BATCHES = 4
@@ -124,3 +131,47 @@ def counts_phrase(ev: "Evaluator", gpus: int) -> str:
     below, above = nearest_counts(ev, gpus)
     found = [f"{n:,}" for n in (below, above) if n is not None]
     return f"; the nearest counts that work: {' or '.join(found)} GPUs" if found else ""
+
+
+def search_network(workload: "Workload", gpu: "Gpu", catalog: "Catalog") -> "Network":
+    """The network layouts are searched on: the reference server's, or a checked cluster's own
+    fabric, NIC speed and oversubscription (``gpuplan check``)."""
+    from gpuplan.network import network_for
+
+    cluster = workload.cluster_network
+    if cluster is None:
+        return network_for(gpu, catalog)
+    fabric = catalog.fabrics[cluster.fabric] if cluster.fabric else None
+    return network_for(gpu, catalog, fabric, gbit_per_gpu=cluster.nic_gbit_per_gpu,
+                       oversubscription=cluster.oversubscription)
+
+
+def usable_text(ev: "Evaluator") -> str:
+    """Usable GiB, and what the headroom leaves of it."""
+    usable = ev.gpu.memory_usable_gib
+    if ev.headroom <= 0:
+        return f"{usable:.1f}"
+    return f"{usable:.1f} ({ev.limit / GIB:.1f} with the {ev.headroom:.0%} memory headroom kept free)"
+
+
+def sizing_notes(job: "Job", e: "Evaluation", workload: "Workload") -> list[str]:
+    """The batch when it is not the profile's power of two, and uneven pipeline stages."""
+    out = []
+    spec = workload.training
+    lay = e.layout
+    if spec is not None:
+        from gpuplan.training.planner import batch_sequences
+
+        pow2 = batch_sequences(spec.global_batch_tokens, spec.sequence_length)
+        if job.batch != pow2:
+            out.append(describe_batch(job.batch, job.seq, spec.global_batch_tokens, lay.dp, lay.micro_batch,
+                                      e.gpus, pow2))
+    idle = imbalance(job.arch.layers, lay.pp)
+    if idle > 0:
+        stages = stage_layers(job.arch.layers, lay.pp)
+        middle = f"{lay.pp - 2} x {stages[1]}, " if lay.pp > 2 else ""
+        out.append(f"pipeline: {job.arch.layers} layers on {lay.pp} stages (first {stages[0]}, {middle}last "
+                   f"{stages[-1]}; Megatron-Core uneven first/last stages); the fullest stage paces the pipeline, "
+                   f"the others idle {idle:.1%} of it (stage imbalance, in the step time: "
+                   f"{idle * e.step.pipeline:.1f} s of {e.step_time:.1f} s)")
+    return out
