@@ -86,3 +86,14 @@ def test_infeasible_cluster_fails_the_gate_of_its_real_cause(catalog):
     assert [g.name for g in failed] == ["fits-memory"]
     assert failed[0].message.startswith("8 x h100-sxm-80gb: does not fit on 8 GPUs")
     assert failed[0].message.count("h100-sxm-80gb") == 1 and "nearest counts that work: 24" in failed[0].message
+
+
+def test_a_cluster_that_fits_only_without_the_headroom_warns(catalog):
+    """16 H100 hold a 70B job at 78.6 of 79.1 GiB: it runs, below the 5% memory headroom."""
+    w = load_profile_text(TRAIN_480.replace("deadline_days = 33", "gpus = 480"), "p.toml", catalog)
+    r = run_check(w, catalog, 'gpu = "h100-sxm-80gb"\ngpus = 16\n', "c.toml")
+    gates = {g.name: g for g in r.gates}
+    assert gates["fits-memory"].passed
+    head = gates["memory-headroom"]
+    assert not head.passed and head.severity == "warning" and head.value < 0.05 == head.limit
+    assert r.passed and r.errors == 0 and r.warnings == 1
