@@ -3,9 +3,9 @@
 Rates per second at the target QPS, per replica ``lam = QPS / active replicas``:
 
 * front end: requests in and streamed tokens out, ``QPS * (prompt * b_in + output * b_out +
-  b_req)`` spread over the servers (calibration/serving.toml, [frontend]), plus the weights of a
-  server's GPUs loaded within ``[serving] replica_start_s`` (a new or replaced replica reads its
-  weights from storage over the front end);
+  b_req)`` spread over the servers (calibration/serving.toml, [frontend]), plus a new
+  replica's weights loaded within ``[serving] replica_start_s`` (a new or replaced replica reads
+  its weights from storage over the front end: its GPUs' share on one server);
 * a pipeline stage boundary between servers: every token (prompt and output) crosses it once as
   ``hidden * 2`` bytes, each of the ``tp`` ranks sending its ``1/tp`` shard (rail-aligned);
 * tensor parallelism past one server: the cross-server step of a hierarchical all-reduce moves
@@ -65,9 +65,9 @@ def serving_demand(replica: Replica, active: int, replicas: int, nodes: int, qps
 
 
 def weight_load_gbit_per_node(replica: Replica, replica_start_s: float | None) -> float:
-    """Gb/s that loads the weights of a server's GPUs within ``replica_start_s`` (0 without it)."""
+    """Gb/s into one server that loads a new replica's weights within ``replica_start_s`` (the
+    replica's GPUs on that server: all of them when it fits one server). 0 without a start time."""
     if not replica_start_s:
         return 0.0
-    gpn, g = replica.gpu.gpus_per_node, replica.layout.gpus
-    gpus = gpn // g * g if g <= gpn else gpn  # GPUs a full server holds replicas on
+    gpus = min(replica.layout.gpus, replica.gpu.gpus_per_node)
     return replica.resident_weight_bytes * gpus * 8 / 1e9 / replica_start_s
