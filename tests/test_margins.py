@@ -104,3 +104,17 @@ def test_every_example_reports_its_idle_gpus(catalog, path):
             gpu = catalog.gpus[phase.gpu]
             paid = (gpu.billed_gpus(phase.gpus) if plan.pricing == "cloud" else phase.nodes * gpu.gpus_per_node)
             assert "gpus_idle" in phase.model_dump() and phase.gpus_idle == paid - phase.gpus
+
+
+def test_front_end_is_dual_homed_and_sized_for_weight_loading(catalog):
+    w = load_workload(EXAMPLES / "llama-70b-train-serve.toml", catalog)
+    s = plan_workload(w, catalog, phases=("serving",)).serving
+    ic, topo = s.interconnect, s.topology
+    weights_gbit = s.weights_gib_per_gpu * 2**30 * s.gpus_per_replica * 8 / 1e9 / w.serving.replica_start_s
+    assert ic.frontend_gbit_per_node >= weights_gbit > 5  # a 70B FP8 replica within 60 s
+    assert topo.clos.planes == 2 and topo.leaf_switches >= 2
+    faster = load_profile_text((EXAMPLES / "llama-70b-train-serve.toml").read_text().replace(
+        "spare_replicas = 2", "spare_replicas = 2\nreplica_start_s = 5"), "p.toml", catalog)
+    quick = plan_workload(faster, catalog, phases=("serving",)).serving
+    assert quick.interconnect.frontend_gbit_per_node > 10 * weights_gbit
+    assert quick.interconnect.nic_gbit_per_gpu > ic.nic_gbit_per_gpu  # a faster or second port per plane
