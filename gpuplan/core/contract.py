@@ -219,6 +219,9 @@ class TrainingPlan(_Out):
     gpu: str | None
     gpus: int
     nodes: int
+    #: GPUs paid for and not used by the plan: the rest of the last whole server (capex) or of the
+    #: last cloud instance rented (cloud pricing).
+    gpus_idle: int = 0
     layout: TrainingLayout | None
     precision: str
     step_time_s: float
@@ -318,6 +321,9 @@ class ServingPlan(_Out):
     gpu: str | None
     gpus: int
     nodes: int
+    #: GPUs paid for and not used by the plan: the rest of the last whole server (capex) or of the
+    #: last cloud instance rented (cloud pricing).
+    gpus_idle: int = 0
     replicas: int
     spare_replicas: int
     gpus_per_replica: int
@@ -344,6 +350,9 @@ class ServingPlan(_Out):
     max_qps: float
     output_tokens_per_s: float
     utilization: float
+    #: Peak QPS over the latency-limited capacity of the non-spare replicas; at most
+    #: ``[serving] max_load_fraction`` (default 0.85) in a recommended fleet.
+    peak_load_fraction: float = 0.0
     bound: str
     roofline: Roofline | None
     disaggregation: DisaggregationComparison | None
