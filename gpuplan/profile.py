@@ -106,6 +106,19 @@ class ConstraintsSection(BaseModel):
     pricing: Literal["capex", "cloud"] = "capex"
     budget_usd: Usd | None = None
     power_limit_kw: Annotated[float, Field(gt=0, le=1e7, allow_inf_nan=False, strict=True)] | None = None
+    # cost of ownership (docs/bom.md); unset = the defaults of catalog/calibration/bom.toml
+    pue: Annotated[float, Field(ge=1, le=3, allow_inf_nan=False, strict=True)] | None = None
+    horizon_years: Annotated[float, Field(gt=0, le=20, allow_inf_nan=False, strict=True)] | None = None
+    usd_per_kwh: Annotated[float, Field(ge=0, le=10, allow_inf_nan=False, strict=True)] | None = None
+    utilization: Annotated[float, Field(gt=0, le=1, allow_inf_nan=False, strict=True)] | None = None
+    colocation_usd_per_kw_month: Annotated[float, Field(ge=0, le=1e5, allow_inf_nan=False, strict=True)] | None = None
+    reserved_discount: Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False, strict=True)] | None = None
+    support_fraction_per_year: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False, strict=True)] | None = None
+
+
+#: The [constraints] keys of the cost of ownership (gpuplan/fabric/tco.py).
+TCO_FIELDS = ("pue", "horizon_years", "usd_per_kwh", "utilization", "colocation_usd_per_kw_month",
+              "reserved_discount", "support_fraction_per_year")
 
 
 class Profile(BaseModel):
@@ -163,6 +176,9 @@ class Constraints:
     pricing: str
     budget_usd: float | None
     power_limit_kw: float | None
+    #: Cost-of-ownership settings the profile gave ([constraints] pue, horizon_years, ...); the
+    #: ones left out take the defaults of catalog/calibration/bom.toml (gpuplan/fabric/tco.py).
+    tco: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -318,8 +334,9 @@ def resolve_profile(profile: Profile, name: str, catalog: object, digest: str) -
     allowed = _allowed_gpus(c, catalog, name)
     if "pricing" not in c.model_fields_set:
         notes.append(Assumption("constraints.pricing", c.pricing, "cost objective: purchase price (capex)"))
+    tco = tuple((k, float(getattr(c, k))) for k in TCO_FIELDS if getattr(c, k) is not None)
     constraints = Constraints(allow_gpus=tuple(allowed), pricing=c.pricing, budget_usd=c.budget_usd,
-                              power_limit_kw=c.power_limit_kw)
+                              power_limit_kw=c.power_limit_kw, tco=tco)
     return Workload(name=profile.name or Path(name).stem, model_name=model_name, arch=arch, training=training,
                     serving=serving, constraints=constraints, assumptions=tuple(notes), source=name,
                     input_sha256=digest,

@@ -1,0 +1,72 @@
+"""Result models of the whole bill: storage sizing and cost of ownership (docs/bom.md).
+
+Part of the plan's JSON (``gpuplan.plan`` re-exports them); kept here so that plan.py stays small.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class StorageSizing(_Out):
+    """Shared storage of a phase (docs/bom.md, "Storage"): capacity and write bandwidth it needs."""
+
+    role: Literal["training", "model-store"]
+    dataset_tb: float
+    checkpoint_tb: float
+    checkpoints_kept: int
+    usable_tb_needed: float
+    #: Write bandwidth so that one checkpoint drains in checkpoint_write_fraction of the interval.
+    write_gbps_needed: float
+    checkpoint_interval_min: float | None
+    checkpoint_write_fraction: float
+    part: str
+    units: int
+    usable_tb: float
+    write_gbps: float
+
+
+class Tco(_Out):
+    """Cost of ownership of a phase over ``horizon_years`` (docs/bom.md, "Cost of ownership")."""
+
+    horizon_years: float
+    capex_usd: float
+    opex_usd_per_year: float
+    energy_usd_per_year: float
+    support_usd_per_year: float
+    colocation_usd_per_year: float
+    total_usd: float
+    #: total_usd over the GPU-hours delivered in the horizon (installed GPUs x hours x utilization).
+    usd_per_gpu_hour: float | None
+    #: Training: usd_per_gpu_hour x the run's GPU-hours.
+    usd_per_training_run: float | None = None
+    #: Serving: total_usd over the output tokens carried in the horizon.
+    usd_per_million_tokens: float | None = None
+    utilization: float
+    pue: float
+    facility_power_kw: float
+    #: The same GPUs rented for the horizon at the catalog's on-demand rate less the reserved discount.
+    cloud_total_usd: float | None
+    cloud_reserved_discount: float
+    #: First month in which owning (capex + opex to date) costs no more than renting; None = never
+    #: within the horizon's rates (or no cloud rate).
+    breakeven_months: int | None
+
+
+class PlanTco(_Out):
+    """Both phases together."""
+
+    horizon_years: float
+    capex_usd: float
+    opex_usd_per_year: float
+    total_usd: float
+    cloud_total_usd: float | None
+
+
+__all__ = ["PlanTco", "StorageSizing", "Tco"]
