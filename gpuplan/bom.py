@@ -242,7 +242,8 @@ def _totals(lines: list[BomItem], gpu: Gpu, gpus: int, racks: int, per_rack: int
     unpriced = sorted({i.part_id for i in lines if i.unit_price_usd is None and i.quantity > 0
                        and i.tier != "inside-server"})
     unpowered = sorted({i.part_id for i in lines if i.unit_power_w is None and i.quantity > 0
-                        and i.category in ("server", "switch", "transceiver", "cable")})
+                        and i.category in ("server", "switch", "transceiver", "cable", "storage", "management",
+                                           "cooling")})
     power = sum(i.total_power_w or 0.0 for i in lines) / 1000
     net_power = sum(i.total_power_w or 0.0 for i in lines if i.category in NETWORK) / 1000
     cloud = gpu.billed_gpus(gpus) * gpu.cloud_usd_per_gpu_hour if gpu.cloud_usd_per_gpu_hour else None

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from gpuplan.plan import Plan
 from gpuplan.plan_io import anchors, locate
 from gpuplan.render import RenderOptions
+from gpuplan.render.cost import tco_line
 from gpuplan.render.text import headline
 
 if TYPE_CHECKING:
@@ -40,6 +41,9 @@ def render(plan: Plan, options: RenderOptions) -> str:
     for name, phase in (("training", plan.training), ("serving", plan.serving)):
         if phase is not None:
             out.append(command("notice", headline(name, phase, plan.pricing), file=file, title=f"gpuplan {name}"))
+            if getattr(phase, "tco", None) is not None:
+                out.append(command("notice", f"{name} cost of ownership: {tco_line(phase.tco)}", file=file,
+                                   title=f"gpuplan {name} cost"))
     for f in plan.findings:
         line = locate(f.field, lines)
         out.append(command(COMMAND[f.severity], f"{f.phase}: {f.message}", file=file if f.field else None,

@@ -20,6 +20,7 @@ from gpuplan.plan import (
     TrainingRoofline,
 )
 from gpuplan.render import RenderOptions
+from gpuplan.render.cost import plan_tco_line
 from gpuplan.render.text import (
     LAYOUT_HEADERS,
     change_value,
@@ -159,6 +160,9 @@ def render(plan: Plan, options: RenderOptions) -> str:
            f"{plan.catalog_version} · pricing {plan.pricing} · gpuplan {plan.gpuplan_version}\n\n"]
     phases = [(n, p) for n, p in (("training", plan.training), ("serving", plan.serving)) if p is not None]
     out += [f"- **{headline(n, p, plan.pricing)}**\n" for n, p in phases]
+    whole = plan_tco_line(plan) if len(phases) == 2 else None
+    if whole:
+        out.append(f"- {whole[0].upper() + whole[1:]}\n")
     out.append("\n" + _findings(plan.findings))
     for name, phase in phases:
         out.append(f"\n### {name.capitalize()}\n\n")

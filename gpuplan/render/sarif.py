@@ -14,6 +14,7 @@ from gpuplan import __version__
 from gpuplan.plan import Plan
 from gpuplan.plan_io import anchors, locate
 from gpuplan.render import RenderOptions
+from gpuplan.render.cost import tco_object
 
 if TYPE_CHECKING:
     from gpuplan.check import CheckResult
@@ -51,7 +52,9 @@ def render(plan: Plan, options: RenderOptions) -> str:
     results = [(f.code, LEVEL[f.severity], f"{f.phase}: {f.message}", file, locate(f.field, lines))
                for f in plan.findings]
     props = {"schema_version": plan.schema_version, "workload": plan.workload, "profile": plan.profile,
-             "input_sha256": plan.input_sha256, "catalog_version": plan.catalog_version}
+             "input_sha256": plan.input_sha256, "catalog_version": plan.catalog_version,
+             "tco": {name: tco_object(getattr(phase, "tco", None)) for name, phase
+                     in (("training", plan.training), ("serving", plan.serving)) if phase is not None}}
     return _log(results, props, plan.gpuplan_version)
 
 

@@ -23,6 +23,7 @@ from gpuplan.plan import (
     TrainingRoofline,
 )
 from gpuplan.render import RenderOptions
+from gpuplan.render.cost import plan_tco_line
 from gpuplan.render.text import (
     LAYOUT_HEADERS,
     change_value,
@@ -240,6 +241,10 @@ def render(plan: Plan, options: RenderOptions) -> str:
         r.line(headline(name.upper(), phase, plan.pricing), style)
         r.line()
         _training(r, phase, plan.pricing) if isinstance(phase, TrainingPlan) else _serving(r, phase, plan.pricing)
+    whole = plan_tco_line(plan) if plan.training is not None and plan.serving is not None else None
+    if whole:
+        r.line()
+        r.line(whole[0].upper() + whole[1:], "bold")
     r.line()
     r.heading("Findings")
     if plan.findings:

@@ -8,6 +8,7 @@ and GitHub renderers say the same thing the same way. They format; they never co
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from gpuplan.plan import (
     Bom,
@@ -192,6 +193,7 @@ def training_facts(t: TrainingPlan, pricing: str) -> list[tuple[str, str]]:
         ("topology", topology(t.topology)),
         ("cost", _training_cost(t, pricing)),
         ("power", f"{num(t.power_kw)} kW"),
+        *_cost_rows(t.bom, t.tco),
     ]
 
 
@@ -227,7 +229,16 @@ def serving_facts(s: ServingPlan, pricing: str) -> list[tuple[str, str]]:
         ("topology", topology(s.topology)),
         ("cost", _serving_cost(s, pricing)),
         ("power", f"{num(s.power_kw)} kW"),
+        *_cost_rows(s.bom, s.tco),
     ]
+
+
+def _cost_rows(bom: Bom | None, tco: Any) -> list[tuple[str, str]]:
+    """The short cost block: facility (racks, cooling, PUE) and cost of ownership (render/cost.py)."""
+    from gpuplan.render.cost import facility_line, tco_line
+
+    rows = [("facility", facility_line(bom))] if bom is not None and bom.cooling is not None else []
+    return rows + ([("ownership", tco_line(tco))] if tco is not None else [])
 
 
 def _serving_cost(s: ServingPlan, pricing: str) -> str:
