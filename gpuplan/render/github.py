@@ -41,13 +41,14 @@ def render(plan: Plan, options: RenderOptions) -> str:
     for name, phase in (("training", plan.training), ("serving", plan.serving)):
         if phase is not None:
             out.append(command("notice", headline(name, phase, plan.pricing), file=file, title=f"gpuplan {name}"))
-            if getattr(phase, "tco", None) is not None:
-                out.append(command("notice", f"{name} cost of ownership: {tco_line(phase.tco)}", file=file,
-                                   title=f"gpuplan {name} cost"))
     for f in plan.findings:
         line = locate(f.field, lines)
         out.append(command(COMMAND[f.severity], f"{f.phase}: {f.message}", file=file if f.field else None,
                            line=line if f.field else None, title=f"gpuplan {f.code}"))
+    for name, phase in (("training", plan.training), ("serving", plan.serving)):  # the short cost block
+        if phase is not None and phase.tco is not None:
+            out.append(command("notice", f"{name} cost of ownership: {tco_line(phase.tco)}", file=file,
+                               title=f"gpuplan {name} cost"))
     return "".join(out)
 
 

@@ -15,6 +15,7 @@ from gpuplan.plan import Plan
 from gpuplan.plan_io import anchors, locate
 from gpuplan.render import RenderOptions
 from gpuplan.render.cost import tco_object
+from gpuplan.render.json_ import stable
 
 if TYPE_CHECKING:
     from gpuplan.check import CheckResult
@@ -53,8 +54,8 @@ def render(plan: Plan, options: RenderOptions) -> str:
                for f in plan.findings]
     props = {"schema_version": plan.schema_version, "workload": plan.workload, "profile": plan.profile,
              "input_sha256": plan.input_sha256, "catalog_version": plan.catalog_version,
-             "tco": {name: tco_object(getattr(phase, "tco", None)) for name, phase
-                     in (("training", plan.training), ("serving", plan.serving)) if phase is not None}}
+             "tco": stable({name: tco_object(phase.tco) for name, phase
+                            in (("training", plan.training), ("serving", plan.serving)) if phase is not None})}
     return _log(results, props, plan.gpuplan_version)
 
 

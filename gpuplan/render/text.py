@@ -238,7 +238,7 @@ def _cost_rows(bom: Bom | None, tco: Any) -> list[tuple[str, str]]:
     from gpuplan.render.cost import facility_line, tco_line
 
     rows = [("facility", facility_line(bom))] if bom is not None and bom.cooling is not None else []
-    return rows + ([("ownership", tco_line(tco))] if tco is not None else [])
+    return rows + ([("TCO", tco_line(tco))] if tco is not None else [])
 
 
 def _serving_cost(s: ServingPlan, pricing: str) -> str:
