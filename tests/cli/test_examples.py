@@ -36,7 +36,7 @@ def test_recommend_json_contract(plans, example):
     code, path = plans[example]
     assert code in (0, 1), f"recommend {example} exited {code}"
     data = json.loads(path.read_text())
-    assert data["schema_version"] == "1.0" and data["profile"] == example
+    assert data["schema_version"] == "1.1" and data["profile"] == example
     assert len(data["input_sha256"]) == 64 and len(data["catalog_sha256"]) == 64
     text = Path(example).read_text()
     assert (data["training"] is not None) == ("[training]" in text)

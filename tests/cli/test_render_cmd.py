@@ -62,7 +62,7 @@ def test_render_refuses_other_schema_versions(cli, saved):
     r = cli("render", str(saved))
     assert r.code == 2
     assert r.err == (f"gpuplan: error: {saved}: schema_version: plan schema_version 2.0 is not supported; "
-                     "this gpuplan reads 1.0 <= schema_version <= 1.0\n")
+                     "this gpuplan reads 1.0 <= schema_version <= 1.1\n")
 
 
 def test_table_on_a_pipe_is_plain(cli, saved, monkeypatch):
