@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from gpuplan.arch import Architecture, ArchitectureSpec, derive_from_params, resolve
 from gpuplan.errors import InputError
+from gpuplan.fabric.cost_models import TCO_FIELDS, TcoConstraints
 from gpuplan.io import parse_toml, pydantic_error, read_text
 from gpuplan.types import STRICT, Id
 
@@ -96,8 +97,8 @@ class ServingSection(BaseModel):
         return self
 
 
-class ConstraintsSection(BaseModel):
-    """``[constraints]``: which hardware may be used and what it may cost."""
+class ConstraintsSection(TcoConstraints):
+    """``[constraints]``: which hardware may be used and what it may cost (and owning it costs)."""
 
     model_config = STRICT
     allow_vendors: list[Literal["nvidia", "amd", "intel"]] | None = None
@@ -106,19 +107,6 @@ class ConstraintsSection(BaseModel):
     pricing: Literal["capex", "cloud"] = "capex"
     budget_usd: Usd | None = None
     power_limit_kw: Annotated[float, Field(gt=0, le=1e7, allow_inf_nan=False, strict=True)] | None = None
-    # cost of ownership (docs/bom.md); unset = the defaults of catalog/calibration/bom.toml
-    pue: Annotated[float, Field(ge=1, le=3, allow_inf_nan=False, strict=True)] | None = None
-    horizon_years: Annotated[float, Field(gt=0, le=20, allow_inf_nan=False, strict=True)] | None = None
-    usd_per_kwh: Annotated[float, Field(ge=0, le=10, allow_inf_nan=False, strict=True)] | None = None
-    utilization: Annotated[float, Field(gt=0, le=1, allow_inf_nan=False, strict=True)] | None = None
-    colocation_usd_per_kw_month: Annotated[float, Field(ge=0, le=1e5, allow_inf_nan=False, strict=True)] | None = None
-    reserved_discount: Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False, strict=True)] | None = None
-    support_fraction_per_year: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False, strict=True)] | None = None
-
-
-#: The [constraints] keys of the cost of ownership (gpuplan/fabric/tco.py).
-TCO_FIELDS = ("pue", "horizon_years", "usd_per_kwh", "utilization", "colocation_usd_per_kw_month",
-              "reserved_discount", "support_fraction_per_year")
 
 
 class Profile(BaseModel):
@@ -176,9 +164,7 @@ class Constraints:
     pricing: str
     budget_usd: float | None
     power_limit_kw: float | None
-    #: Cost-of-ownership settings the profile gave ([constraints] pue, horizon_years, ...); the
-    #: ones left out take the defaults of catalog/calibration/bom.toml (gpuplan/fabric/tco.py).
-    tco: tuple[tuple[str, float], ...] = ()
+    tco: tuple[tuple[str, float], ...] = ()  #: cost-of-ownership keys given (gpuplan/fabric/tco.py)
 
 
 @dataclass(frozen=True)

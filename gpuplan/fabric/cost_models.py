@@ -5,9 +5,9 @@ Part of the plan's JSON (``gpuplan.plan`` re-exports them); kept here so that pl
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class _Out(BaseModel):
@@ -69,4 +69,34 @@ class PlanTco(_Out):
     cloud_total_usd: float | None
 
 
-__all__ = ["PlanTco", "StorageSizing", "Tco"]
+def _num(**bounds: float) -> object:
+    return Annotated[float, Field(allow_inf_nan=False, strict=True, **bounds)]  # type: ignore[call-overload]
+
+
+Pue = _num(ge=1, le=3)
+Years = _num(gt=0, le=20)
+UsdPerKwh = _num(ge=0, le=10)
+Share = _num(gt=0, le=1)
+UsdPerKwMonth = _num(ge=0, le=1e5)
+Discount = _num(ge=0, lt=1)
+SupportShare = _num(ge=0, le=1)
+
+
+class TcoConstraints(BaseModel):
+    """The ``[constraints]`` keys of the cost of ownership (docs/bom.md); unset = the defaults of
+    catalog/calibration/bom.toml (pue: by the cooling)."""
+
+    pue: Pue | None = None  # type: ignore[valid-type]
+    horizon_years: Years | None = None  # type: ignore[valid-type]
+    usd_per_kwh: UsdPerKwh | None = None  # type: ignore[valid-type]
+    utilization: Share | None = None  # type: ignore[valid-type]
+    colocation_usd_per_kw_month: UsdPerKwMonth | None = None  # type: ignore[valid-type]
+    reserved_discount: Discount | None = None  # type: ignore[valid-type]
+    support_fraction_per_year: SupportShare | None = None  # type: ignore[valid-type]
+
+
+#: The [constraints] keys of the cost of ownership (gpuplan/fabric/tco.py).
+TCO_FIELDS = tuple(TcoConstraints.model_fields)
+
+
+__all__ = ["PlanTco", "StorageSizing", "TCO_FIELDS", "Tco", "TcoConstraints"]
