@@ -45,6 +45,7 @@ def test_the_built_in_default_is_fully_priced_with_the_whole_bill(cli):
                          ("serving", {"management", "power", "cooling"})):
         phase = plan[name]
         assert phase["bom"]["unpriced_parts"] == []
+        assert not [r for r in phase["reasons"] if "unpriced" in r]
         assert needed <= {i["category"] for i in phase["bom"]["items"]}
         assert set(phase["tco"]) >= {"horizon_years", "capex_usd", "opex_usd_per_year", "total_usd",
                                      "usd_per_gpu_hour", "cloud_total_usd", "breakeven_months"}
@@ -63,6 +64,8 @@ def test_every_shipped_plan_is_fully_priced_with_the_whole_bill(shipped, path):
         assert {"management", "power", "cooling", "rack", "server"} <= _categories(phase.bom)
         assert phase.tco is not None and phase.tco.capex_usd == phase.bom.capex_usd
         assert all(i.total_price_usd is not None for i in phase.bom.items if i.tier != "inside-server")
+        # the runners-up the capex ranking priced are complete too (no "without unpriced ...")
+        assert not [r for r in phase.reasons if r.startswith("ranked on capex") and "unpriced" in r]
     if plan.training is not None and plan.training.feasible:
         assert "storage" in _categories(plan.training.bom)
         assert any((i.tier or "").startswith("storage-") for i in plan.training.bom.items)  # its network
