@@ -192,7 +192,7 @@ def build_bom(phase: str, gpu: Gpu, gpus: int, interconnect: Interconnect, topol
         part = catalog.parts.get(sizing.part)
         storage_ru = sizing.units * ((part.rack_units or 0) if part else 0)
         storage_kw = sizing.units * ((part.power_w or 0) if part else 0) / 1000
-        storage_nodes = sizing.units * (4 if sizing.role == "training" else 1)
+        storage_nodes = sizing.units * (part.nodes if part else 1)
         snet = storage_network(nodes, sizing, catalog) if phase == "training" else None
         if snet is not None:
             nets.append(_Net(role="storage", design=snet.design, switch=catalog.switches[snet.switch_id],

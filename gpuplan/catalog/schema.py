@@ -295,6 +295,8 @@ class Part(BaseModel):
     #: Storage building block: sustained write / read bandwidth, GB/s (1e9 B/s).
     write_gbps: Positive | None = None
     read_gbps: Positive | None = None
+    #: Servers in one unit (each with a management port): a 4-node storage chassis has 4.
+    nodes: PositiveInt = 1
     #: Network ports of one unit and their line rate (storage nodes on the storage fabric).
     ports: PositiveInt | None = None
     port_gbit: Positive | None = None
