@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -17,6 +17,24 @@ SHARED_VALIDATION = ROOT.parent / "shared" / "validation"
 @pytest.fixture(scope="session")
 def catalog():
     return load_catalog()
+
+
+def without_prices(catalog, *gpu_ids, switches=()):
+    """The catalog with these GPUs' server prices (and these switches' prices) taken out: every
+    shipped part has a price or a marked estimate, so the unpriced paths are tested on a copy."""
+    gpus = dict(catalog.gpus)
+    for g in gpu_ids:
+        gpus[g] = gpus[g].model_copy(update={"node_price_usd": None, "price_usd": None, "node_price_estimate": False})
+    sws = dict(catalog.switches)
+    for s in switches:
+        sws[s] = sws[s].model_copy(update={"price_usd": None, "price_estimate": False})
+    return replace(catalog, gpus=gpus, switches=sws)
+
+
+@pytest.fixture(scope="session")
+def unpriced_catalog():
+    """h100-nvl-94gb, mi325x-oam-256gb and h800-sxm-80gb without a server price."""
+    return without_prices(load_catalog(), "h100-nvl-94gb", "mi325x-oam-256gb", "h800-sxm-80gb")
 
 
 @dataclass

@@ -56,16 +56,28 @@ def test_superpod_4su_components(catalog):
     assert qty(bom, "cable", "fiber-mpo-12") == 2040
     assert nodes_per_rack(catalog.gpu("h100-sxm-80gb"), catalog) == 4
     assert qty(bom, "rack", tier_prefix="compute") == 32  # 127 DGX at 4 per rack
-    assert qty(bom, "switch", "sn2201") == 5  # ceil((127 + 48 + 32) / 48)
+    # Table 7: 96 PDUs in the 32 compute racks (3 per 40.8 kW rack) and 4 management servers
+    assert qty(bom, "power", "pdu-3ph-17kw", "compute") == 96
+    assert qty(bom, "management", "head-node-2s") == 4
+    # OOB ports: 127 DGX + 48 QM9700 + 100 PDUs (96 + 2 x 2 in the 2 network racks) + 4 head
+    # nodes = 279 -> ceil(279 / 48) = 6 SN2201 (Table 7 has 8: it also wires storage, in-band
+    # and UFM, which this fabric-only BOM does not have)
+    assert qty(bom, "management", "sn2201") == 6
+    assert qty(bom, "management", "cat6-patch") == 279
 
 
-def test_unpriced_parts_are_listed_never_zero(catalog):
-    # A100 with HDR: the ConnectX-6 and the 200G AOC have no citable street price in the catalog.
+def test_parts_without_a_street_price_are_estimates_never_zero(catalog):
+    # A100 with HDR: the ConnectX-6 and the 200G AOC have no citable street price; the catalog
+    # estimates them by a sibling's price per Gb/s and the BOM marks the lines.
     bom = plan_bom(catalog, training_demand("a100-sxm-80gb"))
     nic = next(i for i in bom.items if i.part_id == "cx6-200g")
-    assert nic.unit_price_usd is None and nic.total_price_usd is None
-    assert {"cx6-200g", "aoc-200g"} <= set(bom.unpriced_parts)
-    assert "qm8700" not in bom.unpriced_parts
+    assert nic.unit_price_usd == pytest.approx(1894 / 400 * 200)  # ConnectX-7 400G per Gb/s x 200 = $947
+    assert nic.estimate and nic.price_uncertainty == 0.4
+    aoc = next(i for i in bom.items if i.part_id == "aoc-200g")
+    assert aoc.estimate and aoc.unit_price_usd == 418  # $2.09 per Gb/s between the 100G and 400G AOCs
+    assert bom.unpriced_parts == []
+    assert bom.estimated_capex_usd == pytest.approx(sum(i.total_price_usd for i in bom.items if i.estimate))
+    assert not next(i for i in bom.items if i.part_id == "qm8700").estimate
     assert bom.capex_usd == pytest.approx(sum(i.total_price_usd or 0 for i in bom.items))
     network = [i for i in bom.items if i.category in ("nic", "switch", "transceiver", "cable")]
     assert bom.network_capex_usd == pytest.approx(sum(i.total_price_usd or 0 for i in network))
@@ -87,11 +99,15 @@ def test_power_cloud_and_racks(catalog):
     assert nic.total_power_w is None  # inside the server's 10.2 kW
     assert bom.cloud_usd_per_hour == pytest.approx(1024 * gpu.cloud_usd_per_gpu_hour)
     assert bom.rack_power_kw == pytest.approx(4 * 10.2)
-    assert bom.power_kw == pytest.approx(128 * 10.2 + bom.network_power_kw)
+    # servers + network + 32 rear doors x 0.8 kW (40.8 kW racks: above 20 kW of room air, below 60)
+    # + 4 head nodes x 1.2 kW; the SN2201 has no power figure
+    assert bom.cooling == "rear-door"
+    assert bom.power_kw == pytest.approx(128 * 10.2 + bom.network_power_kw + 32 * 0.8 + 4 * 1.2)
+    assert bom.pue == 1.5 and bom.facility_power_kw == pytest.approx(bom.power_kw * 1.5)
     assert "sn2201" in bom.unpowered_parts and "qm9700" not in bom.unpowered_parts
     leaf_spine = [i for i in bom.items if i.part_id == "qm9700"]
     assert sum(i.total_power_w for i in leaf_spine) == pytest.approx(48 * 747)  # typical, passive cables
-    assert bom.racks == 32 + 2  # 48 x 1U QM9700 + 5 x 1U SN2201 = 53 U -> 2 network racks
+    assert bom.racks == 32 + 2  # 48 x 1U QM9700 + 4 x 2U head nodes = 56 U -> 2 other racks
 
 
 def test_nvl72_racks_hold_the_scale_up_domain(catalog):
@@ -146,8 +162,8 @@ def test_1024_gpu_training_vs_serving_network_cost(priced_catalog):
     assert t == pytest.approx(5785.78125)
     assert s == pytest.approx(495.28125)  # both planes: 6 leaves + 4 spines, one dual-port NIC per node
     assert t / s == pytest.approx(11.68, abs=0.01)
-    # the only unpriced parts in either are the OOB switches and racks (outside both figures)
-    assert train.unpriced_parts == serve.unpriced_parts == ["rack-42u", "sn2201"]
+    # every part of either is priced (racks and OOB switches by estimates, outside both figures)
+    assert train.unpriced_parts == serve.unpriced_parts == []
 
 
 def test_serving_across_nodes_costs_about_what_training_does(priced_catalog):
@@ -194,30 +210,51 @@ def test_1024_gpu_ratio_under_the_reference_estimates_own_serving_bandwidth(pric
     assert train / network_cost_per_gpu(bom16, 1024) == pytest.approx(1.91, abs=0.01)
 
 
-def test_shipped_catalog_front_end_switch_is_unpriced_not_zero(catalog):
-    # The SN4600C has no citable street price in the shipped catalog: its lines carry no price,
-    # it is named in unpriced_parts, and the network figure covers only the priced lines.
+def test_shipped_catalog_front_end_switch_is_an_estimate_not_zero(catalog):
+    # The SN4600C has no citable street price: the catalog prices it per port of its sibling
+    # SN5600 ($51,999 / 256 x 100G ports x 64 = $12,999.75, stored $13,000) and marks it.
     bom = plan_bom(catalog, serving_demand())
     lines = [i for i in bom.items if i.part_id == "sn4600c"]
-    assert lines and all(i.unit_price_usd is None and i.total_price_usd is None for i in lines)
-    assert "sn4600c" in bom.unpriced_parts
+    assert lines and all(i.unit_price_usd == 13000 and i.estimate for i in lines)
+    assert bom.unpriced_parts == []
     assert bom.network_capex_usd == pytest.approx(sum(i.total_price_usd or 0 for i in bom.items
                                                       if i.category in NETWORK))
-    # ... so no per-GPU network figure is given: it would compare an incomplete sum with complete ones
+    assert network_cost_per_gpu(bom, 1024) == pytest.approx(bom.network_capex_usd / 1024)
+
+
+def test_a_line_without_a_price_leaves_the_per_gpu_network_figure_out(tmp_path):
+    # An overlay switch with no price: it is named in unpriced_parts and no per-GPU network figure
+    # is given (it would compare an incomplete sum with complete ones).
+    (tmp_path / "sw.toml").write_text(
+        '[[switch]]\nid = "sn4600c"\nname = "in-house 100G"\nvendor = "x"\nkinds = ["ethernet"]\n'
+        'radix_by_gbit = { "100" = 64 }\ncages = 64\nlanes_per_cage = 1\nrack_units = 2\n'
+        'sources = { default = "nvidia-ra-11333-001" }\n')
+    catalog = load_catalog([tmp_path])
+    assert catalog.switches["sn4600c"].price_usd == 13000  # merged field by field: the price stays
+    (tmp_path / "sw.toml").write_text(
+        '[[switch]]\nid = "sw-unpriced"\nname = "in-house 100G"\nvendor = "x"\nkinds = ["ethernet"]\n'
+        'radix_by_gbit = { "100" = 64 }\ncages = 64\nlanes_per_cage = 1\nrack_units = 2\n'
+        'sources = { default = "nvidia-ra-11333-001" }\n'
+        '[[fabric]]\nid = "ethernet-100g"\ndefault_switch = "sw-unpriced"\n')
+    catalog = load_catalog([tmp_path])
+    bom = plan_bom(catalog, serving_demand())
+    assert "sw-unpriced" in bom.unpriced_parts
     assert network_cost_per_gpu(bom, 1024) is None
 
 
 def test_a_site_overlay_sets_the_rack_power_budget(tmp_path):
     """calibration/bom.toml ships the RA-11333-001 budget (41 kW: four DGX H100); an overlay may change it."""
     shipped = load_catalog()
-    assert nodes_per_rack(shipped.gpu("h100-sxm-80gb"), shipped) == 4       # 41 // 10.2
+    assert nodes_per_rack(shipped.gpu("h100-sxm-80gb"), shipped) == 4       # RA-11333-001 layout
+    assert nodes_per_rack(shipped.gpu("mi300x-oam-192gb"), shipped) == 3    # 41 // 10.6
     (tmp_path / "calibration").mkdir()
     (tmp_path / "calibration" / "bom.toml").write_text("rack_power_kw = 21.0\n")
     sparse = load_catalog([tmp_path])
-    assert nodes_per_rack(sparse.gpu("h100-sxm-80gb"), sparse) == 2       # 21 // 10.2
+    assert nodes_per_rack(sparse.gpu("mi300x-oam-192gb"), sparse) == 1    # 21 // 10.6
+    assert nodes_per_rack(sparse.gpu("h100-sxm-80gb"), sparse) == 4       # the reference layout wins
     (tmp_path / "calibration" / "bom.toml").write_text("rack_power_kw = 120.0\n")
     dense = load_catalog([tmp_path])
-    assert nodes_per_rack(dense.gpu("h100-sxm-80gb"), dense) == 5         # 42 U / 8 U: space-bound
+    assert nodes_per_rack(dense.gpu("mi300x-oam-192gb"), dense) == 5      # 42 U / 8 U: space-bound
 
 
 @pytest.mark.parametrize("profile", [
@@ -234,13 +271,14 @@ def test_fibre_matches_the_mode_of_its_links_transceivers(catalog, profile):
 
     bom = plan_workload(load_profile_text(profile, "p.toml", catalog), catalog).training.bom
     optics = catalog.optics
-    modules = {i.tier.split(":")[1]: optics[i.part_id].fiber_mode for i in bom.items
+    # keyed by fabric (compute, storage) and link tier: "compute-leaf:leaf-spine" / "compute:leaf-spine"
+    modules = {(i.tier.split("-")[0], i.tier.split(":")[1]): optics[i.part_id].fiber_mode for i in bom.items
                if i.category == "transceiver" and i.part_id in optics}
-    fibres = [(i.tier.split(":")[1], optics[i.part_id].fiber_mode) for i in bom.items
+    fibres = [((i.tier.split(":")[0]), i.tier.split(":")[1], optics[i.part_id].fiber_mode) for i in bom.items
               if i.category == "cable" and i.part_id in optics and optics[i.part_id].kind == "fiber"]
     assert fibres
-    for link, mode in fibres:
-        assert mode == modules[link], (link, mode, modules[link])
+    for fabric, link, mode in fibres:
+        assert mode == modules[(fabric, link)], (fabric, link, mode, modules[(fabric, link)])
 
 
 def test_every_transceiver_and_fibre_names_its_fibre_mode(catalog):

@@ -41,8 +41,9 @@ def test_ttft_gate_reads_the_profiles_percentile_not_p99(catalog):
     assert ttft.value <= 50
 
 
-def test_an_unpriced_cluster_fails_a_budget_closed_as_recommend_does(catalog):
-    # h100-nvl-94gb has no server price in the shipped catalog
+def test_an_unpriced_cluster_fails_a_budget_closed_as_recommend_does(unpriced_catalog):
+    # h100-nvl-94gb without its server price (the shipped catalog estimates one)
+    catalog = unpriced_catalog
     w = load_profile_text(P50.replace("h100-sxm-80gb", "h100-nvl-94gb").replace("ttft_ms = 50", "ttft_ms = 2000")
                           + "budget_usd = 1e9\n", "p.toml", catalog)
     result = run_check(w, catalog, 'phase = "serving"\ngpu = "h100-nvl-94gb"\nnodes = 1\n', "c.toml")

@@ -33,9 +33,9 @@ def _plan(text, catalog):
     return plan_workload(load_profile_text(text, "p.toml", catalog), catalog)
 
 
-def test_a_budget_below_every_priced_option_is_infeasible_not_an_unpriced_pick(catalog):
-    """An unpriced GPU (h100-nvl-94gb has no server price) must not slip under a budget."""
-    plan = _plan(SERVING + "budget_usd = 1000\n", catalog)
+def test_a_budget_below_every_priced_option_is_infeasible_not_an_unpriced_pick(unpriced_catalog):
+    """An unpriced GPU (h100-nvl-94gb without its server price) must not slip under a budget."""
+    plan = _plan(SERVING + "budget_usd = 1000\n", unpriced_catalog)
     assert not plan.serving.feasible
     why = "; ".join(plan.serving.infeasible)
     assert "budget cannot be checked" in why and "exceeds the budget $1,000" in why
@@ -43,27 +43,29 @@ def test_a_budget_below_every_priced_option_is_infeasible_not_an_unpriced_pick(c
 
 
 def test_a_budget_that_fits_picks_the_cheapest_priced_option(catalog):
-    plan = _plan(SERVING + "budget_usd = 50000\n", catalog)
+    plan = _plan(SERVING + "budget_usd = 150000\n", catalog)
     assert plan.serving.feasible and plan.serving.gpu == "l4-pcie-24gb"
-    assert plan.serving.capex_usd is not None and plan.serving.capex_usd <= 50000
+    assert plan.serving.capex_usd is not None and plan.serving.capex_usd <= 150000
     assert not [f for f in plan.findings if f.severity == "error"]
 
 
-def test_unpriced_server_makes_capex_unpriced_not_the_network_subtotal(catalog):
-    """mi325x-oam-256gb has a cloud rate but no server price: capex is None, not the network's $."""
+def test_unpriced_server_makes_capex_unpriced_not_the_network_subtotal(unpriced_catalog):
+    """mi325x-oam-256gb with a cloud rate but no server price: capex is None, not the other lines' $."""
+    catalog = unpriced_catalog
     text = SERVING.replace('pricing = "capex"', 'pricing = "cloud"\nallow_gpus = ["mi325x-oam-256gb"]')
     plan = _plan(text.replace('preset = "llama-3.1-8b"', 'preset = "llama-3.1-70b"'), catalog)
     s = plan.serving
     assert s.feasible and s.gpu == "mi325x-oam-256gb"
-    assert s.capex_usd is None and s.bom.capex_usd == s.bom.network_capex_usd > 0
+    assert s.capex_usd is None and s.bom.capex_usd > s.bom.network_capex_usd > 0
+    assert s.tco is None  # no cost of ownership on a partial capex
     assert "mi325x-oam-256gb" in s.bom.unpriced_parts
     assert s.cloud_usd_per_hour == pytest.approx(s.nodes * 8 * catalog.gpu("mi325x-oam-256gb").cloud_usd_per_gpu_hour)
 
 
-def test_training_budget_on_an_unpriced_gpu_fails_closed(catalog):
+def test_training_budget_on_an_unpriced_gpu_fails_closed(unpriced_catalog):
     text = ('[model]\npreset = "llama-2-7b"\n[training]\ntokens = 1e11\ndeadline_days = 30\n'
             '[constraints]\nallow_gpus = ["h800-sxm-80gb"]\nbudget_usd = 1e9\n')
-    plan = _plan(text, catalog)
+    plan = _plan(text, unpriced_catalog)
     assert not plan.training.feasible
     assert any("budget cannot be checked" in why for why in plan.training.infeasible)
 
@@ -112,7 +114,7 @@ def test_a_fleet_in_one_server_warns_that_its_spares_do_not_cover_a_server_failu
     assert plan.serving.nodes == 1 and plan.serving.spare_replicas == 1
     (warning,) = [f for f in plan.findings if f.code == "serving-single-server"]
     assert warning.severity == "warning" and warning.field == "serving.spare_replicas"
-    bigger = _plan(SERVING.replace("qps = 10", "qps = 100"), catalog)
+    bigger = _plan(SERVING.replace("qps = 10", "qps = 100") + 'allow_gpus = ["l4-pcie-24gb"]\n', catalog)
     assert bigger.serving.nodes > 1
     assert not [f for f in bigger.findings if f.code == "serving-single-server"]
 
@@ -143,11 +145,17 @@ def test_next_best_layouts_are_those_of_the_gpu_that_wins_the_capex_rerank(catal
 
 
 def test_the_capex_ranking_names_the_parts_its_totals_leave_out(catalog):
+    from tests.conftest import without_prices
+
     w = load_profile_text((EXAMPLES / "default.toml").read_text(), "default.toml", catalog)
     t = plan_workload(w, catalog).training
     note = next(r for r in t.reasons if r.startswith("ranked on capex"))
-    assert t.bom.unpriced_parts  # the shipped catalog has no price for racks and management switches
-    assert note.endswith("every total leaves out the unpriced " + ", ".join(sorted(t.bom.unpriced_parts)))
+    assert t.bom.unpriced_parts == [] and "leaves out" not in note  # every shipped part is priced
+    bare = without_prices(catalog, switches=("sn2201",))  # an OOB switch without a price
+    t = plan_workload(w, bare).training
+    note = next(r for r in t.reasons if r.startswith("ranked on capex"))
+    assert t.bom.unpriced_parts == ["sn2201"]
+    assert note.endswith("every total leaves out the unpriced sn2201")
 
 
 BUDGET = ('[model]\npreset = "llama-3.1-70b"\n[training]\ntokens = 2e12\nsequence_length = 8192\n'

@@ -107,6 +107,8 @@ def _facts(phase: TrainingPlan | ServingPlan) -> dict[str, Scalar]:
         "switches": (topo.leaf_switches + topo.spine_switches + topo.core_switches) if topo else None,
         "capex_usd": phase.capex_usd, "power_kw": phase.power_kw,
         "racks": phase.bom.racks if phase.bom else None,
+        "tco_total_usd": phase.tco.total_usd if phase.tco else None,
+        "usd_per_gpu_hour": phase.tco.usd_per_gpu_hour if phase.tco else None,
     }
     if isinstance(phase, TrainingPlan):
         out.update({"wall_clock_days": phase.wall_clock_days, "mfu": phase.mfu, "gpu_hours": phase.gpu_hours,

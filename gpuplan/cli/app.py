@@ -136,7 +136,7 @@ def validate(
 
 
 CATALOG_KINDS = {"gpus": "gpus", "fabrics": "fabrics", "switches": "switches", "nics": "nics", "optics": "optics",
-                 "models": "models"}
+                 "models": "models", "parts": "parts"}
 
 
 def _catalog_command(kind: str) -> None:
@@ -150,9 +150,11 @@ def _catalog_command(kind: str) -> None:
 
         write_stdout(render_catalog(load_catalog_cli(catalog), kind, ident, fmt))
 
+    what = ("every priced part (servers, switches, NICs, optics, racks, power, cooling, storage, management) "
+            "with its price, date, source and estimate flag" if kind == "parts" else f"the catalog's {kind}")
     command.__doc__ = ("\b\n" f"Example:  gpuplan catalog {kind}" + ("  |  gpuplan catalog gpus h100" if kind == "gpus" else "")
-                       + f"\n\nList the catalog's {kind}, or show one with its sources.")
-    catalog_app.command(name=kind, short_help=f"List the catalog's {kind}, or show one with its sources.")(command)
+                       + f"\n\nList {what}, or show one with its sources.")
+    catalog_app.command(name=kind, short_help=f"List {what}, or show one with its sources.")(command)
 
 
 for _kind in CATALOG_KINDS:

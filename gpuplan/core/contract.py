@@ -10,6 +10,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpuplan.core.cost_contract import PlanTco, StorageSizing, Tco
+
 SCHEMA_VERSION = "1.1"
 #: A roofline's peak, bandwidth and ridge: renderers divide by them, so a saved plan must carry
 #: them finite and above zero (the planners always do).
@@ -37,7 +39,8 @@ class Finding(_Out):
 
 
 class BomItem(_Out):
-    category: Literal["server", "nic", "switch", "transceiver", "cable", "rack", "other"]
+    category: Literal["server", "nic", "switch", "transceiver", "cable", "rack", "storage", "management", "power",
+                      "cooling", "other"]
     tier: str | None = None
     part_id: str
     description: str
@@ -48,6 +51,10 @@ class BomItem(_Out):
     total_power_w: float | None
     source: str | None
     price_date: str | None = None
+    #: The unit price is an estimate by a stated method (its source's note), not an observed price.
+    estimate: bool = False
+    #: +/- fraction of an estimated unit price.
+    price_uncertainty: float | None = None
 
 
 class Bom(_Out):
@@ -65,6 +72,18 @@ class Bom(_Out):
     cloud_usd_per_hour: float | None = None
     #: Parts with no catalog power figure (their power is not in power_kw).
     unpowered_parts: list[str] = []
+    #: Capex per BOM category (server, nic, switch, ..., cooling).
+    capex_by_category_usd: dict[str, float] = {}
+    #: The part of capex_usd priced by estimates (lines marked ``estimate``).
+    estimated_capex_usd: float = 0.0
+    #: Compute-rack cooling: air (room CRAH), rear-door heat exchangers or direct liquid (CDUs).
+    cooling: Literal["air", "rear-door", "liquid"] | None = None
+    servers_per_rack: int | None = None
+    #: Power usage effectiveness applied (``[constraints] pue`` or the default for the cooling).
+    pue: float | None = None
+    #: power_kw x pue: what the site draws at full load.
+    facility_power_kw: float | None = None
+    storage: StorageSizing | None = None
 
 
 class Interconnect(_Out):
@@ -251,6 +270,7 @@ class TrainingPlan(_Out):
     infeasible: list[str]
     #: The next best layouts on the recommended GPU (search order), each with its breakdown.
     layout_alternatives: list[TrainingLayoutOption] = []
+    tco: Tco | None = None
 
 
 class ServingLayout(_Out):
@@ -368,6 +388,7 @@ class ServingPlan(_Out):
     infeasible: list[str]
     #: Throughput-latency frontier of every layout on the chosen GPU (gpuplan/serving/frontier.py).
     frontier: list[FrontierPoint] = []
+    tco: Tco | None = None
 
 
 class ModelSummary(_Out):
@@ -396,3 +417,5 @@ class Plan(_Out):
     training: TrainingPlan | None
     serving: ServingPlan | None
     findings: list[Finding]
+    #: Cost of ownership of both phases together (None when neither phase has one).
+    tco: PlanTco | None = None

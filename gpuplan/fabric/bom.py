@@ -1,4 +1,5 @@
-"""Bill of materials of one phase: servers, NICs, switches, optics, cables, management, racks.
+"""Bill of materials of one phase: servers, NICs, switches, optics, cables, storage, management,
+racks, power and cooling (docs/bom.md).
 
 Every line carries quantity, unit price, unit power, source and date from the catalog. A part
 without a catalog price is listed in ``Bom.unpriced_parts`` and left out of ``capex_usd`` (never
@@ -10,10 +11,12 @@ design needs but the catalog does not have (a module type, a single-mode fibre) 
   optics, which are separate lines) and ``node_power_kw`` (the system's maximum, NICs inside:
   NIC lines show their own power but add none). GPUs are listed inside the servers.
 * Optics and cables: :mod:`gpuplan.fabric.media` (RA-11333-001 Table 8 conventions).
-* Out-of-band management: 1 GbE switches (SN2201 in RA-11333-001) with one port per server,
-  per fabric switch and per rack, ``ceil(ports / radix)`` switches.
-* Racks: compute racks hold as many servers as the rack power budget and 42 U allow (an NVL72
-  rack holds its scale-up domain); switches go into network racks by rack units.
+* Storage and its converged storage / front-end fabric: :mod:`gpuplan.fabric.storage`.
+* Racks, PDUs / power shelves, cooling, head nodes and out-of-band management:
+  :mod:`gpuplan.fabric.facility` (compute racks by the server's reference layout or the power
+  budget; switches, storage and head nodes go into other racks by rack units).
+* A line priced by an estimate (a catalog ``price_estimate``) is marked ``estimate`` with its
+  uncertainty; ``Bom.estimated_capex_usd`` is their share of capex.
 """
 
 from __future__ import annotations
@@ -25,12 +28,14 @@ from gpuplan.hardware.schema import Gpu, Nic, Optic, Switch
 from gpuplan.fabric.media import (
     LINK_TIERS, REACH_M, ModuleCounts, choose_media, count_modules, pick_cable, pick_fiber, pick_module,
 )
-from gpuplan.fabric.sizing import ClosDesign
+from gpuplan.fabric.facility import (
+    RACK_UNITS, default_pue, head_nodes, management_lines, part_for, rack_lines, rack_plan, servers_per_rack,
+)
+from gpuplan.fabric.sizing import ClosDesign, ClosSpec, size_clos
+from gpuplan.fabric.storage import StorageNeed, size_storage, storage_lines, storage_network
 from gpuplan.fabric.topology import design_of
 from gpuplan.core.contract import Bom, BomItem, Interconnect, Topology
 
-#: Usable height of a standard 19-inch rack (EIA-310), rack units.
-RACK_UNITS = 42
 NETWORK = ("nic", "switch", "transceiver", "cable")
 
 
@@ -40,11 +45,9 @@ def rack_power_budget_kw(catalog: Catalog) -> float:
 
 
 def nodes_per_rack(gpu: Gpu, catalog: Catalog) -> int:
-    """Servers per compute rack: a rack-scale domain (NVL72) is one rack; else power and space decide."""
-    if gpu.scaleup_domain > gpu.gpus_per_node:
-        return max(1, gpu.scaleup_domain // gpu.gpus_per_node)
-    by_power = int(rack_power_budget_kw(catalog) // gpu.node_power_kw)
-    return max(1, min(by_power, RACK_UNITS // gpu.node_rack_units))
+    """Servers per compute rack: a rack-scale domain (NVL72) is one rack, a reference rack layout
+    (``rack_servers``) its count; else power and space decide (gpuplan.fabric.facility)."""
+    return servers_per_rack(gpu, catalog)
 
 
 # ---------------------------------------------------------------------------- lines
@@ -63,12 +66,14 @@ def _source(rec: object, catalog: Catalog, *groups: str) -> tuple[str | None, st
 
 
 def _item(category: str, tier: str | None, part_id: str, description: str, quantity: int, price: float | None,
-          power: float | None, source: str | None, date: str | None, *, adds_power: bool = True) -> BomItem:
+          power: float | None, source: str | None, date: str | None, *, adds_power: bool = True,
+          estimate: bool = False, uncertainty: float | None = None) -> BomItem:
     return BomItem(category=category, tier=tier, part_id=part_id,  # type: ignore[arg-type]
                    description=description, quantity=quantity, unit_price_usd=price, unit_power_w=power,
                    total_price_usd=None if price is None else price * quantity,
                    total_power_w=None if power is None or not adds_power else power * quantity,
-                   source=source, price_date=date)
+                   source=source, price_date=date, estimate=estimate and price is not None,
+                   price_uncertainty=uncertainty if estimate and price is not None else None)
 
 
 def _part(category: str, tier: str, rec: Optic | Switch | Nic, quantity: int, catalog: Catalog, note: str = "",
@@ -76,7 +81,7 @@ def _part(category: str, tier: str, rec: Optic | Switch | Nic, quantity: int, ca
     source, date = _source(rec, catalog, "price", "power")
     desc = rec.name + (f" ({note})" if note else "")
     return _item(category, tier, rec.id, desc, quantity, rec.price_usd, rec.power_w, source, date,
-                 adds_power=adds_power)
+                 adds_power=adds_power, estimate=rec.price_estimate, uncertainty=rec.price_uncertainty)
 
 
 def _missing(category: str, tier: str, what: str, quantity: int) -> BomItem:
@@ -163,15 +168,9 @@ def _frontend_net(interconnect: Interconnect, nodes: int, catalog: Catalog) -> _
                 nic=nic, nics=nodes * frontend_nics(nic, ports))
 
 
-def _oob_switch(catalog: Catalog) -> Switch | None:
-    found = sorted((s for s in catalog.switches.values() if "1" in s.radix_by_gbit),
-                   key=lambda s: (-s.radix_by_gbit["1"], s.id))
-    return found[0] if found else None
-
-
 # ---------------------------------------------------------------------------- the BOM
 def build_bom(phase: str, gpu: Gpu, gpus: int, interconnect: Interconnect, topology: Topology,
-              catalog: Catalog) -> Bom:
+              catalog: Catalog, *, storage: StorageNeed | None = None, pue: float | None = None) -> Bom:
     """The bill of materials of one phase (see the module docstring for the rules)."""
     nodes = max(topology.nodes, gpu.servers_for(gpus))
     lines = _server_lines(gpu, nodes, catalog)
@@ -181,26 +180,40 @@ def build_bom(phase: str, gpu: Gpu, gpus: int, interconnect: Interconnect, topol
         nets.append(_compute_net(interconnect, topology, catalog, role))
     if phase == "serving" and interconnect.frontend_fabric is not None:
         nets.append(_frontend_net(interconnect, nodes, catalog))
+    sizing = size_storage(storage, nodes, catalog) if storage is not None else None
+    storage_nodes = storage_ru = storage_kw = 0.0
+    if sizing is not None:
+        lines += storage_lines(sizing, catalog)
+        part = catalog.parts.get(sizing.part)
+        storage_ru = sizing.units * ((part.rack_units or 0) if part else 0)
+        storage_kw = sizing.units * ((part.power_w or 0) if part else 0) / 1000
+        storage_nodes = sizing.units * (part.nodes if part else 1)
+        snet = storage_network(nodes, sizing, catalog) if phase == "training" else None
+        if snet is not None:
+            nets.append(_Net(role="storage", design=snet.design, switch=catalog.switches[snet.switch_id],
+                             port_gbit=snet.port_gbit, nic=catalog.nics.get(snet.nic_id or ""), nics=snet.nics))
     for net in nets:
         lines += _fabric_lines(net, gpu, catalog)
-    per_rack = nodes_per_rack(gpu, catalog)
-    compute_racks = -(-nodes // per_rack)
+    rack = rack_plan(gpu, nodes, catalog)
+    compute_racks = -(-nodes // rack.servers_per_rack)
     fabric_switches = sum(n.design.leaf_switches + n.design.spine_switches + n.design.core_switches for n in nets)
-    oob = _oob_switch(catalog)
-    if oob is not None:
-        ports = nodes + fabric_switches + compute_racks
-        count = -(-ports // oob.radix_by_gbit["1"])
-        lines.append(_part("switch", "oob", oob, count, catalog, f"{ports} management ports"))
-    switch_ru = sum(i.quantity * catalog.switches[i.part_id].rack_units for i in lines
-                    if i.category == "switch" and i.part_id in catalog.switches)
-    network_racks = -(-switch_ru // RACK_UNITS) if switch_ru else 0
-    racks = compute_racks + network_racks
-    lines.append(_item("rack", "compute", "rack-42u", f"compute racks, {per_rack} servers each", compute_racks,
-                       None, None, None, None))
-    if network_racks:
-        lines.append(_item("rack", "network", "rack-42u", f"network racks, {switch_ru} U of switches",
-                           network_racks, None, None, None, None))
-    return _totals(lines, gpu, gpus, racks, min(per_rack, nodes))
+    heads = head_nodes(nodes, catalog)
+    switch_lines = [i for i in lines if i.category == "switch" and i.part_id in catalog.switches]
+    switch_ru = sum(i.quantity * catalog.switches[i.part_id].rack_units for i in switch_lines)
+    head = part_for(catalog, "head-node")
+    other_ru = switch_ru + storage_ru + heads * ((head.rack_units or 0) if head else 0)
+    other_racks = -(-int(other_ru) // RACK_UNITS) if other_ru else 0
+    other_kw = (sum(i.total_power_w or 0.0 for i in switch_lines) / 1000 + storage_kw
+                + heads * ((head.power_w or 0) if head else 0) / 1000)
+    facility = rack_lines(gpu, rack, compute_racks, other_racks, other_kw, catalog)
+    pdus = sum(i.quantity for i in facility if i.category == "power")
+    lines += management_lines(nodes, fabric_switches, pdus, int(storage_nodes), catalog)
+    lines += facility
+    cooling_pue = pue if pue is not None else default_pue(rack.cooling, catalog)
+    bom = _totals(lines, gpu, gpus, compute_racks + other_racks, min(rack.servers_per_rack, nodes))
+    return bom.model_copy(update={"cooling": rack.cooling, "servers_per_rack": rack.servers_per_rack,
+                                  "pue": cooling_pue, "facility_power_kw": bom.power_kw * cooling_pue,
+                                  "storage": sizing})
 
 
 def _server_lines(gpu: Gpu, nodes: int, catalog: Catalog) -> list[BomItem]:
@@ -209,7 +222,8 @@ def _server_lines(gpu: Gpu, nodes: int, catalog: Catalog) -> list[BomItem]:
     if gpu.price_date and "node_price" not in gpu.sources:
         date = gpu.price_date
     server = _item("server", None, gpu.id, f"{gpu.server_name} ({gpu.gpus_per_node} x {gpu.name})", nodes,
-                   gpu.node_price_usd, gpu.node_power_kw * 1000, source, date)
+                   gpu.node_price_usd, gpu.node_power_kw * 1000, source, date, estimate=gpu.node_price_estimate,
+                   uncertainty=gpu.node_price_uncertainty)
     inside = BomItem(category="server", tier="inside-server", part_id=f"{gpu.id}:gpu",
                      description=f"{gpu.name} GPUs inside the servers (priced and powered with them)",
                      quantity=nodes * gpu.gpus_per_node, unit_price_usd=None, unit_power_w=gpu.tdp_w,
@@ -223,22 +237,27 @@ def _totals(lines: list[BomItem], gpu: Gpu, gpus: int, racks: int, per_rack: int
     unpriced = sorted({i.part_id for i in lines if i.unit_price_usd is None and i.quantity > 0
                        and i.tier != "inside-server"})
     unpowered = sorted({i.part_id for i in lines if i.unit_power_w is None and i.quantity > 0
-                        and i.category in ("server", "switch", "transceiver", "cable")})
+                        and i.category in ("server", "switch", "transceiver", "cable", "storage", "management",
+                                           "cooling")})
     power = sum(i.total_power_w or 0.0 for i in lines) / 1000
     net_power = sum(i.total_power_w or 0.0 for i in lines if i.category in NETWORK) / 1000
     cloud = gpu.billed_gpus(gpus) * gpu.cloud_usd_per_gpu_hour if gpu.cloud_usd_per_gpu_hour else None
+    by_category: dict[str, float] = {}
+    for i in priced:
+        by_category[i.category] = by_category.get(i.category, 0.0) + (i.total_price_usd or 0.0)
     return Bom(items=lines, capex_usd=sum(i.total_price_usd or 0.0 for i in priced), unpriced_parts=unpriced,
                power_kw=power, network_capex_usd=sum(i.total_price_usd or 0.0 for i in priced if i.category in NETWORK),
                network_power_kw=net_power, racks=racks, rack_power_kw=per_rack * gpu.node_power_kw,
-               cloud_usd_per_hour=cloud, unpowered_parts=unpowered)
+               cloud_usd_per_hour=cloud, unpowered_parts=unpowered, capex_by_category_usd=by_category,
+               estimated_capex_usd=sum(i.total_price_usd or 0.0 for i in priced if i.estimate))
 
 
 def network_cost_per_gpu(bom: Bom, gpus: int) -> float | None:
-    """Network capex (NICs, switches, optics, cables of the compute and front-end fabrics) per GPU,
-    or None when one of those lines has no price: a per-GPU figure that silently left out a switch
-    would not compare with another. The out-of-band management switches are not counted."""
-    if any(i.unit_price_usd is None and i.quantity > 0 for i in bom.items
-           if i.category in NETWORK and i.tier != "oob"):
+    """Network capex (NICs, switches, optics, cables of the compute, front-end and storage fabrics)
+    per GPU, or None when one of those lines has no price: a per-GPU figure that silently left out a
+    switch would not compare with another. Out-of-band management is not counted (category
+    ``management``)."""
+    if any(i.unit_price_usd is None and i.quantity > 0 for i in bom.items if i.category in NETWORK):
         return None
     return bom.network_capex_usd / gpus if gpus else None
 

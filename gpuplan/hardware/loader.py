@@ -30,6 +30,7 @@ from gpuplan.hardware.schema import (
     ModelPreset,
     Nic,
     Optic,
+    Part,
     Source,
     Switch,
 )
@@ -46,6 +47,7 @@ KINDS: dict[str, type[BaseModel]] = {
     "nic": Nic,
     "optic": Optic,
     "model": ModelPreset,
+    "part": Part,
 }
 #: At most this many files are read from one catalog directory (overlays come from PRs).
 MAX_FILES = 200
@@ -81,6 +83,8 @@ class Catalog:
     #: The calibration tables validated once at load (bom, collectives, serving, training): the
     #: models read these, never the raw ``calibration`` dicts.
     tables: dict[str, BaseModel] = field(default_factory=dict)
+    #: Facility, storage and management parts (racks, PDUs, CDUs, storage blocks, head nodes).
+    parts: dict[str, Part] = field(default_factory=dict)
 
     @overload
     def table(self, name: Literal["training"]) -> TrainingCalibration: ...
@@ -113,7 +117,8 @@ class Catalog:
 
     def lookup(self, kind: str, name: str, *, file: str | None = None, field_path: str | None = None) -> Any:
         table: Mapping[str, Any] = getattr(self, {"fabric": "fabrics", "switch": "switches", "nic": "nics",
-                                                  "optic": "optics", "model": "models", "source": "sources"}[kind])
+                                                  "optic": "optics", "model": "models", "source": "sources",
+                                                  "part": "parts"}[kind])
         if name in table:
             return table[name]
         hint = did_you_mean(name, table) if len(name) <= 200 else ""
@@ -298,7 +303,8 @@ def load_catalog(overlays: Iterable[str | os.PathLike[str]] = (), *, base: Path 
     tables = _validate_calibration(calibration, dirs)
     return Catalog(meta=cat_meta, sources=built["source"], gpus=built["gpu"], fabrics=built["fabric"],
                    switches=built["switch"], nics=built["nic"], optics=built["optic"], models=built["model"],
-                   calibration=calibration, sha256=digest.hexdigest(), aliases=aliases, tables=tables)
+                   calibration=calibration, sha256=digest.hexdigest(), aliases=aliases, tables=tables,
+                   parts=built["part"])
 
 
 def _validate_calibration(calibration: dict[str, dict[str, Any]], dirs: list[Path]) -> dict[str, BaseModel]:
@@ -325,7 +331,7 @@ def _check_references(built: dict[str, dict[str, Any]], where: Mapping[tuple[str
     """Every source, default switch / NIC and reference NIC a record names exists; an error names
     the file that last set the record (``where``)."""
     sources = built["source"]
-    for kind in ("gpu", "fabric", "switch", "nic", "optic", "model"):
+    for kind in ("gpu", "fabric", "switch", "nic", "optic", "model", "part"):
         for ident, rec in built[kind].items():
             for group, src in rec.sources.items():
                 if src not in sources:

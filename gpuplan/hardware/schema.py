@@ -98,6 +98,15 @@ class Gpu(BaseModel):
     #: NICs and optics (those are separate BOM lines).
     node_price_usd: Positive | None = None
     node_rack_units: PositiveInt
+    #: node_price_usd is an estimate (GPU price x count + a sibling's platform cost, or a sibling's
+    #: price scaled), with its +/- fraction; the BOM marks the server line ``estimate``.
+    node_price_estimate: bool = False
+    node_price_uncertainty: Fraction | None = None
+    #: Servers per compute rack in the vendor's reference rack layout (the rack's power is this x
+    #: node_power_kw); None = as many as the rack power budget and 42 U allow.
+    rack_servers: PositiveInt | None = None
+    #: The reference server is built for direct liquid cooling (cold plates; GB200 NVL72, MI355X).
+    liquid_cooled: bool = False
     #: Scale-out NICs and speed per GPU of the reference server.
     reference_nic: Id | None = None
     reference_scaleout_gbit_per_gpu: NonNegative
@@ -174,7 +183,8 @@ GPU_GROUPS: dict[str, tuple[str, ...]] = {
     "memory": ("memory_gib", "memory_usable_gib", "mem_bw_tbps"),
     "scaleup": ("scaleup_uni_gbps", "scaleup_domain", "scaleup_p2p_uni_gbps", "host_link_uni_gbps"),
     "power": ("tdp_w", "node_power_kw"),
-    "server": ("gpus_per_node", "node_rack_units", "reference_scaleout_gbit_per_gpu"),
+    "server": ("gpus_per_node", "node_rack_units", "reference_scaleout_gbit_per_gpu", "rack_servers",
+               "liquid_cooled"),
     "price": ("price_usd", "node_price_usd"),
     "cloud": ("cloud_usd_per_gpu_hour", "cloud_instance_gpus"),
     "efficiency": ("efficiency",),
@@ -215,6 +225,10 @@ class Switch(BaseModel):
     power_w: Positive | None = None
     price_usd: Positive | None = None
     price_date: str | None = None
+    #: The price is an estimate by a stated method (the source's note), not an observed price;
+    #: ``price_uncertainty`` is its +/- fraction (docs/bom.md, "Estimates").
+    price_estimate: bool = False
+    price_uncertainty: Fraction | None = None
     rack_units: PositiveInt
     sources: dict[str, Id]
 
@@ -232,6 +246,10 @@ class Nic(BaseModel):
     power_w: Positive | None = None
     price_usd: Positive | None = None
     price_date: str | None = None
+    #: The price is an estimate by a stated method (the source's note), not an observed price;
+    #: ``price_uncertainty`` is its +/- fraction (docs/bom.md, "Estimates").
+    price_estimate: bool = False
+    price_uncertainty: Fraction | None = None
     sources: dict[str, Id]
 
 
@@ -253,6 +271,43 @@ class Optic(BaseModel):
     power_w: NonNegative | None = None
     price_usd: Positive | None = None
     price_date: str | None = None
+    #: The price is an estimate by a stated method (the source's note), not an observed price;
+    #: ``price_uncertainty`` is its +/- fraction (docs/bom.md, "Estimates").
+    price_estimate: bool = False
+    price_uncertainty: Fraction | None = None
+    sources: dict[str, Id]
+
+
+class Part(BaseModel):
+    """A facility, storage or management part: racks, PDUs, power shelves, CDUs, rear-door heat
+    exchangers, storage building blocks, head nodes (docs/bom.md)."""
+
+    model_config = STRICT
+    id: Id
+    name: str
+    category: Literal["rack", "storage", "management", "power", "cooling"]
+    #: What one unit is for (``compute-rack``, ``pdu``, ``cdu``, ``storage-block``, ``head-node``...):
+    #: the BOM picks parts by role.
+    role: str
+    power_w: NonNegative | None = None
+    #: 0 for a part priced inside another line (an NVL72 rack's enclosure and power shelves).
+    price_usd: NonNegative | None = None
+    price_date: str | None = None
+    price_estimate: bool = False
+    price_uncertainty: Fraction | None = None
+    rack_units: NonNegative | None = None
+    #: Power or heat a unit carries (PDU, power shelf, CDU, rear-door heat exchanger), kW.
+    capacity_kw: Positive | None = None
+    #: Storage building block: usable capacity (after data protection), decimal TB.
+    usable_tb: Positive | None = None
+    #: Storage building block: sustained write / read bandwidth, GB/s (1e9 B/s).
+    write_gbps: Positive | None = None
+    read_gbps: Positive | None = None
+    #: Servers in one unit (each with a management port): a 4-node storage chassis has 4.
+    nodes: PositiveInt = 1
+    #: Network ports of one unit and their line rate (storage nodes on the storage fabric).
+    ports: PositiveInt | None = None
+    port_gbit: Positive | None = None
     sources: dict[str, Id]
 
 
@@ -275,10 +330,32 @@ class CollectivesCalibration(BaseModel):
 
 
 class BomCalibration(BaseModel):
-    """``calibration/bom.toml``: constants of the bill of materials."""
+    """``calibration/bom.toml``: constants of the bill of materials, facility and cost of ownership."""
 
     model_config = STRICT
     rack_power_kw: Positive
+    # facility (gpuplan/fabric/facility.py)
+    air_rack_max_kw: Positive = 20.0
+    rear_door_rack_max_kw: Positive = 50.0
+    pue_air: Positive = 1.5
+    pue_liquid: Positive = 1.2
+    pdus_per_rack: PositiveInt = 2
+    head_nodes: PositiveInt = 3
+    head_nodes_per_servers: PositiveInt = 100
+    # storage (gpuplan/fabric/storage.py)
+    checkpoint_bytes_per_param: Positive = 14.0
+    checkpoints_kept: PositiveInt = 5
+    dataset_bytes_per_token: Positive = 8.0
+    checkpoint_write_fraction: Fraction = 0.05
+    storage_headroom: Positive = 1.3
+    model_store_copies: PositiveInt = 3
+    storage_fabric_ratio: Positive = 1.6667
+    # cost of ownership (gpuplan/fabric/tco.py)
+    horizon_years: Positive = 4.0
+    usd_per_kwh: Positive = 0.08
+    utilization: Fraction = 0.8
+    support_fraction_per_year: NonNegative = 0.1
+    reserved_discount: NonNegative = 0.4
 
 
 class CatalogMeta(BaseModel):

@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal, Protocol
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from gpuplan.model.arch import Architecture, ArchitectureSpec, derive_from_params, resolve
+from gpuplan.core.cost_contract import TCO_FIELDS, TcoConstraints
 from gpuplan.core.errors import InputError
 from gpuplan.core.io import parse_toml, pydantic_error, read_text
 from gpuplan.core.types import STRICT, Id
@@ -64,8 +65,9 @@ class ModelSection(ArchitectureSpec):
         return self
 
 
-class ConstraintsSection(BaseModel):
-    """``[constraints]``: which hardware may be used and what it may cost. ``[training.constraints]``
+class ConstraintsSection(TcoConstraints):
+    """``[constraints]``: which hardware may be used, what it may cost and what owning it costs
+    (the cost-of-ownership keys, gpuplan/core/cost_contract.py). ``[training.constraints]``
     and ``[serving.constraints]`` override it field by field for one phase."""
 
     model_config = STRICT
@@ -197,6 +199,7 @@ class Constraints:
     budget_usd: float | None
     power_limit_kw: float | None
     memory_headroom: float = 0.05
+    tco: tuple[tuple[str, float], ...] = ()  #: cost-of-ownership keys given (gpuplan/fabric/tco.py)
 
 
 @dataclass(frozen=True)
@@ -488,8 +491,10 @@ def _count(n: int) -> str:
 
 
 def _constraints(c: ConstraintsSection, catalog: WorkloadCatalog, name: str, where: str) -> Constraints:
+    tco = tuple((k, float(getattr(c, k))) for k in TCO_FIELDS if getattr(c, k) is not None)
     return Constraints(allow_gpus=tuple(_allowed_gpus(c, catalog, name, where)), pricing=c.pricing,
-                       budget_usd=c.budget_usd, power_limit_kw=c.power_limit_kw, memory_headroom=c.memory_headroom)
+                       budget_usd=c.budget_usd, power_limit_kw=c.power_limit_kw, memory_headroom=c.memory_headroom,
+                       tco=tco)
 
 
 def _allowed_gpus(c: ConstraintsSection, catalog: WorkloadCatalog, name: str, where: str = "constraints") -> list[str]:

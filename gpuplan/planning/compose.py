@@ -46,11 +46,14 @@ def plan_workload(workload: Workload, catalog: Catalog, *, phases: tuple[str, ..
     model = ModelSummary(name=workload.model_name, total_params=arch.total_params, active_params=arch.active_params,
                          layers=arch.layers, hidden=arch.hidden, heads=arch.heads, kv_heads=arch.kv_heads,
                          experts=arch.experts, kv_bytes_per_token_bf16=arch.kv_elements_per_token() * 2)
+    from gpuplan.fabric.tco import plan_tco
+
+    whole = plan_tco(training.tco if training is not None else None, serving.tco if serving is not None else None)
     return Plan(schema_version=SCHEMA_VERSION, gpuplan_version=__version__, catalog_version=catalog.version,
                 catalog_sha256=catalog.sha256, input_sha256=workload.input_sha256, profile=workload.source,
                 workload=workload.name, model=model, pricing=workload.constraints.pricing,  # type: ignore[arg-type]
                 assumptions=[AssumptionOut(field=a.field, value=a.value, reason=a.reason) for a in notes],
-                training=training, serving=serving, findings=findings)
+                training=training, serving=serving, findings=findings, tco=whole)
 
 
 def _idle(plan: Any, catalog: Catalog, workload: Workload) -> Any:
@@ -90,12 +93,35 @@ def _attach_network(phase: str, result: Any, workload: Workload, catalog: Catalo
                               hops=topology.max_switch_hops or None)
         result = with_network(result, workload, catalog, network)
         plan = result.plan
-    bom = build_bom(phase, gpu, plan.gpus, interconnect, topology, catalog)
+    given = workload.constraints.tco
+    bom = build_bom(phase, gpu, plan.gpus, interconnect, topology, catalog,
+                    storage=_storage_need(phase, plan, workload, catalog), pue=dict(given).get("pue"))
     update: dict[str, Any] = {"interconnect": interconnect, "topology": topology, "bom": bom,
                               "power_kw": bom.power_kw,
                               # without a server price the priced lines are not a capex: say unpriced
                               "capex_usd": None if gpu.id in bom.unpriced_parts else bom.capex_usd}
+    if gpu.id not in bom.unpriced_parts:
+        from gpuplan.fabric.tco import phase_tco
+
+        update["tco"] = phase_tco(bom, gpu, plan.gpus, given, catalog,
+                                  run_gpu_hours=getattr(plan, "gpu_hours", None) if phase == "training" else None,
+                                  output_tokens_per_s=getattr(plan, "output_tokens_per_s", None)
+                                  if phase == "serving" else None)
     return plan.model_copy(update=update)
+
+
+def _storage_need(phase: str, plan: Any, workload: Workload, catalog: Catalog) -> Any:
+    """What the phase's shared storage must hold (gpuplan.fabric.storage)."""
+    from gpuplan.fabric.storage import StorageNeed
+
+    params = float(workload.arch.total_params)
+    if phase == "training" and workload.training is not None:
+        from gpuplan.training.goodput import goodput
+
+        interval = goodput(plan.gpus, catalog.table("training")).checkpoint_interval_hours
+        return StorageNeed("training", params, tokens=workload.training.tokens, checkpoint_interval_hours=interval)
+    weights = float(plan.weights_gib_per_gpu) * int(plan.gpus_per_replica or 1) * 2**30
+    return StorageNeed("serving", params, weights_bytes=weights)
 
 
 #: Under capex pricing the phase planner ranks GPUs by server price; its best plan and the next

@@ -16,6 +16,8 @@ def _records(catalog: Catalog, kind: str) -> dict:
 def render_catalog(catalog: Catalog, kind: str, ident: str | None, fmt: str) -> str:
     if fmt not in ("table", "json"):
         raise InputError(f"expected table or json, got {fmt!r}", field="--format")
+    if kind == "parts":
+        return _parts(catalog, ident, fmt)
     records = _records(catalog, kind)
     if ident is not None:
         rec = catalog.gpu(ident) if kind == "gpus" else catalog.lookup(kind.rstrip("s") if kind != "switches" else "switch", ident)
@@ -63,3 +65,44 @@ def _list(kind: str, records: dict) -> str:
         rows.append([r.id, d.get("name", ""), ", ".join(f"{k}={v}" for k, v in list(detail.items())[:5]),
                      ",".join(sorted(set(r.sources.values())))])
     return table(["id", "name", "figures", "sources"], rows)
+
+
+#: The kinds ``gpuplan catalog parts`` lists, with the BOM category their lines take.
+PART_KINDS = (("gpus", "server"), ("switches", "switch"), ("nics", "nic"), ("optics", "optic"), ("parts", None))
+
+
+def part_rows(catalog: Catalog) -> list[dict]:
+    """Every part a BOM can price: price, date, source, estimate flag and uncertainty (docs/bom.md)."""
+    rows = []
+    for kind, category in PART_KINDS:
+        for rec in getattr(catalog, kind).values():
+            if kind == "gpus":
+                price, est, unc = rec.node_price_usd, rec.node_price_estimate, rec.node_price_uncertainty
+                group, name = ("node_price" if "node_price" in rec.sources else "price"), rec.server_name
+            else:
+                price, est, unc = rec.price_usd, rec.price_estimate, rec.price_uncertainty
+                group, name = "price", rec.name
+            sid = rec.sources.get(group) or rec.sources.get("default")
+            date = getattr(rec, "price_date", None) or (catalog.sources[sid].date if sid in catalog.sources else None)
+            rows.append({"kind": category or rec.category, "id": rec.id, "name": name, "price_usd": price,
+                         "price_date": date if price is not None else None, "source": sid if price is not None else None,
+                         "estimate": est, "price_uncertainty": unc})
+    return rows
+
+
+def _parts(catalog: Catalog, ident: str | None, fmt: str) -> str:
+    if ident is not None:
+        for kind, _ in PART_KINDS:
+            table_ = getattr(catalog, kind)
+            key = catalog.aliases.get(ident, ident) if kind == "gpus" else ident
+            if key in table_:
+                return _show(catalog, table_[key], fmt)
+        raise InputError(f"unknown part {ident!r}; see 'gpuplan catalog parts'")
+    rows = part_rows(catalog)
+    if fmt == "json":
+        return json.dumps(rows, indent=2) + "\n"
+    return table(["kind", "id", "price $", "date", "source", "estimate"],
+                 [[r["kind"], r["id"], num(r["price_usd"]) if r["price_usd"] is not None else "unpriced",
+                   r["price_date"] or "-", r["source"] or "-",
+                   (f"yes, +/-{r['price_uncertainty'] * 100:.0f}%" if r["price_uncertainty"] else "yes")
+                   if r["estimate"] else "-"] for r in rows], right={2})

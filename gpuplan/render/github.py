@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from gpuplan.core.contract import Plan
 from gpuplan.planning.saved import anchors, locate
 from gpuplan.render import RenderOptions
+from gpuplan.render.cost import tco_line
 from gpuplan.render.text import headline
 
 if TYPE_CHECKING:
@@ -44,6 +45,10 @@ def render(plan: Plan, options: RenderOptions) -> str:
         line = locate(f.field, lines)
         out.append(command(COMMAND[f.severity], f"{f.phase}: {f.message}", file=file if f.field else None,
                            line=line if f.field else None, title=f"gpuplan {f.code}"))
+    for name, phase in (("training", plan.training), ("serving", plan.serving)):  # the short cost block
+        if phase is not None and phase.tco is not None:
+            out.append(command("notice", f"{name} cost of ownership: {tco_line(phase.tco)}", file=file,
+                               title=f"gpuplan {name} cost"))
     return "".join(out)
 
 

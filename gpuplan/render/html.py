@@ -22,6 +22,7 @@ from gpuplan.core.contract import (
     TrainingRoofline,
 )
 from gpuplan.render import RenderOptions
+from gpuplan.render.cost import plan_tco_line
 from gpuplan.render.text import (
     bom_summary,
     headline,
@@ -251,6 +252,9 @@ def render(plan: Plan, options: RenderOptions) -> str:
         phase = getattr(plan, name)
         if phase is not None:
             body.append(_phase(name, phase, plan.pricing))
+    whole = plan_tco_line(plan) if plan.training is not None and plan.serving is not None else None
+    if whole:
+        body.append(el("p", {"class": "tco"}, t(whole[0].upper() + whole[1:])))
     findings = [el("li", {"class": f.severity}, t(f"{f.severity}: {f.code}: {f.message}"
                                                   + (f" ({f.field})" if f.field else ""))) for f in plan.findings]
     body.append(el("section", {"id": "findings"}, el("h2", None, t("Findings")),

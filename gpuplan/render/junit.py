@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from gpuplan.core.contract import Plan
 from gpuplan.planning.saved import anchors, locate
 from gpuplan.render import RenderOptions
+from gpuplan.render.cost import tco_line
 
 if TYPE_CHECKING:
     from gpuplan.ci.check import CheckResult
@@ -70,8 +71,9 @@ def render(plan: Plan, options: RenderOptions) -> str:
         cases: list[Case] = []
         if phase is not None:
             why = "; ".join(phase.infeasible) or "no feasible plan"
+            cost = tco_line(phase.tco) if getattr(phase, "tco", None) is not None else None
             cases.append((f"{name}: plan", phase.feasible, f"{name}-infeasible", why, file,
-                          locate(name, lines), None))
+                          locate(name, lines), f"cost of ownership: {cost}" if cost else None))
         for f in findings:
             at = locate(f.field, lines) if f.field else None
             cases.append((f"{name}: {f.code}", f.severity != "error", f.code, f.message, file if f.field else None,

@@ -20,6 +20,7 @@ from gpuplan.core.contract import (
     TrainingRoofline,
 )
 from gpuplan.render import RenderOptions
+from gpuplan.render.cost import plan_tco_line
 from gpuplan.render.text import (
     LAYOUT_HEADERS,
     change_value,
@@ -79,10 +80,14 @@ def _bom(bom: Bom | None) -> str:
     notes = []
     if bom.rack_power_kw is not None:
         notes.append(f"Fullest rack: {num(bom.rack_power_kw)} kW.")
-    rows = [[i.category, i.tier, f"`{i.part_id}`", f"{i.quantity:,}", usd(i.unit_price_usd),
+    rows = [[i.category, i.tier, f"`{i.part_id}`", f"{i.quantity:,}", usd(i.unit_price_usd) + (" est." if i.estimate else ""),
              usd(i.total_price_usd) if i.total_price_usd is not None else "**unpriced**",
              num(None if i.total_power_w is None else i.total_power_w / 1000), i.source] for i in bom.items]
     body = md_table(["category", "tier", "part", "qty", "unit", "total", "kW", "source"], rows, right={3, 4, 5, 6})
+    if bom.capex_by_category_usd:
+        notes.append("Capex by category: " + ", ".join(f"{k} {usd(v)}" for k, v in bom.capex_by_category_usd.items())
+                     + (f"; {usd(bom.estimated_capex_usd)} of it priced by estimates (est.)."
+                        if bom.estimated_capex_usd else "."))
     if bom.unpriced_parts:
         notes.append(f"Not priced (not in capex): {', '.join(f'`{p}`' for p in bom.unpriced_parts)}.")
     if bom.unpowered_parts:
@@ -159,6 +164,9 @@ def render(plan: Plan, options: RenderOptions) -> str:
            f"{plan.catalog_version} · pricing {plan.pricing} · gpuplan {plan.gpuplan_version}\n\n"]
     phases = [(n, p) for n, p in (("training", plan.training), ("serving", plan.serving)) if p is not None]
     out += [f"- **{headline(n, p, plan.pricing)}**\n" for n, p in phases]
+    whole = plan_tco_line(plan) if len(phases) == 2 else None
+    if whole:
+        out.append(f"- {whole[0].upper() + whole[1:]}\n")
     out.append("\n" + _findings(plan.findings))
     for name, phase in phases:
         out.append(f"\n### {name.capitalize()}\n\n")

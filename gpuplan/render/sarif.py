@@ -14,6 +14,8 @@ from gpuplan.core.version import __version__
 from gpuplan.core.contract import Plan
 from gpuplan.planning.saved import anchors, locate
 from gpuplan.render import RenderOptions
+from gpuplan.render.cost import tco_object
+from gpuplan.render.json_ import stable
 
 if TYPE_CHECKING:
     from gpuplan.ci.check import CheckResult
@@ -51,7 +53,9 @@ def render(plan: Plan, options: RenderOptions) -> str:
     results = [(f.code, LEVEL[f.severity], f"{f.phase}: {f.message}", file, locate(f.field, lines))
                for f in plan.findings]
     props = {"schema_version": plan.schema_version, "workload": plan.workload, "profile": plan.profile,
-             "input_sha256": plan.input_sha256, "catalog_version": plan.catalog_version}
+             "input_sha256": plan.input_sha256, "catalog_version": plan.catalog_version,
+             "tco": stable({name: tco_object(phase.tco) for name, phase
+                            in (("training", plan.training), ("serving", plan.serving)) if phase is not None})}
     return _log(results, props, plan.gpuplan_version)
 
 

@@ -23,6 +23,7 @@ from gpuplan.core.contract import (
     TrainingRoofline,
 )
 from gpuplan.render import RenderOptions
+from gpuplan.render.cost import plan_tco_line
 from gpuplan.render.text import (
     LAYOUT_HEADERS,
     change_value,
@@ -111,12 +112,16 @@ def _bom(r: _Report, bom: Bom | None) -> None:
     r.facts([("capex", f"{usd(bom.capex_usd)} (network {usd(bom.network_capex_usd)})"),
              ("power", f"{num(bom.power_kw)} kW (network {num(bom.network_power_kw)} kW)"),
              ("racks", f"{bom.racks}{rack}")]
+            + ([("by part", ", ".join(f"{k} {usd(v)}" for k, v in bom.capex_by_category_usd.items())
+                 + (f"; {usd(bom.estimated_capex_usd)} by estimates" if bom.estimated_capex_usd else ""))]
+               if bom.capex_by_category_usd else [])
             + ([("unpriced", ", ".join(bom.unpriced_parts) + " (not in capex)")] if bom.unpriced_parts else [])
             + ([("no power", ", ".join(bom.unpowered_parts) + " (not in power)")] if bom.unpowered_parts else []))
     if r.options.verbose:
         r.line()
         r.table(["category", "tier", "part", "qty", "unit $", "total $", "total kW", "source"],
-                [[i.category, i.tier or "", i.part_id, f"{i.quantity:,}", usd(i.unit_price_usd),
+                [[i.category, i.tier or "", i.part_id, f"{i.quantity:,}",
+                  usd(i.unit_price_usd) + (" est." if i.estimate else ""),
                   usd(i.total_price_usd) if i.total_price_usd is not None else "unpriced",
                   num(None if i.total_power_w is None else i.total_power_w / 1000), i.source or "-"]
                  for i in bom.items], right={3, 4, 5, 6})
@@ -240,6 +245,10 @@ def render(plan: Plan, options: RenderOptions) -> str:
         r.line(headline(name.upper(), phase, plan.pricing), style)
         r.line()
         _training(r, phase, plan.pricing) if isinstance(phase, TrainingPlan) else _serving(r, phase, plan.pricing)
+    whole = plan_tco_line(plan) if plan.training is not None and plan.serving is not None else None
+    if whole:
+        r.line()
+        r.line(whole[0].upper() + whole[1:], "bold")
     r.line()
     r.heading("Findings")
     if plan.findings:

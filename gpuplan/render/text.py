@@ -8,7 +8,9 @@ and GitHub renderers say the same thing the same way. They format; they never co
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
+from gpuplan.render.numbers import num, pct, usd  # noqa: F401  (re-exported)
 from gpuplan.core.contract import (
     Bom,
     Interconnect,
@@ -38,32 +40,6 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]], *, right: se
     out += [line(r) for r in cells[1:]]
     return "\n".join(out) + "\n"
 
-
-def num(value: float | None, digits: int = 3) -> str:
-    """A compact human number: 3 significant digits, thousands separators for big values and
-    scientific notation from 1e15 up (a FLOP count reads 3.14e+23, not 24 digits of float noise)."""
-    if value is None:
-        return "-"
-    if abs(value) >= 1e15:
-        return f"{value:.{digits}g}"
-    if abs(value) >= 1000:
-        return f"{value:,.0f}"
-    return f"{value:.{digits}g}"
-
-
-def usd(value: float | None) -> str:
-    """Dollars: ``$41.3M``, ``$12,500``, ``$3.20``; ``-`` when there is no price."""
-    if value is None:
-        return "-"
-    sign = "-" if value < 0 else ""
-    v = abs(value)
-    if v >= 1e9:
-        return f"{sign}${v / 1e9:,.2f}B"
-    if v >= 1e6:
-        return f"{sign}${v / 1e6:,.2f}M"
-    if v >= 100:
-        return f"{sign}${v:,.0f}"
-    return f"{sign}${v:,.2f}"
 
 
 def signed(value: float, text: str) -> str:
@@ -97,10 +73,6 @@ def change_value(field: str, value: object) -> str:
 def gate_value(value: float | None, unit: str | None) -> str:
     """A check gate's value or limit in its unit's style (dollars for USD)."""
     return usd(value) if unit == "USD" else num(value)
-
-
-def pct(value: float | None) -> str:
-    return "-" if value is None else f"{value * 100:.1f}%"
 
 
 LAYOUT_HEADERS = ["layout", "mb", "rc", "step s", "MFU", "compute", "exposed comm", "bubble", "headroom GiB"]
@@ -194,6 +166,7 @@ def training_facts(t: TrainingPlan, pricing: str) -> list[tuple[str, str]]:
         ("topology", topology(t.topology)),
         ("cost", _training_cost(t, pricing)),
         ("power", f"{num(t.power_kw)} kW"),
+        *_cost_rows(t.bom, t.tco),
     ]
 
 
@@ -229,7 +202,16 @@ def serving_facts(s: ServingPlan, pricing: str) -> list[tuple[str, str]]:
         ("topology", topology(s.topology)),
         ("cost", _serving_cost(s, pricing)),
         ("power", f"{num(s.power_kw)} kW"),
+        *_cost_rows(s.bom, s.tco),
     ]
+
+
+def _cost_rows(bom: Bom | None, tco: Any) -> list[tuple[str, str]]:
+    """The short cost block: facility (racks, cooling, PUE) and cost of ownership (render/cost.py)."""
+    from gpuplan.render.cost import facility_line, tco_line
+
+    rows = [("facility", facility_line(bom))] if bom is not None and bom.cooling is not None else []
+    return rows + ([("TCO", tco_line(tco))] if tco is not None else [])
 
 
 def _serving_cost(s: ServingPlan, pricing: str) -> str:

@@ -28,13 +28,16 @@ BOM_ITEM = ("category", "tier", "part_id", "quantity", "unit_price_usd", "total_
 TRAINING_LAYOUT = ("tp", "pp", "dp", "cp", "ep", "vp", "micro_batch", "num_micro_batches", "global_batch_sequences",
                    "zero", "recompute", "sequence_parallel")
 SERVING_LAYOUT = ("tp", "pp", "ep", "concurrency", "disaggregated")
+#: The cost of ownership (docs/json.md, render/cost.py TCO_KEYS).
+TCO = ("horizon_years", "capex_usd", "opex_usd_per_year", "total_usd", "usd_per_gpu_hour", "cloud_total_usd",
+       "breakeven_months")
 
 #: Attributes of each phase object: a name maps to None (a scalar of the phase), a tuple (an object
 #: with those attributes, null when absent) or a list of one tuple (a list of such objects).
 COMMON: dict[str, Any] = {
     "feasible": None, "gpu": None, "gpus": None, "nodes": None, "capex_usd": None, "power_kw": None,
     "cloud_usd_per_hour": None, "racks": None, "unpriced_parts": [None], "network": NETWORK,
-    "topology": TOPOLOGY, "bom": [BOM_ITEM],
+    "topology": TOPOLOGY, "bom": [BOM_ITEM], "tco": TCO,
 }
 PHASE_SHAPE: dict[str, dict[str, Any]] = {
     "training": {**COMMON, "layout": TRAINING_LAYOUT, "wall_clock_days": None, "step_time_s": None, "mfu": None,

@@ -21,11 +21,13 @@ from gpuplan.core.contract import (
     MemoryBreakdown,
     ModelSummary,
     Plan,
+    PlanTco,
     Roofline,
     RooflinePoint,
     ServingLayout,
     ServingOption,
     ServingPlan,
+    Tco,
     Topology,
     TrainingBreakdown,
     TrainingLayout,
@@ -78,9 +80,32 @@ def training_bom(nodes: int = 128, gpu_server: str = "dgx-h100", server_price: f
     ], racks=nodes // 4, rack_power_kw=4 * server_power / 1000)
 
 
+def _tco(capex: float, it_kw: float, gpus: int, *, cloud_rate: float, run_gpu_hours: float | None = None,
+         tokens_per_s: float | None = None) -> Tco:
+    """Cost of ownership by the docs/bom.md rules: 4 years, PUE 1.5, $0.08/kWh, 80% use, 10% support,
+    cloud at 40% off on-demand."""
+    energy = it_kw * 1.5 * 8766 * 0.08 * 0.8
+    support = capex * 0.1
+    opex = energy + support
+    total = capex + 4 * opex
+    per_hour = total / (gpus * 8766 * 4 * 0.8)
+    rent = gpus * cloud_rate * 0.6 * 8766 / 12
+    return Tco(horizon_years=4.0, capex_usd=capex, opex_usd_per_year=opex, energy_usd_per_year=energy,
+               support_usd_per_year=support, colocation_usd_per_year=0.0, total_usd=total, usd_per_gpu_hour=per_hour,
+               usd_per_training_run=per_hour * run_gpu_hours if run_gpu_hours else None,
+               usd_per_million_tokens=total / (tokens_per_s * 3600 * 8766 * 4 * 0.8 / 1e6) if tokens_per_s else None,
+               utilization=0.8, pue=1.5, facility_power_kw=it_kw * 1.5, cloud_total_usd=rent * 48,
+               cloud_reserved_discount=0.4, breakeven_months=-(-int(capex) // int(rent - opex / 12)))
+
+
+def _facility(bom: Bom, servers_per_rack: int) -> Bom:
+    return bom.model_copy(update={"cooling": "rear-door", "servers_per_rack": servers_per_rack, "pue": 1.5,
+                                  "facility_power_kw": bom.power_kw * 1.5})
+
+
 def training_plan(nodes: int = 128, gpu: str = "h100-sxm-80gb") -> TrainingPlan:
     gpus = nodes * 8
-    bom = training_bom(nodes)
+    bom = _facility(training_bom(nodes), 4)
     step = 5.82 * 128 / nodes
     tokens_per_s = 4_194_304 / step
     steady = 2.0e12 / tokens_per_s / 86_400
@@ -140,6 +165,7 @@ def training_plan(nodes: int = 128, gpu: str = "h100-sxm-80gb") -> TrainingPlan:
                                         ep_comm_s=0.0, cp_comm_s=0.0, bubble_s=0.43, optimizer_s=0.05, step_time_s=6.1,
                                         dp_bandwidth_to_hide_gbit_per_gpu=170.0),
             memory_headroom_gib=31.2)],
+        tco=_tco(bom.capex_usd, bom.power_kw, gpus, cloud_rate=2.99, run_gpu_hours=gpu_hours),
     )
 
 
@@ -150,6 +176,7 @@ def serving_plan() -> ServingPlan:
         _item("switch", "sn5600", "Spectrum-4 SN5600 64x800G", 1, 45_000.0, 1_800.0, tier="leaf"),
         _item("cable", "dac-400g-3m", "400G DAC, 3 m", 3, 150.0, None),
     ], racks=1, rack_power_kw=32.475)
+    bom = _facility(bom, 3)
     return ServingPlan(
         feasible=True, gpu="h100-sxm-80gb", gpus=24, nodes=3, replicas=6, spare_replicas=1, gpus_per_replica=4,
         layout=ServingLayout(tp=4, pp=1, ep=1, concurrency=64, disaggregated=False),
@@ -176,6 +203,7 @@ def serving_plan() -> ServingPlan:
                           graph_checked=True),
         bom=bom, capex_usd=bom.capex_usd, power_kw=bom.power_kw, cloud_usd_per_hour=24 * 2.99,
         usd_per_million_output_tokens=2.49,
+        tco=_tco(bom.capex_usd, bom.power_kw, 24, cloud_rate=2.99, tokens_per_s=8_000.0),
         alternatives=[
             ServingOption(gpu="h200-sxm-141gb", gpus=16, replicas=4, layout=ServingLayout(tp=4, pp=1, ep=1,
                                                                                            concurrency=96,
@@ -223,7 +251,13 @@ def synthetic_plan(**update) -> Plan:
         pricing="capex", assumptions=ASSUMPTIONS, training=training_plan(), serving=serving_plan(),
         findings=FINDINGS,
     )
-    return plan.model_copy(update=update)
+    plan = plan.model_copy(update=update)
+    phases = [p.tco for p in (plan.training, plan.serving) if p is not None and p.tco is not None]
+    whole = PlanTco(horizon_years=4.0, capex_usd=sum(t.capex_usd for t in phases),
+                    opex_usd_per_year=sum(t.opex_usd_per_year for t in phases),
+                    total_usd=sum(t.total_usd for t in phases),
+                    cloud_total_usd=sum(t.cloud_total_usd or 0.0 for t in phases)) if phases else None
+    return plan.model_copy(update={"tco": whole})
 
 
 def variant_plan() -> Plan:

@@ -91,7 +91,8 @@ def test_model_too_big_for_memory(workload, catalog):
     assert "does not fit" in p.infeasible[0] and "TP*PP >= " in p.infeasible[0]
 
 
-def test_unpriced_gpu_ranks_after_priced(workload, catalog):
+def test_unpriced_gpu_ranks_after_priced(workload, unpriced_catalog):
+    catalog = unpriced_catalog
     gpus = '"mi325x-oam-256gb", "h100-sxm-80gb"'
     _, r = _plan(workload, catalog, gpus=gpus)
     assert catalog.gpus["mi325x-oam-256gb"].node_price_usd is None

@@ -96,6 +96,15 @@ variable "gpuplan_training" {
       total_price_usd = number
       total_power_w   = number
     }))
+    tco = object({
+      horizon_years     = number
+      capex_usd         = number
+      opex_usd_per_year = number
+      total_usd         = number
+      usd_per_gpu_hour  = number
+      cloud_total_usd   = number
+      breakeven_months  = number
+    })
   })
 }
 
@@ -163,5 +172,14 @@ variable "gpuplan_serving" {
       total_price_usd = number
       total_power_w   = number
     }))
+    tco = object({
+      horizon_years     = number
+      capex_usd         = number
+      opex_usd_per_year = number
+      total_usd         = number
+      usd_per_gpu_hour  = number
+      cloud_total_usd   = number
+      breakeven_months  = number
+    })
   })
 }

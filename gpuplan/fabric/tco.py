@@ -1,0 +1,89 @@
+"""Cost of ownership of a phase and of the whole plan (docs/bom.md, "Cost of ownership").
+
+Over ``horizon_years`` (H), with the settings of ``[constraints]`` or the defaults of
+``catalog/calibration/bom.toml``:
+
+* capex = the BOM's capex;
+* energy per year = facility kW (IT kW x PUE) x 8,766 h x ``usd_per_kwh`` x ``utilization``;
+* support and maintenance per year = capex x ``support_fraction_per_year``;
+* colocation per year = IT kW x ``colocation_usd_per_kw_month`` x 12, only when given (an owned
+  hall's building cost is outside the plan);
+* total = capex + H x opex per year;
+* per GPU-hour = total / (installed GPUs x 8,766 h x H x utilization): the hours that do work;
+  per training run = that x the run's GPU-hours; per million tokens = total / the output tokens
+  the fleet carries at its planned load over the same hours;
+* the same GPUs rented: the catalog's on-demand $/GPU-hour x (1 - ``reserved_discount``) x the
+  GPUs a cloud bills x 8,766 h x H (a reservation is paid whether used or not);
+* break-even: the first month m where capex + m x opex/12 <= m x the monthly rent.
+"""
+
+from __future__ import annotations
+
+import math
+
+from gpuplan.hardware.loader import Catalog
+from gpuplan.hardware.schema import Gpu
+from gpuplan.core.cost_contract import PlanTco, Tco
+from gpuplan.core.contract import Bom
+
+HOURS_PER_YEAR = 8766.0
+
+
+def settings(given: tuple[tuple[str, float], ...], catalog: Catalog) -> dict[str, float]:
+    """The cost-of-ownership settings: the profile's, else the catalog defaults (pue stays None:
+    it defaults by the cooling)."""
+    cal = catalog.table("bom")
+    out: dict[str, float] = {"horizon_years": cal.horizon_years, "usd_per_kwh": cal.usd_per_kwh,
+                             "utilization": cal.utilization, "colocation_usd_per_kw_month": 0.0,
+                             "reserved_discount": cal.reserved_discount,
+                             "support_fraction_per_year": cal.support_fraction_per_year}
+    out.update(dict(given))
+    return out
+
+
+def phase_tco(bom: Bom, gpu: Gpu, gpus: int, given: tuple[tuple[str, float], ...], catalog: Catalog, *,
+              run_gpu_hours: float | None = None, output_tokens_per_s: float | None = None) -> Tco:
+    s = settings(given, catalog)
+    years, util = s["horizon_years"], s["utilization"]
+    pue = float(bom.pue) if bom.pue is not None else float(s.get("pue", 1.0))
+    facility_kw = bom.power_kw * pue
+    energy = facility_kw * HOURS_PER_YEAR * s["usd_per_kwh"] * util
+    support = bom.capex_usd * s["support_fraction_per_year"]
+    colo = bom.power_kw * s["colocation_usd_per_kw_month"] * 12
+    opex = energy + support + colo
+    total = bom.capex_usd + years * opex
+    installed = next((i.quantity for i in bom.items if i.tier == "inside-server"), gpus)
+    work_hours = installed * HOURS_PER_YEAR * years * util
+    per_gpu_hour = total / work_hours if work_hours > 0 else None
+    per_run = per_gpu_hour * run_gpu_hours if per_gpu_hour is not None and run_gpu_hours else None
+    per_mtok = None
+    if output_tokens_per_s:
+        tokens = output_tokens_per_s * 3600 * HOURS_PER_YEAR * years * util
+        per_mtok = total / (tokens / 1e6) if tokens > 0 else None
+    discount = s["reserved_discount"]
+    cloud_total = breakeven = None
+    if gpu.cloud_usd_per_gpu_hour:
+        monthly_rent = gpu.billed_gpus(gpus) * gpu.cloud_usd_per_gpu_hour * (1 - discount) * HOURS_PER_YEAR / 12
+        cloud_total = monthly_rent * 12 * years
+        margin = monthly_rent - opex / 12
+        if margin > 0:
+            breakeven = max(1, math.ceil(bom.capex_usd / margin - 1e-9))
+    return Tco(horizon_years=years, capex_usd=bom.capex_usd, opex_usd_per_year=opex, energy_usd_per_year=energy,
+               support_usd_per_year=support, colocation_usd_per_year=colo, total_usd=total,
+               usd_per_gpu_hour=per_gpu_hour, usd_per_training_run=per_run, usd_per_million_tokens=per_mtok,
+               utilization=util, pue=pue, facility_power_kw=facility_kw, cloud_total_usd=cloud_total,
+               cloud_reserved_discount=discount, breakeven_months=breakeven)
+
+
+def plan_tco(*phases: Tco | None) -> PlanTco | None:
+    """Both phases summed (the cloud total only when every phase has one)."""
+    found = [t for t in phases if t is not None]
+    if not found:
+        return None
+    clouds = [t.cloud_total_usd for t in found]
+    return PlanTco(horizon_years=found[0].horizon_years, capex_usd=sum(t.capex_usd for t in found),
+                   opex_usd_per_year=sum(t.opex_usd_per_year for t in found), total_usd=sum(t.total_usd for t in found),
+                   cloud_total_usd=None if any(c is None for c in clouds) else sum(c or 0.0 for c in clouds))
+
+
+__all__ = ["HOURS_PER_YEAR", "phase_tco", "plan_tco", "settings"]

@@ -1,0 +1,61 @@
+"""The short cost block every renderer shows: facility and cost of ownership (docs/bom.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpuplan.core.contract import Bom, Plan, Tco
+from gpuplan.render.numbers import num, pct, usd
+
+#: The ``tco`` keys of the JSON contract (docs/json.md), in reading order.
+TCO_KEYS = ("horizon_years", "capex_usd", "opex_usd_per_year", "total_usd", "usd_per_gpu_hour", "cloud_total_usd",
+            "breakeven_months")
+
+
+def facility_line(bom: Bom | None) -> str:
+    """Racks, their density and cooling, PUE and the site's draw."""
+    if bom is None or bom.cooling is None:
+        return "-"
+    per = f"{bom.servers_per_rack} servers per rack, " if bom.servers_per_rack else ""
+    text = (f"{bom.racks} racks ({per}{num(bom.rack_power_kw)} kW), {bom.cooling} cooling, PUE {num(bom.pue)}, "
+            f"{num(bom.facility_power_kw)} kW at the site")
+    if bom.estimated_capex_usd:
+        text += f"; {usd(bom.estimated_capex_usd)} of capex priced by estimates"
+    return text
+
+
+def tco_line(tco: Tco | None) -> str:
+    """Capex, opex per year, total over the horizon, per GPU-hour / run / million tokens, vs renting."""
+    if tco is None:
+        return "-"
+    years = num(tco.horizon_years)
+    text = (f"{years} y: capex {usd(tco.capex_usd)} + opex {usd(tco.opex_usd_per_year)}/y (energy "
+            f"{usd(tco.energy_usd_per_year)}, support {usd(tco.support_usd_per_year)}"
+            + (f", colocation {usd(tco.colocation_usd_per_year)}" if tco.colocation_usd_per_year else "")
+            + f") = {usd(tco.total_usd)}; {usd(tco.usd_per_gpu_hour)}/GPU-hour at {pct(tco.utilization)} use")
+    if tco.usd_per_training_run is not None:
+        text += f", {usd(tco.usd_per_training_run)} per run"
+    if tco.usd_per_million_tokens is not None:
+        text += f", {usd(tco.usd_per_million_tokens)} per million output tokens"
+    if tco.cloud_total_usd is None:
+        return text + "; no cloud rate to compare"
+    even = (f"break-even in month {tco.breakeven_months}" if tco.breakeven_months is not None
+            else "renting stays cheaper")
+    return text + (f"; rented (reserved, -{pct(tco.cloud_reserved_discount)}) {usd(tco.cloud_total_usd)}, {even}")
+
+
+def tco_object(tco: Tco | None) -> dict[str, Any] | None:
+    """The contract's ``tco`` keys only (SARIF properties, tfvars)."""
+    return None if tco is None else {k: getattr(tco, k) for k in TCO_KEYS}
+
+
+def plan_tco_line(plan: Plan) -> str | None:
+    t = plan.tco
+    if t is None:
+        return None
+    cloud = f"; rented {usd(t.cloud_total_usd)}" if t.cloud_total_usd is not None else ""
+    return (f"whole plan over {num(t.horizon_years)} y: capex {usd(t.capex_usd)} + opex {usd(t.opex_usd_per_year)}/y"
+            f" = {usd(t.total_usd)}{cloud}")
+
+
+__all__ = ["TCO_KEYS", "facility_line", "plan_tco_line", "tco_line", "tco_object"]

@@ -1,0 +1,34 @@
+"""Numbers as the reports write them: compact figures, dollars, percentages (every text format)."""
+
+from __future__ import annotations
+
+
+def num(value: float | None, digits: int = 3) -> str:
+    """A compact human number: 3 significant digits, thousands separators for big values and
+    scientific notation from 1e15 up (a FLOP count reads 3.14e+23, not 24 digits of float noise)."""
+    if value is None:
+        return "-"
+    if abs(value) >= 1e15:
+        return f"{value:.{digits}g}"
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:.{digits}g}"
+
+
+def usd(value: float | None) -> str:
+    """Dollars: ``$41.3M``, ``$12,500``, ``$3.20``; ``-`` when there is no price."""
+    if value is None:
+        return "-"
+    sign = "-" if value < 0 else ""
+    v = abs(value)
+    if v >= 1e9:
+        return f"{sign}${v / 1e9:,.2f}B"
+    if v >= 1e6:
+        return f"{sign}${v / 1e6:,.2f}M"
+    if v >= 100:
+        return f"{sign}${v:,.0f}"
+    return f"{sign}${v:,.2f}"
+
+
+def pct(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:.1f}%"
