@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gpuplan.cases import CaseInput, NotModelled
 from gpuplan.catalog.loader import Catalog
-from gpuplan.errors import InputError
+from gpuplan.errors import InputError, field_path
 from gpuplan.network import network_for
 from gpuplan.profile import DEFAULT_DEADLINE_DAYS
 from gpuplan.training.calibration import calibration
@@ -58,8 +58,7 @@ def parse_run(case: CaseInput) -> RunSpec:
         return RunSpec.model_validate(case.run)
     except ValidationError as exc:
         err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"])
-        raise InputError(err["msg"], file=case.file, field=f"case[{case.id}].run.{loc}") from None
+        raise InputError(err["msg"], file=case.file, field=field_path([f"case[{case.id}].run", *err["loc"]])) from None
 
 
 def predict(case: CaseInput, catalog: Catalog) -> dict[str, float]:
