@@ -35,6 +35,7 @@ from gpuplan.cli_common import (
     load_catalog_cli,
     note,
     phases_of,
+    terminal_width,
 )
 
 __all__ = ["app", "main"]
@@ -137,7 +138,7 @@ def _catalog_command(kind: str) -> None:
         from gpuplan.io import write_stdout
         from gpuplan.render.catalog import render_catalog
 
-        write_stdout(render_catalog(load_catalog_cli(catalog), kind, ident, fmt))
+        write_stdout(render_catalog(load_catalog_cli(catalog), kind, ident, fmt, width=terminal_width()))
 
     command.__doc__ = ("\b\n" f"Example:  gpuplan catalog {kind}" + ("  |  gpuplan catalog gpus h100" if kind == "gpus" else "")
                        + f"\n\nList the catalog's {kind}, or show one with its sources.")
