@@ -144,7 +144,10 @@ def test_saved_plan_without_deploy_inputs_still_deploys_with_notes():
 
 # -- Kubernetes ------------------------------------------------------------------------------------
 
-kubernetes = pytest.importorskip("kubernetes")
+@pytest.fixture
+def k8s_client():
+    """The kubernetes client's models (the ``test`` extra installs it)."""
+    return pytest.importorskip("kubernetes.client")
 
 
 def _strict(data, type_name: str, path: str) -> None:
@@ -189,7 +192,7 @@ KINDS = {"Deployment": "V1Deployment", "HorizontalPodAutoscaler": "V2HorizontalP
 
 
 @pytest.mark.parametrize("engine", ["vllm", "sglang", "trtllm"])
-def test_k8s_objects_fit_the_kubernetes_schema(engine):
+def test_k8s_objects_fit_the_kubernetes_schema(k8s_client, engine):
     d = deploy(_plan(), engine, k8s=True)
     kinds = [o["kind"] for o in d.objects]
     assert kinds[-2:] == ["Deployment", "HorizontalPodAutoscaler"]
@@ -214,7 +217,7 @@ def test_trtllm_config_rides_in_a_configmap():
     args = d.objects[1]["spec"]["template"]["spec"]["containers"][0]["args"]
     path = args[args.index("--extra_llm_api_options") + 1]
     assert path == "/etc/gpuplan/extra-llm-api-config.yml"
-    import yaml
+    yaml = pytest.importorskip("yaml")  # PyYAML comes with the kubernetes client (test extra)
 
     assert yaml.safe_load(config["data"]["extra-llm-api-config.yml"]) == d.command.config
 
@@ -237,7 +240,7 @@ def test_replica_across_servers_is_refused_for_k8s_and_noted_for_the_command():
 # -- output formats -----------------------------------------------------------------------------------
 
 def test_json_and_yaml_outputs_parse_back():
-    import yaml
+    yaml = pytest.importorskip("yaml")  # PyYAML comes with the kubernetes client (test extra)
 
     d = deploy(_plan(), "sglang", k8s=True)
     listed = json.loads(render_deploy(d, "json"))
@@ -258,13 +261,13 @@ def test_text_is_a_runnable_shell_script():
 @pytest.mark.parametrize("value", ["yes", "No", "on", "null", "~", "1.5", "0x1F", "-1", "a: b", "#x", "", "é", "0.0.0.0",
                                    "--flag", "nvidia.com/gpu", "a\nb", "'q'", '"', "true", "1e3", "12:30"])
 def test_yaml_scalars_read_back_as_the_same_string(value):
-    import yaml
+    yaml = pytest.importorskip("yaml")  # PyYAML comes with the kubernetes client (test extra)
 
     assert yaml.safe_load(dump({"k": value, value: [value, {"x": value}]})) == {"k": value, value: [value, {"x": value}]}
 
 
 def test_yaml_nested_and_empty_structures():
-    import yaml
+    yaml = pytest.importorskip("yaml")  # PyYAML comes with the kubernetes client (test extra)
 
     data = {"a": [], "b": {}, "c": [[1, 2], [{"d": None, "e": True, "f": 1.25}]], "g": [{"h": [{"i": "j"}]}]}
     assert yaml.safe_load(dump(data)) == data
