@@ -54,7 +54,8 @@ def launch_settings(plan: Plan, model: str | None = None) -> Launch:
                   max_sequences=s.max_sequences_per_replica, precision=s.precision, kv_precision=s.kv_precision,
                   weights_gib=s.weights_gib_per_gpu, kv_gib=s.kv_gib_per_gpu,
                   context_length=d.context_length if d else None, usable_gib=d.gpu_memory_usable_gib if d else None,
-                  overhead_gib=d.runtime_overhead_gib if d else None, chunk_tokens=d.prefill_chunk_tokens if d else None,
+                  overhead_gib=d.runtime_overhead_gib if d else None,
+                  chunk_tokens=d.prefill_chunk_tokens if d else None,
                   vendor=d.gpu_vendor if d else "nvidia")
 
 
@@ -78,6 +79,8 @@ def dns_name(*parts: str) -> str:
 
 def deploy(plan: Plan, engine_name: str, *, k8s: bool = False, model: str | None = None,
            image: str | None = None) -> Deployment:
+    """The launch command of the plan's serving replica for ``engine_name``, and with ``k8s`` its
+    Kubernetes objects; what the plan cannot say becomes a note. Bad input is an InputError."""
     eng = engine(engine_name)
     for flag, value in (("--model", model), ("--image", image)):
         if value is not None and (not value.strip() or any(c.isspace() or not c.isprintable() for c in value)):
@@ -101,7 +104,9 @@ def deploy(plan: Plan, engine_name: str, *, k8s: bool = False, model: str | None
     return Deployment(command=cmd, objects=objects, notes=notes)
 
 
-def _k8s(plan: Plan, cmd: Command, image: str, vendor: str, gauge: str | None, notes: list[str]) -> list[dict[str, Any]]:
+def _k8s(plan: Plan, cmd: Command, image: str, vendor: str, gauge: str | None,
+         notes: list[str]) -> list[dict[str, Any]]:
+    """A ConfigMap (engines with a config file), the Deployment and its HorizontalPodAutoscaler."""
     s = plan.serving
     assert s is not None and s.layout is not None
     name = dns_name(plan.workload, cmd.engine)
@@ -124,7 +129,8 @@ def _k8s(plan: Plan, cmd: Command, image: str, vendor: str, gauge: str | None, n
         config_name = dns_name(name, "config")
         objects.append({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": config_name, "labels": labels},
                         "data": {cmd.config_file: dump(cmd.config)}})
-        container["args"] = [f"/etc/gpuplan/{cmd.config_file}" if a == cmd.config_file else a for a in container["args"]]
+        mounted = f"/etc/gpuplan/{cmd.config_file}"
+        container["args"] = [mounted if a == cmd.config_file else a for a in container["args"]]
         container["volumeMounts"].append({"name": "engine-config", "mountPath": "/etc/gpuplan", "readOnly": True})
         volumes.append({"name": "engine-config", "configMap": {"name": config_name}})
     lo, hi = replica_bounds(plan)
