@@ -139,6 +139,9 @@ def _k8s(plan: Plan, cmd: Command, image: str, vendor: str, gauge: str | None,
         "apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": name, "labels": labels, "annotations": annotations},
         "spec": {"replicas": lo, "selector": {"matchLabels": {"app.kubernetes.io/name": name}},
+                 # a rollout takes down at most the plan's spares and needs no GPU beyond the fleet
+                 "strategy": {"type": "RollingUpdate",
+                              "rollingUpdate": {"maxSurge": 0, "maxUnavailable": max(1, s.spare_replicas)}},
                  "template": {"metadata": {"labels": labels},
                               "spec": {"containers": [container], "volumes": volumes}}},
     })

@@ -205,6 +205,7 @@ def test_k8s_objects_fit_the_kubernetes_schema(k8s_client, engine):
     assert container.resources.limits == {"nvidia.com/gpu": "4"}
     assert [*container.command, *container.args][:2] == d.command.argv[:2]
     assert dep.spec.selector.match_labels.items() <= dep.spec.template.metadata.labels.items()
+    assert (dep.spec.strategy.rolling_update.max_surge, dep.spec.strategy.rolling_update.max_unavailable) == (0, 1)
     hpa = _model(d.objects[-1], "V2HorizontalPodAutoscaler")
     assert hpa.spec.scale_target_ref.name == dep.metadata.name
     assert hpa.spec.min_replicas <= hpa.spec.max_replicas == 6
