@@ -33,6 +33,10 @@ class Deployment:
     command: Command
     objects: list[dict[str, Any]]
     notes: list[str]
+    #: What one command serves: the GPU, GPUs per replica, and the replicas to run (min, max).
+    gpu: str = ""
+    gpus_per_replica: int = 1
+    replicas: tuple[int, int] = (1, 1)
 
 
 def launch_settings(plan: Plan, model: str | None = None) -> Launch:
@@ -93,15 +97,16 @@ def deploy(plan: Plan, engine_name: str, *, k8s: bool = False, model: str | None
     if s.deploy is not None and s.gpus_per_replica > s.deploy.gpus_per_node:
         notes.append(f"a replica spans {s.gpus_per_replica} GPUs, more than the {s.deploy.gpus_per_node} of one "
                      f"server: launch it across servers as {eng.name} documents for multi-node serving")
+    fleet = {"gpu": s.gpu or "", "gpus_per_replica": s.gpus_per_replica, "replicas": replica_bounds(plan)}
     if not k8s:
-        return Deployment(command=cmd, objects=[], notes=notes)
+        return Deployment(command=cmd, objects=[], notes=notes, **fleet)
     if s.deploy is not None and s.gpus_per_replica > s.deploy.gpus_per_node:
         raise InputError(f"a replica needs {s.gpus_per_replica} GPUs across servers of {s.deploy.gpus_per_node}; a "
                          "Deployment's pod runs on one server (use a LeaderWorkerSet)", field="--k8s")
     if image is None and settings.vendor != "nvidia":
         raise InputError(f"no default {eng.name} image for {settings.vendor} GPUs; give --image", field="--image")
     objects = _k8s(plan, cmd, image or eng.image, settings.vendor, eng.running_metric, notes)
-    return Deployment(command=cmd, objects=objects, notes=notes)
+    return Deployment(command=cmd, objects=objects, notes=notes, **fleet)
 
 
 def _k8s(plan: Plan, cmd: Command, image: str, vendor: str, gauge: str | None,
@@ -171,7 +176,9 @@ def render_deploy(result: Deployment, fmt: str) -> str:
         if fmt == "json":
             return json.dumps({"apiVersion": "v1", "kind": "List", "items": result.objects}, indent=2) + "\n"
         return dump_all(result.objects)
-    data: dict[str, Any] = {"engine": cmd.engine, "release": cmd.release, "argv": cmd.argv, "port": cmd.port}
+    data: dict[str, Any] = {"engine": cmd.engine, "release": cmd.release, "argv": cmd.argv, "port": cmd.port,
+                            "gpu": result.gpu, "gpus_per_replica": result.gpus_per_replica,
+                            "min_replicas": result.replicas[0], "max_replicas": result.replicas[1]}
     if cmd.config_file:
         data["config_file"] = cmd.config_file
         data["config"] = cmd.config
@@ -180,7 +187,10 @@ def render_deploy(result: Deployment, fmt: str) -> str:
         return json.dumps(data, indent=2) + "\n"
     if fmt == "yaml":
         return dump(data)
-    return shell_text(cmd)
+    lo, hi = result.replicas
+    count = f"{lo}" if lo == hi else f"{lo} to {hi}"
+    return (f"# {engine(cmd.engine).name} {cmd.release}: one replica on {result.gpus_per_replica} x {result.gpu}; run {count} "
+            f"replica{'s' if hi > 1 else ''} (gpuplan deploy, docs/deploy.md)\n" + shell_text(cmd))
 
 
 def shell_text(cmd: Command) -> str:

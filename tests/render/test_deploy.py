@@ -249,11 +249,15 @@ def test_json_and_yaml_outputs_parse_back():
     assert list(yaml.safe_load_all(render_deploy(d, "yaml"))) == d.objects
     assert render_deploy(d, "text") == render_deploy(d, "yaml")
     c = deploy(_plan(), "trtllm")
-    assert yaml.safe_load(render_deploy(c, "yaml"))["argv"] == json.loads(render_deploy(c, "json"))["argv"]
+    as_json = json.loads(render_deploy(c, "json"))
+    assert yaml.safe_load(render_deploy(c, "yaml")) == as_json
+    assert (as_json["gpus_per_replica"], as_json["min_replicas"], as_json["max_replicas"]) == (4, 6, 6)
 
 
 def test_text_is_a_runnable_shell_script():
     text = render_deploy(deploy(_plan(), "trtllm"), "text")
+    comment, text = text.split("\n", 1)
+    assert comment == "# TensorRT-LLM 1.2.1: one replica on 4 x h100-sxm-80gb; run 6 replicas (gpuplan deploy, docs/deploy.md)"
     assert text.startswith("cat > extra-llm-api-config.yml <<'EOF'\n")
     launch = text.split("EOF\n", 2)[-1]
     assert launch.replace(" \\\n    ", " ").split() == deploy(_plan(), "trtllm").command.argv
