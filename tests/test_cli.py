@@ -60,7 +60,7 @@ def test_validate_bad_case_file(cli, tmp_path):
     bad = tmp_path / "cases.toml"
     bad.write_text('[[case]]\nid = "x"\nkind = "trianing"\nsource = "s"\ntolerance = 0.1\n[case.measured]\na = 1\n')
     r = cli("validate", str(bad))
-    assert r.code == 2 and "case.0.kind" in r.err and str(bad) in r.err
+    assert r.code == 2 and "case[0].kind" in r.err and str(bad) in r.err
 
 
 def test_catalog_lists_gpus_with_sources(cli, catalog):

@@ -35,6 +35,7 @@ from gpuplan.cli.common import (
     load_catalog_cli,
     note,
     phases_of,
+    terminal_width,
 )
 
 __all__ = ["app", "main"]
@@ -148,7 +149,7 @@ def _catalog_command(kind: str) -> None:
         from gpuplan.core.io import write_stdout
         from gpuplan.render.catalog import render_catalog
 
-        write_stdout(render_catalog(load_catalog_cli(catalog), kind, ident, fmt))
+        write_stdout(render_catalog(load_catalog_cli(catalog), kind, ident, fmt, width=terminal_width()))
 
     what = ("every priced part (servers, switches, NICs, optics, racks, power, cooling, storage, management) "
             "with its price, date, source and estimate flag" if kind == "parts" else f"the catalog's {kind}")

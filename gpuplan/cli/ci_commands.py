@@ -1,4 +1,5 @@
-"""Commands for CI and Terraform: ``render``, ``check``, ``diff``, ``graph`` and ``tf-external``.
+"""Commands for CI, Terraform and deployment: ``render``, ``check``, ``diff``, ``graph``, ``tf-external`` and
+``deploy``.
 
 They parse flags and call the library (:mod:`gpuplan.planning.saved`, :mod:`gpuplan.ci.check`,
 :mod:`gpuplan.ci.diff`); output goes through :func:`gpuplan.cli.common.emit`, so every file is rendered
@@ -270,3 +271,51 @@ def tf_external_command() -> None:
     cat = load_catalog_cli(overlays)
     plan = _plan_profile(Path(query["profile"]), cat, phases, quiet=True)
     sys.stdout.write(render(plan, "tf-external"))
+
+
+@app.command(
+    "deploy",
+    help="\b\nExample:  gpuplan deploy examples/chat-8b-serving.toml --engine vllm  |  "
+         "gpuplan deploy examples/chat-8b-serving.toml --engine sglang --k8s --format yaml\n\n"
+         "Write the launch command of the plan's serving layout for an engine (vllm, sglang, trtllm), with the "
+         "flag names of the engine release named in docs/deploy.md: tensor, pipeline and expert parallel sizes, "
+         "maximum sequences, maximum model length, KV-cache dtype and memory fraction, quantization, "
+         "chunked-prefill size. --k8s writes a Deployment and a HorizontalPodAutoscaler instead. Reads a saved "
+         "plan JSON, or plans a profile. Notes on what the plan cannot say go to stderr.",
+    short_help="Engine launch command or Kubernetes objects of the serving plan.",
+)
+def deploy_command(
+    source: Path = typer.Argument(..., metavar="PLAN_OR_PROFILE", help="A plan (JSON) or a profile (TOML)."),
+    engine: str = typer.Option(..., "--engine", help="vllm, sglang or trtllm."),
+    k8s: bool = typer.Option(False, "--k8s", help="A Kubernetes Deployment and HorizontalPodAutoscaler."),
+    fmt: str = typer.Option("text", "--format", "-f", help="text, json or yaml (with --k8s text is YAML)."),
+    model: Optional[str] = typer.Option(None, "--model", help="Model to serve (repository id or path); default: "
+                                                              "the plan's Hugging Face repository."),
+    image: Optional[str] = typer.Option(None, "--image", help="Container image (--k8s); default: the engine "
+                                                              "release's image."),
+    out: Optional[Path] = OutOpt,
+    catalog: Optional[list[Path]] = CatalogOpt,
+    quiet: bool = QuietOpt,
+) -> None:
+    from gpuplan.core.io import check_output, write_output, write_stdout
+    from gpuplan.planning.saved import is_plan_file, load_plan
+    from gpuplan.render.deploy import DEPLOY_FORMATS, deploy, render_deploy
+    from gpuplan.serving.deploy_engines import engine as engine_named
+
+    check_formats(fmt, [], DEPLOY_FORMATS)
+    engine_named(engine)
+    inputs = [str(source), *catalog_inputs(catalog)]
+    if out is not None:
+        check_output(out, inputs)
+    if is_plan_file(source):
+        plan = load_plan(source)
+    else:
+        plan = _plan_profile(source, load_catalog_cli(catalog), ("serving",), quiet=quiet, inputs=inputs)
+    result = deploy(plan, engine, k8s=k8s, model=model, image=image)
+    text = render_deploy(result, fmt)
+    for line in result.notes:
+        note(line, quiet=quiet)
+    if out is None:
+        write_stdout(text)
+    else:
+        write_output(out, text, protect=inputs)

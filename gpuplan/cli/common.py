@@ -59,6 +59,19 @@ def note(message: str, *, quiet: bool = False) -> None:
         sys.stderr.write(f"gpuplan: {message}\n")
 
 
+def terminal_width() -> int | None:
+    """The width tables fit: ``COLUMNS`` when set, else the terminal's when stdout is one; None (no
+    limit) on a pipe or in a file."""
+    env = os.environ.get("COLUMNS", "").strip()
+    if env.isdigit() and int(env) >= 20:
+        return int(env)
+    if sys.stdout.isatty():
+        import shutil
+
+        return shutil.get_terminal_size((100, 24)).columns
+    return None
+
+
 def load_catalog_cli(catalog_dirs: list[Path] | None) -> "Catalog":
     from gpuplan.hardware.loader import load_catalog
 
@@ -137,7 +150,8 @@ def emit(plan: Any, fmt: str, out: Optional[Path], outputs: list[str], *, inputs
     use_color = color and not os.environ.get("NO_COLOR") and sys.stdout.isatty()
     rendered = []
     for f, path in targets:  # render everything before writing anything
-        options = RenderOptions(color=use_color and path == "-", verbose=verbose, field_lines=field_lines)
+        options = RenderOptions(color=use_color and path == "-", verbose=verbose, field_lines=field_lines,
+                                width=(terminal_width() or 100) if path == "-" else 100)
         rendered.append((path, render(plan, f, options)))
     for path, text in rendered:
         if path == "-":

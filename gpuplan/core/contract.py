@@ -334,6 +334,21 @@ class FrontierPoint(_Out):
     ttft_ms_mean: float
     #: True when the point meets the TTFT, TPOT, KV and utilisation limits.
     meets_targets: bool
+class ServingDeploy(_Out):
+    """What an engine's launch settings need besides the layout (``gpuplan deploy``,
+    docs/deploy.md): each engine states its memory fraction on its own basis, so the plan keeps
+    the memory terms, not one engine's fraction."""
+
+    #: Longest sequence (prompt + output) a replica serves: the engine's maximum model length.
+    context_length: int
+    #: Memory a program can allocate on the chosen GPU, GiB (the base of the memory fractions).
+    gpu_memory_usable_gib: float
+    #: Memory the engine holds besides weights and KV cache (CUDA context, workspaces), GiB.
+    runtime_overhead_gib: float
+    #: Tokens of one prefill step (chunked-prefill size) the serving model assumes.
+    prefill_chunk_tokens: int
+    gpu_vendor: Literal["nvidia", "amd", "intel"]
+    gpus_per_node: int
 
 
 class ServingPlan(_Out):
@@ -389,6 +404,8 @@ class ServingPlan(_Out):
     #: Throughput-latency frontier of every layout on the chosen GPU (gpuplan/serving/frontier.py).
     frontier: list[FrontierPoint] = []
     tco: Tco | None = None
+    #: Launch inputs of the chosen layout (None when infeasible, and in older saved plans).
+    deploy: ServingDeploy | None = None
 
 
 class ModelSummary(_Out):
@@ -401,6 +418,8 @@ class ModelSummary(_Out):
     kv_heads: int
     experts: int
     kv_bytes_per_token_bf16: int
+    #: Hugging Face repository of a catalog preset (from its config source), for engine launches.
+    hf_repo: str | None = None
 
 
 class Plan(_Out):

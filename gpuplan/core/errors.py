@@ -7,6 +7,7 @@ path and what was expected, so the CLI can print ``FILE: FIELD: PROBLEM`` and no
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 
 
@@ -46,3 +47,71 @@ def did_you_mean(word: str, choices: Iterable[str], n: int = 3) -> str:
     if not close:
         return ""
     return " (did you mean " + " or ".join(repr(c) for c in close) + "?)"
+
+
+def field_path(parts: Iterable[object]) -> str:
+    """One notation for every message: ``constraints.allow_gpus[0].id``, never ``allow_gpus.0``."""
+    out = ""
+    for part in parts:
+        if isinstance(part, int) and not isinstance(part, bool):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+#: What a profile field counts, by its name: (words for the message, {unit: multiplier to the field's unit}).
+_UNITS: list[tuple[str, str, dict[str, float]]] = [
+    ("_ms", "milliseconds", {"ms": 1, "s": 1e3, "sec": 1e3, "min": 6e4, "us": 1e-3, "µs": 1e-3}),
+    ("_days", "days", {"d": 1, "day": 1, "days": 1, "h": 1 / 24, "w": 7, "week": 7, "weeks": 7}),
+    ("_kw", "kilowatts", {"kw": 1, "mw": 1e3, "w": 1e-3}),
+    ("_usd", "US dollars", {"$": 1, "usd": 1}),
+    ("qps", "requests per second", {"/s": 1, "qps": 1, "rps": 1, "req/s": 1, "requests/s": 1, "/sec": 1,
+                                    "/min": 1 / 60, "rpm": 1 / 60, "/h": 1 / 3600}),
+    ("tokens", "tokens", {"tokens": 1, "tok": 1}),
+    ("params", "parameters", {"params": 1, "parameters": 1}),
+    ("_length", "tokens", {"tokens": 1, "tok": 1}),
+]
+_SI = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "B": 1e9, "b": 1e9, "T": 1e12, "t": 1e12, "P": 1e15}
+_NUMBER_UNIT = re.compile(r"\s*\$?\s*((?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)\s*([^\d\s].*?)?\s*")
+
+
+def unit_hint(field: str, value: str) -> str | None:
+    """For a number written as a string with a unit (``qps = "10/s"``, ``ttft_ms = "2s"``): what
+    the field expects, and the number to write. None when ``value`` does not start with a number."""
+    m = _NUMBER_UNIT.fullmatch(value)
+    if not m:
+        return None
+    number, unit = float(m.group(1)), (m.group(2) or "").strip()
+    words, units = next(((w, u) for suffix, w, u in _UNITS if field.endswith(suffix)), ("", {}))
+    what = f"a number of {words}" if words else "a number"
+    si = ""
+    if unit[:1] in _SI and words in ("tokens", "parameters", "US dollars"):
+        si, unit = unit[:1], unit[1:].strip()
+    scale = units.get(unit.lower()) if unit else 1.0
+    if scale is None:
+        known = ", ".join(sorted(k for k in units if k != "$"))
+        return f"expected {what}, got {value!r}" + (f" (units it converts: {known})" if known else "")
+    if field.endswith(("_length", "prompt_tokens", "output_tokens")) and si in ("k", "K"):
+        return (f"expected {what}, got {value!r}: write {field} = {number * 1024:g} or {number * 1000:g} "
+                "(a length has no suffix: 'k' may mean 1000 or 1024)")
+    result = number * (_SI[si] if si else 1.0) * scale
+    return f"expected {what}, got {value!r}: write {field} = {_plain(result)} (a number, no quotes)"
+
+
+def _plain(x: float) -> str:
+    """A number as a profile would write it: 2000, 0.5, 5e6 (not 5e+06)."""
+    return f"{x:g}".replace("e+0", "e").replace("e+", "e").replace("e-0", "e-")
+
+
+def magnitude_hint(field: str, value: object) -> str:
+    """``params = 70`` -> 'did you mean 70e9 or "70B"?': a count written in billions or trillions."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1e6:
+        return ""
+    if field == "params":
+        return f'did you mean {value:g}e9 or "{value:g}B"?'
+    if field == "tokens":
+        return f'did you mean {value:g}e12 ("{value:g}T") or {value:g}e9 ("{value:g}B")?'
+    if field == "global_batch_tokens" and value < 1e3:
+        return f'did you mean {value:g}e6 or "{value:g}M"?'
+    return ""

@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from gpuplan.core.errors import InputError, did_you_mean, expected_one_of
+from gpuplan.core.errors import InputError, did_you_mean, expected_one_of, field_path, magnitude_hint, unit_hint
 from gpuplan.core.types import ID_PATTERN
 
 if sys.version_info >= (3, 11):
@@ -155,22 +155,30 @@ def read_json(path: str | os.PathLike[str]) -> Any:
     return parse_json(read_text(path), str(path))
 
 
-def pydantic_error(exc: Any, *, file: str, prefix: str = "", known_fields: dict[str, list[str]] | None = None) -> InputError:
+def pydantic_error(exc: Any, *, file: str, prefix: str = "", known_fields: dict[str, list[str]] | None = None,
+                   unit_hints: bool = False) -> InputError:
     """Turn the most telling pydantic ValidationError entry into one InputError line.
 
     An unknown key is reported before anything else: a misspelt required key (``qsp`` for
     ``qps``) is one mistake, and "unknown field qsp, did you mean qps" names it, where "qps is
     missing" would not. ``known_fields`` maps a dotted parent path to the field names allowed
-    there, for "did you mean".
+    there, for "did you mean". ``unit_hints`` (profiles): a number written as a string with a unit
+    (``qps = "10/s"``) says what to write instead (:func:`gpuplan.core.errors.unit_hint`).
     """
     errors = exc.errors(include_url=False)
     err = next((e for e in errors if e.get("type") == "extra_forbidden"), errors[0])
-    loc = [clip(str(x)) for x in err.get("loc", ()) if not (isinstance(x, str) and x.startswith("function-"))]
-    path = ".".join(([prefix] if prefix else []) + loc)
+    loc = [x if isinstance(x, int) else clip(str(x)) for x in err.get("loc", ())
+           if not (isinstance(x, str) and x.startswith("function-"))]
+    path = field_path(([prefix] if prefix else []) + loc)
     kind = err.get("type", "")
     got = err.get("input")
+    name = str(loc[-1]) if loc else ""
+    if unit_hints and kind in ("float_type", "int_type", "float_parsing", "int_parsing") and isinstance(got, str):
+        hint = unit_hint(name, got)
+        if hint:
+            return InputError(hint, file=file, field=path or None)
     if kind == "extra_forbidden":
-        parent = ".".join(([prefix] if prefix else []) + loc[:-1])
+        parent = field_path(([prefix] if prefix else []) + loc[:-1])
         hint = ""
         if known_fields is not None and parent in known_fields:
             hint = did_you_mean(loc[-1], known_fields[parent]) or expected_one_of(known_fields[parent])
@@ -189,8 +197,11 @@ def pydantic_error(exc: Any, *, file: str, prefix: str = "", known_fields: dict[
     if msg.startswith("Assertion failed, "):
         msg = msg[len("Assertion failed, "):]
     shown = _short(got)
+    extra = magnitude_hint(name, got) if kind in ("greater_than", "greater_than_equal") else ""
+    if kind == "literal_error" and isinstance(got, str):
+        extra = did_you_mean(got, re.findall(r"'([^']*)'", str(err.get("ctx", {}).get("expected", ""))))[2:-1]
     if shown is not None and kind not in ("model_type", "dict_type"):
-        msg = f"{msg} (got {shown})"
+        msg = f"{msg} (got {shown}{'; ' + extra if extra else ''})"
     return InputError(msg[0].lower() + msg[1:] if msg else "invalid value", file=file, field=path or None)
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import re
+from decimal import Decimal
+from typing import Annotated, Any
 
 from pydantic import ConfigDict, Field
 
@@ -20,3 +22,37 @@ Id = Annotated[str, Field(min_length=1, max_length=64, pattern=ID_PATTERN)]
 
 #: Every model read from a file: unknown keys are errors, objects are immutable.
 STRICT = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+#: SI multipliers a count may be written with in a profile (``tokens = "15T"``, ``params = "70B"``).
+#: Lowercase ``m`` (milli) is not one; ``B`` (billion) is the G of counts of parameters and tokens.
+SI_MULTIPLIERS = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "B": 1e9, "b": 1e9, "T": 1e12, "t": 1e12, "P": 1e15}
+SI_NUMBER = re.compile(r"\s*((?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)\s*([kKMGBbTtP])\s*")
+
+
+def si_number(value: Any) -> Any:
+    """``"70B"`` -> 70e9 (exact decimal arithmetic); anything else is left for the field to check."""
+    if isinstance(value, str):
+        m = SI_NUMBER.fullmatch(value)
+        if m:
+            try:
+                return float(Decimal(m.group(1)) * Decimal(repr(SI_MULTIPLIERS[m.group(2)])))
+            except (ArithmeticError, ValueError):  # an exponent too large for a float
+                return value
+    return value
+
+
+class _SiCount:
+    """A count that may carry an SI suffix (docs/profile.md, "Numbers"): parsed before the
+    number's own checks, and in the JSON Schema a number or such a string."""
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
+        from pydantic_core import core_schema
+
+        return core_schema.no_info_before_validator_function(si_number, handler(source))
+
+    def __get_pydantic_json_schema__(self, schema: Any, handler: Any) -> Any:
+        return {"anyOf": [handler(schema), {"type": "string", "pattern": SI_PATTERN}]}
+
+
+SI_PATTERN = r"^\s*([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?\s*[kKMGBbTtP]\s*$"
+SiCount = _SiCount()

@@ -20,7 +20,7 @@ from gpuplan.model.arch import Architecture, ArchitectureSpec, derive_from_param
 from gpuplan.core.cost_contract import TCO_FIELDS, TcoConstraints
 from gpuplan.core.errors import InputError
 from gpuplan.core.io import parse_toml, pydantic_error, read_text
-from gpuplan.core.types import STRICT, Id
+from gpuplan.core.types import STRICT, Id, SiCount
 
 class WorkloadCatalog(Protocol):
     """What resolving a profile reads from the catalog (``hardware.loader.Catalog``): model presets
@@ -37,12 +37,12 @@ TrainPrecision = Literal["bf16", "fp16", "fp8"]
 ServePrecision = Literal["bf16", "fp16", "fp8", "int8", "int4", "fp4"]
 KvPrecision = Literal["bf16", "fp16", "fp8", "int8"]
 
-# Magnitude limits: anything outside is a typo, not a workload (docs/profile.md, "Limits").
-Tokens = Annotated[float, Field(ge=1e6, le=1e16, allow_inf_nan=False, strict=True)]
+# Limits: a value outside is a typo (docs/profile.md, "Limits"); counts and money take SI suffixes ("Numbers").
+Tokens = Annotated[float, Field(ge=1e6, le=1e16, allow_inf_nan=False, strict=True), SiCount]
 SeqLen = Annotated[int, Field(ge=128, le=2_097_152, strict=True)]
 Qps = Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False, strict=True)]
 Millis = Annotated[float, Field(gt=0, le=3.6e6, allow_inf_nan=False, strict=True)]
-Usd = Annotated[float, Field(gt=0, le=1e12, allow_inf_nan=False, strict=True)]
+Usd = Annotated[float, Field(gt=0, le=1e12, allow_inf_nan=False, strict=True), SiCount]
 
 
 class ModelSection(ArchitectureSpec):
@@ -51,7 +51,7 @@ class ModelSection(ArchitectureSpec):
     name: str | None = Field(default=None, max_length=100)
     preset: Id | None = None
     hf_config: str | None = Field(default=None, max_length=4096)
-    params: Annotated[float, Field(ge=5e8, le=1e14, allow_inf_nan=False, strict=True)] | None = None
+    params: Annotated[float, Field(ge=5e8, le=1e14, allow_inf_nan=False, strict=True), SiCount] | None = None
 
     @model_validator(mode="after")
     def _one_way(self) -> "ModelSection":
@@ -88,7 +88,7 @@ class TrainingSection(BaseModel):
     tokens: Tokens
     sequence_length: SeqLen | None = None
     precision: TrainPrecision = "bf16"
-    global_batch_tokens: Annotated[float, Field(ge=1e3, le=1e10, allow_inf_nan=False, strict=True)] | None = None
+    global_batch_tokens: Annotated[float, Field(ge=1e3, le=1e10, allow_inf_nan=False, strict=True), SiCount] | None = None
     deadline_days: Annotated[float, Field(gt=0, le=3650, allow_inf_nan=False, strict=True)] | None = None
     gpus: Annotated[int, Field(ge=1, le=1_048_576, strict=True)] | None = None
     budget_usd: Usd | None = None
@@ -317,7 +317,7 @@ def load_profile_text(text: str, name: str, catalog: WorkloadCatalog,
     try:
         profile = Profile.model_validate(data)
     except ValidationError as exc:
-        raise pydantic_error(exc, file=name, known_fields=known) from None
+        raise pydantic_error(exc, file=name, known_fields=known, unit_hints=True) from None
     digest = hashlib.sha256(text.encode()).hexdigest()
     workload = resolve_profile(profile, name, catalog, digest)
     object.__setattr__(workload, "field_lines", field_lines(text))

@@ -18,6 +18,7 @@ from gpuplan.core.contract import (
     Finding,
     ModelSummary,
     Plan,
+    ServingDeploy,
     ServingOption,
     ServingPlan,
     TrainingOption,
@@ -45,7 +46,8 @@ def plan_workload(workload: Workload, catalog: Catalog, *, phases: tuple[str, ..
     arch = workload.arch
     model = ModelSummary(name=workload.model_name, total_params=arch.total_params, active_params=arch.active_params,
                          layers=arch.layers, hidden=arch.hidden, heads=arch.heads, kv_heads=arch.kv_heads,
-                         experts=arch.experts, kv_bytes_per_token_bf16=arch.kv_elements_per_token() * 2)
+                         experts=arch.experts, kv_bytes_per_token_bf16=arch.kv_elements_per_token() * 2,
+                         hf_repo=_hf_repo(workload.model_name, catalog))
     from gpuplan.fabric.tco import plan_tco
 
     whole = plan_tco(training.tco if training is not None else None, serving.tco if serving is not None else None)
@@ -177,7 +179,35 @@ def _fit_training_budget(plan: TrainingPlan, planner: Callable[[Workload, Catalo
 def _plan_serving(workload: Workload, catalog: Catalog) -> ServingPlan:
     from gpuplan.serving.planner import plan_serving
 
-    return _plan_phase("serving", plan_serving, workload, catalog)
+    plan: ServingPlan = _plan_phase("serving", plan_serving, workload, catalog)
+    return _with_deploy(plan, workload, catalog)
+
+
+def _with_deploy(plan: ServingPlan, workload: Workload, catalog: Catalog) -> ServingPlan:
+    """Add what ``gpuplan deploy`` needs besides the layout, so that it renders from the plan alone."""
+    from gpuplan.hardware.serving_calibration import serving_constants
+
+    if not plan.feasible or plan.gpu is None or workload.serving is None:
+        return plan
+    gpu = catalog.gpus[plan.gpu]
+    k = serving_constants(catalog)
+    deploy = ServingDeploy(context_length=workload.serving.context_length, gpu_memory_usable_gib=gpu.memory_usable_gib,
+                           runtime_overhead_gib=k.runtime_overhead_gib,
+                           prefill_chunk_tokens=k.engine.prefill_tokens_per_step, gpu_vendor=gpu.vendor,
+                           gpus_per_node=gpu.gpus_per_node)
+    return plan.model_copy(update={"deploy": deploy})
+
+
+def _hf_repo(model_name: str, catalog: Catalog) -> str | None:
+    """``owner/name`` of a catalog preset whose architecture source is a Hugging Face config."""
+    preset = catalog.models.get(model_name)
+    source = catalog.sources.get(preset.sources.get("architecture", "")) if preset is not None else None
+    url = getattr(source, "url", None) or ""
+    prefix = "https://huggingface.co/"
+    if not url.startswith(prefix):
+        return None
+    parts = url[len(prefix):].split("/")
+    return "/".join(parts[:2]) if len(parts) >= 2 and all(parts[:2]) else None
 
 
 def _plan_phase(phase: str, planner: Callable[[Workload, Catalog], Any], workload: Workload, catalog: Catalog) -> Any:

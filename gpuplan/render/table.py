@@ -72,7 +72,7 @@ class _Report:
               styles: list[str | None] | None = None, no_wrap: set[int] | None = None) -> None:
         t = Table(box=self.box, show_edge=False, pad_edge=False, padding=(0, 1), header_style="bold")
         for i, h in enumerate(headers):
-            t.add_column(h, justify="right" if i in (right or set()) else "left", overflow="fold",
+            t.add_column(h, justify="right" if i in (right or set()) else "left", overflow="ellipsis",
                          no_wrap=i == 0 or i in (no_wrap or set()))
         for i, row in enumerate(rows):
             t.add_row(*row, style=(styles[i] if styles else None) or "")
@@ -124,7 +124,7 @@ def _bom(r: _Report, bom: Bom | None) -> None:
                   usd(i.unit_price_usd) + (" est." if i.estimate else ""),
                   usd(i.total_price_usd) if i.total_price_usd is not None else "unpriced",
                   num(None if i.total_power_w is None else i.total_power_w / 1000), i.source or "-"]
-                 for i in bom.items], right={3, 4, 5, 6})
+                 for i in bom.items], right={3, 4, 5, 6}, no_wrap={2})
     else:
         r.line(f"{len(bom.items)} lines; -v lists them")
 

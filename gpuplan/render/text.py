@@ -26,19 +26,75 @@ from gpuplan.core.contract import (
 )
 
 
-def table(headers: Sequence[str], rows: Sequence[Sequence[object]], *, right: set[int] | None = None) -> str:
-    """Render rows under headers with aligned columns; numbers right-aligned by ``right`` index."""
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]], *, right: set[int] | None = None,
+          width: int | None = None, fold: int | None = None) -> str:
+    """Render rows under headers with aligned columns; numbers right-aligned by ``right`` index.
+
+    With ``width``, every line fits it: the ``fold`` column (a long list, such as sources) moves
+    under its row as ``header: value`` when the table is too wide, then text columns (not the
+    first, not the right-aligned numbers) narrow; cells wrap at whole words, and a word longer
+    than its column is cut with '…'."""
     right = right or set()
     cells = [[str(h) for h in headers]] + [["" if c is None else str(c) for c in row] for row in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    folded: list[str] = []
+    if width is not None and fold is not None and sum(widths) + 2 * (len(widths) - 1) > width:
+        folded = [r.pop(fold) for r in cells]
+        widths.pop(fold)
+        right = {i - (i > fold) for i in right if i != fold}
+    if width is not None:
+        widths = _fit(cells, widths, right, width)
 
-    def line(row: list[str]) -> str:
-        parts = [c.rjust(widths[i]) if i in right else c.ljust(widths[i]) for i, c in enumerate(row)]
-        return "  ".join(parts).rstrip()
+    def block(row: list[str]) -> list[str]:
+        cols = [_wrap(c, widths[i]) for i, c in enumerate(row)]
+        lines = []
+        for k in range(max(len(c) for c in cols)):
+            parts = [(c[k] if k < len(c) else "") for c in cols]
+            lines.append("  ".join(p.rjust(widths[i]) if i in right else p.ljust(widths[i])
+                                   for i, p in enumerate(parts)).rstrip())
+        return lines
 
-    out = [line(cells[0]), "  ".join("-" * w for w in widths)]
-    out += [line(r) for r in cells[1:]]
+    out = block(cells[0]) + ["  ".join("-" * w for w in widths)]
+    for n, r in enumerate(cells[1:], start=1):
+        out += block(r)
+        if folded and folded[n]:
+            out += ["  " + line for line in _wrap(f"{folded[0]}: {folded[n]}", max(1, (width or 0) - 2))]
     return "\n".join(out) + "\n"
+
+
+#: Narrowest a text column gets before lines are allowed past the width.
+MIN_TEXT_COLUMN = 6
+
+
+def _fit(cells: list[list[str]], widths: list[int], right: set[int], width: int) -> list[int]:
+    """Narrow columns one character at a time, always the one with the most to give, until the
+    row fits ``width``: a number or the first column down to its widest value (its header wraps),
+    a text column down to its longest word, then (still too wide) to :data:`MIN_TEXT_COLUMN`."""
+    widths = list(widths)
+    gap = 2 * (len(widths) - 1)
+    words = [max((len(w) for r in cells for w in r[i].split()), default=1) for i in range(len(widths))]
+    header_words = [max((len(w) for w in cells[0][i].split()), default=1) for i in range(len(widths))]
+    fixed = {i: max([header_words[i], *(len(r[i]) for r in cells[1:])]) for i in range(len(widths))
+             if i == 0 or i in right}
+    for text_floor in (lambda i: min(widths[i], max(words[i], MIN_TEXT_COLUMN)),
+                       lambda i: min(widths[i], max(header_words[i], MIN_TEXT_COLUMN))):
+        floors = [fixed.get(i, text_floor(i)) for i in range(len(widths))]
+        while sum(widths) + gap > width:
+            i = max(range(len(widths)), key=lambda c: (widths[c] - floors[c], widths[c]))
+            if widths[i] <= floors[i]:
+                break
+            widths[i] -= 1
+    return widths
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    """A cell as lines of at most ``width``: whole words, or a word cut with '…' when it is longer."""
+    if len(text) <= width:
+        return [text]
+    import textwrap
+
+    lines = textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False) or [""]
+    return [line if len(line) <= width else line[: max(1, width - 1)] + "…" for line in lines]
 
 
 

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gpuplan.model.case import CaseInput, NotModelled
 from gpuplan.hardware.loader import Catalog
-from gpuplan.core.errors import InputError
+from gpuplan.core.errors import InputError, field_path
 from gpuplan.physics.network import network_for
 from gpuplan.model.profile import DEFAULT_DEADLINE_DAYS, DEFAULT_SEQUENCE_LENGTH, default_batch_tokens
 from gpuplan.hardware.training_calibration import calibration
@@ -60,8 +60,7 @@ def parse_run(case: CaseInput) -> RunSpec:
         return RunSpec.model_validate(case.run)
     except ValidationError as exc:
         err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"])
-        raise InputError(err["msg"], file=case.file, field=f"case[{case.id}].run.{loc}") from None
+        raise InputError(err["msg"], file=case.file, field=field_path([f"case[{case.id}].run", *err["loc"]])) from None
 
 
 def _folds(run: RunSpec) -> bool:

@@ -47,7 +47,7 @@ def test_help_example_is_runnable(cli, command):
     assert words[0] == "gpuplan"
     args = [w for w in words[1:] if not w.startswith("-")][:2]
     assert cli(*[a for a in args if a in {"recommend", "validate", "schema", "render", "check", "diff",
-                                          "graph", "tf-external", "catalog", "gpus", "fabrics", "switches", "nics", "optics",
+                                          "graph", "tf-external", "deploy", "catalog", "gpus", "fabrics", "switches", "nics", "optics",
                                           "models"}], "--help").code == 0
     flags = [w for w in words if w.startswith("-")]
     for flag in flags:

@@ -23,7 +23,7 @@ def saved(tmp_path) -> Path:
 def test_render_reproduces_every_format(cli, saved, fmt):
     r = cli("render", str(saved), "--format", fmt)
     assert r.code == 0 and r.err == ""
-    assert r.out == render(synthetic_plan(), fmt, RenderOptions())
+    assert r.out == render(synthetic_plan(), fmt, RenderOptions(width=80))  # the 80-column terminal of the fixture
 
 
 def test_render_writes_several_files_atomically(cli, saved, tmp_path):
