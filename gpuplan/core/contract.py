@@ -10,6 +10,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpuplan.core.contract_fleet import Autoscaling, Fleet, FleetStrategy, Risk  # noqa: F401  (re-exported)
+
 SCHEMA_VERSION = "1.0"
 #: A roofline's peak, bandwidth and ridge: renderers divide by them, so a saved plan must carry
 #: them finite and above zero (the planners always do).
@@ -344,6 +346,8 @@ class ServingPlan(_Out):
     alternatives: list[ServingOption]
     reasons: list[str]
     infeasible: list[str]
+    #: Autoscaling bounds from the demand curve (docs/fleet-model.md).
+    autoscaling: Autoscaling | None = None
 
 
 class ModelSummary(_Out):
@@ -372,3 +376,5 @@ class Plan(_Out):
     training: TrainingPlan | None
     serving: ServingPlan | None
     findings: list[Finding]
+    #: Both phases: separate fleets or one shared fleet (docs/fleet-model.md).
+    fleet: Fleet | None = None

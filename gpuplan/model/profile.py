@@ -20,6 +20,7 @@ from gpuplan.model.arch import Architecture, ArchitectureSpec, derive_from_param
 from gpuplan.core.errors import InputError
 from gpuplan.core.io import parse_toml, pydantic_error, read_text
 from gpuplan.core.types import STRICT, Id
+from gpuplan.model.demand import DemandSection
 
 class WorkloadCatalog(Protocol):
     """What resolving a profile reads from the catalog (``hardware.loader.Catalog``): model presets
@@ -88,7 +89,8 @@ class ServingSection(BaseModel):
     """``[serving]``: sustained peak request rate under latency targets."""
 
     model_config = STRICT
-    qps: Qps
+    #: The sizing load; may be left out when ``demand.hourly_qps`` gives it (its peak).
+    qps: Qps | None = None
     prompt_tokens: Annotated[int, Field(ge=1, le=2_097_152, strict=True)] | None = None
     output_tokens: Annotated[int, Field(ge=1, le=1_048_576, strict=True)] | None = None
     context_length: SeqLen | None = None
@@ -98,9 +100,17 @@ class ServingSection(BaseModel):
     tpot_ms: Millis | None = None
     latency_percentile: Literal["p50", "p90", "p99", "mean"] = "p99"
     spare_replicas: Annotated[int, Field(ge=0, le=1000, strict=True)] = 1
+    #: Fewest replicas the autoscaler keeps (default 2: one failure leaves one serving).
+    min_replicas: Annotated[int, Field(ge=1, le=100_000, strict=True)] | None = None
+    demand: DemandSection | None = None
 
     @model_validator(mode="after")
     def _lengths(self) -> "ServingSection":
+        if self.qps is None and self.demand is None:
+            raise ValueError("give qps or [serving.demand] hourly_qps (its peak is the sizing load)")
+        if self.qps is not None and self.demand is not None and self.qps < self.demand.peak:
+            raise ValueError(f"qps ({self.qps:g}) is below the peak of demand.hourly_qps ({self.demand.peak:g}); "
+                             "leave qps out or give at least the peak")
         if self.context_length and self.prompt_tokens and self.output_tokens:
             if self.prompt_tokens + self.output_tokens > self.context_length:
                 raise ValueError(f"prompt_tokens + output_tokens ({self.prompt_tokens + self.output_tokens}) "
@@ -167,6 +177,10 @@ class ServingSpec:
     tpot_ms: float
     latency_percentile: str
     spare_replicas: int
+    #: 24 hourly request rates (None: constant at ``qps``), yearly growth, autoscaler floor.
+    hourly_qps: tuple[float, ...] | None = None
+    growth_per_year: float = 0.0
+    min_replicas: int | None = None
 
 
 @dataclass(frozen=True)
@@ -266,6 +280,7 @@ def load_profile_text(text: str, name: str, catalog: WorkloadCatalog,
         text += "".join(f"\n# override {k} = {v!r}" for k, v in sorted(overrides.items()))
     known = {"": list(Profile.model_fields), "model": list(ModelSection.model_fields),
              "training": list(TrainingSection.model_fields), "serving": list(ServingSection.model_fields),
+             "serving.demand": list(DemandSection.model_fields),
              "constraints": list(ConstraintsSection.model_fields)}
     try:
         profile = Profile.model_validate(data)
@@ -314,6 +329,10 @@ def resolve_profile(profile: Profile, name: str, catalog: WorkloadCatalog, diges
     serving = None
     if profile.serving:
         s = profile.serving
+        qps = s.qps if s.qps is not None else s.demand.peak  # type: ignore[union-attr]
+        if s.demand is None:
+            notes.append(Assumption("serving.demand", f"constant {qps:g} requests/s",
+                                    "no [serving.demand] hourly_qps: the peak is assumed all day"))
         context = s.context_length
         prompt = s.prompt_tokens
         output = s.output_tokens
@@ -343,9 +362,12 @@ def resolve_profile(profile: Profile, name: str, catalog: WorkloadCatalog, diges
             notes.append(Assumption("serving.tpot_ms", f"{tpot:g}", "not given; 20 tokens/s per user"))
         if "spare_replicas" not in s.model_fields_set:
             notes.append(Assumption("serving.spare_replicas", str(s.spare_replicas), "N+1 availability headroom"))
-        serving = ServingSpec(qps=s.qps, prompt_tokens=prompt, output_tokens=output, context_length=context,
+        serving = ServingSpec(qps=qps, prompt_tokens=prompt, output_tokens=output, context_length=context,
                               precision=s.precision, kv_precision=kv, ttft_ms=ttft, tpot_ms=tpot,
-                              latency_percentile=s.latency_percentile, spare_replicas=s.spare_replicas)
+                              latency_percentile=s.latency_percentile, spare_replicas=s.spare_replicas,
+                              hourly_qps=tuple(s.demand.hourly_qps) if s.demand else None,
+                              growth_per_year=s.demand.growth_per_year if s.demand else 0.0,
+                              min_replicas=s.min_replicas)
 
     c = profile.constraints
     allowed = _allowed_gpus(c, catalog, name)

@@ -40,6 +40,7 @@ def plan_workload(workload: Workload, catalog: Catalog, *, phases: tuple[str, ..
     if workload.serving is not None and "serving" in phases:
         serving = _plan_serving(workload, catalog)
         findings += _gates("serving", serving, workload)
+    fleet = _plan_fleet(workload, catalog, training, serving)
     arch = workload.arch
     model = ModelSummary(name=workload.model_name, total_params=arch.total_params, active_params=arch.active_params,
                          layers=arch.layers, hidden=arch.hidden, heads=arch.heads, kv_heads=arch.kv_heads,
@@ -48,7 +49,7 @@ def plan_workload(workload: Workload, catalog: Catalog, *, phases: tuple[str, ..
                 catalog_sha256=catalog.sha256, input_sha256=workload.input_sha256, profile=workload.source,
                 workload=workload.name, model=model, pricing=workload.constraints.pricing,  # type: ignore[arg-type]
                 assumptions=[AssumptionOut(field=a.field, value=a.value, reason=a.reason) for a in notes],
-                training=training, serving=serving, findings=findings)
+                training=training, serving=serving, findings=findings, fleet=fleet)
 
 
 def _attach_network(phase: str, result: Any, workload: Workload, catalog: Catalog) -> Any:
@@ -134,9 +135,25 @@ def _fit_training_budget(plan: TrainingPlan, planner: Callable[[Workload, Catalo
 
 
 def _plan_serving(workload: Workload, catalog: Catalog) -> ServingPlan:
+    from gpuplan.serving.autoscale import autoscaling
     from gpuplan.serving.planner import plan_serving
 
-    return _plan_phase("serving", plan_serving, workload, catalog)
+    plan = _plan_phase("serving", plan_serving, workload, catalog)
+    assert workload.serving is not None
+    return plan.model_copy(update={"autoscaling": autoscaling(plan, workload.serving, catalog,
+                                                              workload.constraints.pricing)})
+
+
+def _plan_fleet(workload: Workload, catalog: Catalog, training: TrainingPlan | None,
+                serving: ServingPlan | None) -> Any:
+    """Separate fleets or one shared fleet (planning/fleet.py), when both phases are planned."""
+    from gpuplan.planning.fleet import plan_fleet
+
+    def serve_on(gpu: str) -> ServingPlan:
+        only = replace(workload, constraints=replace(workload.constraints, allow_gpus=(gpu,)))
+        return _plan_serving(only, catalog)
+
+    return plan_fleet(workload, catalog, training, serving, serve_on)
 
 
 def _plan_phase(phase: str, planner: Callable[[Workload, Catalog], Any], workload: Workload, catalog: Catalog) -> Any:

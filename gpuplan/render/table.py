@@ -181,7 +181,9 @@ def _training(r: _Report, t: TrainingPlan, pricing: str) -> None:
 
 
 def _serving(r: _Report, s: ServingPlan, pricing: str) -> None:
-    r.facts(serving_facts(s, pricing))
+    from gpuplan.render.fleet_view import autoscaling_facts
+
+    r.facts(serving_facts(s, pricing) + autoscaling_facts(s.autoscaling))
     if not s.feasible:
         return
     r.line()
@@ -240,6 +242,8 @@ def render(plan: Plan, options: RenderOptions) -> str:
         r.line(headline(name.upper(), phase, plan.pricing), style)
         r.line()
         _training(r, phase, plan.pricing) if isinstance(phase, TrainingPlan) else _serving(r, phase, plan.pricing)
+    if plan.fleet is not None:
+        _fleet(r, plan)
     r.line()
     r.heading("Findings")
     if plan.findings:
@@ -255,6 +259,18 @@ def render(plan: Plan, options: RenderOptions) -> str:
     else:
         r.line("none")
     return r.text()
+
+
+def _fleet(r: _Report, plan: Plan) -> None:
+    from gpuplan.render.fleet_view import STRATEGY_HEADERS, STRATEGY_RIGHT, fleet_lines, strategy_rows
+
+    assert plan.fleet is not None
+    r.line()
+    r.line(f"FLEET: {plan.fleet.recommended or 'no strategy'} recommended", "bold")
+    r.line()
+    if plan.fleet.strategies:
+        r.table(STRATEGY_HEADERS, strategy_rows(plan.fleet), right=STRATEGY_RIGHT)
+    r.bullets(fleet_lines(plan.fleet))
 
 
 def render_check(result: "CheckResult", options: RenderOptions) -> str:
