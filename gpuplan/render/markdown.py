@@ -131,7 +131,9 @@ def _training(t: TrainingPlan, pricing: str) -> str:
 
 
 def _serving(s: ServingPlan, pricing: str) -> str:
-    out = md_table(["", "serving"], serving_facts(s, pricing))
+    from gpuplan.render.fleet_view import autoscaling_facts
+
+    out = md_table(["", "serving"], serving_facts(s, pricing) + autoscaling_facts(s.autoscaling))
     if not s.feasible:
         return out
     out += "\n**Why**\n\n" + "".join(f"- {r}\n" for r in s.reasons)

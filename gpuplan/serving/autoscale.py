@@ -70,6 +70,14 @@ def hourly_replicas(curve: list[float], rate: float, spare: int, floor: int, sca
     return out, target, ramp_max
 
 
+def reserved_split(hourly: list[int], discount: float) -> tuple[int, float]:
+    """Replicas worth reserving (on at least ``24 * (1 - discount)`` hours a day) and the
+    replica-hours a day left to on-demand."""
+    reserved = max((k for k in range(1, max(hourly, default=0) + 1)
+                    if sum(r >= k for r in hourly) >= HOURS_PER_DAY * (1 - discount)), default=0)
+    return reserved, float(sum(max(0, r - reserved) for r in hourly))
+
+
 def autoscaling(plan: ServingPlan, spec: ServingSpec, catalog: Any, pricing: str) -> Autoscaling | None:
     """The autoscaler's bounds for a feasible serving plan."""
     if not plan.feasible or plan.gpu is None or plan.qps_per_replica <= 0 or plan.replicas <= 0:
@@ -100,9 +108,7 @@ def autoscaling(plan: ServingPlan, spec: ServingSpec, catalog: Any, pricing: str
     if pricing == "cloud" and plan.cloud_usd_per_hour is not None:
         per_replica = plan.cloud_usd_per_hour / plan.replicas
         d = cal.cost.reserved_discount
-        reserved = max((k for k in range(1, max_r + 1) if sum(r >= k for r in hourly) >= HOURS_PER_DAY * (1 - d)),
-                       default=0)
-        on_demand_hours = float(sum(max(0, r - reserved) for r in hourly))
+        reserved, on_demand_hours = reserved_split(hourly, d)
         reserved_usd = reserved * per_replica * (1 - d) * HOURS_PER_DAY * DAYS_PER_YEAR
         on_demand_usd = on_demand_hours * per_replica * DAYS_PER_YEAR
         total = reserved_usd + on_demand_usd
