@@ -80,7 +80,7 @@ def plan_fleet(workload: Workload, catalog: Any, training: TrainingPlan | None, 
     else:
         deadline = workload.training.deadline_days if workload.training else None
         out.append(_time_sliced(training, shared, catalog, cloud, deadline))
-        out.append(_converged(training, shared, catalog, cloud))
+        out.append(_converged(training, shared, catalog, cloud, serving))
     recommended, reasons = _recommend(out, workload)
     return Fleet(strategies=out, recommended=recommended, reasons=reasons)
 
@@ -199,7 +199,15 @@ def _time_sliced(t: TrainingPlan, s: ServingPlan, catalog: Any, cloud: bool, dea
                          reasons=reasons, risks=risks)
 
 
-def _converged(t: TrainingPlan, s: ServingPlan, catalog: Any, cloud: bool) -> FleetStrategy:
+def _bridge_usd(a: Autoscaling, days: float, serving: ServingPlan) -> float | None:
+    """Renting the serving plan's replicas on demand for ``days`` (catalog cloud rate), while the
+    converged cluster trains: the model in service keeps its users meanwhile."""
+    if serving.cloud_usd_per_hour is None or serving.replicas <= 0:
+        return None
+    return a.replica_hours_per_day * days * serving.cloud_usd_per_hour / serving.replicas
+
+
+def _converged(t: TrainingPlan, s: ServingPlan, catalog: Any, cloud: bool, serving: ServingPlan) -> FleetStrategy:
     a = s.autoscaling
     assert a is not None and t.gpu is not None
     gpu = catalog.gpus[t.gpu]
@@ -216,13 +224,19 @@ def _converged(t: TrainingPlan, s: ServingPlan, catalog: Any, cloud: bool) -> Fl
     capex = None if t.capex_usd is None else t.capex_usd * scale
     energy = energy_usd_per_year(t.power_kw * scale, busy / owned, catalog)
     year = _cloud_year(t.gpu, fleet, catalog) if cloud else _per_year(capex, energy, catalog)
+    served = serving.autoscaling or a
+    bridge = _bridge_usd(served, days, serving)
+    year = None if year is None or bridge is None else year + bridge
     reasons = [f"{fleet:,} x {t.gpu} on the training fabric: trains {days:.1f} days, then serves "
                f"{a.min_replicas}-{a.max_replicas} replicas for {serve_days:.0f} days",
                f"after training {idle_gpus:,} GPUs idle and {parked:,.0f} GPU-hours a day parked off-peak: "
-               f"{lendable:,.0f} GPU-hours a day to lend to fine-tuning or RL"]
+               f"{lendable:,.0f} GPU-hours a day to lend to fine-tuning or RL",
+               f"serving during the {days:.1f} training days rented on demand: {served.replica_hours_per_day:g} "
+               f"replica-hours a day of {serving.gpus_per_replica} x {serving.gpu} at the catalog cloud rate, "
+               + (f"${bridge:,.0f} (in the cost a year)" if bridge is not None else "unpriced (no cloud rate)")]
     risks = [Risk(severity="warning", code="fleet-serving-waits",
-                  message=f"serving starts when training ends ({days:.0f} days): a model already in service "
-                          "needs capacity of its own meanwhile"),
+                  message=f"serving moves onto the cluster when training ends ({days:.0f} days): until then the "
+                          "model in service runs on rented capacity"),
              Risk(severity="note", code="fleet-coupled-capacity",
                   message="coupled capacity planning: the next training run takes the serving capacity back")]
     if idle_gpus > 0:
@@ -231,7 +245,7 @@ def _converged(t: TrainingPlan, s: ServingPlan, catalog: Any, cloud: bool) -> Fl
                                   "after training unless lent out"))
     return FleetStrategy(name="converged", feasible=True, gpu=t.gpu, gpus=fleet, capex_usd=capex,
                          cost_usd_per_year=year, energy_usd_per_year=energy, utilization=busy / owned,
-                         training_days=days, serving_slo_met=True, lendable_gpu_hours_per_day=lendable,
+                         training_days=days, serving_slo_met=bridge is not None, lendable_gpu_hours_per_day=lendable,
                          utilization_if_lent=min(1.0, (busy + lendable * serve_days) / owned),
                          reasons=reasons, risks=risks)
 
