@@ -127,7 +127,8 @@ def _whole_servers(gpus: int, gpu: Any) -> int:
 
 def _time_slice(t: TrainingPlan, s: ServingPlan, a: Autoscaling, fleet: int, catalog: Any
                 ) -> tuple[float, int, int]:
-    """Training GPU-hours a day on a fleet of ``fleet`` GPUs, switches a day, training GPUs at the trough."""
+    """Training GPU-hours a day on a fleet of ``fleet`` GPUs, switches a day, and the training GPUs
+    at serving's trough (the most serving ever leaves: below one model-parallel group training never runs)."""
     cal = training_calibration(catalog)
     group = max(1, t.gpus // (t.layout.dp if t.layout else 1))
     g = s.gpus_per_replica
@@ -140,7 +141,7 @@ def _time_slice(t: TrainingPlan, s: ServingPlan, a: Autoscaling, fleet: int, cat
         switches += 1
         lost += max(train[h - 1], train[h]) * (cal.checkpoint_save_hours + cal.restart_hours)
         lost += max(0, r - before) * g * a.scale_up_s / 3600.0
-    return max(0.0, sum(train) - lost), switches, min(train)
+    return max(0.0, sum(train) - lost), switches, max(train)
 
 
 def _time_sliced(t: TrainingPlan, s: ServingPlan, catalog: Any, cloud: bool, deadline: float | None) -> FleetStrategy:
@@ -187,11 +188,11 @@ def _time_sliced(t: TrainingPlan, s: ServingPlan, catalog: Any, cloud: bool, dea
     energy = energy_usd_per_year(t.power_kw * scale, busy / owned, catalog)
     year = _cloud_year(t.gpu, fleet, catalog) if cloud else _per_year(capex, energy, catalog)
     cal = training_calibration(catalog)
-    reasons.append((f"{switches} switches a day" if switches else "no switches (serving never changes size)")
-                   + ", each a checkpoint and restart of "
-                   f"{(cal.checkpoint_save_hours + cal.restart_hours) * 60:.1f} min and {a.scale_up_s:.0f} s of "
-                   f"model load per replica added; training gets {daily:,.0f} GPU-hours a day "
-                   f"({days:.1f} days against {t.wall_clock_days:.1f} alone)")
+    switching = (f"{switches} switches a day, each a checkpoint and restart of "
+                 f"{(cal.checkpoint_save_hours + cal.restart_hours) * 60:.1f} min and {a.scale_up_s:.0f} s of model "
+                 f"load per replica added" if switches else "no switches (serving never changes size)")
+    reasons.append(f"{switching}; training gets {daily:,.0f} GPU-hours a day ({days:.1f} days against "
+                   f"{t.wall_clock_days:.1f} alone)")
     return FleetStrategy(name="time-sliced", feasible=feasible, gpu=t.gpu, gpus=fleet, capex_usd=capex,
                          cost_usd_per_year=year, energy_usd_per_year=energy, utilization=busy / owned,
                          training_days=days if math.isfinite(days) else 0.0, serving_slo_met=feasible,
@@ -199,12 +200,21 @@ def _time_sliced(t: TrainingPlan, s: ServingPlan, catalog: Any, cloud: bool, dea
                          reasons=reasons, risks=risks)
 
 
-def _bridge_usd(a: Autoscaling, days: float, serving: ServingPlan) -> float | None:
-    """Renting the serving plan's replicas on demand for ``days`` (catalog cloud rate), while the
-    converged cluster trains: the model in service keeps its users meanwhile."""
-    if serving.cloud_usd_per_hour is None or serving.replicas <= 0:
-        return None
-    return a.replica_hours_per_day * days * serving.cloud_usd_per_hour / serving.replicas
+def _bridge_usd(a: Autoscaling, days: float, serving: ServingPlan, catalog: Any) -> tuple[float | None, str]:
+    """The serving plan's replica-hours for ``days`` while the converged cluster trains (the model
+    in service keeps its users meanwhile): at the catalog cloud rate, or without one at the hourly
+    cost of owning the serving plan's fleet (capex over its life + energy at full power)."""
+    if serving.replicas <= 0:
+        return None, "unpriced"
+    if serving.cloud_usd_per_hour is not None:
+        per_hour, how = serving.cloud_usd_per_hour, "rented on demand at the catalog cloud rate"
+    elif serving.capex_usd is not None:
+        life = serving_constants(catalog).cost.amortisation_years
+        per_hour = (serving.capex_usd / life + energy_usd_per_year(serving.power_kw, 1.0, catalog)) / HOURS_PER_YEAR
+        how = "at the hourly cost of owning the serving fleet (no cloud rate in the catalog)"
+    else:
+        return None, "unpriced (no cloud rate, no server price)"
+    return a.replica_hours_per_day * days * per_hour / serving.replicas, how
 
 
 def _converged(t: TrainingPlan, s: ServingPlan, catalog: Any, cloud: bool, serving: ServingPlan) -> FleetStrategy:
@@ -225,15 +235,15 @@ def _converged(t: TrainingPlan, s: ServingPlan, catalog: Any, cloud: bool, servi
     energy = energy_usd_per_year(t.power_kw * scale, busy / owned, catalog)
     year = _cloud_year(t.gpu, fleet, catalog) if cloud else _per_year(capex, energy, catalog)
     served = serving.autoscaling or a
-    bridge = _bridge_usd(served, days, serving)
+    bridge, how = _bridge_usd(served, days, serving, catalog)
     year = None if year is None or bridge is None else year + bridge
     reasons = [f"{fleet:,} x {t.gpu} on the training fabric: trains {days:.1f} days, then serves "
                f"{a.min_replicas}-{a.max_replicas} replicas for {serve_days:.0f} days",
                f"after training {idle_gpus:,} GPUs idle and {parked:,.0f} GPU-hours a day parked off-peak: "
                f"{lendable:,.0f} GPU-hours a day to lend to fine-tuning or RL",
-               f"serving during the {days:.1f} training days rented on demand: {served.replica_hours_per_day:g} "
-               f"replica-hours a day of {serving.gpus_per_replica} x {serving.gpu} at the catalog cloud rate, "
-               + (f"${bridge:,.0f} (in the cost a year)" if bridge is not None else "unpriced (no cloud rate)")]
+               f"serving during the {days:.1f} training days: {served.replica_hours_per_day:g} replica-hours a "
+               f"day of {serving.gpus_per_replica} x {serving.gpu} {how}"
+               + (f", ${bridge:,.0f} (in the cost a year)" if bridge is not None else "")]
     risks = [Risk(severity="warning", code="fleet-serving-waits",
                   message=f"serving moves onto the cluster when training ends ({days:.0f} days): until then the "
                           "model in service runs on rented capacity"),

@@ -38,7 +38,7 @@ def test_time_slice_by_hand(catalog):
     # Training GPU-hours a day: 992 x 12 + 960 x 12 - 2 x 54.56 - 1.6 = 23,424 - 110.72 = 23,313.28.
     daily, switches, trough = _time_slice(training_plan(), autoscaled(), autoscaled().autoscaling, 1024, catalog)
     assert switches == 2
-    assert trough == 960
+    assert trough == 992  # what serving leaves at its trough (2 replicas)
     assert daily == pytest.approx(23_313.28)
 
 
@@ -114,3 +114,17 @@ def test_every_renderer_shows_the_fleet(cli, fmt):
     assert run.code == 0, run
     for word in ("separate", "time-sliced", "converged", "recommended", "autoscaling"):
         assert word in run.out.lower(), word
+
+
+@pytest.mark.parametrize("example", ["examples/chat-8b-finetune-fleet.toml", "examples/frontier-train-serve-fleet.toml"])
+def test_the_fleet_examples_are_answered(cli, example):
+    run = cli("recommend", example, "-f", "json")
+    plan = json.loads(run.out)
+    a = plan["serving"]["autoscaling"]
+    assert a["demand"] == "hourly" and 2 <= a["min_replicas"] < a["max_replicas"]
+    assert a["max_replicas_next_year"] > a["max_replicas"]  # growth_per_year > 0
+    fleet = plan["fleet"]
+    assert [s["name"] for s in fleet["strategies"]] == ["separate", "time-sliced", "converged"]
+    assert all(s["feasible"] and s["cost_usd_per_year"] > 0 for s in fleet["strategies"])
+    best = next(s for s in fleet["strategies"] if s["name"] == fleet["recommended"])
+    assert best["cost_usd_per_year"] == min(s["cost_usd_per_year"] for s in fleet["strategies"])
