@@ -74,6 +74,8 @@ class FleetStrategy(_Out):
     #: GPU-hours a day left idle that fine-tuning or RL could borrow, and utilisation if they do.
     lendable_gpu_hours_per_day: float = 0.0
     utilization_if_lent: float | None = None
+    #: Converged: GPUs with no serving work once training is done (peak serving included).
+    idle_gpus_after_training: int = 0
     #: Hand-overs between serving and training per day (time-sliced).
     switches_per_day: int = 0
     reasons: list[str] = []

@@ -257,6 +257,7 @@ def _converged(t: TrainingPlan, s: ServingPlan, catalog: Any, cloud: bool, servi
                          cost_usd_per_year=year, energy_usd_per_year=energy, utilization=busy / owned,
                          training_days=days, serving_slo_met=bridge is not None, lendable_gpu_hours_per_day=lendable,
                          utilization_if_lent=min(1.0, (busy + lendable * serve_days) / owned),
+                         idle_gpus_after_training=idle_gpus,
                          reasons=reasons, risks=risks)
 
 

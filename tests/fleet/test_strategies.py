@@ -78,6 +78,7 @@ def test_three_strategies_priced(catalog):
     # (10 x 24 - 144) x 4 = 384 GPU-hours a day parked off-peak: 984 x 24 + 384 = 23,999 GPU-hours to lend.
     assert conv.training_days == pytest.approx(t.wall_clock_days)
     assert conv.lendable_gpu_hours_per_day == pytest.approx(984 * 24 + 384)
+    assert conv.idle_gpus_after_training == 984
     # Meanwhile the model in service runs on rented replicas: 24 GPUs at $2.99 = $71.76/h for 6
     # replicas, $11.96 a replica-hour, x 144 replica-hours a day x the training days.
     bridge = 144 * 11.96 * t.wall_clock_days
