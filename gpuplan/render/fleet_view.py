@@ -6,7 +6,7 @@ from __future__ import annotations
 from gpuplan.core.contract import Autoscaling, Fleet, Plan
 from gpuplan.render.text import num, usd
 
-STRATEGY_HEADERS = ["strategy", "gpu", "gpus", "capex", "cost / year", "utilisation", "training days", "serving SLO"]
+STRATEGY_HEADERS = ["strategy", "gpu", "gpus", "capex", "$/year", "util", "train days", "SLO met"]
 #: Right-aligned columns of STRATEGY_HEADERS.
 STRATEGY_RIGHT = {2, 3, 4, 5, 6}
 
@@ -30,7 +30,7 @@ def autoscaling_facts(a: Autoscaling | None) -> list[tuple[str, str]]:
 
 
 def strategy_rows(fleet: Fleet) -> list[list[str]]:
-    return [[s.name + (" (recommended)" if s.name == fleet.recommended else ""), s.gpu or "-", f"{s.gpus:,}",
+    return [[s.name + (" *" if s.name == fleet.recommended else ""), s.gpu or "-", f"{s.gpus:,}",
              usd(s.capex_usd), usd(s.cost_usd_per_year), f"{s.utilization:.0%}",
              num(s.training_days) if s.feasible else "-",
              "yes" if s.serving_slo_met else "no"] for s in fleet.strategies]
@@ -38,7 +38,7 @@ def strategy_rows(fleet: Fleet) -> list[list[str]]:
 
 def fleet_lines(fleet: Fleet) -> list[str]:
     """The recommendation's reasons, then each strategy's reasons and risks."""
-    out = [f"recommended: {fleet.recommended or 'none'}", *fleet.reasons]
+    out = [f"* recommended: {fleet.recommended or 'none'}", *fleet.reasons]
     for s in fleet.strategies:
         out += [f"{s.name}: {r}" for r in s.reasons]
         out += [f"{s.name}: {r.severity}: {r.code}: {r.message}" for r in s.risks]

@@ -269,7 +269,8 @@ def _fleet(r: _Report, plan: Plan) -> None:
     r.line(f"FLEET: {plan.fleet.recommended or 'no strategy'} recommended", "bold")
     r.line()
     if plan.fleet.strategies:
-        r.table(STRATEGY_HEADERS, strategy_rows(plan.fleet), right=STRATEGY_RIGHT)
+        r.table(STRATEGY_HEADERS, strategy_rows(plan.fleet), right=STRATEGY_RIGHT,
+                no_wrap={0, 2, 3, 4, 5, 6, 7})
     r.bullets(fleet_lines(plan.fleet))
 
 
