@@ -9,8 +9,8 @@ curve (``serving.autoscaling.hourly_replicas``):
   serving takes ``r[h]`` replicas; training runs on the rest in whole model-parallel groups
   (``T / dp`` GPUs), ``t[h] = floor((G - r[h] * g) / group) * group``. Each change of ``r`` is a
   switch: training checkpoints and restarts (``checkpoint_save_hours + restart_hours`` of
-  calibration/training.toml, on every training GPU) and each replica added loads its model
-  (``scale_up_s``). Training GPU-hours a day ``D = sum t[h] - switch losses``; time to train
+  calibration/training.toml, on every training GPU), each replica added loads its model
+  (``scale_up_s``) and each replica removed drains its requests (``e2e_ms_mean``). Training GPU-hours a day ``D = sum t[h] - switch losses``; time to train
   ``T_gpu_hours / D`` days. With a deadline, G grows until that fits.
 * ``converged``: G = max(T, peak serving GPUs) on the training fabric: it trains for the training
   plan's days, then serves for the rest of the year; what serving leaves idle can be lent out.
@@ -140,7 +140,8 @@ def _time_slice(t: TrainingPlan, s: ServingPlan, a: Autoscaling, fleet: int, cat
             continue
         switches += 1
         lost += max(train[h - 1], train[h]) * (cal.checkpoint_save_hours + cal.restart_hours)
-        lost += max(0, r - before) * g * a.scale_up_s / 3600.0
+        lost += max(0, r - before) * g * a.scale_up_s / 3600.0  # load: server start + weights
+        lost += max(0, before - r) * g * s.e2e_ms_mean / 3.6e6  # unload: drain the requests in flight
     return max(0.0, sum(train) - lost), switches, max(train)
 
 

@@ -34,12 +34,13 @@ def test_time_slice_by_hand(catalog):
     # Night: 1,024 - 2 x 4 = 1,016 -> 31 groups = 992 GPUs train; day: 1,024 - 40 = 984 -> 30 groups = 960.
     # Two switches a day (hour 12: 2 -> 10 replicas, hour 0: 10 -> 2). Each stops every training GPU for a
     # checkpoint (0.005 h) and a restart (0.05 h): 992 x 0.055 = 54.56 GPU-hours, twice; the 8 replicas
-    # added at hour 12 load for 180 s: 8 x 4 x 0.05 h = 1.6 GPU-hours.
-    # Training GPU-hours a day: 992 x 12 + 960 x 12 - 2 x 54.56 - 1.6 = 23,424 - 110.72 = 23,313.28.
+    # added at hour 12 load for 180 s: 8 x 4 x 0.05 h = 1.6 GPU-hours; the 8 removed at hour 0 drain the
+    # requests in flight for the mean 15.82 s end to end: 32 x 15.82 / 3600 = 0.140622 GPU-hours.
+    # Training GPU-hours a day: 992 x 12 + 960 x 12 - 2 x 54.56 - 1.6 - 0.140622 = 23,313.139378.
     daily, switches, trough = _time_slice(training_plan(), autoscaled(), autoscaled().autoscaling, 1024, catalog)
     assert switches == 2
     assert trough == 992  # what serving leaves at its trough (2 replicas)
-    assert daily == pytest.approx(23_313.28)
+    assert daily == pytest.approx(23_313.139378)
 
 
 PROFILE = """
@@ -68,9 +69,9 @@ def test_three_strategies_priced(catalog):
     # Busy: the training run's GPU-hours + 144 replica-hours x 4 GPUs x 365 days = 210,240 GPU-hours.
     assert sep.utilization == pytest.approx((t.gpu_hours + 210_240) / (1048 * 8760))
     ts = by["time-sliced"]
-    # One fleet of 1,024 (the larger need); 23,313.28 training GPU-hours a day stretch the run.
+    # One fleet of 1,024 (the larger need); 23,313.14 training GPU-hours a day stretch the run.
     assert ts.gpus == 1024 and ts.capex_usd == pytest.approx(t.capex_usd)
-    assert ts.training_days == pytest.approx(t.gpu_hours / 23_313.28)
+    assert ts.training_days == pytest.approx(t.gpu_hours / 23_313.139378)
     assert ts.training_days > t.wall_clock_days and ts.switches_per_day == 2
     assert ts.utilization == pytest.approx((t.gpu_hours + 210_240) / (1024 * 8760))
     conv = by["converged"]
