@@ -145,6 +145,23 @@ def _time_slice(t: TrainingPlan, s: ServingPlan, a: Autoscaling, fleet: int, cat
     return max(0.0, sum(train) - lost), switches, max(train)
 
 
+def _grow(t: TrainingPlan, s: ServingPlan, a: Autoscaling, need: int, deadline: float, catalog: Any,
+          step: int) -> int:
+    """The smallest fleet, in purchase units of ``step`` GPUs above ``need`` (at most
+    ``MAX_GROWTH x need``), whose time-sliced training meets the deadline: a bisection, since
+    training GPU-hours a day only grow with the fleet."""
+    def meets(units: int) -> bool:
+        daily = _time_slice(t, s, a, need + units * step, catalog)[0]
+        return daily > 0 and t.gpu_hours / daily <= deadline
+    lo, hi = 0, max(1, (MAX_GROWTH - 1) * need // step)
+    if not meets(hi):
+        return need + hi * step
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if meets(mid) else (mid, hi)
+    return need + hi * step
+
+
 def _time_sliced(t: TrainingPlan, s: ServingPlan, catalog: Any, cloud: bool, deadline: float | None) -> FleetStrategy:
     a = s.autoscaling
     assert a is not None and t.gpu is not None
@@ -158,9 +175,8 @@ def _time_sliced(t: TrainingPlan, s: ServingPlan, catalog: Any, cloud: bool, dea
                f"({a.max_replicas} x {g} GPUs)"]
     days = t.gpu_hours / daily if daily > 0 else math.inf
     first_days = days
-    step = gpu.gpus_per_node * gpu.purchase_unit_nodes
-    while deadline is not None and days > deadline and fleet < MAX_GROWTH * need:
-        fleet += step
+    if deadline is not None and days > deadline:
+        fleet = _grow(t, s, a, need, deadline, catalog, gpu.gpus_per_node * gpu.purchase_unit_nodes)
         daily, switches, trough = _time_slice(t, s, a, fleet, catalog)
         days = t.gpu_hours / daily if daily > 0 else math.inf
     if fleet > need:
