@@ -212,7 +212,7 @@ def _time_sliced(t: TrainingPlan, s: ServingPlan, catalog: Any, cloud: bool, dea
                    f"{t.wall_clock_days:.1f} alone)")
     return FleetStrategy(name="time-sliced", feasible=feasible, gpu=t.gpu, gpus=fleet, capex_usd=capex,
                          cost_usd_per_year=year, energy_usd_per_year=energy, utilization=busy / owned,
-                         training_days=days if math.isfinite(days) else 0.0, serving_slo_met=feasible,
+                         training_days=days if math.isfinite(days) else 0.0, serving_slo_met=True,
                          lendable_gpu_hours_per_day=(owned - busy) / DAYS_PER_YEAR, switches_per_day=switches,
                          reasons=reasons, risks=risks)
 

@@ -130,3 +130,17 @@ def test_the_fleet_examples_are_answered(cli, example):
     assert all(s["feasible"] and s["cost_usd_per_year"] > 0 for s in fleet["strategies"])
     best = next(s for s in fleet["strategies"] if s["name"] == fleet["recommended"])
     assert best["cost_usd_per_year"] == min(s["cost_usd_per_year"] for s in fleet["strategies"])
+
+
+def test_training_must_fit_in_what_serving_leaves_at_its_trough(catalog):
+    # One data-parallel replica of 1,024 GPUs (dp = 1): at the trough serving keeps 2 x 4 = 8 GPUs and
+    # leaves 1,016, less than the one model-parallel group: training never runs on a shared 1,024.
+    t = training_plan()
+    t = t.model_copy(update={"layout": t.layout.model_copy(update={"dp": 1})})
+    wl = load_profile_text('[model]\npreset = "llama-3.1-70b"\n[training]\ntokens = 2e12\ngpus = 1024\n'
+                           '[serving]\nqps = 20\n', "f.toml", catalog)
+    fleet = plan_fleet(wl, catalog, t, autoscaled(), serve_on=lambda gpu: pytest.fail("same GPU"))
+    ts = next(s for s in fleet.strategies if s.name == "time-sliced")
+    assert not ts.feasible and ts.serving_slo_met
+    assert "fleet-trough-too-small" in {r.code for r in ts.risks}
+    assert fleet.recommended != "time-sliced"
