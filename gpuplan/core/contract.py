@@ -10,6 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpuplan.core.contract_fleet import Autoscaling, Fleet, FleetStrategy, Risk  # noqa: F401  (re-exported)
 from gpuplan.core.cost_contract import PlanTco, StorageSizing, Tco
 
 SCHEMA_VERSION = "1.1"
@@ -406,6 +407,8 @@ class ServingPlan(_Out):
     tco: Tco | None = None
     #: Launch inputs of the chosen layout (None when infeasible, and in older saved plans).
     deploy: ServingDeploy | None = None
+    #: Autoscaling bounds from the demand curve (docs/fleet-model.md).
+    autoscaling: Autoscaling | None = None
 
 
 class ModelSummary(_Out):
@@ -438,3 +441,5 @@ class Plan(_Out):
     findings: list[Finding]
     #: Cost of ownership of both phases together (None when neither phase has one).
     tco: PlanTco | None = None
+    #: Both phases: separate fleets or one shared fleet (docs/fleet-model.md).
+    fleet: Fleet | None = None

@@ -35,6 +35,7 @@ from gpuplan.hardware.schema import (
     Switch,
 )
 from gpuplan.core.errors import InputError, did_you_mean
+from gpuplan.hardware.fleet_calibration import FleetCalibration
 from gpuplan.hardware.serving_calibration import ServingConstants
 from gpuplan.hardware.training_calibration import TrainingCalibration
 from gpuplan.core.io import clip, parse_toml, pydantic_error, read_text
@@ -94,6 +95,8 @@ class Catalog:
     def table(self, name: Literal["bom"]) -> BomCalibration: ...
     @overload
     def table(self, name: Literal["collectives"]) -> CollectivesCalibration: ...
+    @overload
+    def table(self, name: Literal["fleet"]) -> FleetCalibration: ...
 
     def table(self, name: str) -> BaseModel:
         """The validated calibration table ``name`` (an InputError if the catalog has none)."""
@@ -311,7 +314,8 @@ def _validate_calibration(calibration: dict[str, dict[str, Any]], dirs: list[Pat
     """Validate every calibration table (merged over overlays) against its schema, once, here;
     the models are what the planners read (:meth:`Catalog.table`)."""
     schemas: dict[str, type[BaseModel]] = {"bom": BomCalibration, "collectives": CollectivesCalibration,
-                                           "training": TrainingCalibration, "serving": ServingConstants}
+                                           "training": TrainingCalibration, "serving": ServingConstants,
+                                           "fleet": FleetCalibration}
     out: dict[str, BaseModel] = {}
     for stem in sorted(calibration):
         model = schemas.get(stem)

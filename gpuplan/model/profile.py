@@ -21,6 +21,7 @@ from gpuplan.core.cost_contract import TCO_FIELDS, TcoConstraints
 from gpuplan.core.errors import InputError
 from gpuplan.core.io import parse_toml, pydantic_error, read_text
 from gpuplan.core.types import STRICT, Id, SiCount
+from gpuplan.model.demand import DemandSection
 
 class WorkloadCatalog(Protocol):
     """What resolving a profile reads from the catalog (``hardware.loader.Catalog``): model presets
@@ -109,7 +110,8 @@ class ServingSection(BaseModel):
     """``[serving]``: sustained peak request rate under latency targets."""
 
     model_config = STRICT
-    qps: Qps
+    #: The sizing load; may be left out when ``demand.hourly_qps`` gives it (its peak).
+    qps: Qps | None = None
     prompt_tokens: Annotated[int, Field(ge=1, le=2_097_152, strict=True)] | None = None
     output_tokens: Annotated[int, Field(ge=1, le=1_048_576, strict=True)] | None = None
     context_length: SeqLen | None = None
@@ -127,9 +129,17 @@ class ServingSection(BaseModel):
     #: Seconds a new replica may take to load its weights over the front-end network.
     replica_start_s: Annotated[float, Field(gt=0, le=86400, allow_inf_nan=False, strict=True)] = 60.0
     constraints: ConstraintsSection | None = None
+    #: Fewest replicas the autoscaler keeps (default 2: one failure leaves one serving).
+    min_replicas: Annotated[int, Field(ge=1, le=100_000, strict=True)] | None = None
+    demand: DemandSection | None = None
 
     @model_validator(mode="after")
     def _lengths(self) -> "ServingSection":
+        if self.qps is None and self.demand is None:
+            raise ValueError("give qps or [serving.demand] hourly_qps (its peak is the sizing load)")
+        if self.qps is not None and self.demand is not None and self.qps < self.demand.peak:
+            raise ValueError(f"qps ({self.qps:g}) is below the peak of demand.hourly_qps ({self.demand.peak:g}); "
+                             "leave qps out or give at least the peak")
         if self.context_length and self.prompt_tokens and self.output_tokens:
             if self.prompt_tokens + self.output_tokens > self.context_length:
                 raise ValueError(f"prompt_tokens + output_tokens ({self.prompt_tokens + self.output_tokens}) "
@@ -190,6 +200,10 @@ class ServingSpec:
     engine_version: str | None = None
     max_load_fraction: float = 0.85
     replica_start_s: float = 60.0
+    #: 24 hourly request rates (None: constant at ``qps``), yearly growth, autoscaler floor.
+    hourly_qps: tuple[float, ...] | None = None
+    growth_per_year: float = 0.0
+    min_replicas: int | None = None
 
 
 @dataclass(frozen=True)
@@ -313,6 +327,7 @@ def load_profile_text(text: str, name: str, catalog: WorkloadCatalog,
         text += "".join(f"\n# override {k} = {v!r}" for k, v in sorted(overrides.items()))
     known = {"": list(Profile.model_fields), "model": list(ModelSection.model_fields),
              "training": list(TrainingSection.model_fields), "serving": list(ServingSection.model_fields),
+             "serving.demand": list(DemandSection.model_fields),
              "constraints": list(ConstraintsSection.model_fields)}
     try:
         profile = Profile.model_validate(data)
@@ -365,6 +380,10 @@ def resolve_profile(profile: Profile, name: str, catalog: WorkloadCatalog, diges
     serving = None
     if profile.serving:
         s = profile.serving
+        qps = s.qps if s.qps is not None else s.demand.peak  # type: ignore[union-attr]
+        if s.demand is None:
+            notes.append(Assumption("serving.demand", f"constant {qps:g} requests/s",
+                                    "no [serving.demand] hourly_qps: the peak is assumed all day"))
         context = s.context_length
         prompt = s.prompt_tokens
         output = s.output_tokens
@@ -406,11 +425,14 @@ def resolve_profile(profile: Profile, name: str, catalog: WorkloadCatalog, diges
         if "replica_start_s" not in s.model_fields_set:
             notes.append(Assumption("serving.replica_start_s", f"{s.replica_start_s:g}",
                                     "a new replica loads its weights within this time: sizes the front-end network"))
-        serving = ServingSpec(qps=s.qps, prompt_tokens=prompt, output_tokens=output, context_length=context,
+        serving = ServingSpec(qps=qps, prompt_tokens=prompt, output_tokens=output, context_length=context,
                               precision=s.precision, kv_precision=kv, ttft_ms=ttft, tpot_ms=tpot,
                               latency_percentile=s.latency_percentile, spare_replicas=s.spare_replicas,
                               engine=s.engine or "vllm", engine_version=s.engine_version,
-                              max_load_fraction=s.max_load_fraction, replica_start_s=s.replica_start_s)
+                              max_load_fraction=s.max_load_fraction, replica_start_s=s.replica_start_s,
+                              hourly_qps=tuple(s.demand.hourly_qps) if s.demand else None,
+                              growth_per_year=s.demand.growth_per_year if s.demand else 0.0,
+                              min_replicas=s.min_replicas)
 
     c = profile.constraints
     constraints = _constraints(c, catalog, name, "constraints")

@@ -43,6 +43,7 @@ def plan_workload(workload: Workload, catalog: Catalog, *, phases: tuple[str, ..
         findings += _gates("serving", serving, workload.for_phase("serving"))
     training = _idle(training, catalog, workload.for_phase("training"))
     serving = _idle(serving, catalog, workload.for_phase("serving"))
+    fleet = _plan_fleet(workload, catalog, training, serving)
     arch = workload.arch
     model = ModelSummary(name=workload.model_name, total_params=arch.total_params, active_params=arch.active_params,
                          layers=arch.layers, hidden=arch.hidden, heads=arch.heads, kv_heads=arch.kv_heads,
@@ -55,7 +56,7 @@ def plan_workload(workload: Workload, catalog: Catalog, *, phases: tuple[str, ..
                 catalog_sha256=catalog.sha256, input_sha256=workload.input_sha256, profile=workload.source,
                 workload=workload.name, model=model, pricing=workload.constraints.pricing,  # type: ignore[arg-type]
                 assumptions=[AssumptionOut(field=a.field, value=a.value, reason=a.reason) for a in notes],
-                training=training, serving=serving, findings=findings, tco=whole)
+                training=training, serving=serving, findings=findings, tco=whole, fleet=fleet)
 
 
 def _idle(plan: Any, catalog: Catalog, workload: Workload) -> Any:
@@ -177,9 +178,13 @@ def _fit_training_budget(plan: TrainingPlan, planner: Callable[[Workload, Catalo
 
 
 def _plan_serving(workload: Workload, catalog: Catalog) -> ServingPlan:
+    from gpuplan.serving.autoscale import autoscaling
     from gpuplan.serving.planner import plan_serving
 
     plan: ServingPlan = _plan_phase("serving", plan_serving, workload, catalog)
+    assert workload.serving is not None
+    plan = plan.model_copy(update={"autoscaling": autoscaling(plan, workload.serving, catalog,
+                                                              workload.constraints.pricing)})
     return _with_deploy(plan, workload, catalog)
 
 
@@ -208,6 +213,19 @@ def _hf_repo(model_name: str, catalog: Catalog) -> str | None:
         return None
     parts = url[len(prefix):].split("/")
     return "/".join(parts[:2]) if len(parts) >= 2 and all(parts[:2]) else None
+
+
+def _plan_fleet(workload: Workload, catalog: Catalog, training: TrainingPlan | None,
+                serving: ServingPlan | None) -> Any:
+    """Separate fleets or one shared fleet (planning/fleet.py), when both phases are planned."""
+    from gpuplan.planning.fleet import plan_fleet
+
+    def serve_on(gpu: str) -> ServingPlan:
+        base = workload.for_phase("serving")
+        only = replace(base, constraints=replace(base.constraints, allow_gpus=(gpu,)))
+        return _plan_serving(only, catalog)
+
+    return plan_fleet(workload, catalog, training, serving, serve_on)
 
 
 def _plan_phase(phase: str, planner: Callable[[Workload, Catalog], Any], workload: Workload, catalog: Catalog) -> Any:

@@ -211,6 +211,10 @@ def _bom(bom: Bom | None) -> str:
 def _phase(name: str, phase: TrainingPlan | ServingPlan, pricing: str) -> str:
     body = [el("h2", {"class": "ok" if phase.feasible else "error"}, t(headline(name.capitalize(), phase, pricing)))]
     facts = training_facts(phase, pricing) if isinstance(phase, TrainingPlan) else serving_facts(phase, pricing)
+    if isinstance(phase, ServingPlan):
+        from gpuplan.render.fleet_view import autoscaling_facts
+
+        facts = facts + autoscaling_facts(phase.autoscaling)
     body.append(facts_table(facts))
     if phase.feasible:
         body.append(el("h3", None, t("Why")))
@@ -255,6 +259,13 @@ def render(plan: Plan, options: RenderOptions) -> str:
     whole = plan_tco_line(plan) if plan.training is not None and plan.serving is not None else None
     if whole:
         body.append(el("p", {"class": "tco"}, t(whole[0].upper() + whole[1:])))
+    if plan.fleet is not None:
+        from gpuplan.render.fleet_view import STRATEGY_HEADERS, STRATEGY_RIGHT, fleet_lines, strategy_rows
+
+        body.append(el("section", {"id": "fleet"},
+                       el("h2", None, t(f"Fleet: {plan.fleet.recommended or 'no strategy'} recommended")),
+                       html_table(STRATEGY_HEADERS, strategy_rows(plan.fleet), right=STRATEGY_RIGHT),
+                       el("ul", None, *(el("li", None, t(line)) for line in fleet_lines(plan.fleet)))))
     findings = [el("li", {"class": f.severity}, t(f"{f.severity}: {f.code}: {f.message}"
                                                   + (f" ({f.field})" if f.field else ""))) for f in plan.findings]
     body.append(el("section", {"id": "findings"}, el("h2", None, t("Findings")),

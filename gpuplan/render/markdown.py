@@ -136,7 +136,9 @@ def _training(t: TrainingPlan, pricing: str) -> str:
 
 
 def _serving(s: ServingPlan, pricing: str) -> str:
-    out = md_table(["", "serving"], serving_facts(s, pricing))
+    from gpuplan.render.fleet_view import autoscaling_facts
+
+    out = md_table(["", "serving"], serving_facts(s, pricing) + autoscaling_facts(s.autoscaling))
     if not s.feasible:
         return out
     out += "\n**Why**\n\n" + "".join(f"- {r}\n" for r in s.reasons)
@@ -171,6 +173,13 @@ def render(plan: Plan, options: RenderOptions) -> str:
     for name, phase in phases:
         out.append(f"\n### {name.capitalize()}\n\n")
         out.append(_training(phase, plan.pricing) if isinstance(phase, TrainingPlan) else _serving(phase, plan.pricing))  # type: ignore[arg-type]
+    if plan.fleet is not None:
+        from gpuplan.render.fleet_view import STRATEGY_HEADERS, STRATEGY_RIGHT, fleet_lines, strategy_rows
+
+        out.append(f"\n### Fleet: {plan.fleet.recommended or 'no strategy'} recommended\n\n")
+        if plan.fleet.strategies:
+            out.append(md_table(STRATEGY_HEADERS, strategy_rows(plan.fleet), right=STRATEGY_RIGHT) + "\n")
+        out.append("".join(f"- {cell(line)}\n" for line in fleet_lines(plan.fleet)))
     rows = [[f"`{a.field}`", a.value, a.reason] for a in plan.assumptions]
     out.append("\n" + details(f"Assumptions: {len(rows)} defaults applied",
                               md_table(["field", "value", "reason"], rows) if rows else "None.\n"))

@@ -186,7 +186,9 @@ def _training(r: _Report, t: TrainingPlan, pricing: str) -> None:
 
 
 def _serving(r: _Report, s: ServingPlan, pricing: str) -> None:
-    r.facts(serving_facts(s, pricing))
+    from gpuplan.render.fleet_view import autoscaling_facts
+
+    r.facts(serving_facts(s, pricing) + autoscaling_facts(s.autoscaling))
     if not s.feasible:
         return
     r.line()
@@ -249,6 +251,8 @@ def render(plan: Plan, options: RenderOptions) -> str:
     if whole:
         r.line()
         r.line(whole[0].upper() + whole[1:], "bold")
+    if plan.fleet is not None:
+        _fleet(r, plan)
     r.line()
     r.heading("Findings")
     if plan.findings:
@@ -264,6 +268,19 @@ def render(plan: Plan, options: RenderOptions) -> str:
     else:
         r.line("none")
     return r.text()
+
+
+def _fleet(r: _Report, plan: Plan) -> None:
+    from gpuplan.render.fleet_view import STRATEGY_HEADERS, STRATEGY_RIGHT, fleet_lines, strategy_rows
+
+    assert plan.fleet is not None
+    r.line()
+    r.line(f"FLEET: {plan.fleet.recommended or 'no strategy'} recommended", "bold")
+    r.line()
+    if plan.fleet.strategies:
+        r.table(STRATEGY_HEADERS, strategy_rows(plan.fleet), right=STRATEGY_RIGHT,
+                no_wrap={0, 2, 3, 4, 5, 6, 7})
+    r.bullets(fleet_lines(plan.fleet))
 
 
 def render_check(result: "CheckResult", options: RenderOptions) -> str:
