@@ -18,6 +18,20 @@ from gpuplan.hardware.loader import Catalog
 from gpuplan.core.errors import InputError
 from gpuplan.core.io import pydantic_error, read_toml
 from gpuplan.core.types import Id, NonNegative
+from gpuplan.hardware.intervals import RATE_FIGURES, TIME_FIGURES, band_of, figure_interval, generation, residual_table
+
+
+def regime_keys(run: dict[str, Any], catalog: Catalog) -> tuple[str, str] | None:
+    """(``gpu/software``, ``vendor/generation``) of a case's run, None without a known GPU."""
+    name = run.get("gpu")
+    if not isinstance(name, str):
+        return None
+    try:
+        gpu = catalog.gpu(name)
+    except InputError:
+        return None
+    software = run.get("framework") or run.get("engine") or "default"
+    return f"{gpu.id}/{software}", generation(gpu.vendor, gpu.arch)
 
 
 class CaseModel(ArchitectureSpec):
@@ -48,6 +62,11 @@ class FigureResult(BaseModel):
     predicted: float | None
     error: float | None
     tolerance: float
+    #: The interval of the prediction at the catalog's level (calibration/residuals.toml): a
+    #: band from the residuals of the case's regime for times and rates, [predicted, predicted]
+    #: for counts and FLOP totals. None without a prediction.
+    low: float | None = None
+    high: float | None = None
     # ``pass`` is a Python keyword; serialised under that name.
     passed: bool = Field(serialization_alias="pass")
 
@@ -70,6 +89,8 @@ class KindSummary(BaseModel):
     median_error: float | None
     worst_error: float | None
     worst_case: str | None
+    #: Share of the figures with a band whose measured value lies inside it (None: none).
+    coverage: float | None = None
 
 
 class Summary(BaseModel):
@@ -138,6 +159,8 @@ def run_case(case: Case, file: str, catalog: Catalog) -> CaseResult:
     except InputError as exc:
         return CaseResult(id=case.id, kind=case.kind, file=file, status="error", message=exc.one_line(), figures=[])
     results = []
+    keys = regime_keys(case.run, catalog) if case.kind != "fabric" else None
+    band = band_of(residual_table(catalog), case.kind, *keys) if keys else None
     for name, measured in case.measured.items():
         value = predicted.get(name)
         if value is None or not math.isfinite(value):
@@ -145,8 +168,10 @@ def run_case(case: Case, file: str, catalog: Catalog) -> CaseResult:
                                         tolerance=case.tolerance, passed=False))
             continue
         error = abs(value - measured) / abs(measured) if measured else abs(value)
+        low, high = figure_interval(band, name, value) if band is not None else (value, value)
         results.append(FigureResult(name=name, measured=measured, predicted=value, error=error,
-                                    tolerance=case.tolerance, passed=error <= case.tolerance + 1e-12))
+                                    tolerance=case.tolerance, low=low, high=high,
+                                    passed=error <= case.tolerance + 1e-12))
     missing = [f.name for f in results if f.predicted is None]
     if missing:
         return CaseResult(id=case.id, kind=case.kind, file=file, status="not_modelled",
@@ -184,4 +209,8 @@ def _errors(results: list[CaseResult]) -> KindSummary:
     if errors:
         mid = len(errors) // 2
         median = errors[mid] if len(errors) % 2 else (errors[mid - 1] + errors[mid]) / 2
-    return KindSummary(figures=len(errors), median_error=median, worst_error=worst[0], worst_case=worst[1])
+    banded = [f for r in results for f in r.figures if f.low is not None and f.high is not None
+              and (r.kind == "fabric" or f.name in TIME_FIGURES or f.name in RATE_FIGURES)]
+    inside = sum(1 for f in banded if f.low <= f.measured * (1 + 1e-9) and f.measured <= f.high * (1 + 1e-9))  # type: ignore[operator]
+    return KindSummary(figures=len(errors), median_error=median, worst_error=worst[0], worst_case=worst[1],
+                       coverage=inside / len(banded) if banded else None)

@@ -11,9 +11,12 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
+
+if TYPE_CHECKING:
+    from gpuplan.hardware.loader import Catalog
 
 from gpuplan.cli.common import (
     EXIT_GATE,
@@ -100,11 +103,17 @@ def validate(
     files: list[Path] = typer.Argument(..., help="Case files (TOML) as in shared/validation/README.md."),
     fmt: str = typer.Option("table", "--format", "-f", help="table or json."),
     catalog: Optional[list[Path]] = CatalogOpt,
+    residuals: bool = typer.Option(False, "--residuals", help="Write the residual table of the cases (the "
+                                   "statistics behind every interval, catalog/calibration/residuals.toml) "
+                                   "and print its leave-one-out coverage (docs/calibration.md)."),
+    out: Optional[Path] = typer.Option(None, "--output", "-o", help="With --residuals: the TOML file to write "
+                                       "(stdout when left out)."),
 ) -> None:
     """\b
     Example:  gpuplan validate ../shared/validation/*.toml --format json
 
-    Predict published measurements and report the relative error of each figure.
+    Predict published measurements and report the relative error of each figure, with its interval
+    (low, high) and the coverage of the intervals per kind.
     """
     from gpuplan.core.errors import InputError
     from gpuplan.core.io import write_stdout
@@ -112,6 +121,11 @@ def validate(
 
     if fmt not in ("table", "json"):
         raise InputError(f"expected table or json, got {fmt!r}", field="--format")
+    if residuals:
+        _write_residuals([str(f) for f in files], load_catalog_cli(catalog), out)
+        return
+    if out is not None:
+        raise InputError("--output goes with --residuals", field="--output")
     report = validate_files([str(f) for f in files], load_catalog_cli(catalog))
     if fmt == "json":
         from gpuplan.render.json_ import to_json
@@ -123,6 +137,21 @@ def validate(
         write_stdout(render_report(report))
     if not report.ok:
         raise typer.Exit(EXIT_GATE)
+
+
+def _write_residuals(files: list[str], cat: "Catalog", out: Optional[Path]) -> None:
+    from gpuplan.ci.residuals import build_table, collect, leave_one_out, source_line, to_toml, today
+    from gpuplan.core.io import write_atomic, write_stdout
+
+    points = collect(files, cat)
+    text = to_toml(build_table(points, source=source_line(files), day=today()))
+    if out is None:
+        write_stdout(text)
+    else:
+        write_atomic(out, text, protect=files)
+    for c in leave_one_out(points):
+        note(f"leave-one-out {c.kind}: {c.covered}/{c.figures} inside the 80% interval ({c.share * 100:.0f}%), "
+             f"median half-width {c.median_half_width * 100:.1f}% of measured")
 
 
 CATALOG_KINDS = {"gpus": "gpus", "fabrics": "fabrics", "switches": "switches", "nics": "nics", "optics": "optics",

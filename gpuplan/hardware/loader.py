@@ -34,6 +34,7 @@ from gpuplan.hardware.schema import (
     Switch,
 )
 from gpuplan.core.errors import InputError, did_you_mean
+from gpuplan.hardware.intervals import ResidualTable
 from gpuplan.hardware.serving_calibration import ServingConstants
 from gpuplan.hardware.training_calibration import TrainingCalibration
 from gpuplan.core.io import clip, parse_toml, pydantic_error, read_text
@@ -90,6 +91,8 @@ class Catalog:
     def table(self, name: Literal["bom"]) -> BomCalibration: ...
     @overload
     def table(self, name: Literal["collectives"]) -> CollectivesCalibration: ...
+    @overload
+    def table(self, name: Literal["residuals"]) -> ResidualTable: ...
 
     def table(self, name: str) -> BaseModel:
         """The validated calibration table ``name`` (an InputError if the catalog has none)."""
@@ -305,7 +308,8 @@ def _validate_calibration(calibration: dict[str, dict[str, Any]], dirs: list[Pat
     """Validate every calibration table (merged over overlays) against its schema, once, here;
     the models are what the planners read (:meth:`Catalog.table`)."""
     schemas: dict[str, type[BaseModel]] = {"bom": BomCalibration, "collectives": CollectivesCalibration,
-                                           "training": TrainingCalibration, "serving": ServingConstants}
+                                           "training": TrainingCalibration, "serving": ServingConstants,
+                                           "residuals": ResidualTable}
     out: dict[str, BaseModel] = {}
     for stem in sorted(calibration):
         model = schemas.get(stem)
