@@ -15,7 +15,6 @@ from datetime import date as _date
 from pathlib import Path
 
 from gpuplan.ci.validate import Case, CaseResult, load_cases, run_case
-from gpuplan.ci.validate import regime_keys
 from gpuplan.hardware.intervals import DEFAULT_LEVEL, Regime, ResidualTable, band_of, residual, stats
 from gpuplan.hardware.loader import Catalog
 
@@ -41,7 +40,7 @@ class Point:
 
 
 def points_of(case: Case, result: CaseResult, catalog: Catalog) -> list[Point]:
-    keys = regime_keys(case.run, catalog)
+    keys = result.regime
     if keys is None or case.kind not in ("training", "serving"):
         return []
     out = []

@@ -21,8 +21,9 @@ from gpuplan.core.types import Id, NonNegative
 from gpuplan.hardware.intervals import RATE_FIGURES, TIME_FIGURES, band_of, figure_interval, generation, residual_table
 
 
-def regime_keys(run: dict[str, Any], catalog: Catalog) -> tuple[str, str] | None:
-    """(``gpu/software``, ``vendor/generation``) of a case's run, None without a known GPU."""
+def regime_keys(run: dict[str, Any], catalog: Catalog, *, moe: bool = False) -> tuple[str, str] | None:
+    """(``gpu/software``, ``vendor/generation``) of a case's run, None without a known GPU; an MoE
+    model is a regime of its own (``/moe`` on both keys)."""
     name = run.get("gpu")
     if not isinstance(name, str):
         return None
@@ -31,7 +32,8 @@ def regime_keys(run: dict[str, Any], catalog: Catalog) -> tuple[str, str] | None
     except InputError:
         return None
     software = run.get("framework") or run.get("engine") or "default"
-    return f"{gpu.id}/{software}", generation(gpu.vendor, gpu.arch)
+    tail = "/moe" if moe else ""
+    return f"{gpu.id}/{software}{tail}", generation(gpu.vendor, gpu.arch) + tail
 
 
 class CaseModel(ArchitectureSpec):
@@ -79,6 +81,8 @@ class CaseResult(BaseModel):
     status: Literal["pass", "fail", "not_modelled", "error"]
     message: str
     figures: list[FigureResult]
+    #: The residual regimes of the case (``gpu/software``, ``vendor/generation``; hardware/intervals.py).
+    regime: tuple[str, str] | None = None
 
 
 class KindSummary(BaseModel):
@@ -159,7 +163,7 @@ def run_case(case: Case, file: str, catalog: Catalog) -> CaseResult:
     except InputError as exc:
         return CaseResult(id=case.id, kind=case.kind, file=file, status="error", message=exc.one_line(), figures=[])
     results = []
-    keys = regime_keys(case.run, catalog) if case.kind != "fabric" else None
+    keys = regime_keys(case.run, catalog, moe=arch is not None and arch.is_moe) if case.kind != "fabric" else None
     band = band_of(residual_table(catalog), case.kind, *keys) if keys else None
     for name, measured in case.measured.items():
         value = predicted.get(name)
@@ -175,10 +179,10 @@ def run_case(case: Case, file: str, catalog: Catalog) -> CaseResult:
     missing = [f.name for f in results if f.predicted is None]
     if missing:
         return CaseResult(id=case.id, kind=case.kind, file=file, status="not_modelled",
-                          message=f"no prediction for {', '.join(missing)}", figures=results)
+                          message=f"no prediction for {', '.join(missing)}", figures=results, regime=keys)
     ok = all(f.passed for f in results)
     return CaseResult(id=case.id, kind=case.kind, file=file, status="pass" if ok else "fail",
-                      message="" if ok else "outside tolerance", figures=results)
+                      message="" if ok else "outside tolerance", figures=results, regime=keys)
 
 
 def validate_files(paths: list[str], catalog: Catalog) -> Report:

@@ -61,6 +61,10 @@ def recommend(
     verbose: int = VerboseOpt,
     no_color: bool = NoColorOpt,
     exit_zero: bool = ExitZeroOpt,
+    confidence: Optional[float] = typer.Option(
+        None, "--confidence", min=0.5, max=0.99,
+        help="Size the plan so its deadline or latency and QPS targets hold at this probability under the "
+             "validation residuals of its regime (e.g. 0.8; docs/calibration.md)."),
 ) -> None:
     """\b
     Example:  gpuplan recommend examples/llama-70b-train-serve.toml --format json -o plan.json
@@ -87,7 +91,16 @@ def recommend(
     if phase != "both" and missing:
         raise InputError(f"the profile has no [{missing[0]}] table to plan", file=name, field="--phase")
     with progress(f"planning {workload.name}", quiet=quiet, color=not no_color):
-        result = plan_workload(workload, cat, phases=phases)
+        if confidence is None:
+            result = plan_workload(workload, cat, phases=phases)
+        else:
+            from functools import partial
+
+            from gpuplan.planning.intervals import plan_at_confidence, with_intervals
+
+            result = plan_at_confidence(workload, cat, phases=phases, level=confidence,
+                                        planner=partial(plan_workload, intervals=False))
+            result = with_intervals(result, workload, cat, confidence=confidence)
     inputs = ([str(profile)] if profile else []) + list(workload.input_files) + catalog_inputs(catalog)
     emit(result, fmt, out, outputs, inputs=inputs, color=not no_color, verbose=verbose,
          field_lines=workload.field_lines)

@@ -248,6 +248,12 @@ class TrainingPlan(_Out):
     infeasible: list[str]
     #: The next best layouts on the recommended GPU (search order), each with its breakdown.
     layout_alternatives: list[TrainingLayoutOption] = []
+    #: Interval of each predicted figure at ``interval_level`` ([low, high]), from the validation
+    #: residuals of the phase's regime (docs/calibration.md); empty without a residual table.
+    intervals: dict[str, tuple[float, float]] = {}
+    interval_level: float | None = None
+    #: Which residuals the intervals come from (the GPU and software, its generation, or none).
+    interval_basis: str | None = None
 
 
 class ServingLayout(_Out):
@@ -344,6 +350,12 @@ class ServingPlan(_Out):
     alternatives: list[ServingOption]
     reasons: list[str]
     infeasible: list[str]
+    #: Interval of each predicted figure at ``interval_level`` ([low, high]), from the validation
+    #: residuals of the phase's regime (docs/calibration.md); empty without a residual table.
+    intervals: dict[str, tuple[float, float]] = {}
+    interval_level: float | None = None
+    #: Which residuals the intervals come from (the GPU and software, its generation, or none).
+    interval_basis: str | None = None
 
 
 class ModelSummary(_Out):

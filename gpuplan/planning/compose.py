@@ -26,7 +26,8 @@ from gpuplan.core.contract import (
 from gpuplan.model.profile import Workload
 
 
-def plan_workload(workload: Workload, catalog: Catalog, *, phases: tuple[str, ...] = ("training", "serving")) -> Plan:
+def plan_workload(workload: Workload, catalog: Catalog, *, phases: tuple[str, ...] = ("training", "serving"),
+                  intervals: bool = True) -> Plan:
     findings: list[Finding] = []
     notes = list(workload.assumptions)
     training = serving = None
@@ -44,11 +45,16 @@ def plan_workload(workload: Workload, catalog: Catalog, *, phases: tuple[str, ..
     model = ModelSummary(name=workload.model_name, total_params=arch.total_params, active_params=arch.active_params,
                          layers=arch.layers, hidden=arch.hidden, heads=arch.heads, kv_heads=arch.kv_heads,
                          experts=arch.experts, kv_bytes_per_token_bf16=arch.kv_elements_per_token() * 2)
-    return Plan(schema_version=SCHEMA_VERSION, gpuplan_version=__version__, catalog_version=catalog.version,
+    plan = Plan(schema_version=SCHEMA_VERSION, gpuplan_version=__version__, catalog_version=catalog.version,
                 catalog_sha256=catalog.sha256, input_sha256=workload.input_sha256, profile=workload.source,
                 workload=workload.name, model=model, pricing=workload.constraints.pricing,  # type: ignore[arg-type]
                 assumptions=[AssumptionOut(field=a.field, value=a.value, reason=a.reason) for a in notes],
                 training=training, serving=serving, findings=findings)
+    if not intervals:
+        return plan
+    from gpuplan.planning.intervals import with_intervals
+
+    return with_intervals(plan, workload, catalog)
 
 
 def _attach_network(phase: str, result: Any, workload: Workload, catalog: Catalog) -> Any:
