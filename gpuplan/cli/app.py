@@ -262,3 +262,4 @@ def main(argv: list[str] | None = None) -> None:
 
 # Registers render, check, diff and tf-external after the commands above, in help order.
 from gpuplan.cli import ci_commands  # noqa: E402,F401
+from gpuplan.cli import calibrate_command  # noqa: E402,F401

@@ -12,7 +12,7 @@ import pytest
 
 from tests.cli.conftest import ROOT
 
-COMMANDS = [[], ["recommend"], ["validate"], ["schema"], ["render"], ["check"], ["diff"], ["graph"], ["tf-external"],
+COMMANDS = [[], ["recommend"], ["validate"], ["schema"], ["render"], ["check"], ["diff"], ["graph"], ["tf-external"], ["calibrate"],
             ["catalog"]] + [["catalog", kind] for kind in ("gpus", "fabrics", "switches", "nics", "optics", "models")]
 
 
