@@ -18,7 +18,7 @@ from gpuplan.hardware.loader import Catalog
 from gpuplan.core.errors import InputError
 from gpuplan.core.io import pydantic_error, read_toml
 from gpuplan.core.types import Id, NonNegative
-from gpuplan.hardware.intervals import RATE_FIGURES, TIME_FIGURES, band_of, figure_interval, generation, residual_table
+from gpuplan.hardware.intervals import DEFAULT_LEVEL, RATE_FIGURES, TIME_FIGURES, band_of, figure_interval, generation, residual_table
 
 
 def regime_keys(run: dict[str, Any], catalog: Catalog, *, moe: bool = False) -> tuple[str, str] | None:
@@ -109,6 +109,8 @@ class Summary(BaseModel):
     worst_case: str | None
     #: The same per kind of case: exact fabric counts would otherwise hide the model errors.
     by_kind: dict[str, KindSummary] = {}
+    #: Level of every figure's [low, high] (None: the catalog has no residual table).
+    interval_level: float | None = None
 
 
 class Report(BaseModel):
@@ -201,7 +203,8 @@ def validate_files(paths: list[str], catalog: Catalog) -> Report:
     summary = Summary(cases=len(results), passed=count["pass"], failed=count["fail"],
                       not_modelled=count["not_modelled"], errors=count["error"], median_error=overall.median_error,
                       worst_error=overall.worst_error, worst_case=overall.worst_case,
-                      by_kind={k: _errors([r for r in results if r.kind == k]) for k in kinds})
+                      by_kind={k: _errors([r for r in results if r.kind == k]) for k in kinds},
+                      interval_level=DEFAULT_LEVEL if residual_table(catalog) is not None else None)
     return Report(cases=results, summary=summary)
 
 

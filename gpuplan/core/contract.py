@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 #: A roofline's peak, bandwidth and ridge: renderers divide by them, so a saved plan must carry
 #: them finite and above zero (the planners always do).
 RoofFigure = Annotated[float, Field(gt=0, allow_inf_nan=False)]

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
+from gpuplan.core.contract import SCHEMA_VERSION
 from gpuplan.render import FORMATS, RenderOptions, render
 from tests.cli.conftest import CATALOG, PROFILE
 from tests.render.fixtures import synthetic_plan
@@ -58,11 +60,11 @@ def test_render_bad_input_is_exit_2(cli, saved, tmp_path, args, message):
 
 
 def test_render_refuses_other_schema_versions(cli, saved):
-    saved.write_text(saved.read_text().replace('"schema_version": "1.0"', '"schema_version": "2.0"', 1))
+    saved.write_text(re.sub(r'"schema_version": "1\.\d+"', '"schema_version": "2.0"', saved.read_text(), count=1))
     r = cli("render", str(saved))
     assert r.code == 2
     assert r.err == (f"gpuplan: error: {saved}: schema_version: plan schema_version 2.0 is not supported; "
-                     "this gpuplan reads 1.0 <= schema_version <= 1.0\n")
+                     f"this gpuplan reads 1.0 <= schema_version <= {SCHEMA_VERSION}\n")
 
 
 def test_table_on_a_pipe_is_plain(cli, saved, monkeypatch):
