@@ -54,6 +54,9 @@ def training_intervals(t: TrainingPlan, band: Band) -> dict[str, tuple[float, fl
     # GPUs that meet the same deadline: the time scales with the band, the GPUs with the time
     out["gpus_for_deadline"] = (float(max(1, math.ceil(t.gpus * band.low - 1e-9))),
                                 float(math.ceil(t.gpus * band.high - 1e-9)))
+    if t.capex_usd is not None and t.gpus:
+        # the cluster that meets the deadline: capex scales with its GPUs
+        out["capex_usd"] = tuple(t.capex_usd * g / t.gpus for g in out["gpus_for_deadline"])  # type: ignore[assignment]
     return {k: _r(v) for k, v in out.items()}
 
 
