@@ -97,7 +97,7 @@ def errors(cases: list[Case], cat: Catalog, *, relative: bool = False) -> tuple[
     for case in cases:
         res = run_case(case, str(case.source), cat)
         if res.status == "error":
-            raise InputError(res.message, file=str(case.source), field=f"case[{case.id}]")
+            raise InputError(res.message)  # already names the file and the field
         if res.status == "not_modelled":
             skipped.append(f"{case.id}: {res.message}")
             continue

@@ -22,9 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from gpuplan.ci.validate import Case, load_cases
 from gpuplan.core.errors import InputError
-from gpuplan.core.io import parse_toml, read_text
+from gpuplan.core.io import parse_toml, pydantic_error, read_text
 
 
 @dataclass(frozen=True)
@@ -109,8 +111,11 @@ def _case(file: str, index: int, kind: str, ctx: Context, run: dict[str, Any], m
     measured = {k: v for k, v in measured.items() if v is not None and v > 0}
     if not measured:
         raise InputError("no measured figure in the file", file=file)
-    return Case.model_validate({"id": f"{Path(file).name}#{index}", "kind": kind, "source": file, "tolerance": 0.25,
-                                "model": model, "run": run, "measured": measured})
+    try:
+        return Case.model_validate({"id": f"{Path(file).name}#{index}", "kind": kind, "source": file,
+                                    "tolerance": 0.25, "model": model, "run": run, "measured": measured})
+    except ValidationError as exc:
+        raise pydantic_error(exc, file=file, prefix=f"case[{Path(file).name}#{index}]") from None
 
 
 def _number(pattern: str, text: str) -> float | None:
@@ -149,12 +154,17 @@ def parse_bench_json(text: str, file: str, ctx: Context) -> list[Case]:
                 raise InputError("not valid JSON (vLLM writes one object, SGLang one per line)", file=file) from None
     cases = []
     for i, r in enumerate(records):
+        if not isinstance(r, dict):
+            raise InputError(f"record {i} is not a JSON object", file=file)
         backend = str(r.get("backend", "vllm")).lower()
         engine = "sglang" if backend.startswith("sglang") else "vllm"
-        done = _need(r.get("completed"), "completed", file, "a complete result file")
+        done = _positive(r, "completed", file)
         conc = r.get("max_concurrency")
-        run: dict[str, Any] = {"engine": engine, "prompt_tokens": int(round(r["total_input_tokens"] / done)),
-                               "output_tokens": int(round(r["total_output_tokens"] / done))}
+        if conc is not None and (not isinstance(conc, int) or isinstance(conc, bool) or conc < 1):
+            raise InputError(f"record {i}: max_concurrency must be a whole number >= 1", file=file)
+        run: dict[str, Any] = {"engine": engine,
+                               "prompt_tokens": max(1, int(round(_positive(r, "total_input_tokens", file) / done))),
+                               "output_tokens": max(1, int(round(_positive(r, "total_output_tokens", file) / done)))}
         if conc:
             run["batch"] = int(conc)
         else:
@@ -162,8 +172,26 @@ def parse_bench_json(text: str, file: str, ctx: Context) -> list[Case]:
         measured = {"output_tokens_per_s": r.get("output_throughput"), "tpot_ms": r.get("mean_tpot_ms") if conc else None}
         if conc == 1:
             measured["ttft_ms"] = r.get("mean_ttft_ms")
-        cases.append(_case(file, i, "serving", ctx, run, measured))  # type: ignore[arg-type]
+        cases.append(_case(file, i, "serving", ctx, run, _rates(measured, file)))
     return cases
+
+
+def _positive(record: dict[str, Any], key: str, file: str) -> float:
+    value = record.get(key)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or value == float("inf"):
+        raise InputError(f"{key} must be a number > 0, got {str(value)[:40]!r}", file=file)
+    return float(value)
+
+
+def _rates(measured: dict[str, Any], file: str) -> dict[str, float]:
+    out = {}
+    for key, value in measured.items():
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+            raise InputError(f"{key} must be a number > 0, got {str(value)[:40]!r}", file=file)
+        out[key] = float(value)
+    return out
 
 
 #: Megatron arguments (the block it prints at start) -> validation case fields.
@@ -214,9 +242,11 @@ def parse_nccl(text: str, file: str, ctx: Context) -> BusBandwidth:
         parts = line.split()
         if len(parts) >= 8 and not line.lstrip().startswith("#") and parts[0].isdigit():
             try:
-                rows.append((int(parts[0]), float(parts[7])))
+                size, bus = int(parts[0]), float(parts[7])
             except ValueError:
                 continue
+            if 0 < bus < float("inf"):
+                rows.append((size, bus))
     if not rows:
         raise InputError("no result rows (size count type redop root time algbw busbw ...)", file=file)
     gpu = _need(ctx.gpu, "the GPU", file, "--gpu")

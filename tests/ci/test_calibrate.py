@@ -104,3 +104,19 @@ def test_a_file_of_no_known_format_is_an_input_error(cli, tmp_path):
     junk.write_text("hello\n")
     run = cli("calibrate", str(junk), "-o", str(tmp_path / "o"))
     assert run.code == 2 and "not a measurement file" in run.err
+
+
+@pytest.mark.parametrize("name,text", [
+    ("a.json", '{"output_throughput": 5}'),
+    ("b.json", '{"output_throughput": 5, "completed": 0, "total_input_tokens": 1, "total_output_tokens": 1}'),
+    ("c.json", '{"output_throughput": "x", "completed": 3, "total_input_tokens": 3, "total_output_tokens": 3}'),
+    ("d.json", '{"output_throughput": 5, "completed": 3, "total_input_tokens": 3, "total_output_tokens": 3, '
+               '"max_concurrency": true}'),
+    ("e.txt", "#  Rank  0 Group  0 Pid 1 on h device 0 [0x1] X\n#  size count type\n 8 2 float sum -1 1.0 0 0 0\n"),
+    ("f.log", "elapsed time per iteration (ms): 5\nelapsed time per iteration (ms): 6\n"),
+])
+def test_malformed_measurements_are_one_line_input_errors(cli, tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    run = cli("calibrate", str(path), "--gpu", "h100-sxm-80gb", "--model", "llama-3.1-8b", "-o", str(tmp_path / "o"))
+    assert run.code == 2 and run.err.startswith("gpuplan: error: ") and run.err.count("\n") == 1, run
