@@ -293,10 +293,37 @@ def overlay_files(result: Fit, meas: Measurements, *, day: str | None = None) ->
     for fid, eff in fabrics.items():
         lines += ["", "[[fabric]]", f'id = "{fid}"', f"efficiency = {eff:.4g}"]
     files = {"calibrated.toml": "\n".join(lines) + "\n"}
+    residuals = residual_overlay(result, meas, day, sid)
+    if residuals:
+        files["calibration/residuals.toml"] = residuals
     for table, vals in tables.items():
         files[f"calibration/{table}.toml"] = (f"# Written by gpuplan calibrate; source: {sid}\n"
                                               + "".join(f"{k} = {v:.4g}\n" for k, v in vals.items()))
     return files
+
+
+def residual_overlay(result: Fit, meas: Measurements, day: str, sid: str) -> str | None:
+    """The catalog's residual table with the ``gpu`` regimes of the measured runs replaced by their
+    residuals after the fit, so a plan's interval on that GPU and software reflects your runs
+    (in-sample: the shrinkage toward the generation's spread keeps them from being too narrow)."""
+    from gpuplan.ci.residuals import build_table, points_of, to_toml
+    from gpuplan.hardware.intervals import residual_table
+
+    table = residual_table(result.catalog)
+    if table is None:
+        return None
+    points = []
+    for case in meas.cases:
+        points += points_of(case, run_case(case, str(case.source), result.catalog), result.catalog)
+    mine = [r for r in build_table(points, source=sid, day=day).regime if r.scope == "gpu"]
+    if not mine:
+        return None
+    keys = {(r.kind, r.key) for r in mine}
+    keep = [r for r in table.regime if not (r.scope == "gpu" and (r.kind, r.key) in keys)]
+    regimes = tuple(sorted([*keep, *mine], key=lambda r: (r.kind, r.scope, r.key)))
+    return to_toml(table.model_copy(update={
+        "regime": regimes, "date": day,
+        "source": f"{table.source}; regimes {', '.join(sorted(k for _, k in keys))} from {sid} after the fit"}))
 
 
 def write_overlay(out: Path, files: dict[str, str], protect: list[str]) -> None:

@@ -42,8 +42,14 @@ class Regime(BaseModel):
     #: ``<gpu id>/<software>`` (gpu), ``<vendor>/<generation>`` (generation) or ``all`` (kind).
     key: str = Field(min_length=1, max_length=120)
     n: int = Field(ge=1)
-    mean_log: float = Field(allow_inf_nan=False)
+    #: exp(mean log residual): the typical measured / predicted time (> 1: the model is fast).
+    mean_ratio: float = Field(gt=0, allow_inf_nan=False)
+    #: Standard deviation of the log residuals.
     sd_log: float = Field(ge=0, allow_inf_nan=False)
+
+    @property
+    def mean_log(self) -> float:
+        return math.log(self.mean_ratio)
 
 
 class ResidualTable(BaseModel):
