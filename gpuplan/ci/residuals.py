@@ -125,7 +125,11 @@ def source_line(paths: list[str]) -> str:
         commit = head_commit(Path.cwd())[:7] or "unknown"
     except OSError:
         commit = "unknown"
-    names = sorted({_short(p) for p in paths})
+    groups: dict[str, list[str]] = {}
+    for p in sorted({_short(p) for p in paths}):
+        folder, _, name = p.rpartition("/")
+        groups.setdefault(folder, []).append(name)
+    names = [f"{d}/{n[0]}" if len(n) == 1 else f"{d}/{{{','.join(n)}}}" for d, n in groups.items()]
     return f"gpuplan validate over {' + '.join(names)} at commit {commit}"
 
 
