@@ -192,15 +192,16 @@ def test_training_outside_the_validated_precisions_and_model_kinds_carries_a_not
 
 
 def test_a_layout_within_three_percent_of_memory_gets_a_warning(catalog):
-    """Llama 3.1 405B on GB200 NVL72 in 90 days: the cheapest layout fills 180.7 of 184.5 GiB."""
-    text = ('[model]\npreset = "llama-3.1-405b"\n[training]\ntokens = 15e12\nsequence_length = 8192\n'
-            'deadline_days = 90\n[constraints]\nallow_gpus = ["gb200-nvl72"]\n')
+    """Llama 3.1 70B at 4,096 tokens on H100 in 90 days: the cheapest layout fills all but 0.5%
+    of the usable memory."""
+    text = ('[model]\npreset = "llama-3.1-70b"\n[training]\ntokens = 15e12\nsequence_length = 4096\n'
+            'deadline_days = 90\n[constraints]\nallow_gpus = ["h100-sxm-80gb"]\n')
     plan = _plan(text, catalog)
     m = plan.training.memory
     tight = [f for f in plan.findings if f.code == "training-memory-tight"]
     assert m.headroom_gib < 0.03 * m.capacity_gib
     assert len(tight) == 1 and tight[0].severity == "warning" and f"{m.total_gib:.1f} of" in tight[0].message
-    roomy = _plan(text.replace("gb200-nvl72", "b300-sxm-288gb"), catalog)
+    roomy = _plan(text.replace("h100-sxm-80gb", "b300-sxm-288gb"), catalog)
     assert roomy.training.memory.headroom_gib > 0.03 * roomy.training.memory.capacity_gib
     assert not [f for f in roomy.findings if f.code == "training-memory-tight"]
 

@@ -20,7 +20,7 @@ from gpuplan.hardware.loader import Catalog
 
 #: Settings of a generated table (docs/calibration.md explains each).
 MIN_POINTS = 3
-SD_FLOOR = 0.07
+SD_FLOOR = 0.05
 UNVALIDATED_INFLATION = 1.5
 PRIOR_POINTS = 2.0
 #: The command that regenerates the shipped table (docs/calibration.md).

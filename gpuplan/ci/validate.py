@@ -8,6 +8,7 @@ dispatched to its planner's ``cases.predict``; a planner that cannot model a cas
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -123,12 +124,28 @@ class Report(BaseModel):
         return self.summary.cases > 0 and self.summary.passed == self.summary.cases
 
 
-def load_cases(path: str) -> list[Case]:
+#: The published cases shipped with gpuplan: a copy of ../shared/validation (a test keeps them equal).
+PACKAGED = Path(__file__).with_name("cases")
+KINDS = ("training", "serving", "fabric")
+
+
+def packaged_files(kinds: tuple[str, ...] = KINDS) -> dict[str, str]:
+    """Packaged case files (main set, then frontier) by the name reports show for them."""
+    out: dict[str, str] = {}
+    for folder, prefix in ((PACKAGED, ""), (PACKAGED / "frontier", "frontier/")):
+        for kind in kinds:
+            path = folder / f"{kind}.toml"
+            if path.is_file():
+                out[f"<packaged>/{prefix}{kind}.toml"] = str(path)
+    return out
+
+
+def load_cases(path: str, name: str | None = None) -> list[Case]:
     data = read_toml(path)
     try:
         return list(CaseFile.model_validate(data).case)
     except ValidationError as exc:
-        raise pydantic_error(exc, file=path) from None
+        raise pydantic_error(exc, file=name or path) from None
 
 
 def _predictor(kind: str) -> Any:
@@ -187,16 +204,20 @@ def run_case(case: Case, file: str, catalog: Catalog) -> CaseResult:
                       message="" if ok else "outside tolerance", figures=results, regime=keys)
 
 
-def validate_files(paths: list[str], catalog: Catalog) -> Report:
+def validate_files(paths: list[str], catalog: Catalog, names: list[str] | None = None,
+                   kinds: tuple[str, ...] = KINDS) -> Report:
+    """Run every case of ``paths`` whose kind is in ``kinds``; ``names`` (one per path) is what
+    reports call each file."""
     results: list[CaseResult] = []
     seen: dict[str, str] = {}
-    for path in paths:
-        for case in load_cases(path):
+    for path, name in zip(paths, names or paths):
+        for case in load_cases(path, name):
             if case.id in seen:
-                raise InputError(f"duplicate case id {case.id!r} (also in {seen[case.id]})", file=path,
+                raise InputError(f"duplicate case id {case.id!r} (also in {seen[case.id]})", file=name,
                                  field=f"case[{case.id}]")
-            seen[case.id] = path
-            results.append(run_case(case, path, catalog))
+            seen[case.id] = name
+            if case.kind in kinds:
+                results.append(run_case(case, name, catalog))
     overall = _errors(results)
     kinds = sorted({r.kind for r in results})
     count = {s: sum(r.status == s for r in results) for s in ("pass", "fail", "not_modelled", "error")}

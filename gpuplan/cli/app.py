@@ -113,7 +113,9 @@ def recommend(
 
 @app.command(short_help="Predict published measurements and report the relative error of each figure.")
 def validate(
-    files: list[Path] = typer.Argument(..., help="Case files (TOML) as in shared/validation/README.md."),
+    files: Optional[list[Path]] = typer.Argument(None, help="Case files (TOML) as in docs/validation.md. "
+                                                 "Omit for the published cases packaged with gpuplan."),
+    kind: Optional[str] = typer.Option(None, "--kind", help="Only cases of this kind: training, serving or fabric."),
     fmt: str = typer.Option("table", "--format", "-f", help="table or json."),
     catalog: Optional[list[Path]] = CatalogOpt,
     residuals: bool = typer.Option(False, "--residuals", help="Write the residual table of the cases (the "
@@ -123,23 +125,31 @@ def validate(
                                        "(stdout when left out)."),
 ) -> None:
     """\b
-    Example:  gpuplan validate ../shared/validation/*.toml --format json
+    Example:  gpuplan validate --kind fabric --format json
 
     Predict published measurements and report the relative error of each figure, with its interval
     (low, high) and the coverage of the intervals per kind.
     """
-    from gpuplan.core.errors import InputError
+    from gpuplan.ci.validate import KINDS, packaged_files, validate_files
+    from gpuplan.core.errors import InputError, expected_one_of
     from gpuplan.core.io import write_stdout
-    from gpuplan.ci.validate import validate_files
 
     if fmt not in ("table", "json"):
         raise InputError(f"expected table or json, got {fmt!r}", field="--format")
+    if kind is not None and kind not in KINDS:
+        raise InputError(f"unknown kind {kind!r}{expected_one_of(KINDS)}", field="--kind")
+    kinds = (kind,) if kind else KINDS
+    if files:
+        paths = names = [str(f) for f in files]
+    else:
+        packaged = packaged_files(kinds)
+        paths, names = list(packaged.values()), list(packaged)
     if residuals:
-        _write_residuals([str(f) for f in files], load_catalog_cli(catalog), out)
+        _write_residuals(paths, load_catalog_cli(catalog), out)
         return
     if out is not None:
         raise InputError("--output goes with --residuals", field="--output")
-    report = validate_files([str(f) for f in files], load_catalog_cli(catalog))
+    report = validate_files(paths, load_catalog_cli(catalog), names, kinds)
     if fmt == "json":
         from gpuplan.render.json_ import to_json
 
@@ -261,5 +271,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 # Registers render, check, diff and tf-external after the commands above, in help order.
-from gpuplan.cli import ci_commands  # noqa: E402,F401
-from gpuplan.cli import calibrate_command  # noqa: E402,F401
+from gpuplan.cli import calibrate_command, ci_commands, sweep  # noqa: E402,F401

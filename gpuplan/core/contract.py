@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "1.2"
 #: A roofline's peak, bandwidth and ridge: renderers divide by them, so a saved plan must carry
 #: them finite and above zero (the planners always do).
 RoofFigure = Annotated[float, Field(gt=0, allow_inf_nan=False)]
@@ -248,11 +248,10 @@ class TrainingPlan(_Out):
     infeasible: list[str]
     #: The next best layouts on the recommended GPU (search order), each with its breakdown.
     layout_alternatives: list[TrainingLayoutOption] = []
-    #: Interval of each predicted figure at ``interval_level`` ([low, high]), from the validation
-    #: residuals of the phase's regime (docs/calibration.md); empty without a residual table.
+    #: [low, high] of each predicted figure at ``interval_level``, from the validation residuals
+    #: of the phase's regime, named by ``interval_basis`` (docs/calibration.md).
     intervals: dict[str, tuple[float, float]] = {}
     interval_level: float | None = None
-    #: Which residuals the intervals come from (the GPU and software, its generation, or none).
     interval_basis: str | None = None
 
 
@@ -306,6 +305,19 @@ class ServingOption(_Out):
     network_included: bool = False
 
 
+class FrontierPoint(_Out):
+    """One operating point of one layout on the chosen GPU: throughput against per-user speed."""
+
+    layout: str
+    gpus_per_replica: int
+    concurrency: float
+    tokens_per_s_per_gpu: float
+    tokens_per_s_per_user: float
+    ttft_ms_mean: float
+    #: True when the point meets the TTFT, TPOT, KV and utilisation limits.
+    meets_targets: bool
+
+
 class ServingPlan(_Out):
     feasible: bool
     gpu: str | None
@@ -350,11 +362,11 @@ class ServingPlan(_Out):
     alternatives: list[ServingOption]
     reasons: list[str]
     infeasible: list[str]
-    #: Interval of each predicted figure at ``interval_level`` ([low, high]), from the validation
-    #: residuals of the phase's regime (docs/calibration.md); empty without a residual table.
+    #: Throughput-latency frontier of every layout on the chosen GPU (gpuplan/serving/frontier.py).
+    frontier: list[FrontierPoint] = []
+    #: As in TrainingPlan (docs/calibration.md).
     intervals: dict[str, tuple[float, float]] = {}
     interval_level: float | None = None
-    #: Which residuals the intervals come from (the GPU and software, its generation, or none).
     interval_basis: str | None = None
 
 

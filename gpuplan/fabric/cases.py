@@ -78,9 +78,10 @@ def predict(case: CaseInput, catalog: Catalog) -> dict[str, float]:
         "leaf_switches": design.leaf_switches,
         "spine_switches": design.spine_switches,
         "core_switches": design.core_switches,
-        "node_leaf_links": design.node_leaf_links,
-        "leaf_spine_links": design.leaf_spine_links,
-        "spine_core_links": design.spine_core_links,
+        # The published counts are cables: one twin-port cable serves every plane its NIC feeds.
+        "node_leaf_links": media.cables(design.node_leaf_links),
+        "leaf_spine_links": media.cables(design.leaf_spine_links),
+        "spine_core_links": media.cables(design.spine_core_links),
         "switch_transceivers": counts.switch_total,
         "node_transceivers": counts.node_modules,
         "max_endpoints": design.max_endpoints,

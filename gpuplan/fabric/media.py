@@ -15,6 +15,11 @@ Rules (docs/fabric-model.md, "Optics and cables"):
 * Node side: DGX/HGX 8-GPU NVIDIA baseboards at 400G use twin-port OSFP (4 modules serve 8
   single-port ConnectX-7, RA-11333-001 / RA-11334-001); every other server (DGX A100's QSFP56,
   OAM, NVL72 trays, PCIe cards, front-end NICs) one module per NIC port.
+* Planes fed by one NIC port: where every GPU's NIC port runs at ``planes`` times the fabric's
+  port speed (B300's ConnectX-8 at 800G split into two 400G planes), one twin-port cable carries
+  one link of each plane, so a tier has ``links / planes`` cables and a GPU one node module
+  (NVIDIA DGX SuperPOD B300 RA, Table 3: 2 SU on two Spectrum-X planes = 1,024 node-leaf and
+  1,024 leaf-spine cables for 2 x 1,024 links per tier).
 * Reach by position (optics-reach-rules: DAC < 3 m, AOC < 30 m, multimode 50 m, single-mode DR
   100-500 m; nvidia-linkx-dac: 400G passive DAC 2 m in 26AWG): in-rack 2 m; node-leaf across
   the row 30 m; leaf-spine inside a pod 50 m (the RA's SR4 multimode); spine-core across the
@@ -64,6 +69,14 @@ def node_links_per_module(gpu: Gpu, rails: int, link_gbit: float, catalog: Catal
     return 2 if twin else 1
 
 
+def plane_share(gpu: Gpu, planes: int, rails: int, link_gbit: float) -> int:
+    """Links one cable carries, one per plane: ``planes`` where each GPU's own NIC port feeds every
+    plane (its scale-out speed is ``planes x link_gbit``, one rail per GPU), else 1."""
+    if planes <= 1 or rails != gpu.gpus_per_node:
+        return 1
+    return planes if gpu.reference_scaleout_gbit_per_gpu >= planes * link_gbit - 1e-6 else 1
+
+
 @dataclass(frozen=True)
 class Media:
     """How each link tier is cabled."""
@@ -71,6 +84,12 @@ class Media:
     node_leaf: Medium
     switch_lpc: int
     node_lpm: int
+    #: Links one cable carries across planes (1 unless one NIC port feeds every plane).
+    planes_per_cable: int = 1
+
+    def cables(self, links: int) -> int:
+        """Cables of a tier of ``links`` links."""
+        return -(-links // self.planes_per_cable)
 
     @property
     def dac_links(self) -> int:
@@ -95,7 +114,8 @@ def choose_media(design: ClosDesign, switch: Switch, gbit: float, gpu: Gpu, node
     else:
         node_leaf = "optical"
     return Media(node_leaf=node_leaf, switch_lpc=lpc,
-                 node_lpm=node_links_per_module(gpu, design.spec.rails, gbit, catalog))
+                 node_lpm=node_links_per_module(gpu, design.spec.rails, gbit, catalog),
+                 planes_per_cable=plane_share(gpu, design.spec.planes, design.spec.rails, gbit))
 
 
 @dataclass(frozen=True)
@@ -131,16 +151,17 @@ def count_modules(design: ClosDesign, media: Media) -> ModuleCounts:
                 mods[key] = mods.get(key, 0) + count * -(-up // lpc) * design.copies
     node_mods = 0
     if media.node_leaf == "optical":
-        node_mods = design.spec.nodes * design.spec.planes * -(-design.spec.rails // media.node_lpm)
-    node_cables = design.node_leaf_links
+        planes = design.spec.planes // media.planes_per_cable
+        node_mods = design.spec.nodes * planes * -(-design.spec.rails // media.node_lpm)
+    node_cables = media.cables(design.node_leaf_links)
     if media.node_leaf == "dac":
         # Twin-port cages at both ends take one twin-port DAC per two links (NVIDIA MCP7Y00 family).
-        node_cables = -(-design.node_leaf_links // media.dac_links)
+        node_cables = -(-node_cables // media.dac_links)
     cables = {"node-leaf": (media.node_leaf, node_cables)}
     if design.tiers >= 2:
-        cables["leaf-spine"] = ("optical", design.leaf_spine_links)
+        cables["leaf-spine"] = ("optical", media.cables(design.leaf_spine_links))
     if design.tiers == 3:
-        cables["spine-core"] = ("optical", design.spine_core_links)
+        cables["spine-core"] = ("optical", media.cables(design.spine_core_links))
     return ModuleCounts(switch_modules=mods, node_modules=node_mods, cables=cables)
 
 

@@ -6,18 +6,18 @@ TOML file and in docs/serving-model.md. No number here: a catalog without the fi
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Annotated, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from gpuplan.core.types import Fraction, NonNegative, Positive
-
 
 
 class HasTables(Protocol):
     """What reads a calibration table: the catalog (hardware.loader.Catalog), or a test double."""
 
     def table(self, name: str) -> object: ...
+
 
 _STRICT = ConfigDict(extra="forbid", frozen=True)
 
@@ -65,10 +65,47 @@ class Frontend(BaseModel):
     bytes_per_request: NonNegative
 
 
+EngineName = Literal["vllm", "sglang", "trtllm", "fastertransformer", "gpt-fast"]
+ENGINE_NAMES: tuple[str, ...] = ("vllm", "sglang", "trtllm", "fastertransformer", "gpt-fast")
+
+
+class EngineRelease(BaseModel):
+    """Documented kernel and scheduler features of one engine from release ``since`` on."""
+
+    model_config = _STRICT
+    engine: EngineName
+    since: str = Field(pattern=r"^[0-9]+(\.[0-9]+)*$")
+    gqa_kv_reads: Literal["per_group", "per_query_head"]
+    scheduling: Literal["mixed", "prefill_first"]
+    kv_admission: Literal["reserve_full", "on_demand"]
+    kv_block_tokens: int = Field(ge=0)
+    fp8_quantize: Literal["fused", "separate"]
+    cuda_graphs: bool
+    all_reduce: Literal["custom", "nccl"]
+    kv_memory_fraction: Fraction
+    max_batch: int = Field(ge=0)
+    max_step_tokens: int = Field(gt=0)
+    source: str = Field(min_length=1)
+
+
+class Engines(BaseModel):
+    model_config = _STRICT
+    default: EngineName
+    release: tuple[EngineRelease, ...]
+
+    @model_validator(mode="after")
+    def _every_engine(self) -> "Engines":
+        missing = [e for e in ENGINE_NAMES if not any(r.engine == e for r in self.release)]
+        if missing:
+            raise ValueError(f"no release for engine(s) {', '.join(missing)}")
+        return self
+
+
 class ServingConstants(BaseModel):
     model_config = _STRICT
     gemm_efficiency_vs_mamf: Fraction
     attention_efficiency_vs_mamf: Fraction
+    gemm_stream_overlap: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False, strict=True)]
     layer_latency_us: NonNegative
     step_overhead_us: NonNegative
     collective_launch_us: NonNegative
@@ -81,6 +118,7 @@ class ServingConstants(BaseModel):
     queueing: Queueing
     cost: Cost
     frontend: Frontend
+    engines: Engines
 
     def scale_bits(self, precision: str) -> float:
         return float(getattr(self.scale_bits_per_weight, precision))

@@ -11,6 +11,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from gpuplan.hardware.training_frameworks import FRAMEWORKS, Framework
 
 
 
@@ -34,7 +35,10 @@ class TrainingCalibration(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     gemm_size_curve: tuple[tuple[float, float], ...]
-    attention_kernel: dict[Literal["bf16", "fp16", "fp8"], Literal["flash", "materialized"]]
+    #: The training software's features by name (hardware/training_frameworks.py).
+    frameworks: dict[str, Framework]
+    #: The framework of a profile or case that names none: what a team runs today.
+    default_framework: str
     flash_attention_fwd_efficiency: float = Field(gt=0, le=1)
     flash_attention_bwd_efficiency: float = Field(gt=0, le=1)
     causal_fraction: float = Field(gt=0, le=1)
@@ -48,6 +52,10 @@ class TrainingCalibration(BaseModel):
     kernel_gap_us: float = _NonNeg
     kernels_per_layer_fwd: int = Field(ge=0)
     kernel_busy_fraction: float = Field(gt=0, le=1)
+    #: MoE expert loop (gpuplan/training/moe.py): host launches per local expert and their cost.
+    moe_launches_per_expert_fwd: int = Field(ge=0)
+    moe_launches_per_expert_bwd: int = Field(ge=0)
+    moe_launch_us: float = _NonNeg
     state_convention: Literal["mixed-adam-fp32-grads", "mixed-adam"]
     optimizer_bytes_per_param: float = _NonNeg
     fp8_weight_copy_bytes: float = _NonNeg
@@ -80,17 +88,27 @@ class TrainingCalibration(BaseModel):
             raise ValueError("points must be [size > 0, 0 < fraction <= 1]")
         return tuple(pts)
 
-    @field_validator("attention_kernel")
+    @field_validator("frameworks")
     @classmethod
-    def _kernels(cls, v: dict[str, str]) -> dict[str, str]:
-        missing = {"bf16", "fp16", "fp8"} - set(v)
-        if missing:
-            raise ValueError(f"needs an entry for {', '.join(sorted(missing))}")
+    def _frameworks(cls, v: dict[str, Framework]) -> dict[str, Framework]:
+        missing = set(FRAMEWORKS) - set(v)
+        unknown = set(v) - set(FRAMEWORKS)
+        if missing or unknown:
+            raise ValueError(f"needs exactly {', '.join(FRAMEWORKS)}"
+                             + (f" (missing {', '.join(sorted(missing))})" if missing else "")
+                             + (f" (unknown {', '.join(sorted(unknown))})" if unknown else ""))
         return v
 
-    def attention_for(self, precision: str) -> str:
-        """The attention kernel assumed for a training precision."""
-        return self.attention_kernel[precision]  # type: ignore[index]
+    @field_validator("default_framework")
+    @classmethod
+    def _default(cls, v: str) -> str:
+        if v not in FRAMEWORKS:
+            raise ValueError(f"must be one of {', '.join(FRAMEWORKS)}")
+        return v
+
+    def framework(self, name: str | None) -> Framework:
+        """The features of framework ``name`` (None: the default framework)."""
+        return self.frameworks[name or self.default_framework]
 
     @property
     def state_bytes(self) -> tuple[int, int, int]:

@@ -75,6 +75,9 @@ class TrainingSection(BaseModel):
     deadline_days: Annotated[float, Field(gt=0, le=3650, allow_inf_nan=False, strict=True)] | None = None
     gpus: Annotated[int, Field(ge=1, le=1_048_576, strict=True)] | None = None
     budget_usd: Usd | None = None
+    #: The training software (catalog/calibration/training.toml [frameworks.*]); left out: the
+    #: catalog's default_framework (megatron-core).
+    framework: Literal["megatron-core", "megatron-lm", "megatron-deepspeed", "fsdp"] | None = None
 
     @model_validator(mode="after")
     def _one_target(self) -> "TrainingSection":
@@ -98,6 +101,9 @@ class ServingSection(BaseModel):
     tpot_ms: Millis | None = None
     latency_percentile: Literal["p50", "p90", "p99", "mean"] = "p99"
     spare_replicas: Annotated[int, Field(ge=0, le=1000, strict=True)] = 1
+    #: The serving software (its documented kernels and scheduler by release: gpuplan/serving/engine.py).
+    engine: Literal["vllm", "sglang", "trtllm"] | None = None
+    engine_version: str | None = Field(default=None, min_length=1, max_length=32, pattern=r"^[0-9][0-9A-Za-z.+_-]*$")
 
     @model_validator(mode="after")
     def _lengths(self) -> "ServingSection":
@@ -153,6 +159,7 @@ class TrainingSpec:
     deadline_days: float | None
     gpus: int | None
     budget_usd: float | None
+    framework: str | None = None
 
 
 @dataclass(frozen=True)
@@ -167,6 +174,9 @@ class ServingSpec:
     tpot_ms: float
     latency_percentile: str
     spare_replicas: int
+    engine: str = "vllm"
+    #: None: the newest release the catalog describes.
+    engine_version: str | None = None
 
 
 @dataclass(frozen=True)
@@ -206,11 +216,12 @@ MAX_SLIDING_WINDOW = 1 << 31
 
 # Defaults applied when a field is left out (docs/profile.md lists each with its reason).
 DEFAULT_DEADLINE_DAYS = 90.0
+DEFAULT_SEQUENCE_LENGTH = 4096
 DEFAULT_TTFT_MS = 2000.0
 DEFAULT_TPOT_MS = 50.0
 
 
-def _default_batch_tokens(params: float) -> float:
+def default_batch_tokens(params: float) -> float:
     """Global batch in tokens by model size, after the published runs: GPT-3 (0.5M-3.2M tokens),
     Llama 2 (4M), Llama 3 405B (16M); rounded to a power of two in sequences later."""
     if params < 3e9:
@@ -292,16 +303,20 @@ def resolve_profile(profile: Profile, name: str, catalog: WorkloadCatalog, diges
         t = profile.training
         seq = t.sequence_length
         if seq is None:
-            seq = 4096
-            notes.append(Assumption("training.sequence_length", "4096", "not given; common pretraining length"))
+            seq = DEFAULT_SEQUENCE_LENGTH
+            notes.append(Assumption("training.sequence_length", str(seq), "not given; common pretraining length"))
         gbt = t.global_batch_tokens
         if gbt is None:
-            gbt = _default_batch_tokens(params)
+            gbt = default_batch_tokens(params)
             notes.append(Assumption("training.global_batch_tokens", f"{gbt:.0f}",
                                     "not given; by model size after GPT-3, Llama 2 and Llama 3 runs"))
         if gbt < seq:
             raise InputError(f"global_batch_tokens ({gbt:g}) is smaller than one sequence ({seq})",
                              file=name, field="training.global_batch_tokens")
+        fw = catalog.table("training").framework(t.framework)
+        if t.precision == "fp8" and not fw.fp8:
+            raise InputError(f"framework {t.framework} has no FP8 training recipe",
+                             file=name, field="training.precision")
         deadline = t.deadline_days
         if t.deadline_days is None and t.gpus is None and t.budget_usd is None:
             deadline = DEFAULT_DEADLINE_DAYS
@@ -309,7 +324,7 @@ def resolve_profile(profile: Profile, name: str, catalog: WorkloadCatalog, diges
                                     "no deadline, GPU count or budget given"))
         training = TrainingSpec(tokens=t.tokens, sequence_length=seq, precision=t.precision,
                                 global_batch_tokens=gbt, deadline_days=deadline, gpus=t.gpus,
-                                budget_usd=t.budget_usd)
+                                budget_usd=t.budget_usd, framework=t.framework)
 
     serving = None
     if profile.serving:
@@ -343,9 +358,15 @@ def resolve_profile(profile: Profile, name: str, catalog: WorkloadCatalog, diges
             notes.append(Assumption("serving.tpot_ms", f"{tpot:g}", "not given; 20 tokens/s per user"))
         if "spare_replicas" not in s.model_fields_set:
             notes.append(Assumption("serving.spare_replicas", str(s.spare_replicas), "N+1 availability headroom"))
+        if s.engine is None:
+            notes.append(Assumption("serving.engine", "vllm", "not given; current vLLM release (V1 engine: "
+                                    "chunked prefill mixed into decode steps, GQA-aware decode attention)"))
+        elif s.engine_version is None:
+            notes.append(Assumption("serving.engine_version", "current", f"not given; newest {s.engine} release described"))
         serving = ServingSpec(qps=s.qps, prompt_tokens=prompt, output_tokens=output, context_length=context,
                               precision=s.precision, kv_precision=kv, ttft_ms=ttft, tpot_ms=tpot,
-                              latency_percentile=s.latency_percentile, spare_replicas=s.spare_replicas)
+                              latency_percentile=s.latency_percentile, spare_replicas=s.spare_replicas,
+                              engine=s.engine or "vllm", engine_version=s.engine_version)
 
     c = profile.constraints
     allowed = _allowed_gpus(c, catalog, name)

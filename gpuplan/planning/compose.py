@@ -278,8 +278,8 @@ def _training_notes(plan: TrainingPlan, catalog: Catalog, *, moe: bool) -> list[
     if plan.precision not in cal.validated_precisions:
         regimes.append(f"{plan.precision} training (the cases are {' and '.join(cal.validated_precisions)})")
     if moe and not cal.validated_moe:
-        regimes.append("a mixture-of-experts model (expert-parallel all-to-all is modelled fully exposed, "
-                       "with no DualPipe-style overlap)")
+        regimes.append("a mixture-of-experts model (checked only against the frontier NeMo cases, "
+                       "not the main set)")
     if regimes:
         out.append(Finding(severity="note", code="training-unvalidated-regime", phase="training",
                            field="training.precision" if plan.precision not in cal.validated_precisions

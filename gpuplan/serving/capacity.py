@@ -1,8 +1,12 @@
 """Steady-state continuous batching of one replica, and the rate it sustains within targets.
 
-A replica holds on average ``C`` sequences in decode. Every decode step emits one token for each;
-prefills of new requests interrupt the decode steps (prefill-priority scheduling, vLLM and
-TRT-LLM default) and take ``rho = lam * s_pf`` of the GPU time, ``s_pf`` the prefill service time
+A replica holds on average ``C`` sequences in decode. Every decode step emits one token for each.
+With an engine that mixes prefill chunks into decode steps (in-flight batching, chunked prefill:
+TensorRT-LLM, vLLM V1) a step carries the ``C / n`` prompts that start per step, TPOT is that
+step, ``lam = C / (n * t_step)``, and a prompt waits for the step budget the decode tokens leave
+(:meth:`ReplicaCapacity._at_mixed`). Otherwise (prefill-first engines: SGLang's default, vLLM
+before V1) prefills of new requests interrupt the decode steps and take ``rho = lam * s_pf`` of
+the GPU time, ``s_pf`` the prefill service time
 of one request (a pipeline of ``pp`` stages accepts one every ``t_pf / pp``). So, with ``t0(C)``
 the decode step at concurrency C and ``n = output_tokens - 1`` decode steps per request:
 
@@ -85,6 +89,10 @@ class ReplicaCapacity:
         self.prefill_service_s = self.prefill_latency_s / replica.layout.pp
         full = demand.prompt_tokens + demand.output_tokens
         self.max_sequences = replica.max_sequences(full)
+        eng = replica.engine
+        #: In-flight batching with chunked prefill: prefill shares the decode steps (module doc).
+        self.mixed = eng is not None and eng.features.scheduling == "mixed" and demand.decode_steps > 0
+        self.step_tokens = eng.features.max_step_tokens if eng is not None else 0
         self.fits_context = (replica.max_sequences(max(demand.context_tokens, full)) >= 1)
 
     # -- decode -----------------------------------------------------------------------------------
@@ -92,6 +100,10 @@ class ReplicaCapacity:
         """Decode step of the replica at concurrency C (micro-batches of C / min(pp, C) with PP)."""
         c = max(concurrency, 1.0)
         micro = min(self.replica.layout.pp, c)
+        if self.mixed:
+            # Each step also carries the prompts of the C / n requests that start per step.
+            share = c / self.demand.decode_steps / micro
+            return self.replica.step(c / micro, self.mean_context, share, self.demand.prompt_tokens)
         return self.replica.decode_step(c / micro, self.mean_context)
 
     def rate(self, concurrency: float, step_s: float | None = None) -> float:
@@ -104,9 +116,42 @@ class ReplicaCapacity:
         if n == 0:
             return min(c / max(self.max_sequences, 1), 1.0) / self.prefill_service_s
         t0 = self.step(concurrency).total_s if step_s is None else step_s
+        if self.mixed:
+            return c / (n * t0)
         return c / (n * t0 + c * self.prefill_service_s)
 
+    def _at_mixed(self, concurrency: float) -> Workpoint:
+        """Workpoint of mixed steps: TPOT is the mixed step; a prompt is prefilled in chunks of the
+        step budget the decode tokens leave (``max_step_tokens - C``), so it needs
+        ``ceil(prompt / chunk)`` steps, and waits (M/G/1) for the budget the other prompts hold."""
+        d = self.demand
+        step = self.step(concurrency)
+        t0 = step.total_s
+        c = max(concurrency, 0.0)
+        lam = self.rate(concurrency, t0)
+        micro = min(self.replica.layout.pp, max(c, 1.0))
+        chunk = self.step_tokens - c / micro
+        if chunk <= 0:
+            s, base, rho = math.inf, math.inf, math.inf
+        else:
+            # A step carrying one of this prompt's chunks: the decode batch plus a full chunk.
+            piece = min(d.prompt_tokens, chunk)
+            full_step = self.replica.step(c / micro, self.mean_context, piece / d.prompt_tokens,
+                                          d.prompt_tokens).total_s
+            base = math.ceil(d.prompt_tokens / chunk) * full_step
+            s = full_step * d.prompt_tokens / chunk
+            rho = lam * s
+        mean = wait_s(lam, s, "mean", self.scv) + base + t0 / 2 if rho < 1 else math.inf
+        pct = d.percentile
+        stat = mean if pct == "mean" else (wait_s(lam, s, pct, self.scv) + base + t0 if rho < 1 else math.inf)
+        p99 = wait_s(lam, s, "p99", self.scv) + base + t0 if rho < 1 else math.inf
+        return Workpoint(concurrency=concurrency, rate=lam, rho=rho, tpot_s=t0, step=step, step_s=t0,
+                         prefill_latency_s=base, prefill_service_s=s, ttft_mean_s=mean,
+                         ttft_target_stat_s=stat, ttft_p99_s=p99, step_count=d.decode_steps)
+
     def at(self, concurrency: float) -> Workpoint:
+        if self.mixed:
+            return self._at_mixed(concurrency)
         step = self.step(concurrency)
         decoding = self.demand.decode_steps > 0
         t0 = step.total_s if decoding else 0.0
@@ -194,12 +239,14 @@ def static_batch_tokens_per_s(replica: Replica, batch: int, prompt: int, output:
     return batch * output / total
 
 
-def offline_tokens_per_s(replica: Replica, prompt: int, output: int) -> tuple[float, int]:
-    """Offline maximum throughput: the largest batch whose full-length cache fits, continuously
-    refilled, prefill amortised over the output (``lam * output`` at that concurrency).
+def offline_tokens_per_s(replica: Replica, prompt: int, output: int,
+                         batch: int | None = None) -> tuple[float, int]:
+    """Offline maximum throughput: the largest batch whose full-length cache fits (or ``batch``),
+    continuously refilled, prefill amortised over the output (``lam * output`` at that concurrency).
 
     Returns (output tokens/s, batch)."""
-    batch = replica.max_sequences(prompt + output)
+    if batch is None:
+        batch = replica.max_sequences(prompt + output)
     if batch < 1:
         return 0.0, 0
     mean_ctx = mean_cached_tokens(prompt, output, replica.arch.sliding_window)

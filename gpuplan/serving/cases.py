@@ -1,6 +1,9 @@
 """Predict the figures of serving validation cases (``[case.run]`` schema below).
 
-Run fields (``../shared/validation/README.md``): ``gpu``, ``gpus``, ``tp``, ``pp``, ``ep``,
+Run fields (``../shared/validation/README.md``): ``gpu``, ``gpus``, ``tp``, ``pp``, ``ep`` (the
+layout is searched as ``recommend`` searches it when ``tp`` is left out, and ``ep`` when an MoE case
+leaves it out: best per-GPU throughput, or lowest latency for latency-only cases), ``engine``,
+``engine_version`` (:mod:`gpuplan.serving.engine`; left out = current vLLM),
 ``precision``, ``kv_precision``, ``batch`` or ``scenario = "offline"``, ``prompt_tokens``,
 ``output_tokens``. ``gpus`` may be a multiple of the replica size (independent replicas).
 
@@ -21,8 +24,13 @@ from gpuplan.model.case import CaseInput, NotModelled
 from gpuplan.hardware.loader import Catalog
 from gpuplan.core.errors import InputError
 from gpuplan.core.io import pydantic_error
+from gpuplan.hardware.schema import Gpu
+from gpuplan.hardware.serving_calibration import serving_constants
+from gpuplan.serving.engine import Engine, resolve_engine
+from gpuplan.serving.links import links_for
 from gpuplan.serving.fixed import evaluate_fixed
 from gpuplan.serving.model import Layout
+from gpuplan.serving.planner import candidate_layouts
 
 Count = Annotated[int, Field(ge=1, le=1_048_576, strict=True)]
 FIGURES = ("decode_tokens_per_s", "tpot_ms", "ttft_ms", "output_tokens_per_s", "output_tokens_per_s_per_gpu")
@@ -72,7 +80,65 @@ def predict(case: CaseInput, catalog: Catalog) -> dict[str, float]:
     run = _run(case)
     where = f"case[{case.id}].run"
     gpu = catalog.gpu(run.gpu, file=case.file, field_path=f"{where}.gpu")
-    layout = Layout(tp=run.tp, pp=run.pp, ep=run.ep)
+    k = serving_constants(catalog)
+    engine = resolve_engine(k, run.engine, run.engine_version)
+    layouts = _layouts(case, run, gpu, catalog)
+    if len(layouts) == 1:
+        out = _figures(case, run, gpu, layouts[0], engine, catalog, where)
+        return {f: out[f] for f in case.figures}
+    # The layout is the planner's to choose (README: searched when tp is not given): the best
+    # per-GPU throughput when a throughput figure is asked, else the lowest latency.
+    best: tuple[float, dict[str, float]] | None = None
+    for lay in layouts:
+        try:
+            out = _figures(case, run, gpu, lay, engine, catalog, where)
+        except InputError:
+            continue
+        score = _score(out, case.figures)
+        if best is None or score < best[0]:
+            best = (score, {f: out[f] for f in case.figures})
+    if best is None:
+        raise InputError(f"no layout of {run.gpus or 'any number of'} {gpu.id} GPUs holds the model with "
+                         f"{run.prompt_tokens + run.output_tokens}-token sequences", file=case.file, field=where)
+    return best[1]
+
+
+def _layouts(case: CaseInput, run: ServingRun, gpu: Gpu, catalog: Catalog) -> list[Layout]:
+    """The given layout, or the planner's candidates that match the given fields and divide ``gpus``.
+
+    Searched when ``tp`` is not given, and ``ep`` when an MoE case gives none."""
+    given = run.model_fields_set
+    arch = case.arch
+    assert arch is not None
+    if "tp" in given and ("ep" in given or not arch.is_moe):
+        return [Layout(tp=run.tp, pp=run.pp, ep=run.ep)]
+    links = links_for(gpu, catalog, serving_constants(catalog).collective_launch_us)
+    out = []
+    for lay in candidate_layouts(arch, links):
+        if any(f in given and getattr(lay, f) != getattr(run, f) for f in ("tp", "pp", "ep")):
+            continue
+        if run.gpus is not None and (lay.gpus > run.gpus or run.gpus % lay.gpus):
+            continue
+        out.append(lay)
+    if "tp" in given and not out:
+        return [Layout(tp=run.tp, pp=run.pp, ep=run.ep)]
+    return out or [Layout(tp=run.tp, pp=run.pp, ep=run.ep)]
+
+
+def _score(out: dict[str, float], figures: tuple[str, ...]) -> float:
+    """Lower is better: minus the throughput per GPU when a throughput figure is asked, else the
+    latency figure asked."""
+    if {"output_tokens_per_s", "output_tokens_per_s_per_gpu"} & set(figures):
+        return -out["output_tokens_per_s_per_gpu"]
+    if "ttft_ms" in figures and not {"tpot_ms", "decode_tokens_per_s"} & set(figures):
+        return out["ttft_ms"]
+    return out["tpot_ms"]
+
+
+def _figures(case: CaseInput, run: ServingRun, gpu: Gpu, layout: Layout, engine: Engine, catalog: Catalog,
+             where: str) -> dict[str, float]:
+    """Every figure of ``case`` at one layout (``gpus`` / layout.gpus independent replicas)."""
+    assert case.arch is not None
     problem = layout.check(case.arch)
     if problem:
         raise InputError(problem, file=case.file, field=where)
@@ -89,14 +155,14 @@ def predict(case: CaseInput, catalog: Catalog) -> dict[str, float]:
     out: dict[str, float] = {}
     if latency_figs:
         lat = evaluate_fixed(case.arch, gpu, layout, run.precision, run.prompt_tokens, run.output_tokens, catalog,
-                             kv_precision=run.kv_precision, batch=latency_batch)
+                             kv_precision=run.kv_precision, batch=latency_batch, engine=engine)
         out.update(decode_tokens_per_s=lat.decode_tokens_per_s, tpot_ms=lat.tpot_ms, ttft_ms=lat.ttft_ms)
     if set(case.figures) - latency_figs:
         thr = evaluate_fixed(case.arch, gpu, layout, run.precision, run.prompt_tokens, run.output_tokens, catalog,
-                             kv_precision=run.kv_precision, batch=run.batch)
+                             kv_precision=run.kv_precision, batch=run.batch, engine=engine)
         if run.batch is None and not thr.fits:
-            raise InputError(f"the model does not fit {gpu.id} at tp {run.tp}, pp {run.pp} with "
+            raise InputError(f"the model does not fit {gpu.id} at tp {layout.tp}, pp {layout.pp} with "
                              f"{run.prompt_tokens + run.output_tokens}-token sequences", file=case.file, field=where)
         out["output_tokens_per_s"] = thr.output_tokens_per_s * replicas
         out["output_tokens_per_s_per_gpu"] = thr.output_tokens_per_s * replicas / gpus
-    return {f: out[f] for f in case.figures}
+    return out

@@ -14,6 +14,8 @@ from gpuplan.hardware.schema import Gpu
 from gpuplan.physics.kv_cache import mean_cached_tokens
 from gpuplan.serving.capacity import offline_tokens_per_s, static_batch_tokens_per_s
 from gpuplan.hardware.serving_calibration import serving_constants
+from gpuplan.serving.engine import Engine
+from gpuplan.serving.mixed import mixed_offline_tokens_per_s, offline_batch
 from gpuplan.serving.model import GIB, Layout, build_replica, default_kv_precision
 
 
@@ -44,18 +46,25 @@ class FixedResult:
 
 def evaluate_fixed(arch: Architecture, gpu: Gpu, layout: Layout, precision: str, prompt_tokens: int,
                    output_tokens: int, catalog: Catalog, *, kv_precision: str | None = None,
-                   batch: int | None = None) -> FixedResult:
+                   batch: int | None = None, engine: Engine | None = None) -> FixedResult:
     """Figures of ``layout`` on ``gpu`` at ``batch`` sequences, or (``batch=None``) offline.
 
     Offline: the largest batch whose full-length KV cache fits, continuously refilled, prefill
-    amortised (``lam * output`` of :func:`~gpuplan.serving.capacity.offline_tokens_per_s`).
+    amortised (``lam * output`` of :func:`~gpuplan.serving.capacity.offline_tokens_per_s`), or
+    with an engine that mixes prefill into decode steps the steady state of
+    :mod:`gpuplan.serving.mixed`. ``engine`` None: the catalog's default engine (current vLLM).
     """
     k = serving_constants(catalog)
     kv = kv_precision or default_kv_precision(precision)
-    replica = build_replica(gpu, arch, layout, precision, kv, k, catalog)
+    replica = build_replica(gpu, arch, layout, precision, kv, k, catalog, engine=engine)
     cap = replica.max_sequences(prompt_tokens + output_tokens)
     if batch is None:
-        throughput, used = offline_tokens_per_s(replica, prompt_tokens, output_tokens)
+        used = offline_batch(replica, prompt_tokens, output_tokens)
+        eng = replica.engine
+        if eng is not None and eng.features.scheduling == "mixed" and output_tokens > 1:
+            throughput = mixed_offline_tokens_per_s(replica, prompt_tokens, output_tokens, used)
+        else:
+            throughput, _ = offline_tokens_per_s(replica, prompt_tokens, output_tokens, used)
         used = max(used, 1)
     else:
         used = batch

@@ -54,13 +54,18 @@ class Links:
             return self.pcie
         return self.network.scaleout
 
-    def all_reduce_s(self, size_bytes: float, group: int) -> float:
-        """All-reduce of ``size_bytes`` over ``group`` GPUs, hierarchical across servers."""
+    def all_reduce_s(self, size_bytes: float, group: int, in_network: bool = True) -> float:
+        """All-reduce of ``size_bytes`` over ``group`` GPUs, hierarchical across servers.
+
+        ``in_network`` False: peer-to-peer kernels (an engine's custom all-reduce) that move the
+        ring's ``2(n-1)/n`` bytes even where the switch could reduce (NVLS)."""
         if group <= 1 or size_bytes <= 0:
             return 0.0
         if group <= self.local_domain:
             tier = self.tier(group)
             assert tier is not None
+            if not in_network:
+                tier = Tier(tier.bandwidth_bytes_per_s, tier.latency_s, False)
             return all_reduce_s(size_bytes, group, tier) + self.launch_s
         if self.network.scaleout is None:
             return math.inf

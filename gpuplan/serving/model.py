@@ -25,137 +25,39 @@ from gpuplan.hardware.loader import Catalog
 from gpuplan.hardware.schema import Gpu
 from gpuplan.physics.kv_cache import cached_tokens, kv_bytes_per_token_per_gpu
 from gpuplan.hardware.serving_calibration import ServingConstants
+from gpuplan.serving.engine import KERNELS_PER_LAYER, Engine, resolve_engine
+from gpuplan.serving.moe import extra_kernels, permute_elements_per_token, tile_efficiency
 from gpuplan.serving.links import Links, links_for
+from gpuplan.serving.weights import (  # noqa: F401  (re-exported)
+    WEIGHT_BITS,
+    ComputePath,
+    WeightBytes,
+    compute_path,
+    default_kv_precision,
+    sixteen_bit,
+    weight_bytes,
+    weight_stream_factor,
+)
+from gpuplan.serving.shapes import (  # noqa: F401  (re-exported: the model's public names)
+    activation_elements_per_token,
+    attention_flops_per_pair,
+    causal_pairs,
+    expected_experts_touched,
+    gemm_input_elements_per_token,
+)
 
 GIB = 2**30
-#: Bits per stored weight of each serving precision (format definitions).
-WEIGHT_BITS: dict[str, float] = {"bf16": 16, "fp16": 16, "fp8": 8, "int8": 8, "int4": 4, "fp4": 4}
+def gemm_time_s(math_s: float, stream_s: float, overlap: float) -> float:
+    """A GEMM's time from its math and DRAM-stream times: ``max + min * (1 - overlap * imbalance)``.
 
-
-# -- compute dtype -------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class ComputePath:
-    """How weights of one precision are multiplied on one GPU."""
-
-    precision: str
-    #: dtype of the tensor-core math.
-    math: str
-    #: False when the GPU lacks the format's math and the weights are dequantised (weight-only).
-    native: bool
-    note: str = ""
-
-
-def sixteen_bit(gpu: Gpu) -> str:
-    """The GPU's 16-bit math: bf16 where it has bf16 tensor cores, else fp16 (T4, V100)."""
-    return "bf16" if gpu.bf16_dense_tflops else "fp16"
-
-
-def compute_path(gpu: Gpu, precision: str) -> ComputePath:
-    """Math dtype for weights stored at ``precision`` on ``gpu``.
-
-    bf16/fp16: 16-bit math (fp16 where bf16 is missing). int8/int4: weight-only quantisation,
-    16-bit math (AWQ/GPTQ/Marlin kernels dequantise in registers). fp8: fp8 math where the GPU
-    has it, else weight-only fp8 with 16-bit math. fp4: fp4 math where supported, else
-    dequantised to fp8 math, else to 16-bit math; weight bytes stay 4-bit plus scales.
-    """
-    base = sixteen_bit(gpu)
-    if precision in ("bf16", "fp16"):
-        math_dtype = "fp16" if precision == "fp16" or base == "fp16" else "bf16"
-        note = "" if math_dtype == precision else f"{gpu.id} has no bf16 tensor cores: fp16 math"
-        return ComputePath(precision, math_dtype, True, note)
-    if precision in ("int8", "int4"):
-        return ComputePath(precision, base, True, f"{precision} weight-only: {base} math")
-    if precision == "fp8":
-        if gpu.fp8_dense_tflops:
-            return ComputePath(precision, "fp8", True)
-        return ComputePath(precision, base, False,
-                           f"{gpu.id} has no fp8 tensor cores: fp8 weights served weight-only, {base} math")
-    if precision == "fp4":
-        if gpu.fp4_dense_tflops:
-            return ComputePath(precision, "fp4", True)
-        fallback = "fp8" if gpu.fp8_dense_tflops else base
-        return ComputePath(precision, fallback, False,
-                           f"{gpu.id} has no fp4 tensor cores: fp4 weights dequantised to {fallback} math")
-    raise ValueError(f"unknown precision {precision!r}")
-
-
-def weight_stream_factor(path: ComputePath, k: ServingConstants) -> float:
-    """Bandwidth share a GEMM keeps when it dequantises its weights in the loop (weight-only int8/
-    int4, fp8 without fp8 math, fp4 without fp4 math); 1 when the format is multiplied natively."""
-    weight_only = path.precision in ("int8", "int4") or (path.precision in ("fp8", "fp4") and not path.native)
-    return k.weight_only_factor(path.precision) if weight_only else 1.0
-
-
-def default_kv_precision(precision: str) -> str:
-    """KV dtype when none is given: follows the weights (bf16/fp16/fp8), fp8 for fp4, else bf16.
-
-    Same rule as the profile (gpuplan/model/profile.py)."""
-    if precision in ("bf16", "fp16", "fp8"):
-        return precision
-    return "fp8" if precision == "fp4" else "bf16"
-
-
-# -- weights -------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class WeightBytes:
-    """Bytes of the whole model by part, at a serving precision."""
-
-    attention: float     # all layers' attention projections (quantised)
-    dense_mlp: float     # MLPs of the dense layers (quantised)
-    expert: float        # one routed expert of one layer (quantised)
-    shared: float        # shared experts of one MoE layer (quantised)
-    router: float        # all routers (16-bit)
-    norms: float         # all norms (16-bit)
-    embedding: float     # 16-bit
-    lm_head: float       # 16-bit; 0 when tied to the embedding
-    moe_layers: int
-    experts: int
-
-    @property
-    def layer_parts(self) -> float:
-        """Everything that scales with the layer count."""
-        return (self.attention + self.dense_mlp + self.moe_layers * (self.experts * self.expert + self.shared)
-                + self.router + self.norms)
-
-    @property
-    def total(self) -> float:
-        return self.layer_parts + self.embedding + self.lm_head
-
-
-def weight_bytes(arch: Architecture, precision: str, k: ServingConstants) -> WeightBytes:
-    """Weight bytes by part: linear layers at ``bits + scale bits``, the rest in 16 bit.
-
-    Quantisation recipes (TensorRT Model Optimizer, vLLM fp8/AWQ/GPTQ, NVFP4 checkpoints) quantise
-    the linear layers of the transformer blocks and keep embeddings, LM head, norms and routers in
-    16 bit.
-    """
-    q = (WEIGHT_BITS[precision] + k.scale_bits(precision)) / 8
-    half = 2.0
-    head = 0 if arch.tied_embeddings else arch.vocab * arch.hidden
-    return WeightBytes(
-        attention=arch.layers * arch.attention_params_per_layer * q,
-        dense_mlp=arch.dense_layer_count * arch.dense_mlp_params * q,
-        expert=arch.expert_params * q if arch.is_moe else 0.0,
-        shared=arch.shared_experts * arch.expert_params * q if arch.is_moe else 0.0,
-        router=arch.moe_layers * arch.hidden * arch.experts * half,
-        norms=(2 * arch.layers + 1) * arch.hidden * half,
-        embedding=arch.vocab * arch.hidden * half,
-        lm_head=head * half,
-        moe_layers=arch.moe_layers,
-        experts=arch.experts,
-    )
-
-
-def expected_experts_touched(experts: int, active: int, tokens: float) -> float:
-    """Distinct routed experts a step of ``tokens`` tokens touches in one MoE layer.
-
-    With uniform top-k routing each expert is missed by one token with probability ``1 - k/E``,
-    so ``E * (1 - (1 - k/E)^tokens)`` experts are touched (active experts at batch 1, all of
-    them at large batch; aiconfigurator caps the same read with ``min(E, tokens * k)``).
-    """
-    if experts <= 0:
+    ``imbalance = 1 - min / max``: far from the ridge point the shorter part hides under the
+    longer (a compute-bound prefill streams its weights and activations while it multiplies); at
+    the ridge neither does (the roofline knee, where measured GEMMs fall furthest below both
+    roofs). ``overlap`` 0 is the no-overlap roofline ``math + stream``."""
+    hi, lo = max(math_s, stream_s), min(math_s, stream_s)
+    if hi <= 0:
         return 0.0
-    return experts * (1.0 - (1.0 - active / experts) ** max(tokens, 0.0))
+    return hi + lo * (1.0 - overlap * (1.0 - lo / hi))
 
 
 # -- layout ---------------------------------------------------------------------------------------
@@ -260,13 +162,16 @@ class Replica:
     # per GPU of the largest pipeline stage
     resident_weight_bytes: float
     kv_bytes_per_token_stage: float
+    #: The serving engine's features (None: the bare model, no engine effects).
+    engine: Engine | None = None
 
     # -- memory ---------------------------------------------------------------------------------
     @property
     def kv_budget_bytes(self) -> float:
         """KV bytes per GPU: ``(usable - weights - runtime overhead) * kv_memory_fraction``."""
         free = self.gpu.memory_usable_gib * GIB - self.resident_weight_bytes - self.k.runtime_overhead_gib * GIB
-        return max(0.0, free) * self.k.kv_memory_fraction
+        fraction = self.engine.features.kv_memory_fraction if self.engine else self.k.kv_memory_fraction
+        return max(0.0, free) * fraction
 
     def sequence_bytes(self, context: float) -> float:
         """KV bytes per GPU of one sequence of ``context`` tokens (window-capped)."""
@@ -288,7 +193,11 @@ class Replica:
         local_tokens = tokens / lay.dp
         moe_ar = a.moe_layers if lay.ep == 1 else 0
         n_ar = a.layers + a.dense_layer_count + moe_ar
-        t = n_ar * self.links.all_reduce_s(local_tokens * a.hidden * act, lay.tp)
+        # Custom all-reduce kernels are peer-to-peer (one-shot / two-shot): no NVLS reduction.
+        in_network = self.engine is None or self.engine.features.all_reduce != "custom"
+        t = n_ar * self.links.all_reduce_s(local_tokens * a.hidden * act, lay.tp, in_network)
+        if lay.tp > 1 and self.engine is not None:
+            t += n_ar * self.engine.all_reduce_extra_us * 1e-6
         if lay.ep > 1 and a.moe_layers:
             per_rank = tokens / lay.expert_shards * a.active_experts * a.hidden * act
             t += 2 * a.moe_layers * self.links.all_to_all_s(per_rank, lay.expert_shards)
@@ -319,36 +228,59 @@ class Replica:
         local = tokens / self.layout.dp
         flops = (local * self.gemm_flops_per_token + tokens * self.expert_flops_per_token
                  + logits / self.layout.dp * self.lm_head_flops_per_token)
+        # Expert GEMMs compute whole row tiles (serving/moe.py): the padding costs math time.
+        padding = tokens * self.expert_flops_per_token * (1.0 / tile_efficiency(a.experts, a.active_experts, tokens) - 1.0)
         act = local * self.activation_bytes_per_token
+        if a.is_moe:
+            copies = local if self.layout.ep == 1 else tokens / self.layout.expert_shards
+            act += copies * permute_elements_per_token(a) * self.k.activation_bytes
         mem_s = (w - quantised + quantised / self.weight_stream_factor + act) / self.bandwidth
-        return flops / self.matmul_flops_per_s + mem_s, mem_s, flops, w, act
+        math_s = (flops + padding) / self.matmul_flops_per_s
+        return gemm_time_s(math_s, mem_s, self.k.gemm_stream_overlap), mem_s, flops, w, act
+
+    def step(self, batch: float, mean_context: float, requests: float = 0.0, prompt: int = 0) -> StepTime:
+        """One engine step: ``batch`` decode tokens over caches of ``mean_context`` tokens, plus
+        prefill of ``requests`` prompts of ``prompt`` tokens (a mixed step of in-flight batching
+        when both are given; fractional ``requests`` is a steady-state share of a chunked prompt).
+
+        The decode and prefill tokens share one weight stream and one set of fixed costs; decode
+        attention reads each cache once (``kv_read_factor`` times for engines that read a grouped
+        KV head per query head), prefill attention is causal over the prompt."""
+        a = self.arch
+        b = max(batch, 0.0)
+        prompt_tokens = requests * prompt
+        tokens = b + prompt_tokens
+        gemm_s, mem_s, flops, w, act = self._gemm(max(tokens, 1.0), b + requests)
+        eng = self.engine
+        ctx = cached_tokens(mean_context, a.sliding_window)
+        local, local_req = b / self.layout.dp, requests / self.layout.dp
+        kv_decode = local * ctx * self.kv_bytes_per_token
+        kv_decode *= eng.kv_read_factor(a.heads, a.kv_heads) if eng else 1.0
+        f_decode = local * ctx * self.attn_flops_per_pair_decode
+        kv_prefill = local_req * prompt * self.kv_bytes_per_token
+        f_prefill = local_req * causal_pairs(prompt, a.sliding_window) * self.attn_flops_per_pair_prefill
+        # Decode and prefill attention are separate kernels: each takes its own roofline.
+        attn_s = (max(f_decode / self.attention_flops_per_s, kv_decode / self.bandwidth)
+                  + max(f_prefill / self.attention_flops_per_s, kv_prefill / self.bandwidth))
+        kv, f_attn = kv_decode + kv_prefill, f_decode + f_prefill
+        comm_s = self._comm_s(max(tokens, 1.0)) + self._handoffs_s(max(tokens, 1.0))
+        per_kernel_us = self.k.layer_latency_us / KERNELS_PER_LAYER
+        fixed_s = (a.layers * self.k.layer_latency_us + extra_kernels(a) * per_kernel_us
+                   + self.k.step_overhead_us) * 1e-6
+        if eng is not None:
+            # Without CUDA graphs the host launches every kernel: the step lasts at least that long.
+            busy = gemm_s + attn_s + comm_s + fixed_s
+            fixed_s += max(0.0, eng.launch_s(a.layers) - busy)
+        return StepTime(gemm_s=gemm_s, attention_s=attn_s, comm_s=comm_s, fixed_s=fixed_s,
+                        flops=flops + f_attn, weight_bytes=w, kv_bytes=kv, activation_bytes=act, gemm_memory_s=mem_s)
 
     def decode_step(self, batch: float, mean_context: float) -> StepTime:
         """One decode step of ``batch`` sequences whose cache holds ``mean_context`` tokens on average."""
-        b = max(batch, 1.0)
-        ctx = cached_tokens(mean_context, self.arch.sliding_window)
-        gemm_s, mem_s, flops, w, act = self._gemm(b, b)
-        local = b / self.layout.dp
-        kv = local * ctx * self.kv_bytes_per_token
-        f_attn = local * ctx * self.attn_flops_per_pair_decode
-        attn_s = max(f_attn / self.attention_flops_per_s, kv / self.bandwidth)
-        return StepTime(gemm_s=gemm_s, attention_s=attn_s, comm_s=self._comm_s(b) + self._handoffs_s(b),
-                        fixed_s=self.arch.layers * self.k.layer_latency_us * 1e-6 + self.k.step_overhead_us * 1e-6,
-                        flops=flops + f_attn, weight_bytes=w, kv_bytes=kv, activation_bytes=act, gemm_memory_s=mem_s)
+        return self.step(max(batch, 1.0), mean_context)
 
     def prefill_step(self, requests: int, prompt: int) -> StepTime:
         """One prefill step of ``requests`` prompts of ``prompt`` tokens (logits of the last token only)."""
-        tokens = requests * prompt
-        gemm_s, mem_s, flops, w, act = self._gemm(tokens, requests)
-        pairs = causal_pairs(prompt, self.arch.sliding_window)
-        local_req = requests / self.layout.dp
-        f_attn = local_req * pairs * self.attn_flops_per_pair_prefill
-        kv = local_req * prompt * self.kv_bytes_per_token
-        attn_s = max(f_attn / self.attention_flops_per_s, kv / self.bandwidth)
-        return StepTime(gemm_s=gemm_s, attention_s=attn_s,
-                        comm_s=self._comm_s(tokens) + self._handoffs_s(tokens),
-                        fixed_s=self.arch.layers * self.k.layer_latency_us * 1e-6 + self.k.step_overhead_us * 1e-6,
-                        flops=flops + f_attn, weight_bytes=w, kv_bytes=kv, activation_bytes=act, gemm_memory_s=mem_s)
+        return self.step(0.0, 0.0, requests, prompt)
 
     def prefill_s(self, requests: int, prompt: int) -> float:
         """Time to prefill ``requests`` prompts, packed ``prefill_tokens_per_step`` tokens a step.
@@ -362,56 +294,9 @@ class Replica:
         return t
 
 
-def causal_pairs(prompt: int, window: int = 0) -> float:
-    """(query, key) pairs of causal attention over ``prompt`` tokens: ``sum_i min(i, window)``."""
-    if not window or prompt <= window:
-        return prompt * (prompt + 1) / 2
-    return window * (window + 1) / 2 + (prompt - window) * window
-
-
-def attention_flops_per_pair(arch: Architecture, absorbed: bool) -> float:
-    """FLOPs of one (query, key) pair in one layer, all heads: QK^T plus AV.
-
-    MHA/GQA: ``4 * heads * head_dim``. MLA prefill (decompressed K, V): ``2 * heads * (head_dim +
-    rope_head_dim + v_head_dim)``. MLA decode with the up-projections absorbed into the query and
-    output (DeepSeek-V2 section 2.1.2): ``2 * heads * (2 * kv_lora_rank + rope_head_dim)``.
-    """
-    if not arch.is_mla:
-        return 4.0 * arch.heads * arch.head_dim
-    if absorbed:
-        return 2.0 * arch.heads * (2 * arch.kv_lora_rank + arch.rope_head_dim)
-    v = arch.v_head_dim or arch.head_dim
-    return 2.0 * arch.heads * (arch.head_dim + arch.rope_head_dim + v)
-
-
-def activation_elements_per_token(arch: Architecture, tp: int) -> float:
-    """Activation elements one token reads and writes in DRAM per step, all layers, one TP rank.
-
-    GEMM inputs and outputs (QKV in/out, attention out, O-proj in/out, MLP up in/out, gated
-    activation in/out, down in/out) and two fused residual-add + norm passes; the tensors that TP
-    splits count ``1/tp``. LLM-Viewer (model_analyzer.py) counts the same load_act/store_act.
-    """
-    h = arch.hidden
-    if arch.is_mla:
-        qkv_out = (arch.heads * (arch.head_dim + arch.rope_head_dim)) / tp + arch.kv_lora_rank + arch.rope_head_dim
-        attn_out = arch.heads * (arch.v_head_dim or arch.head_dim) / tp
-    else:
-        qkv_out = (arch.heads + 2 * arch.kv_heads) * arch.head_dim / tp
-        attn_out = arch.heads * arch.head_dim / tp
-    gate = 2 if arch.gated_mlp else 1
-
-    def mlp(width: float) -> float:
-        return h + gate * width / tp + (gate + 1) * width / tp + width / tp + h
-
-    dense = mlp(arch.ffn)
-    moe = mlp((arch.active_experts + arch.shared_experts) * arch.expert_ffn) if arch.is_moe else 0.0
-    attention = h + qkv_out + 2 * attn_out + h
-    norms = 2 * 3 * h
-    return (arch.layers * (attention + norms) + arch.dense_layer_count * dense + arch.moe_layers * moe)
-
-
 def build_replica(gpu: Gpu, arch: Architecture, layout: Layout, precision: str, kv_dtype: str,
-                  k: ServingConstants, catalog: Catalog, links: Links | None = None) -> Replica:
+                  k: ServingConstants, catalog: Catalog, links: Links | None = None,
+                  engine: Engine | None = None) -> Replica:
     """Per-GPU constants of one replica (rates are datasheet peaks times measured efficiencies)."""
     path = compute_path(gpu, precision)
     peak = gpu.peak_tflops(path.math)
@@ -432,6 +317,7 @@ def build_replica(gpu: Gpu, arch: Architecture, layout: Layout, precision: str, 
     ends = wb.embedding + wb.lm_head if pp == 1 else max(wb.embedding, wb.lm_head)
     resident = ((wb.attention + wb.dense_mlp + wb.moe_layers * wb.shared + wb.norms + wb.router) * layers_stage / tp
                 + wb.moe_layers * wb.experts * wb.expert * layers_stage / shards + ends / tp)
+    eng = engine if engine is not None else resolve_engine(k)
     lm_head_params = arch.vocab * arch.hidden
     expert_active = arch.moe_layers * arch.active_experts * arch.expert_params
     dense_active = arch.active_matmul_params - lm_head_params - expert_active
@@ -446,8 +332,11 @@ def build_replica(gpu: Gpu, arch: Architecture, layout: Layout, precision: str, 
         lm_head_flops_per_token=2.0 * lm_head_params / tp,
         attn_flops_per_pair_prefill=arch.layers * attention_flops_per_pair(arch, False) / tp,
         attn_flops_per_pair_decode=arch.layers * attention_flops_per_pair(arch, True) / tp,
-        activation_bytes_per_token=activation_elements_per_token(arch, tp) * k.activation_bytes,
+        activation_bytes_per_token=(activation_elements_per_token(arch, tp) * k.activation_bytes
+                                    + (3.0 * gemm_input_elements_per_token(arch, tp)
+                                       if eng.separate_quantize(precision, path.native) else 0.0)),
         kv_bytes_per_token=kv_bytes_per_token_per_gpu(arch, kv_dtype, tp, 1),
         resident_weight_bytes=resident,
         kv_bytes_per_token_stage=kv_bytes_per_token_per_gpu(arch, kv_dtype, tp, pp),
+        engine=eng,
     )

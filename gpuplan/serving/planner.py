@@ -23,6 +23,8 @@ from gpuplan.physics.roofline import arithmetic_intensity, bound, ridge_point
 from gpuplan.serving import disagg
 from gpuplan.serving.capacity import Demand, ReplicaCapacity, Workpoint
 from gpuplan.hardware.serving_calibration import ServingConstants, serving_constants
+from gpuplan.serving.engine import resolve_engine
+from gpuplan.serving.frontier import layout_frontier
 from gpuplan.serving.fleet import FleetCost, fleet_cost, usd_per_million_tokens
 from gpuplan.serving.links import Links, links_for
 from gpuplan.serving.model import GIB, Layout, Replica, build_replica
@@ -174,7 +176,8 @@ def _gpu_options(gpu: Gpu, workload: Workload, demand: Demand, k: ServingConstan
     links = links_for(gpu, catalog, k.collective_launch_us)
     options, replicas = [], []
     for lay in candidate_layouts(workload.arch, links):
-        rep = build_replica(gpu, workload.arch, lay, s.precision, s.kv_precision, k, catalog, links)
+        rep = build_replica(gpu, workload.arch, lay, s.precision, s.kv_precision, k, catalog, links,
+                            engine=resolve_engine(k, s.engine, s.engine_version))
         replicas.append(rep)
         options.append(evaluate(rep, demand, s.qps, s.spare_replicas, c.pricing, k, c.budget_usd, c.power_limit_kw))
     options.sort(key=lambda o: o.rank())
@@ -221,6 +224,10 @@ def plan_serving(workload: Workload, catalog: Catalog) -> ServingResult:
     replicas_for_disagg = per_gpu[chosen.gpu.id][1]
     comparison = disagg.compare(replicas_for_disagg, demand, s.qps, chosen.active * chosen.replica.layout.gpus)
     plan = _plan_out(chosen, workload, meeting, best, comparison, alternatives)
+    points = [p for o in per_gpu[chosen.gpu.id][0] for p in layout_frontier(o.capacity, _layout_name(o.replica.layout))]
+    engine_line = chosen.replica.engine.summary() if chosen.replica.engine else None
+    plan = plan.model_copy(update={"frontier": points,
+                                   "reasons": plan.reasons + ([engine_line] if engine_line else [])})
     assert chosen.fleet is not None
     traffic = serving_demand(chosen.replica, chosen.active, chosen.replicas, chosen.fleet.nodes, s.qps,
                              s.prompt_tokens, s.output_tokens)

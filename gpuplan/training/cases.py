@@ -1,8 +1,10 @@
 """Predict the figures of training validation cases (``gpuplan validate``).
 
 A case's ``[case.run]`` table is validated by :class:`RunSpec`; fields it leaves out are the
-planner's to choose: the layout fields are searched with the given ones fixed, a missing GPU
-count is planned for the profile's default deadline on the catalog's reference network.
+planner's to choose: the layout fields are searched with the given ones fixed (and with what the
+case's ``framework`` runs), a missing sequence length or global batch takes the profile default
+``gpuplan recommend`` would use, a missing GPU count is planned for the profile's default
+deadline on the catalog's reference network.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from gpuplan.model.case import CaseInput, NotModelled
 from gpuplan.hardware.loader import Catalog
 from gpuplan.core.errors import InputError
 from gpuplan.physics.network import network_for
-from gpuplan.model.profile import DEFAULT_DEADLINE_DAYS
+from gpuplan.model.profile import DEFAULT_DEADLINE_DAYS, DEFAULT_SEQUENCE_LENGTH, default_batch_tokens
 from gpuplan.hardware.training_calibration import calibration
 from gpuplan.training.flops import training_flops
 from gpuplan.training.memory import GIB
@@ -62,6 +64,18 @@ def parse_run(case: CaseInput) -> RunSpec:
         raise InputError(err["msg"], file=case.file, field=f"case[{case.id}].run.{loc}") from None
 
 
+def _folds(run: RunSpec) -> bool:
+    """Whether the run's EP can only come from TP x DP x CP (MoE parallel folding): a run that
+    gives GPUs, TP, PP, CP and EP with EP not dividing DP x CP (Megatron-Core, expert TP 1)."""
+    if None in (run.gpus, run.tp, run.ep) or run.tp == 1 or run.ep == 1:
+        return False
+    model_parallel = run.tp * (run.pp or 1) * (run.cp or 1)
+    if run.gpus % model_parallel:
+        return False
+    dp_cp = run.gpus // model_parallel * (run.cp or 1)
+    return dp_cp % run.ep != 0 and (dp_cp * run.tp) % run.ep == 0
+
+
 def predict(case: CaseInput, catalog: Catalog) -> dict[str, float]:
     unknown = [f for f in case.figures if f not in FIGURES]
     if unknown:
@@ -71,14 +85,17 @@ def predict(case: CaseInput, catalog: Catalog) -> dict[str, float]:
     run = parse_run(case)
     where = f"case[{case.id}].run"
     arch = case.arch
-    if run.sequence_length is None:
-        raise InputError("sequence_length is required", file=case.file, field=f"{where}.sequence_length")
-    seq = run.sequence_length
+    cal = calibration(catalog)
+    fw = cal.framework(run.framework)
+    if run.precision == "fp8" and not fw.fp8:
+        raise InputError(f"{run.framework} has no FP8 training recipe", file=case.file, field=f"{where}.precision")
+    # A field left out is the planner's to choose: the profile defaults recommend would use.
+    seq = run.sequence_length if run.sequence_length is not None else DEFAULT_SEQUENCE_LENGTH
     out: dict[str, float] = {}
     if "total_flops" in case.figures:
         if run.tokens is None:
             raise InputError("total_flops needs tokens", file=case.file, field=f"{where}.tokens")
-        out["total_flops"] = training_flops(arch, run.tokens, seq)
+        out["total_flops"] = training_flops(arch, run.tokens, seq, fw.flop_convention == "causal")
     rest = [f for f in case.figures if f != "total_flops"]
     if not rest:
         return out
@@ -90,16 +107,15 @@ def predict(case: CaseInput, catalog: Catalog) -> dict[str, float]:
     elif run.global_batch_tokens is not None:
         batch = batch_sequences(run.global_batch_tokens, seq)
     else:
-        raise InputError("give global_batch_sequences or global_batch_tokens", file=case.file,
-                         field=f"{where}.global_batch_sequences")
+        batch = batch_sequences(default_batch_tokens(float(arch.total_params)), seq)
     if run.tokens is None and any(f in rest for f in ("gpu_hours", "wall_clock_days")):
         raise InputError("gpu_hours and wall_clock_days need tokens", file=case.file, field=f"{where}.tokens")
     tokens = run.tokens if run.tokens is not None else float(batch * seq)
-    job = Job(arch=arch, seq=seq, batch=batch, precision=run.precision, tokens=tokens)
-    cal = calibration(catalog)
+    job = Job(arch=arch, seq=seq, batch=batch, precision=run.precision, tokens=tokens, framework=run.framework)
     ev = Evaluator(job, gpu, network_for(gpu, catalog), cal)
     fixed = Fixed(tp=run.tp, pp=run.pp, cp=run.cp, ep=run.ep, vp=run.vp, micro_batch=run.micro_batch,
-                  recompute=run.recompute, sequence_parallel=run.sequence_parallel, zero=run.zero)
+                  recompute=run.recompute, sequence_parallel=run.sequence_parallel, zero=run.zero,
+                  fold_experts=_folds(run))
     if run.gpus is not None:
         target = Target(kind="gpus", gpus=run.gpus, whole_nodes=False)
     else:

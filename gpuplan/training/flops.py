@@ -11,7 +11,9 @@ are the *active* ones (GQA's smaller K/V projections, SwiGLU's three matrices, M
 ``active_experts`` plus shared experts and the router, MLA's low-rank projections, the LM head),
 and the attention-core term is 2 s a (d_qk + d_v) per layer (QK^T and AV), which is 4 s h for
 multi-head attention. Megatron's convention counts the full s x s score matrix (``s/h``, not
-``s/(2h)`` for the causal half); the published TFLOP/s use it, and so does gpuplan.
+``s/(2h)`` for the causal half); Megatron-LM 2021-2022, BLOOM and FSDP stacks (torchtitan,
+llm-foundry) publish TFLOP/s with it. Megatron-Core / NeMo count the causal half: the model
+TFLOP/s of a plan or case follow its framework's ``flop_convention`` (training.toml).
 """
 
 from __future__ import annotations
@@ -52,12 +54,18 @@ def forward_flops_per_token(arch: Architecture, seq: int) -> float:
     return 2.0 * arch.active_matmul_params + arch.layers * attention_core_flops_per_token(arch, seq)
 
 
-def model_flops_per_token(arch: Architecture, seq: int) -> float:
+def model_flops_per_token(arch: Architecture, seq: int, causal: bool = False) -> float:
     """Model FLOPs per trained token (forward + backward, no recompute): 3 x forward.
 
-    Equals 72 L h^2 (1 + s/(6h) + V/(12 L h)) for a GPT model (Narayanan 2021, appendix).
+    Equals 72 L h^2 (1 + s/(6h) + V/(12 L h)) for a GPT model (Narayanan 2021, appendix): the
+    full score matrix. ``causal`` counts only the causal half of a full-sequence score matrix,
+    the convention of Megatron-Core / NeMo (Megatron-Bridge training/utils/flop_utils.py:
+    ``seq_len / 2`` in the attention term); a sliding window is counted whole either way.
     """
-    return 3.0 * forward_flops_per_token(arch, seq)
+    total = 3.0 * forward_flops_per_token(arch, seq)
+    if causal and attended_keys(arch, seq) >= seq:
+        total -= 1.5 * arch.layers * attention_core_flops_per_token(arch, seq)
+    return total
 
 
 def recompute_flops_per_token(arch: Architecture, seq: int, recompute: str) -> float:
@@ -80,6 +88,7 @@ def hardware_flops_per_token(arch: Architecture, seq: int, recompute: str, fract
     return model_flops_per_token(arch, seq) + fraction * recompute_flops_per_token(arch, seq, recompute)
 
 
-def training_flops(arch: Architecture, tokens: float, seq: int) -> float:
-    """Total model FLOPs of training on ``tokens`` tokens at sequence length ``seq``."""
-    return tokens * model_flops_per_token(arch, seq)
+def training_flops(arch: Architecture, tokens: float, seq: int, causal: bool = False) -> float:
+    """Total model FLOPs of training on ``tokens`` tokens at sequence length ``seq`` (``causal``:
+    see :func:`model_flops_per_token`)."""
+    return tokens * model_flops_per_token(arch, seq, causal)

@@ -40,6 +40,9 @@ class Layout(NamedTuple):
     #: With recompute "full": layers per stage that are recomputed (Megatron-LM
     #: --recompute-num-layers); 0 means all of them.
     recompute_layers: int = 0
+    #: Expert layers folded onto the TP ranks (expert TP 1, EP drawn from TP x CP x DP; see
+    #: :func:`folded`). False: experts split by TP like the dense MLP, EP from DP x CP.
+    fold_experts: bool = False
 
     @property
     def gpus(self) -> int:
@@ -79,17 +82,36 @@ class Group:
         return self.size > 1 and self.local(domain) < self.size
 
 
+def folded(layout: Layout) -> bool:
+    """Whether the expert layers are folded onto the TP ranks ("MoE parallel folding", Liu et
+    al. 2025, arXiv:2504.14960; Megatron-Core ``--expert-tensor-parallel-size 1``): EP is drawn
+    from TP x CP x DP, so it may exceed DP x CP (a published run at TP 2, DP 16, EP 32)."""
+    return layout.fold_experts and layout.ep > 1 and layout.tp > 1
+
+
+def expert_tp(layout: Layout) -> int:
+    """Tensor parallelism of the expert GEMMs: the layout's TP (experts split like the dense
+    MLP), or 1 when folded (each TP rank dispatches its 1/TP share of the tokens)."""
+    return 1 if folded(layout) else layout.tp
+
+
 def groups(layout: Layout) -> dict[str, Group]:
     """Placement of the TP, CP, EP, DP (x CP for gradient reduction), expert-DP and PP groups."""
     t, c, d, e = layout.tp, layout.cp, layout.dp, layout.ep
+    if folded(layout):
+        # Expert grid ETP 1 x EP x EDP over the same TP x CP x DP ranks, EP innermost.
+        ep, edp = Group(e, 1), Group(t * c * d // e, e)
+    else:
+        # EP from the DP x CP ranks; expert gradients reduced over those holding the same experts.
+        ep = Group(e, t * c)
+        edp = Group(d * c // e, t * c * e) if e > 1 else Group(d * c, t)
     return {
         "tp": Group(t, 1),
         "cp": Group(c, t),
-        "ep": Group(e, t * c),
+        "ep": ep,
         # Dense gradients are reduced over DP x CP (Megatron: the CP ranks hold the same weights).
         "dp": Group(d * c, t),
-        # Expert gradients are reduced over the DP x CP ranks that hold the same experts.
-        "edp": Group(d * c // e, t * c * e) if e > 1 else Group(d * c, t),
+        "edp": edp,
         "pp": Group(layout.pp, t * c * d),
     }
 
@@ -131,7 +153,10 @@ def check(layout: Layout, arch: Architecture, seq: int, batch: int, domain: int)
     if layout.ep > 1:
         if not arch.is_moe or arch.experts % layout.ep:
             return f"EP {layout.ep} does not divide {arch.experts} experts"
-        if (layout.dp * layout.cp) % layout.ep:
+        if folded(layout):
+            if (layout.tp * layout.dp * layout.cp) % layout.ep:
+                return f"EP {layout.ep} does not divide TP x DP x CP ({layout.tp * layout.dp * layout.cp})"
+        elif (layout.dp * layout.cp) % layout.ep:
             return f"EP {layout.ep} does not divide DP x CP ({layout.dp * layout.cp})"
     if layout.sequence_parallel and layout.tp == 1:
         return "sequence parallelism needs TP > 1"

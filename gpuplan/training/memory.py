@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from gpuplan.model.arch import Architecture
 from gpuplan.hardware.training_calibration import TrainingCalibration
 from gpuplan.training.flops import attention_dims
-from gpuplan.training.layout import Layout, layers_per_stage, recomputed_fraction
+from gpuplan.training.layout import Layout, expert_tp, layers_per_stage, recomputed_fraction
 
 GIB = float(2**30)
 #: Bytes per score-matrix element stored by materialized attention: softmax output (2),
@@ -63,6 +63,11 @@ class Memory:
 
 
 # -- parameters per GPU ----------------------------------------------------------------------
+def expert_dp(layout: Layout) -> int:
+    """Ranks that hold the same experts (the expert-DP group ZeRO shards expert states over)."""
+    return max(1, layout.tp * layout.dp * layout.cp // (expert_tp(layout) * layout.ep))
+
+
 def layer_params(arch: Architecture, moe: bool) -> tuple[float, float]:
     """(non-expert, routed-expert) parameters of one layer (dense or MoE)."""
     common = arch.attention_params_per_layer + arch.norm_params_per_layer
@@ -86,7 +91,7 @@ def stage_params(arch: Architecture, layout: Layout) -> tuple[float, float]:
     ends = arch.embedding_params + arch.lm_head_params if layout.pp == 1 else max(
         arch.embedding_params, arch.lm_head_params)
     non_expert = (n * dense + ends) / layout.tp
-    experts = n * expert / (layout.tp * layout.ep)
+    experts = n * expert / (expert_tp(layout) * layout.ep)
     return non_expert, experts
 
 
@@ -98,7 +103,7 @@ def model_state_bytes(arch: Architecture, layout: Layout, cal: TrainingCalibrati
         w_b = w_b + cal.fp8_weight_copy_bytes
     dense, expert = stage_params(arch, layout)
     shard_dense = layout.dp * layout.cp
-    shard_expert = max(1, layout.dp * layout.cp // layout.ep)
+    shard_expert = expert_dp(layout)
 
     def part(nbytes: float, stage: int) -> float:
         if layout.zero >= stage:
@@ -111,22 +116,26 @@ def model_state_bytes(arch: Architecture, layout: Layout, cal: TrainingCalibrati
     if layout.zero == 3:
         # FSDP gathers the current layer and prefetches the next: two layers of 16-bit weights.
         d_layer, e_layer = layer_params(arch, arch.is_moe and arch.moe_layers > 0)
-        weights += 2 * w_b * (d_layer + e_layer / layout.ep) / layout.tp
+        weights += 2 * w_b * (d_layer / layout.tp + e_layer / (layout.ep * expert_tp(layout)))
     return weights, grads, optim
 
 
 # -- activations -----------------------------------------------------------------------------
 def layer_activation_bytes(arch: Architecture, seq: int, micro_batch: int, layout: Layout,
                            attention: str, cal: TrainingCalibration, moe: bool,
-                           recompute: str | None = None) -> float:
+                           recompute: str | None = None, fp8: bool = False) -> float:
     """Bytes one layer keeps for the backward pass of one micro-batch (Korthikanti Table 2).
 
     ``recompute`` defaults to the layout's. Tensors are 16-bit (``activation_bytes``), dropout
     masks one byte. CP splits the sequence; TP splits the per-head and MLP tensors; SP also
-    splits the replicated ones (norm inputs, GEMM inputs, dropout masks).
+    splits the replicated ones (norm inputs, GEMM inputs, dropout masks). ``fp8``: the inputs
+    of the FP8 GEMMs (QKV, out-projection, FC1, FC2, expert GEMMs) are kept as the 1-byte FP8
+    copies the forward GEMM used (Transformer Engine saves the quantized input for the wgrad
+    GEMM: te.pytorch Linear / LayerNormLinear ``ctx.save_for_backward`` of the FP8 tensor).
     """
     rc = layout.recompute if recompute is None else recompute
     a_b = cal.activation_bytes
+    g_b = 1.0 if fp8 else a_b                             # bytes of a saved GEMM input
     t = layout.tp
     sb = seq / layout.cp * micro_batch                    # tokens of this GPU's micro-batch
     h = arch.hidden
@@ -136,21 +145,21 @@ def layer_activation_bytes(arch: Architecture, seq: int, micro_batch: int, layou
     d_qk, d_v = attention_dims(arch)
     a, kv = arch.heads, arch.kv_heads
     # Replicated across TP unless SP: two norm inputs, QKV input, MLP input, two dropout masks.
-    replicated = sb * h * (4 * a_b + 2 * MASK_BYTES)
+    replicated = sb * h * (2 * a_b + 2 * g_b + 2 * MASK_BYTES)
     if arch.is_mla:
         replicated += a_b * sb * (arch.q_lora_rank + arch.kv_lora_rank + arch.rope_head_dim)
     # Split by TP: Q, K, V and the attention output (out-projection input).
-    split = a_b * sb * (a * d_qk + kv * d_qk + kv * d_v + a * d_v)
+    split = a_b * sb * (a * d_qk + kv * d_qk + kv * d_v) + g_b * sb * a * d_v
     mats_in = 2 if arch.gated_mlp else 1                  # GeLU input, or gate and up outputs
     if moe:
         k = arch.active_experts
         ffn_e = arch.expert_ffn
-        routed = k * (h + (mats_in + 1) * ffn_e)          # dispatched input + intermediates
-        shared = arch.shared_experts * (mats_in + 1) * ffn_e
-        split += a_b * sb * (routed + shared)
+        # dispatched input and FC2 input (GEMM inputs) + activation inputs
+        split += sb * (k * (g_b * (h + ffn_e) + a_b * mats_in * ffn_e)
+                       + arch.shared_experts * (g_b + a_b * mats_in) * ffn_e)
         replicated += 4.0 * sb * arch.experts                 # fp32 router probabilities
     else:
-        split += a_b * sb * (mats_in + 1) * arch.ffn      # activation inputs + FC2 input
+        split += sb * (a_b * mats_in + g_b) * arch.ffn    # activation inputs + FC2 input
     keys = min(seq, arch.sliding_window) if arch.sliding_window else seq
     if attention == "materialized" and rc == "none":
         scores = SCORE_BYTES * micro_batch * a * (seq / layout.cp) * keys
@@ -174,7 +183,7 @@ def in_flight(layout: Layout, batch: int) -> float:
 
 
 def activation_bytes(arch: Architecture, seq: int, batch: int, layout: Layout, attention: str,
-                     cal: TrainingCalibration) -> float:
+                     cal: TrainingCalibration, fp8: bool = False) -> float:
     """Activation bytes of the first pipeline stage at its peak.
 
     Layers x in-flight micro-batches x per-layer bytes, a recomputed layer keeping only its
@@ -183,7 +192,7 @@ def activation_bytes(arch: Architecture, seq: int, batch: int, layout: Layout, a
     gradients are formed); with PP = 1, plus the fp32 logits of the loss (Korthikanti 2022
     section 4.3).
     """
-    stored, full = _per_layer(arch, seq, layout, attention, cal)
+    stored, full = _per_layer(arch, seq, layout, attention, cal, fp8)
     return activation_total(arch, seq, batch, layout, cal, stored, full)
 
 
@@ -205,13 +214,13 @@ def _transient(arch: Architecture, seq: int, layout: Layout, cal: TrainingCalibr
 
 
 def per_layer_pair(arch: Architecture, seq: int, layout: Layout, attention: str,
-                   cal: TrainingCalibration) -> tuple[float, float]:
+                   cal: TrainingCalibration, fp8: bool = False) -> tuple[float, float]:
     """(bytes kept by a fully recomputed layer, bytes kept by a layer that is not)."""
-    return _per_layer(arch, seq, layout, attention, cal)
+    return _per_layer(arch, seq, layout, attention, cal, fp8)
 
 
 def _per_layer(arch: Architecture, seq: int, layout: Layout, attention: str,
-               cal: TrainingCalibration) -> tuple[float, float]:
+               cal: TrainingCalibration, fp8: bool = False) -> tuple[float, float]:
     """(bytes kept by a fully recomputed layer, bytes kept by a layer that is not), of the
     heavier layer kind; "full" here means the layout's non-full recompute (none/selective)."""
     kinds = [arch.is_moe and arch.moe_layers > 0]
@@ -220,7 +229,7 @@ def _per_layer(arch: Architecture, seq: int, layout: Layout, attention: str,
     rest = "none" if layout.recompute == "full" else layout.recompute
     stored = max(layer_activation_bytes(arch, seq, layout.micro_batch, layout, attention, cal, k, "full")
                  for k in kinds)
-    full = max(layer_activation_bytes(arch, seq, layout.micro_batch, layout, attention, cal, k, rest)
+    full = max(layer_activation_bytes(arch, seq, layout.micro_batch, layout, attention, cal, k, rest, fp8)
                for k in kinds)
     return stored, full
 
@@ -249,7 +258,7 @@ def estimate(arch: Architecture, seq: int, batch: int, layout: Layout, precision
              attention: str, cal: TrainingCalibration, capacity_gib: float) -> Memory:
     """Per-GPU memory of ``layout`` against ``capacity_gib`` (the GPU's usable HBM)."""
     weights, grads, optim = model_state_bytes(arch, layout, cal, precision)
-    acts = activation_bytes(arch, seq, batch, layout, attention, cal)
+    acts = activation_bytes(arch, seq, batch, layout, attention, cal, precision == "fp8")
     overhead = cal.runtime_overhead_gib * GIB + cal.fragmentation_fraction * acts
     return Memory(weights=weights, gradients=grads, optimizer=optim, activations=acts,
                   overhead=overhead, capacity=capacity_gib * GIB)

@@ -31,6 +31,7 @@ from gpuplan.model.profile import Assumption, Workload
 from gpuplan.hardware.training_calibration import TrainingCalibration, calibration
 from gpuplan.training.roofline import training_roofline
 from gpuplan.training.flops import training_flops
+from gpuplan.training.framework import summary
 from gpuplan.training.layout import Group, Layout, groups, layers_per_stage
 from gpuplan.training.memory import GIB
 from gpuplan.training.search import (
@@ -85,9 +86,21 @@ def assumptions(workload: Workload, catalog: Catalog) -> list[Assumption]:
             out.append(Assumption("training.global_batch_sequences", str(batch),
                                   f"{spec.global_batch_tokens:g} tokens / {spec.sequence_length} rounded to a "
                                   f"power of two"))
-        out.append(Assumption("training.attention_kernel", cal.attention_for(spec.precision),
-                              "FlashAttention for bf16/fp8; Megatron fused softmax for fp16 (2020-2022 stacks)"))
+        name = spec.framework or cal.default_framework
+        fw = cal.framework(name)
+        why = "given" if spec.framework else "not given; what a team runs today"
+        out.append(Assumption("training.framework", name, f"{why}: {summary(name, fw)}"))
+        out.append(Assumption("training.attention_kernel", fw.attention,
+                              f"the {name} attention kernel ("
+                              + ("FlashAttention" if fw.attention == "flash" else "fused softmax, scores in memory")
+                              + ")"))
     return out
+
+
+def _causal(job: Job, cal: TrainingCalibration) -> bool:
+    """Whether the model FLOPs of ``job`` count the causal half of attention (its framework's
+    flop_convention)."""
+    return cal.framework(job.framework).flop_convention == "causal"
 
 
 def batch_sequences(tokens: float, seq: int) -> int:
@@ -105,7 +118,7 @@ def job_of(workload: Workload) -> Job:
     assert spec is not None
     batch = batch_sequences(spec.global_batch_tokens, spec.sequence_length)
     return Job(arch=workload.arch, seq=spec.sequence_length, batch=batch, precision=spec.precision,
-               tokens=spec.tokens)
+               tokens=spec.tokens, framework=spec.framework)
 
 
 def target_of(workload: Workload) -> Target:
@@ -176,7 +189,8 @@ def plan_training(workload: Workload, catalog: Catalog, memo: Memo | None = None
     misses.sort(key=lambda c: (c.best.wall_days, c.gpu.id))
     if not cands:
         plan = _empty_plan(job.precision, ["no allowed GPU meets the target; see infeasible"], infeasible,
-                           [_option(c, job.batch) for c in misses[:MAX_ALTERNATIVES]], job)
+                           [_option(c, job.batch) for c in misses[:MAX_ALTERNATIVES]], job,
+                           _causal(job, cal))
         return TrainingResult(plan=plan, demand=None, chosen_gpu=None)
     chosen = cands[0]
     alternatives = [_option(c, job.batch) for c in cands[1:]] + [_option(c, job.batch) for c in misses]
@@ -377,7 +391,8 @@ def _plan(job: Job, gpu: Gpu, e: Evaluation, target: Target, workload: Workload,
     return TrainingPlan(
         feasible=meets, gpu=gpu.id, gpus=e.gpus, nodes=nodes, layout=_layout(e, job.batch), precision=job.precision,
         step_time_s=e.step_time, mfu=e.mfu, hfu=e.hfu, model_tflops_per_gpu=e.model_tflops_per_gpu,
-        tokens_per_s=job.tokens_per_step / e.step_time, total_flops=training_flops(job.arch, job.tokens, job.seq),
+        tokens_per_s=job.tokens_per_step / e.step_time,
+        total_flops=training_flops(job.arch, job.tokens, job.seq, _causal(job, cal)),
         steady_state_days=e.steady_days, goodput=e.good.fraction, wall_clock_days=e.wall_days,
         gpu_hours=e.gpu_hours, breakdown=_breakdown(e), memory=_memory(e), bound=bound,
         roofline=training_roofline(job.arch, gpu, job.precision, seq=job.seq, micro_batch=e.layout.micro_batch,
@@ -397,8 +412,9 @@ def _meets(e: Evaluation, target: Target, cost: float | None) -> bool:
 
 
 def _empty_plan(precision: str, reasons: list[str], infeasible: list[str] | None = None,
-                alternatives: list[TrainingOption] | None = None, job: Job | None = None) -> TrainingPlan:
-    total = training_flops(job.arch, job.tokens, job.seq) if job else 0.0
+                alternatives: list[TrainingOption] | None = None, job: Job | None = None,
+                causal: bool = False) -> TrainingPlan:
+    total = training_flops(job.arch, job.tokens, job.seq, causal) if job else 0.0
     return TrainingPlan(
         feasible=False, gpu=None, gpus=0, nodes=0, layout=None, precision=precision, step_time_s=0.0, mfu=0.0,
         hfu=0.0, model_tflops_per_gpu=0.0, tokens_per_s=0.0, total_flops=total, steady_state_days=0.0, goodput=0.0,

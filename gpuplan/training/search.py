@@ -31,6 +31,7 @@ from typing import NamedTuple
 from gpuplan.hardware.schema import Gpu
 from gpuplan.physics.collectives import Network
 from gpuplan.hardware.training_calibration import TrainingCalibration
+from gpuplan.training.framework import constrain
 from gpuplan.training.flops import hardware_flops_per_token, model_flops_per_token
 from gpuplan.training.goodput import Goodput, goodput
 from gpuplan.training.layout import (
@@ -38,6 +39,7 @@ from gpuplan.training.layout import (
     Layout,
     check,
     divisors,
+    folded,
     layers_per_stage,
     recomputed_fraction,
 )
@@ -130,11 +132,13 @@ class Evaluator:
 
     def __init__(self, job: Job, gpu: Gpu, net: Network, cal: TrainingCalibration, attention: str | None = None):
         self.job, self.gpu, self.cal = job, gpu, cal
-        self.attention = attention or cal.attention_for(job.precision)
+        self.framework = cal.framework(job.framework)
+        self.attention = attention or self.framework.attention
         self.hw = Hardware.of(gpu, net, job.precision)
         self.steps = job.tokens / job.tokens_per_step
         self.capacity = gpu.memory_usable_gib * GIB
-        self._model_flops = model_flops_per_token(job.arch, job.seq) * job.tokens_per_step
+        causal = self.framework.flop_convention == "causal"
+        self._model_flops = model_flops_per_token(job.arch, job.seq, causal) * job.tokens_per_step
         self._layers: dict[tuple[object, ...], tuple[LayerCost, LayerCost | None]] = {}
         self._stages: dict[tuple[object, ...], float] = {}
         self._good: dict[int, Goodput] = {}
@@ -146,10 +150,11 @@ class Evaluator:
     # -- cached parts ----------------------------------------------------------------------------
     def layers(self, layout: Layout) -> tuple[LayerCost, LayerCost | None]:
         """Per-layer costs (dense, MoE) of the layout's TP, CP, EP, micro-batch, SP, recompute."""
-        key = (layout.tp, layout.cp, layout.ep, layout.micro_batch, layout.sequence_parallel, layout.recompute)
+        fold = folded(layout)
+        key = (layout.tp, layout.cp, layout.ep, layout.micro_batch, layout.sequence_parallel, layout.recompute, fold)
         hit = self._layers.get(key)
         if hit is None:
-            probe = Layout(tp=layout.tp, pp=1, dp=max(layout.ep, 1), cp=layout.cp, ep=layout.ep,
+            probe = Layout(tp=layout.tp, pp=1, dp=max(layout.ep, 1), cp=layout.cp, ep=layout.ep, fold_experts=fold,
                            micro_batch=layout.micro_batch, recompute=layout.recompute,
                            sequence_parallel=layout.sequence_parallel)
             dense = layer_cost(self.job, self.hw, self.cal, probe, False, self.attention)
@@ -168,7 +173,7 @@ class Evaluator:
     def stage_time(self, layout: Layout) -> float:
         """Seconds per micro-batch of the slowest stage with the layout's recompute."""
         key = (layout.tp, layout.cp, layout.ep, layout.micro_batch, layout.sequence_parallel, layout.recompute,
-               layout.pp, layout.recompute_layers)
+               layout.pp, layout.recompute_layers, layout.fold_experts)
         hit = self._stages.get(key)
         if hit is None:
             dense, moe = self.layers(layout)
@@ -186,11 +191,12 @@ class Evaluator:
         key = (layout.tp, layout.cp, layout.micro_batch, layout.sequence_parallel, layout.recompute)
         hit = self._acts.get(key)
         if hit is None:
-            hit = self._acts[key] = per_layer_pair(self.job.arch, self.job.seq, layout, self.attention, self.cal)
+            hit = self._acts[key] = per_layer_pair(self.job.arch, self.job.seq, layout, self.attention, self.cal,
+                                                   self.job.precision == "fp8")
         return hit
 
     def states(self, layout: Layout) -> tuple[float, float, float]:
-        key = (layout.tp, layout.pp, layout.ep, layout.dp, layout.cp, layout.zero)
+        key = (layout.tp, layout.pp, layout.ep, layout.dp, layout.cp, layout.zero, layout.fold_experts)
         hit = self._states.get(key)
         if hit is None:
             hit = self._states[key] = model_state_bytes(self.job.arch, layout, self.cal, self.job.precision)
@@ -236,6 +242,8 @@ class Fixed:
     recompute: str | None = None
     sequence_parallel: bool | None = None
     zero: int | None = None
+    #: Expert layers folded onto the TP ranks (layout.folded): only when a run's EP needs it.
+    fold_experts: bool = False
 
 
 @dataclass(frozen=True)
@@ -359,25 +367,28 @@ def zero_candidates(fixed: Fixed, pp: int, dp_cp: int) -> list[int]:
     return [z for z in ZERO_STAGES if z < 3 or pp == 1]
 
 
-def dp_candidates(ev: Evaluator, fixed: Fixed, target: Target, mp: int, mb: int, ep: int, cp: int) -> list[int]:
-    """DP values giving integral micro-batch counts, EP | DP x CP, whole nodes, the power limit."""
+def dp_candidates(ev: Evaluator, fixed: Fixed, target: Target, mp: int, mb: int, ep: int, cp: int,
+                  tp: int = 1) -> list[int]:
+    """DP values giving integral micro-batch counts, EP | DP x CP (TP x DP x CP with folded
+    experts), whole nodes, the power limit."""
     if fixed.dp is not None:
         return [fixed.dp]
-    key = (mp, mb, ep, cp, target.kind, target.gpus, target.power_limit_kw, target.whole_nodes)
+    fold = tp if fixed.fold_experts else 1
+    key = (mp, mb, ep, cp, fold, target.kind, target.gpus, target.power_limit_kw, target.whole_nodes)
     hit = ev._dps.get(key)
     if hit is None:
-        hit = ev._dps[key] = _dp_values(ev, target, mp, mb, ep, cp)
+        hit = ev._dps[key] = _dp_values(ev, target, mp, mb, ep, cp, fold)
     return hit
 
 
-def _dp_values(ev: Evaluator, target: Target, mp: int, mb: int, ep: int, cp: int) -> list[int]:
+def _dp_values(ev: Evaluator, target: Target, mp: int, mb: int, ep: int, cp: int, fold: int = 1) -> list[int]:
     if ev.job.batch % mb:
         return []
     gpn = ev.gpu.gpus_per_node
     out = []
     for d in divisors(ev.job.batch // mb):
         n = mp * d
-        if (d * cp) % ep:
+        if (d * cp * fold) % ep:
             continue
         if target.kind == "gpus":
             if n != target.gpus:
@@ -563,11 +574,11 @@ def _bounds(ev: Evaluator, fixed: Fixed, target: Target, outcome: SearchOutcome)
                         continue
                     mp = tp * pp * cp
                     for mb in axes["mb"]:
-                        dps = dp_candidates(ev, fixed, target, mp, mb, ep, cp)
+                        dps = dp_candidates(ev, fixed, target, mp, mb, ep, cp, tp)
                         if not dps:
                             continue
                         base = Layout(tp=tp, pp=pp, dp=1, cp=cp, ep=ep, micro_batch=mb, sequence_parallel=sp,
-                                      recompute=fixed.recompute or "none")
+                                      recompute=fixed.recompute or "none", fold_experts=fixed.fold_experts)
                         scale = _Scale(ev.stage_time(base) / busy, dps, mp)
                         vps = vp_candidates(arch.layers, pp, fixed)
                         b = _bound_shape(ev, base._replace(vp=vps[-1]), scale, target, GROUP)
@@ -582,7 +593,7 @@ def _expand(ev: Evaluator, b: _Bounded, fixed: Fixed, target: Target) -> list[_B
     shape = b.shape
     base = shape._replace(vp=1)
     mp = shape.tp * shape.pp * shape.cp
-    dps = dp_candidates(ev, fixed, target, mp, shape.micro_batch, shape.ep, shape.cp)
+    dps = dp_candidates(ev, fixed, target, mp, shape.micro_batch, shape.ep, shape.cp, shape.tp)
     scale = _Scale(ev.stage_time(base) / ev.cal.kernel_busy_fraction, dps, mp)
     out = []
     for vp in vp_candidates(ev.job.arch.layers, shape.pp, fixed):
@@ -661,6 +672,7 @@ def search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: boo
     when the best bound left exceeds the ``top``-th key found.
     """
     outcome = SearchOutcome()
+    fixed = constrain(ev.framework, fixed)
     heap = _bounds(ev, fixed, target, outcome)
     heapq.heapify(heap)
     pool: list[Evaluation] = []

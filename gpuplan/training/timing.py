@@ -2,8 +2,9 @@
 
 Per layer and micro-batch (docs/training-model.md, "Timing"):
 
-* GEMMs: FLOPs / (peak(dtype) x MAMF ceiling x size curve(GFLOP)), never faster than their
-  HBM traffic (roofline); backward = dgrad + wgrad = 2 x forward (Narayanan 2021).
+* GEMMs: FLOPs / (peak(dtype) x MAMF ceiling x size curve(GFLOP)) plus their HBM traffic
+  (inputs 1 byte in FP8, outputs 16-bit; the LM head and router stay 16-bit); backward =
+  dgrad + wgrad = 2 x forward (Narayanan 2021).
 * Attention core: FlashAttention on the FLOPs it executes (causal half; backward 2.5 x
   forward) at a fraction of the matmul ceiling; or, materialized, two batched GEMMs plus the
   softmax/dropout traffic over the s x s scores (Korthikanti 2022 section 4.1).
@@ -11,10 +12,14 @@ Per layer and micro-batch (docs/training-model.md, "Timing"):
   plus a fixed gap per kernel.
 * TP: 2 all-reduces forward and 2 backward per layer, or with SP 2 all-gathers + 2
   reduce-scatters each way (Narayanan 2021 section 2.3; Korthikanti 2022 section 4.2.2),
-  exposed; full recompute repeats the forward ones.
+  exposed, or with SP partly hidden under the GEMMs where the framework overlaps them
+  (``tp_comm_overlap``); full recompute repeats the forward ones.
 * CP: ring attention passes K/V blocks CP-1 times forward, K/V and their gradients backward,
   overlapped with the attention kernels (Liu et al. 2023, Ring Attention).
-* EP: all-to-all dispatch and combine, forward and backward, exposed.
+* EP: all-to-all dispatch and combine, forward and backward, exposed or hidden behind another
+  micro-batch's compute (``ep_comm_overlap``); token permutation and the host time of the
+  expert loop (moe.py); experts folded onto the TP ranks when EP exceeds DP x CP.
+* Collectives over placed groups: groupcomm.py.
 
 Per step: (m + (p-1)/v) x stage time (1F1B with interleaving: bubble (p-1)/(v m), Narayanan
 2021 section 2.2) + exposed pipeline sends of the fill and drain + exposed DP gradient sync
@@ -23,25 +28,18 @@ Per step: (m + (p-1)/v) x stage time (1F1B with interleaving: bubble (p-1)/(v m)
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from gpuplan.model.arch import Architecture
 from gpuplan.hardware.schema import Gpu
-from gpuplan.physics.collectives import (
-    Network,
-    Tier,
-    all_gather_s,
-    all_reduce_s,
-    hierarchical_all_reduce_s,
-    p2p_s,
-    reduce_scatter_s,
-)
+from gpuplan.physics.collectives import Network, p2p_s
+from gpuplan.training import moe as moe_exec
 from gpuplan.hardware.training_calibration import TrainingCalibration
 from gpuplan.training.flops import attended_keys, attention_dims
-from gpuplan.training.layout import Group, Layout, groups, recomputed_fraction
-from gpuplan.training.memory import stage_params
+from gpuplan.training.groupcomm import group_all_to_all, group_collective, group_tier, ramp  # noqa: F401 (re-exported)
+from gpuplan.training.layout import Group, Layout, expert_tp, groups, recomputed_fraction
+from gpuplan.training.memory import expert_dp, stage_params
 
 GB = 1e9
 #: FlashAttention's backward executes 2.5x the forward FLOPs (it recomputes S = QK^T and P; five
@@ -58,6 +56,8 @@ class Job:
     batch: int
     precision: str
     tokens: float
+    #: The training software (training.toml [frameworks.*]); None = the default framework.
+    framework: str | None = None
 
     @property
     def tokens_per_step(self) -> int:
@@ -75,6 +75,12 @@ class Hardware:
     mem_bw: float              # achievable HBM bytes/s
     peak_flops: float          # dense 16-bit peak: the MFU denominator
     domain: int
+    #: Bytes per GEMM input element in the training dtype: 1 for FP8 (Transformer Engine feeds
+    #: the tensor cores quantized copies; outputs stay 16-bit), else 2.
+    operand_bytes: float = 2.0
+    #: FP8 with block scaling in the tensor cores (MXFP8: Blackwell, the GPUs with FP4 tensor
+    #: cores); without it FP8 recipes scale per tensor (amax, then cast: NeMo's "FP8-CS" on H100).
+    block_scaled_fp8: bool = False
 
     @staticmethod
     def of(gpu: Gpu, net: Network, precision: str) -> "Hardware":
@@ -86,86 +92,16 @@ class Hardware:
                         gemm_flops=peak_gemm * 1e12 * gpu.matmul_efficiency(gemm_dtype),
                         attn_flops=peak16 * 1e12 * gpu.efficiency.matmul_bf16,
                         mem_bw=gpu.mem_bw_tbps * 1e12 * gpu.efficiency.mem_bw,
-                        peak_flops=peak16 * 1e12, domain=net.scaleup_domain)
+                        peak_flops=peak16 * 1e12, domain=net.scaleup_domain,
+                        operand_bytes=1.0 if precision == "fp8" else 2.0,
+                        block_scaled_fp8=gpu.fp4_dense_tflops is not None)
 
-
-# -- collectives over placed groups ------------------------------------------------------------
-def ramp(tier: Tier, size_bytes: float, cal: TrainingCalibration) -> Tier:
-    """``tier`` with its bandwidth at the NCCL ramp for a buffer of ``size_bytes``."""
-    frac = cal.collective_fraction(size_bytes)
-    return Tier(tier.bandwidth_bytes_per_s * frac, tier.latency_s, tier.in_network_reduction)
-
-
-def _ramped(net: Network, size_bytes: float, cal: TrainingCalibration) -> Network:
-    up = ramp(net.scaleup, size_bytes, cal)
-    out = ramp(net.scaleout, size_bytes, cal) if net.scaleout is not None else None
-    p2p = net.scaleup_p2p_bytes_per_s * cal.collective_fraction(size_bytes) if net.scaleup_p2p_bytes_per_s else None
-    return Network(scaleup=up, scaleout=out, scaleup_domain=net.scaleup_domain, scaleup_p2p_bytes_per_s=p2p)
-
-
-def group_collective(kind: str, size_bytes: float, group: Group, net: Network,
-                     cal: TrainingCalibration) -> tuple[float, float, float]:
-    """(seconds, bytes per GPU over the scale-out tier, seconds on the scale-up tier) of an
-    all-reduce ("ar"), reduce-scatter ("rs") or all-gather ("ag") of an array of
-    ``size_bytes`` over a placed group, at the NCCL bandwidth ramp for that size.
-
-    Inside one domain: one ring (or NVLS) on the scale-up tier. Across domains with several
-    members per domain: reduce-scatter inside, the 1/local shard across, all-gather inside
-    (``collectives.hierarchical_all_reduce_s``). One member per domain: a ring on scale-out.
-    """
-    n = group.size
-    if n <= 1 or size_bytes <= 0:
-        return 0.0, 0.0, 0.0
-    net = _ramped(net, size_bytes, cal)
-    local = group.local(net.scaleup_domain)
-    if local >= n:
-        tier = net.scaleup_for(n)
-        fn = {"ar": all_reduce_s, "rs": reduce_scatter_s, "ag": all_gather_s}[kind]
-        t = fn(size_bytes, n, tier)
-        return t, 0.0, t
-    if net.scaleout is None:
-        return math.inf, math.inf, 0.0
-    outer = n // local
-    shard = size_bytes / local
-    up = net.scaleup_for(local)
-    inside = reduce_scatter_s(size_bytes, local, up) if local > 1 else 0.0
-    if kind == "ar":
-        cross = 2 * (outer - 1) / outer * shard
-        if local == 1:
-            return all_reduce_s(size_bytes, n, net.scaleout), cross, 0.0
-        total = hierarchical_all_reduce_s(size_bytes, local, outer, net)
-        return total, cross, 2.0 * inside
-    cross = (outer - 1) / outer * shard
-    return inside + reduce_scatter_s(shard, outer, net.scaleout), cross, inside
-
-
-def group_all_to_all(size_bytes: float, group: Group, net: Network,
-                     cal: TrainingCalibration) -> tuple[float, float]:
-    """(seconds, scale-out bytes) of an all-to-all where each GPU holds ``size_bytes`` and keeps
-    1/n: the share for peers in the domain goes over scale-up, the rest over scale-out, in
-    parallel (the slower wins), one latency per peer (scaling book, "How to think about GPUs")."""
-    n = group.size
-    if n <= 1 or size_bytes <= 0:
-        return 0.0, 0.0
-    net = _ramped(net, size_bytes, cal)
-    local = group.local(net.scaleup_domain)
-    up = net.scaleup_for(local) if local > 1 else net.scaleup
-    inside = size_bytes * (local - 1) / n / up.bandwidth_bytes_per_s
-    if local >= n:
-        return inside + (n - 1) * up.latency_s, 0.0
-    if net.scaleout is None:
-        return math.inf, math.inf
-    cross = size_bytes * (n - local) / n
-    outside = cross / net.scaleout.bandwidth_bytes_per_s
-    return max(inside, outside) + (n - 1) * net.scaleout.latency_s, cross
-
-
-def group_tier(group: Group, net: Network, size_bytes: float, cal: TrainingCalibration) -> Tier:
-    """The tier a point-to-point send of ``size_bytes`` between neighbours of ``group`` uses
-    (the slowest hop), at the NCCL ramp for that size."""
-    if group.crosses(net.scaleup_domain) and net.scaleout is not None:
-        return ramp(net.scaleout, size_bytes, cal)
-    return ramp(net.scaleup_for(max(2, group.local(net.scaleup_domain))), size_bytes, cal)
+    def sixteen_bit(self) -> "Hardware":
+        """The same GPU running its GEMMs in 16 bits (what FP8 recipes keep in BF16: the LM
+        head and the router; Megatron-Core's output layer is not a Transformer Engine module)."""
+        if self.operand_bytes == 2.0:
+            return self
+        return replace(self, gemm_flops=self.attn_flops, operand_bytes=2.0)
 
 
 # -- one layer ---------------------------------------------------------------------------------
@@ -208,15 +144,18 @@ def gemm_s(flops: float, nbytes: float, hw: Hardware, cal: TrainingCalibration) 
 
 
 def _gemm(tokens: float, k: float, n: float, hw: Hardware, cal: TrainingCalibration) -> tuple[float, float]:
-    """(forward, backward) time of a (tokens x k) @ (k x n) GEMM with 16-bit operands.
+    """(forward, backward) time of a (tokens x k) @ (k x n) GEMM in the training dtype.
 
-    Backward = dgrad (same shape) + wgrad, which accumulates into the fp32 main gradient
-    (read and write 4 B per weight; Megatron gradient_accumulation_fusion).
+    Inputs are ``hw.operand_bytes`` per element (1 in FP8), outputs 16-bit. Backward = dgrad
+    (same shape) + wgrad, which accumulates into the fp32 main gradient (read and write 4 B per
+    weight; Megatron gradient_accumulation_fusion).
     """
     flops = 2.0 * tokens * k * n
-    io = 2.0 * (tokens * k + tokens * n)
-    fwd = gemm_s(flops, io + 2.0 * k * n, hw, cal)
-    bwd = gemm_s(flops, io + 2.0 * k * n, hw, cal) + gemm_s(flops, io + 4.0 * k * n, hw, cal)
+    b = hw.operand_bytes
+    fwd = gemm_s(flops, b * (tokens * k + k * n) + 2.0 * tokens * n, hw, cal)
+    dgrad = gemm_s(flops, b * (tokens * n + k * n) + 2.0 * tokens * k, hw, cal)
+    wgrad = gemm_s(flops, b * (tokens * k + tokens * n) + 4.0 * k * n, hw, cal)
+    bwd = dgrad + wgrad
     return fwd, bwd
 
 
@@ -246,10 +185,14 @@ def layer_cost(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
     if moe:
         k, e_ffn = arch.active_experts, arch.expert_ffn
         local_experts = max(1, arch.experts // layout.ep)
-        per_expert_tok = tok * k * layout.ep / arch.experts
-        g = _add(g, _gemm(tok / (t if sp else 1), h, arch.experts, hw, cal))           # router
-        g = _add(g, _gemm(per_expert_tok, h, (mats - 1) * e_ffn / t, hw, cal), local_experts)
-        g = _add(g, _gemm(per_expert_tok, e_ffn / t, h, hw, cal), local_experts)
+        # Expert GEMMs split by the expert TP: the layout's TP, or 1 when EP is folded onto the
+        # TP ranks, each of which then dispatches its 1/TP share of the tokens.
+        e_t = expert_tp(layout)
+        moe_tok = tok * e_t / t
+        per_expert_tok = moe_tok * k * layout.ep / arch.experts
+        g = _add(g, _gemm(tok / (t if sp else 1), h, arch.experts, hw.sixteen_bit(), cal))  # router
+        g = _add(g, _gemm(per_expert_tok, h, (mats - 1) * e_ffn / e_t, hw, cal), local_experts)
+        g = _add(g, _gemm(per_expert_tok, e_ffn / e_t, h, hw, cal), local_experts)
         if arch.shared_experts:
             s_ffn = arch.shared_experts * e_ffn
             g = _add(g, _gemm(tok, h, (mats - 1) * s_ffn / t, hw, cal))
@@ -286,6 +229,12 @@ def layer_cost(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
 
     fwd = g[0] + attn_f + soft_f + ew_f + gap
     bwd = g[1] + attn_b + soft_b + ew_b + 2.0 * gap
+    if moe:
+        # Token permutation traffic and the exposed host time of the expert loop (moe.py).
+        perm = moe_exec.permute_bytes(arch, tok * expert_tp(layout) / t, cal) / hw.mem_bw
+        host_f, host_b = moe_exec.host_seconds(arch, layout, cal, job.precision, hw.block_scaled_fp8)
+        fwd += perm + host_f
+        bwd += perm + host_b
     if layout.recompute == "full":
         recompute = fwd
     elif layout.recompute == "selective" and attention == "materialized":
@@ -304,6 +253,15 @@ def layer_cost(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
         else:
             one = group_collective("ar", size, grp["tp"], hw.net, cal)[0]
         tp_f = tp_b = 2.0 * one
+        if sp:
+            # Frameworks that overlap the SP all-gather / reduce-scatter with the GEMMs they feed
+            # hide a share of it (Transformer Engine userbuffers; framework.tp_comm_overlap),
+            # never more than the GEMM time, and the hidden part still slows the GEMMs.
+            hide = cal.framework(job.framework).tp_comm_overlap
+            if hide:
+                slow = _slowdown(cal, grp["tp"], hw.net)
+                tp_f = _overlapped(tp_f, hide, g[0], slow)
+                tp_b = _overlapped(tp_b, hide, g[1], slow)
     tp_r = tp_f if layout.recompute == "full" else 0.0
 
     # Context parallelism: ring exchange of K/V blocks, overlapped with the attention kernels.
@@ -326,12 +284,28 @@ def layer_cost(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
     ep_exposed = 0.0
     if moe and layout.ep > 1:
         size = tok * arch.active_experts * h * a_b / t
-        one, cross = group_all_to_all(size, grp["ep"], hw.net, cal)
+        fw = cal.framework(job.framework)
+        copies = arch.active_experts if fw.ep_hierarchical_dispatch else 1
+        one, cross = group_all_to_all(size, grp["ep"], hw.net, cal, copies)
         count = 4 + (2 if layout.recompute == "full" else 0)
         ep_exposed = count * one
         scaleout += count * cross
+        # Frameworks that overlap one micro-batch's dispatch/combine with another's compute
+        # (Megatron-Core overlap_moe_expert_parallel_comm, DualPipe-style) hide up to
+        # ep_comm_overlap of the layer's compute (Megatron-Core needs VP > 1 with PP; the layer
+        # costs here do not depend on PP or VP, so that condition is not modelled).
+        share = fw.ep_comm_overlap
+        if share:
+            ep_exposed = _overlapped(ep_exposed, 1.0, share * (fwd + bwd), _slowdown(cal, grp["ep"], hw.net))
     return LayerCost(fwd=fwd, bwd=bwd, recompute=recompute, tp_fwd=tp_f, tp_bwd=tp_b, tp_recompute=tp_r,
                      cp=cp_exposed, ep=ep_exposed, scaleout_bytes=scaleout)
+
+
+def _overlapped(comm: float, share: float, window: float, slow: float) -> float:
+    """Exposed seconds of ``comm`` when ``share`` of it may run under ``window`` seconds of
+    compute, the hidden part slowing that compute by ``slow`` per second."""
+    hidden = min(share * comm, window)
+    return comm - hidden + slow * hidden
 
 
 def _slowdown(cal: TrainingCalibration, group: Group, net: Network) -> float:
@@ -345,7 +319,7 @@ def logits_cost(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout
     """(compute, exposed TP comm) seconds of the LM head and cross-entropy for one micro-batch."""
     arch, t = job.arch, layout.tp
     tok = layout.micro_batch * job.seq / layout.cp
-    g = _gemm(tok, arch.hidden, arch.vocab / t, hw, cal)
+    g = _gemm(tok, arch.hidden, arch.vocab / t, hw.sixteen_bit(), cal)
     ce = tok * arch.vocab / t * (cal.activation_bytes + cal.logits_bytes_per_element) / hw.mem_bw
     compute = g[0] + g[1] + ce * (1.0 + cal.elementwise_bwd_factor)
     comm = 0.0
@@ -504,7 +478,7 @@ def step_time(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
     # Optimizer: memory-bound Adam over the parameters this GPU owns.
     owned = dense_p + expert_p
     if layout.zero >= 1:
-        owned = dense_p / (layout.dp * layout.cp) + expert_p / max(1, layout.dp * layout.cp // layout.ep)
+        owned = dense_p / (layout.dp * layout.cp) + expert_p / expert_dp(layout)
     optimizer = owned * cal.optimizer_bytes_per_param / hw.mem_bw
 
     busy = (m * sum(per_mb.values()) + bubble + pp_exposed + dp_exposed + optimizer)

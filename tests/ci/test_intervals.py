@@ -25,7 +25,7 @@ def test_every_predicted_figure_has_an_interval_around_it(cli, profile):
     for phase, figures in ((t, ("step_time_s", "mfu", "wall_clock_days", "gpu_hours", "model_tflops_per_gpu")),
                            (s, ("ttft_ms_mean", "ttft_ms_at_percentile", "tpot_ms", "max_qps",
                                 "output_tokens_per_s"))):
-        assert phase["interval_level"] == 0.8 and "hopper" in phase["interval_basis"]
+        assert phase["interval_level"] == 0.8 and "published runs on" in phase["interval_basis"]
         for f in figures:
             low, high = phase["intervals"][f]
             assert low <= phase[f] * (1 + 1e-5) and phase[f] <= high * (1 + 1e-5) and low < high, f

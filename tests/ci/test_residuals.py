@@ -6,8 +6,8 @@ cases), regenerate the table with one command from the repository root and commi
     gpuplan validate ../shared/validation/*.toml ../shared/validation/frontier/*.toml \\
         tests/*/data/published-extra.toml --residuals -o catalog/calibration/residuals.toml
 
-The shared cases are looked for beside the checkout (../shared/validation), or where
-GPUPLAN_VALIDATION_DIR points.
+The shared cases are looked for where GPUPLAN_VALIDATION_DIR points, beside the checkout
+(../shared/validation), else in the copy packaged with gpuplan (gpuplan/ci/cases).
 """
 
 from __future__ import annotations
@@ -18,16 +18,19 @@ from pathlib import Path
 import pytest
 
 from gpuplan.ci.residuals import build_table, collect, leave_one_out
+from gpuplan.ci.validate import PACKAGED
 from gpuplan.core.io import read_toml
 from gpuplan.hardware.intervals import ResidualTable, band_of, t_quantile
 from tests.conftest import ROOT, SHARED_VALIDATION
 
 
 def _shared() -> Path:
-    for d in (Path(os.environ.get("GPUPLAN_VALIDATION_DIR", "")), SHARED_VALIDATION):
+    """The published cases: ../shared/validation (or GPUPLAN_VALIDATION_DIR), else the copy
+    packaged with gpuplan (gpuplan/ci/cases, the same files)."""
+    for d in (Path(os.environ.get("GPUPLAN_VALIDATION_DIR", "")), SHARED_VALIDATION, PACKAGED):
         if str(d) and (d / "training.toml").is_file():
             return d
-    pytest.skip("../shared/validation is not next to this checkout (set GPUPLAN_VALIDATION_DIR)")
+    pytest.skip("no published cases found (set GPUPLAN_VALIDATION_DIR)")
 
 
 def _files() -> list[str]:
@@ -54,7 +57,7 @@ def test_leave_one_out_bands_are_honest(points):
     too wide is useless) with a median half-width of at most 30% of the measured value."""
     overall = next(c for c in leave_one_out(points) if c.kind == "all")
     assert overall.figures >= 30
-    assert 0.75 <= overall.share <= 0.92
+    assert 0.75 <= overall.share <= 0.90
     assert overall.median_half_width <= 0.30
 
 

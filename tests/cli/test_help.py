@@ -12,8 +12,21 @@ import pytest
 
 from tests.cli.conftest import ROOT
 
-COMMANDS = [[], ["recommend"], ["validate"], ["schema"], ["render"], ["check"], ["diff"], ["graph"], ["tf-external"], ["calibrate"],
-            ["catalog"]] + [["catalog", kind] for kind in ("gpus", "fabrics", "switches", "nics", "optics", "models")]
+def _commands() -> list[list[str]]:
+    """Every command and sub-command of the app: a new command gets its help checked too."""
+    import typer.main
+
+    from gpuplan.cli.app import app
+
+    root = typer.main.get_command(app)
+    out: list[list[str]] = [[]]
+    for name, command in sorted(root.commands.items()):
+        out.append([name])
+        out += [[name, sub] for sub in sorted(getattr(command, "commands", {}))]
+    return out
+
+
+COMMANDS = _commands()
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: "-".join(c) or "gpuplan")

@@ -67,3 +67,18 @@ def test_bad_run_values_name_file_and_field(catalog, run, field):
 def test_unknown_figure_is_not_modelled(catalog):
     with pytest.raises(NotModelled):
         predict(case(RUN, ("bisection_tbps",)), catalog)
+
+
+B300_SPX = {"gpu": "b300-sxm-288gb", "nodes": 128, "gpus_per_node": 8, "fabric": "ethernet-400g", "switch": "sn5600",
+            "rail_optimized": True, "oversubscription": 1.0, "scalable_unit_nodes": 64, "planes": 2}
+
+
+def test_one_cable_serves_both_planes_of_a_split_nic(catalog):
+    """DGX SuperPOD B300 RA Table 3, 2 SU on two Spectrum-X planes: 32 leaves, 16 spines, 1,024
+    node-leaf and 1,024 leaf-spine cables (a CX-8 800G port feeds both 400G planes)."""
+    out = predict(case(B300_SPX), catalog)
+    assert (out["leaf_switches"], out["spine_switches"]) == (32, 16)
+    assert (out["node_leaf_links"], out["leaf_spine_links"]) == (1024, 1024)
+    # A NIC at the fabric's own speed feeds one plane: each plane keeps its own cables.
+    h100 = predict(case(dict(B300_SPX, gpu="h100-sxm-80gb")), catalog)
+    assert h100["node_leaf_links"] == 2048

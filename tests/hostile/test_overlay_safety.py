@@ -185,6 +185,10 @@ ALLOWED = {
     # the renderer table: the module name comes from the fixed FORMATS dict, never from input
     ("gpuplan/render/__init__.py", "import importlib"),
     ("gpuplan/render/__init__.py", "importlib.import_module"),
+    # sweep --jobs: a fixed worker function over grid points built from validated --set values;
+    # the workers receive plain dicts and return pydantic summaries (pickled by the stdlib pool
+    # between our own processes, never read from input)
+    ("gpuplan/planning/sweep.py", "import multiprocessing"),
 }
 
 

@@ -36,9 +36,14 @@ def preset(catalog):
 
 @pytest.fixture
 def evaluator(catalog, cal):
-    def make(arch, gpu="a100-sxm-80gb", seq=2048, batch=64, precision="fp16", tokens=None, network=None):
+    def make(arch, gpu="a100-sxm-80gb", seq=2048, batch=64, precision="fp16", tokens=None, network=None,
+             framework=""):
+        # The fp16 runs of these tests are the Megatron-LM 2021-2022 ones; others use the default.
+        if framework == "":
+            framework = "megatron-lm" if precision == "fp16" else None
         g = catalog.gpu(gpu)
-        job = Job(arch=arch, seq=seq, batch=batch, precision=precision, tokens=tokens or float(batch * seq))
+        job = Job(arch=arch, seq=seq, batch=batch, precision=precision, tokens=tokens or float(batch * seq),
+                  framework=framework)
         return Evaluator(job, g, network or network_for(g, catalog), cal)
     return make
 

@@ -92,13 +92,71 @@ def test_total_flops_needs_no_gpu(catalog):
     assert out["total_flops"] == pytest.approx(3.14e23, rel=0.03)
 
 
-def test_the_same_factors_reproduce_published_runs_outside_the_shared_cases(catalog):
-    """Six more rows of Narayanan et al. 2021 Table 1 and the 530B rows of Korthikanti et al. 2022
-    Table 5 (tests/training/data/published-extra.toml): a guard against fitting the shared cases."""
-    extra = validate_files([str(Path(__file__).parent / "data" / "published-extra.toml")], catalog)
+FRONTIER = SHARED_VALIDATION / "frontier" / "training.toml"
+#: Frontier cases the model still misses (docs/validation.md, "Frontier"): the NeMo 25.11 row of
+#: Qwen3-30B-A3B on 16 H100 reaches 121 TFLOP/s where the same model on H100 reaches 208 in the
+#: 26.02 table; gpuplan predicts 200 (a software difference the case cannot name).
+FRONTIER_MISSES = {"nemo2511-h100-qwen3-30b-a3b-fp8"}
+
+
+def test_frontier_training_cases_are_modelled_and_pass_but_the_known_misses(catalog):
+    if not FRONTIER.exists():
+        pytest.skip("shared validation cases not present")
+    rep = validate_files([str(FRONTIER)], catalog)
+    assert [c.id for c in rep.cases if c.status in ("not_modelled", "error")] == []
+    assert {c.id for c in rep.cases if c.status != "pass"} <= FRONTIER_MISSES
+    assert rep.summary.median_error < 0.10
+
+
+EXTRA = Path(__file__).parent / "data" / "published-extra.toml"
+
+
+@pytest.fixture(scope="module")
+def extra(catalog):
+    return validate_files([str(EXTRA)], catalog)
+
+
+def _errors(cases):
+    return sorted(f.error for c in cases for f in c.figures)
+
+
+def test_the_same_factors_reproduce_published_runs_outside_the_shared_cases(extra):
+    """Six more rows of Narayanan et al. 2021 Table 1, the 530B rows of Korthikanti et al. 2022
+    Table 5, BLOOM-176B, MT-NLG 530B, two Llama 3 405B rows (8K and 128K tokens) and ten rows of the NeMo 25.11 performance table (tests/training/data/published-extra.toml):
+    a guard against fitting the shared cases."""
     assert [c.id for c in extra.cases if c.status != "pass"] == []
-    assert extra.summary.cases == 8
-    assert extra.summary.median_error < 0.08 and extra.summary.worst_error < 0.15
+    assert extra.summary.cases == 22
+    megatron = _errors(c for c in extra.cases if c.id.startswith(("megatron", "korthikanti")))
+    assert len(megatron) == 8 and megatron[len(megatron) // 2] < 0.08 and megatron[-1] < 0.15
+    assert extra.summary.median_error < 0.10
+
+
+@pytest.mark.parametrize("case_id", [
+    # Small experts, 16 per GPU, FP8 on B200: 214 model TFLOP/s, a quarter of a dense 8B model's
+    # 1576 on the same GPUs. Without the host time of the expert loop gpuplan said 745.
+    "nemo2511-b200-qwen3-30b-a3b-mxfp8",
+    # 32 experts per GPU (EP 8 of 256): 557 TFLOP/s; gpuplan said 867 without it.
+    "nemo2511-b200-deepseek-v3-mxfp8",
+    # 4 experts per GPU (EP 32 of 128), BF16: the expert loop costs little.
+    "nemo2511-gb200-qwen3-235b-a22b-bf16",
+])
+def test_moe_host_time_of_the_expert_loop_reproduces_the_nemo_moe_rows(extra, case_id):
+    """moe.host_seconds: exposed launches per local expert after the dropless dispatcher's sync
+    (NeMo 25.11 table, Megatron-Bridge docs/performance-summary.md)."""
+    case = next(c for c in extra.cases if c.id == case_id)
+    assert case.status == "pass"
+    assert all(f.error < 0.15 for f in case.figures)
+
+
+@pytest.mark.parametrize("case_id", [
+    "nemo2511-b200-llama3-8b-fp8", "nemo2511-gb200-llama3-8b-fp8",
+    "nemo2511-b200-llama31-405b-fp8", "nemo2511-gb200-llama31-405b-fp8",
+])
+def test_dense_fp8_on_blackwell_within_ten_percent(extra, case_id):
+    """FP8 GEMMs with 1-byte operands, FP8-saved GEMM inputs, BF16 LM head and the Megatron-Core
+    TP overlap reproduce the NeMo 25.11 dense FP8 rows of B200 and GB200."""
+    case = next(c for c in extra.cases if c.id == case_id)
+    assert all(f.error < 0.10 for f in case.figures)
 
 
 def test_a_run_over_the_memory_model_is_predicted_at_its_leanest_layout(catalog, tmp_path):
@@ -107,7 +165,7 @@ def test_a_run_over_the_memory_model_is_predicted_at_its_leanest_layout(catalog,
     (tmp_path / "c.toml").write_text(
         '[[case]]\nid = "korthikanti-2022-1t-selective-vp2"\nkind = "training"\nsource = "arXiv:2205.05198"\n'
         'tolerance = 0.15\n[case.model]\nlayers = 128\nhidden = 25600\nheads = 160\nvocab = 51200\n'
-        '[case.run]\ngpu = "a100-sxm-80gb"\ngpus = 512\nprecision = "fp16"\nsequence_length = 2048\n'
+        '[case.run]\nframework = "megatron-lm"\ngpu = "a100-sxm-80gb"\ngpus = 512\nprecision = "fp16"\nsequence_length = 2048\n'
         'global_batch_sequences = 512\nmicro_batch = 1\ntp = 8\npp = 64\nvp = 2\nrecompute = "selective"\n'
         'sequence_parallel = true\n[case.measured]\niteration_time_s = 71.49\n')
     (case,) = validate_files([str(tmp_path / "c.toml")], catalog).cases

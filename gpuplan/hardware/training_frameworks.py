@@ -1,0 +1,48 @@
+"""Schema of a training framework's feature set (``[frameworks.*]`` of
+``catalog/calibration/training.toml``); what the features do is gpuplan/training/framework.py."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+FrameworkName = Literal["megatron-core", "megatron-lm", "megatron-deepspeed", "fsdp"]
+FRAMEWORKS: tuple[str, ...] = ("megatron-core", "megatron-lm", "megatron-deepspeed", "fsdp")
+
+
+class Framework(BaseModel):
+    """One framework's features (a ``[frameworks.<name>]`` table of training.toml)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    #: "flash" (no score matrix in HBM) or "materialized" (fused softmax over s x s scores).
+    attention: Literal["flash", "materialized"]
+    #: Interleaved 1F1B (virtual pipeline stages) is available.
+    interleaved_pp: bool
+    #: Pipeline parallelism is available at all (FSDP stacks shard instead).
+    pipeline: bool = True
+    #: Context parallelism (ring attention over the sequence) is available; else CP 1.
+    context_parallel: bool = True
+    #: Sequence parallelism is available (left to the search) or off unless the run sets it.
+    sequence_parallel: bool
+    #: ZeRO stages the framework runs: the search picks among them when the run gives none.
+    zero_stages: tuple[int, ...] = Field(min_length=1)
+    #: FP8 training recipes exist (Transformer Engine).
+    fp8: bool
+    #: Fraction of the tensor-parallel collectives hidden behind the GEMMs they feed
+    #: (Transformer Engine userbuffers all-gather/reduce-scatter overlap); 0 = exposed.
+    tp_comm_overlap: float = Field(ge=0, le=1)
+    #: Expert-parallel all-to-all overlapped with another micro-batch's compute: the share of
+    #: a layer's compute it can hide behind (dispatch/compute overlap); 0 = exposed.
+    ep_comm_overlap: float = Field(ge=0, le=1)
+    #: Hierarchical MoE dispatch (DeepEP, HybridEP): a token crosses the scale-out tier once per
+    #: destination domain, then is forwarded over scale-up (groupcomm.group_all_to_all).
+    ep_hierarchical_dispatch: bool = False
+    #: Recompute policy when the run gives none: "searched" (none/selective/full as memory
+    #: needs) or "full" (every layer checkpointed, DeepSpeed's default).
+    recompute: Literal["searched", "full"] = "searched"
+    #: How the framework's published model TFLOP/s count attention: the full s x s score
+    #: matrix, or its causal half (gpuplan/training/flops.py).
+    flop_convention: Literal["full", "causal"] = "full"
+    source: str = Field(min_length=1)

@@ -1,0 +1,135 @@
+"""The serving engine as an input: documented kernel and scheduler features by release.
+
+``catalog/calibration/serving.toml`` ``[engines]`` lists, per engine (vLLM, SGLang, TensorRT-LLM,
+FasterTransformer, gpt-fast), the releases at which a documented feature changed, each with its
+source. A run names an engine and, optionally, a release; it takes the features of the latest
+entry whose ``since`` is not after the release (the newest entry when no release is given). No
+engine means current vLLM, and the plan's assumptions say so.
+
+What each feature changes in the model (docs/serving-model.md, "Engines"):
+
+* ``gqa_kv_reads``: decode attention streams every KV head once per query head (``heads /
+  kv_heads`` times the cache) instead of once per group;
+* ``scheduling``: ``mixed`` steps carry prefill chunks beside the decode tokens and share one
+  weight stream (:mod:`gpuplan.serving.mixed`); ``prefill_first`` pauses decode for each prefill;
+* ``kv_admission`` and ``kv_block_tokens``: the sequences the cache holds (full-length
+  reservation, or paged on-demand allocation filling the cache at the mean length) and the
+  unused tail of each sequence's last block;
+* ``fp8_quantize``: a separate quantise kernel reads 16-bit and writes 8-bit activations
+  before every fp8 GEMM;
+* ``cuda_graphs``: without graphs every kernel of a step pays its host launch;
+* ``all_reduce``: custom peer-to-peer kernels (a shorter launch, but the ring's ``2(n-1)/n`` bytes
+  even on NVSwitch) or NCCL (which reduces in the switch, NVLS, where the catalog says so);
+* ``max_batch``, ``max_step_tokens``: the scheduler's limits.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from gpuplan.hardware.serving_calibration import ENGINE_NAMES, EngineRelease, ServingConstants
+
+#: Host launch of one CUDA kernel without a graph (PyTorch eager / TensorRT enqueue): ~5 us per
+#: launch on current CPUs (CUDA programming guide, "CUDA Graphs": launch overhead is the reason
+#: graphs exist; vLLM reports eager decode 1.5-2x slower at small batch, enforce_eager docs).
+EAGER_LAUNCH_US = 5.0
+#: Kernels per transformer layer in a decode step (norm, QKV, RoPE + cache write, attention,
+#: output projection, residual + norm, gate/up, activation, down, residual).
+KERNELS_PER_LAYER = 10
+#: Launch time a custom one-shot all-reduce saves against NCCL's (``collective_launch_us`` is
+#: NCCL's): NCCL's smallest all-reduce takes ~8 us on 2 GPUs (nccl-tests), TensorRT-LLM's and
+#: vLLM's custom kernels over NVLink P2P ~5 us (vLLM custom_all_reduce PR #2192: 1.5-2x lower
+#: latency than NCCL below 1 MB).
+CUSTOM_ALL_REDUCE_SAVING_US = 3.0
+
+
+def parse_version(text: str) -> tuple[int, ...]:
+    """``"0.6.1"`` -> ``(0, 6, 1)``; trailing non-digits of a part are ignored (``1.0rc2`` -> 1, 0)."""
+    parts = []
+    for piece in text.split("."):
+        digits = ""
+        for ch in piece:
+            if not ch.isdigit():
+                break
+            digits += ch
+        if not digits:
+            break
+        parts.append(int(digits))
+    return tuple(parts)
+
+
+@dataclass(frozen=True)
+class Engine:
+    """The resolved features of one engine release."""
+
+    name: str
+    #: The release asked for (None: the newest the catalog describes).
+    version: str | None
+    features: EngineRelease
+    #: True when the run named no engine and the default was taken.
+    defaulted: bool = False
+
+    @property
+    def label(self) -> str:
+        since = self.features.since
+        asked = self.version or f"current (catalog entry {since})"
+        return f"{self.name} {asked}"
+
+    def summary(self) -> str:
+        """The features that shape the numbers, in words (one plan reason line)."""
+        f = self.features
+        sched = ("prefill chunks share the decode steps" if f.scheduling == "mixed"
+                 else "each prefill pauses the decode batch")
+        gqa = ("decode attention reads each KV head once per query group" if f.gqa_kv_reads == "per_group"
+               else "decode attention reads each KV head once per query head")
+        admit = ("KV blocks reserved for the whole sequence" if f.kv_admission == "reserve_full"
+                 else "KV blocks taken as tokens arrive")
+        graphs = "CUDA graphs" if f.cuda_graphs else "no CUDA graphs"
+        ar = "custom peer-to-peer all-reduce" if f.all_reduce == "custom" else "NCCL all-reduce"
+        return f"Engine {self.label}: {sched}; {gqa}; {admit}; {graphs}; {ar}."
+
+    def kv_read_factor(self, heads: int, kv_heads: int) -> float:
+        """Times decode attention streams the cache: ``heads / kv_heads`` per query head, else 1."""
+        if self.features.gqa_kv_reads == "per_query_head" and kv_heads:
+            return heads / kv_heads
+        return 1.0
+
+    def launch_s(self, layers: int) -> float:
+        """Host launch time a step pays without CUDA graphs (0 with graphs)."""
+        if self.features.cuda_graphs:
+            return 0.0
+        return layers * KERNELS_PER_LAYER * EAGER_LAUNCH_US * 1e-6
+
+    @property
+    def all_reduce_extra_us(self) -> float:
+        """Launch time per TP all-reduce on top of NCCL's: negative for custom kernels."""
+        return -CUSTOM_ALL_REDUCE_SAVING_US if self.features.all_reduce == "custom" else 0.0
+
+    def separate_quantize(self, precision: str, native: bool) -> bool:
+        """A quantise kernel runs before each GEMM (fp8 activations with fp8 math, unfused)."""
+        return precision == "fp8" and native and self.features.fp8_quantize == "separate"
+
+    def block_tokens(self, tokens: float) -> float:
+        """Cache tokens a sequence of ``tokens`` occupies: rounded up to whole blocks."""
+        b = self.features.kv_block_tokens
+        return math.ceil(tokens / b) * b if b > 1 else tokens
+
+    def batch_cap(self, pp: int = 1) -> int | None:
+        """Sequences the scheduler runs at most per pipeline stage (None: memory only)."""
+        cap = self.features.max_batch
+        return max(1, cap // max(pp, 1)) if cap else None
+
+
+def resolve_engine(k: ServingConstants, engine: str | None = None, version: str | None = None) -> Engine:
+    """Features of ``engine`` at ``version`` (newest entry when no version; default engine when none)."""
+    name = engine or k.engines.default
+    if name not in ENGINE_NAMES:
+        raise ValueError(f"unknown engine {name!r} (known: {', '.join(ENGINE_NAMES)})")
+    releases = sorted((r for r in k.engines.release if r.engine == name), key=lambda r: parse_version(r.since))
+    chosen = releases[-1]
+    if version is not None:
+        asked = parse_version(version)
+        earlier = [r for r in releases if parse_version(r.since) <= asked]
+        chosen = earlier[-1] if earlier else releases[0]
+    return Engine(name=name, version=version, features=chosen, defaulted=engine is None)

@@ -1,0 +1,92 @@
+"""``gpuplan sweep``: the grid, the points, the formats, and bad input."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from gpuplan.core.errors import InputError
+from gpuplan.hardware.loader import load_catalog
+from gpuplan.planning.sweep import MAX_POINTS, grid, parse_set, run_sweep
+from gpuplan.render.sweep import render_sweep
+
+ROOT = Path(__file__).resolve().parents[2]
+CHAT = ROOT / "examples" / "chat-8b-serving.toml"
+
+
+def test_linear_log_and_list_values():
+    assert parse_set("serving.qps=10:100:4") == ("serving.qps", [10, 40, 70, 100])
+    # 1, 10, 100, 1000 tokens/s: geometric spacing, written as the decimal a person would type.
+    assert parse_set("serving.qps=1:1000:4", log=True) == ("serving.qps", [1.0, 10.0, 100.0, 1000.0])
+    assert parse_set("serving.qps=0.5:1:3") == ("serving.qps", [0.5, 0.75, 1.0])
+    # A list field takes each value as a one-item list: one GPU per point.
+    assert parse_set("constraints.allow_gpus=h100-sxm-80gb,b200-sxm-180gb") == (
+        "constraints.allow_gpus", [["h100-sxm-80gb"], ["b200-sxm-180gb"]])
+    assert parse_set("serving.qps=5:5:3") == ("serving.qps", [5])
+
+
+@pytest.mark.parametrize("spec, expected", [
+    ("serving.qpx=1:2:2", "did you mean 'qps'"),
+    ("servng.qps=1:2:2", "did you mean 'serving'"),
+    ("serving.qps=1:2:0", "N must be a whole number"),
+    ("serving.qps=1:2:2.5", "N must be a whole number"),
+    ("serving.qps=1:2", "START:STOP:N"),
+    ("serving.qps", "FIELD=START:STOP:N"),
+    ("serving.qps=1,,2", "comma-separated"),
+])
+def test_bad_specs_name_the_flag(spec, expected):
+    with pytest.raises(InputError) as err:
+        parse_set(spec)
+    line = err.value.one_line()
+    assert "--set" in line and expected in line and "\n" not in line
+
+
+def test_the_grid_is_bounded_and_ordered():
+    sets = [("serving.qps", [1, 2]), ("serving.ttft_ms", [100, 200, 300])]
+    assert grid(sets)[:2] == [{"serving.qps": 1, "serving.ttft_ms": 100}, {"serving.qps": 1, "serving.ttft_ms": 200}]
+    with pytest.raises(InputError, match="at most"):
+        grid([("serving.qps", list(range(100))), ("serving.ttft_ms", list(range(MAX_POINTS // 50)))])
+
+
+def test_a_fixed_gpu_fleet_grows_with_the_load_and_jobs_do_not_change_the_result():
+    catalog = load_catalog()
+    sets = [parse_set("serving.qps=5:60:4"), parse_set("constraints.allow_gpus=l40s-pcie-48gb")]
+    one = run_sweep(CHAT.read_text(), str(CHAT), sets, catalog, overlays=[], phases=("serving",))
+    two = run_sweep(CHAT.read_text(), str(CHAT), sets, catalog, overlays=[], phases=("serving",), jobs=2)
+    assert render_sweep(one, "json") == render_sweep(two, "json")
+    gpus = [p.serving.gpus for p in one.sweep]
+    assert [p.values["serving.qps"] for p in one.sweep] == [5, 23, 42, 60]
+    assert gpus == sorted(gpus) and gpus[-1] > gpus[0]
+    # Every fleet carries its load: the sweep reports the planner's own capacity.
+    assert all(p.serving.max_qps >= p.values["serving.qps"] for p in one.sweep)
+
+
+def test_every_format():
+    catalog = load_catalog()
+    result = run_sweep(CHAT.read_text(), str(CHAT), [parse_set("serving.qps=5:40:3")], catalog, overlays=[],
+                       phases=("serving",))
+    data = json.loads(render_sweep(result, "json"))
+    assert [p["values"] for p in data["sweep"]] == [{"serving.qps": 5}, {"serving.qps": 22}, {"serving.qps": 40}]
+    assert set(data["sweep"][0]) == {"values", "training", "serving"} and data["sweep"][0]["training"] is None
+    rows = list(csv.reader(io.StringIO(render_sweep(result, "csv"))))
+    assert rows[0][:3] == ["serving.qps", "gpu", "gpus"] and len(rows) == 4
+    html = render_sweep(result, "html")
+    root = ET.fromstring(html.removeprefix("<!DOCTYPE html>\n"))
+    assert len(root.findall(".//{*}svg") or root.findall(".//svg")) == 3
+    table = render_sweep(result, "table").splitlines()
+    assert table[0].startswith("sweep of chat-8b-serving: 3 points")
+
+
+def test_cli_bad_value_is_one_line_and_exit_2(tmp_path):
+    out = tmp_path / "s.json"
+    proc = subprocess.run([sys.executable, "-m", "gpuplan", "sweep", str(CHAT), "--set", "serving.qps=-5,5", "-o",
+                           str(out)], capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "serving.qps" in proc.stderr
+    assert not out.exists()
