@@ -19,12 +19,13 @@ from gpuplan.hardware.loader import Catalog
 from gpuplan.core.errors import InputError
 from gpuplan.core.io import pydantic_error, read_toml
 from gpuplan.core.types import Id, NonNegative
-from gpuplan.hardware.intervals import DEFAULT_LEVEL, RATE_FIGURES, TIME_FIGURES, band_of, figure_interval, generation, residual_table
+from gpuplan.hardware.intervals import DEFAULT_LEVEL, RATE_FIGURES, software_of, TIME_FIGURES, band_of, figure_interval, generation, residual_table
 
 
-def regime_keys(run: dict[str, Any], catalog: Catalog, *, moe: bool = False) -> tuple[str, str] | None:
+def regime_keys(run: dict[str, Any], catalog: Catalog, *, kind: str, moe: bool = False) -> tuple[str, str] | None:
     """(``gpu/software``, ``vendor/generation``) of a case's run, None without a known GPU; an MoE
-    model is a regime of its own (``/moe`` on both keys)."""
+    model is a regime of its own (``/moe`` on both keys). Software left out is what the model then
+    runs (hardware/intervals.software)."""
     name = run.get("gpu")
     if not isinstance(name, str):
         return None
@@ -32,7 +33,7 @@ def regime_keys(run: dict[str, Any], catalog: Catalog, *, moe: bool = False) -> 
         gpu = catalog.gpu(name)
     except InputError:
         return None
-    software = run.get("framework") or run.get("engine") or "default"
+    software = software_of(kind, run.get("framework") if kind == "training" else run.get("engine"), catalog)
     tail = "/moe" if moe else ""
     return f"{gpu.id}/{software}{tail}", generation(gpu.vendor, gpu.arch) + tail
 
@@ -182,7 +183,8 @@ def run_case(case: Case, file: str, catalog: Catalog) -> CaseResult:
     except InputError as exc:
         return CaseResult(id=case.id, kind=case.kind, file=file, status="error", message=exc.one_line(), figures=[])
     results = []
-    keys = regime_keys(case.run, catalog, moe=arch is not None and arch.is_moe) if case.kind != "fabric" else None
+    keys = (regime_keys(case.run, catalog, kind=case.kind, moe=arch is not None and arch.is_moe)
+            if case.kind != "fabric" else None)
     band = band_of(residual_table(catalog), case.kind, *keys) if keys else None
     for name, measured in case.measured.items():
         value = predicted.get(name)

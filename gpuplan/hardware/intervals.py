@@ -181,6 +181,20 @@ def figure_interval(band: Band, figure: str, predicted: float) -> tuple[float, f
     return predicted, predicted
 
 
+#: The serving engine a case or profile runs when it names none (gpuplan/serving/engine.py).
+DEFAULT_ENGINE = "vllm"
+
+
+def software_of(kind: str, named: object, catalog: HasTables) -> str:
+    """The software key of a regime: the framework or engine named, else the one the model runs
+    when none is named (the catalog's ``default_framework``; current vLLM)."""
+    if isinstance(named, str) and named:
+        return named
+    if kind == "training":
+        return str(getattr(catalog.table("training"), "default_framework", "default"))
+    return DEFAULT_ENGINE
+
+
 def residual_table(catalog: HasTables) -> ResidualTable | None:
     """The catalog's residual table, or None when it has none (intervals are then omitted)."""
     try:

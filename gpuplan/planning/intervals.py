@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import Any
 
 from gpuplan.core.contract import Finding, Plan, ServingPlan, TrainingPlan
-from gpuplan.hardware.intervals import DEFAULT_LEVEL, Band, band_of, generation, residual_table
+from gpuplan.hardware.intervals import DEFAULT_LEVEL, Band, band_of, generation, residual_table, software_of
 from gpuplan.hardware.loader import Catalog
 from gpuplan.model.profile import Workload
 
@@ -32,13 +32,14 @@ def phase_band(kind: str, gpu_id: str | None, software: str | None, catalog: Cat
         return None
     gpu = catalog.gpus[gpu_id]
     tail = "/moe" if moe else ""
-    return band_of(table, kind, f"{gpu.id}/{software or 'default'}{tail}", generation(gpu.vendor, gpu.arch) + tail,
+    key = f"{gpu.id}/{software_of(kind, software, catalog)}{tail}"
+    return band_of(table, kind, key, generation(gpu.vendor, gpu.arch) + tail,
                    level=level, side=side)  # type: ignore[arg-type]
 
 
-def _software(workload: Workload, phase: str) -> str | None:
+def _software(workload: Workload, phase: str, catalog: Catalog) -> str:
     spec = getattr(workload, phase)
-    return getattr(spec, "framework" if phase == "training" else "engine", None)
+    return software_of(phase, getattr(spec, "framework" if phase == "training" else "engine", None), catalog)
 
 
 def _r(pair: tuple[float, float], digits: int = 6) -> tuple[float, float]:
@@ -89,7 +90,7 @@ def with_intervals(plan: Plan, workload: Workload, catalog: Catalog, *, level: f
         p = getattr(plan, phase)
         if p is None or not p.feasible:
             continue
-        software, moe = _software(workload, phase), workload.arch.is_moe
+        software, moe = _software(workload, phase, catalog), workload.arch.is_moe
         band = phase_band(phase, p.gpu, software, catalog, level=level, moe=moe)
         if band is None or band.scope == "none":
             continue
@@ -143,14 +144,14 @@ def plan_at_confidence(workload: Workload, catalog: Catalog, *, phases: tuple[st
         t, s = tightened.training, tightened.serving
         if t is not None and plan.training is not None and plan.training.feasible and workload.training is not None \
                 and workload.training.deadline_days is not None:
-            band = phase_band("training", plan.training.gpu, _software(workload, "training"), catalog,
+            band = phase_band("training", plan.training.gpu, _software(workload, "training", catalog), catalog,
                               moe=workload.arch.is_moe, level=level, side="upper")
             if band is not None and band.high > 1:
                 want = workload.training.deadline_days / band.high
                 if t.deadline_days is None or abs(t.deadline_days - want) > 1e-9:
                     t, changed = replace(t, deadline_days=want), True
         if s is not None and plan.serving is not None and plan.serving.feasible and workload.serving is not None:
-            band = phase_band("serving", plan.serving.gpu, _software(workload, "serving"), catalog,
+            band = phase_band("serving", plan.serving.gpu, _software(workload, "serving", catalog), catalog,
                               moe=workload.arch.is_moe, level=level, side="upper")
             if band is not None and band.high > 1:
                 w = workload.serving
