@@ -94,13 +94,9 @@ def recommend(
         if confidence is None:
             result = plan_workload(workload, cat, phases=phases)
         else:
-            from functools import partial
+            from gpuplan.planning.api import plan
 
-            from gpuplan.planning.intervals import plan_at_confidence, with_intervals
-
-            result = plan_at_confidence(workload, cat, phases=phases, level=confidence,
-                                        planner=partial(plan_workload, intervals=False))
-            result = with_intervals(result, workload, cat, confidence=confidence)
+            result = plan(workload, cat, phases=phases, confidence=confidence)
     inputs = ([str(profile)] if profile else []) + list(workload.input_files) + catalog_inputs(catalog)
     emit(result, fmt, out, outputs, inputs=inputs, color=not no_color, verbose=verbose,
          field_lines=workload.field_lines)

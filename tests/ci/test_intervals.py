@@ -75,3 +75,13 @@ def test_validate_json_gives_low_and_high_for_every_figure(cli):
     summary = report["summary"]
     assert summary["interval_level"] == 0.8
     assert all(k["coverage"] is not None for k in summary["by_kind"].values())
+
+
+def test_the_python_api_plans_at_a_confidence(profile, catalog):
+    from gpuplan import load_profile, plan
+
+    workload = load_profile(profile, catalog)
+    sure = plan(workload, catalog, confidence=0.9)
+    assert sure.training.interval_level == 0.8 and any(f.code == "confidence" for f in sure.findings)
+    with pytest.raises(ValueError):
+        plan(workload, catalog, confidence=1.5)
