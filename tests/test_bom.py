@@ -132,7 +132,8 @@ def test_serving_with_east_west_fabric_also_gets_a_front_end(catalog):
 def test_1024_gpu_training_vs_serving_network_cost(priced_catalog):
     """Training (400G IB, 1:1, rail-optimized) vs serving (100G Ethernet front end, 4:1), per GPU.
 
-    With the shipped prices plus the test price book's SN4600C (tests/fabric/data/price_book): 17.3x. A widely cited estimate says
+    With the shipped prices plus the test price book's SN4600C (tests/fabric/data/price_book): 11.7x
+    with the dual-homed front end (17.3x when it was single-homed). A widely cited estimate says
     7-8x; docs/fabric-model.md explains the difference (it gives inference 2 x 100G per GPU).
     """
     train = plan_bom(priced_catalog, training_demand())
@@ -140,11 +141,11 @@ def test_1024_gpu_training_vs_serving_network_cost(priced_catalog):
     assert per_gpu_by_category(train, 1024) == pytest.approx(
         {"nic": 1894.0, "switch": 1540.78125, "transceiver": 1943.0, "cable": 408.0})
     assert per_gpu_by_category(serve, 1024) == pytest.approx(
-        {"nic": 171.875, "switch": 122.0703125, "transceiver": 6.9609375, "cable": 32.671875})
+        {"nic": 171.875, "switch": 244.140625, "transceiver": 13.921875, "cable": 65.34375})
     t, s = network_cost_per_gpu(train, 1024), network_cost_per_gpu(serve, 1024)
     assert t == pytest.approx(5785.78125)
-    assert s == pytest.approx(333.578125)
-    assert t / s == pytest.approx(17.34, abs=0.01)
+    assert s == pytest.approx(495.28125)  # both planes: 6 leaves + 4 spines, one dual-port NIC per node
+    assert t / s == pytest.approx(11.68, abs=0.01)
     # the only unpriced parts in either are the OOB switches and racks (outside both figures)
     assert train.unpriced_parts == serve.unpriced_parts == ["rack-42u", "sn2201"]
 
@@ -154,7 +155,7 @@ def test_serving_across_nodes_costs_about_what_training_does(priced_catalog):
     train = network_cost_per_gpu(plan_bom(priced_catalog, training_demand()), 1024)
     serve = network_cost_per_gpu(plan_bom(priced_catalog, serving_demand(groups=("ep",), need=150,
                                                                             rail_aligned=True)), 1024)
-    assert serve == pytest.approx(6119.359375)
+    assert serve == pytest.approx(6281.0625)
     assert 0.9 < train / serve < 1.1
 
 

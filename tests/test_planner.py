@@ -192,10 +192,10 @@ def test_training_outside_the_validated_precisions_and_model_kinds_carries_a_not
 
 
 def test_a_layout_within_three_percent_of_memory_gets_a_warning(catalog):
-    """Llama 3.1 70B at 4,096 tokens on H100 in 90 days: the cheapest layout fills all but 0.5%
-    of the usable memory."""
+    """Llama 3.1 70B at 4,096 tokens on H100 in 90 days, no headroom kept: the cheapest layout
+    fills all but 0.5% of the usable memory."""
     text = ('[model]\npreset = "llama-3.1-70b"\n[training]\ntokens = 15e12\nsequence_length = 4096\n'
-            'deadline_days = 90\n[constraints]\nallow_gpus = ["h100-sxm-80gb"]\n')
+            'deadline_days = 90\n[constraints]\nallow_gpus = ["h100-sxm-80gb"]\nmemory_headroom = 0.0\n')
     plan = _plan(text, catalog)
     m = plan.training.memory
     tight = [f for f in plan.findings if f.code == "training-memory-tight"]

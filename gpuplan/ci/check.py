@@ -25,7 +25,7 @@ from gpuplan.core.errors import InputError
 from gpuplan.core.io import parse_json, parse_toml, pydantic_error
 from gpuplan.core.contract import Plan, ServingPlan, TrainingPlan
 from gpuplan.planning.saved import locate, repo_path
-from gpuplan.model.profile import Workload, field_lines
+from gpuplan.model.profile import ClusterNetwork, Workload, field_lines
 from gpuplan.core.types import STRICT, Id
 
 #: Version of the check JSON (its own contract, same versioning rule as the plan).
@@ -168,7 +168,11 @@ def restrict(workload: Workload, cluster: ClusterOut) -> Workload:
     training = workload.training
     if cluster.phase == "training" and training is not None:
         training = dataclasses.replace(training, gpus=cluster.gpus, deadline_days=None, budget_usd=None)
-    return dataclasses.replace(workload, constraints=constraints, training=training)
+    # Time is computed on the cluster's own fabric, NIC speed and oversubscription (issue 15: an
+    # Ethernet cluster at 4:1 had been timed on the InfiniBand fabric the planner would design).
+    network = ClusterNetwork(fabric=cluster.fabric, nic_gbit_per_gpu=cluster.nic_gbit_per_gpu,
+                             oversubscription=cluster.oversubscription)
+    return dataclasses.replace(workload, constraints=constraints, training=training, cluster_network=network)
 
 
 def _plan(workload: Workload, catalog: Catalog, phase: str) -> Plan:
@@ -217,20 +221,45 @@ def evaluate(workload: Workload, cluster: ClusterOut, plan: Plan, anchors: _Anch
                                  "constraints")))
     size = anchors.at_cluster("gpus", "nodes") if cluster.phase == "training" else anchors.at_cluster("gpu")
     if result is None or not result.feasible:
-        why = "; ".join(result.infeasible) if result is not None and result.infeasible else "no feasible plan"
-        gate("fits-memory", False, f"{cluster.gpus:,} x {cluster.gpu}: {why}", size)
+        # Only the cluster's GPU was tried: its own reasons, under the gate of their real cause.
+        reasons = [r.split(": ", 1)[1] if r.startswith(f"{cluster.gpu}: ") else r
+                   for r in (result.infeasible if result is not None else [])
+                   if not r.startswith("no allowed GPU")] or ["no feasible plan"]
+        name, where = _infeasible_gate(" ".join(reasons), anchors, size)
+        gate(name, False, f"{cluster.gpus:,} x {cluster.gpu}: {'; '.join(reasons)}", where)
         return gates
     if isinstance(result, TrainingPlan):
         _training_gates(gate, workload, cluster, result, anchors, size)
+        free = result.memory.headroom_gib / result.memory.capacity_gib if result.memory else None
     else:
         used = result.weights_gib_per_gpu + result.kv_gib_per_gpu
         gate("fits-memory", used <= gpu_memory_gib,
              f"{result.weights_gib_per_gpu:.1f} GiB weights + {result.kv_gib_per_gpu:.1f} GiB KV cache per GPU of "
              f"{gpu_memory_gib:.1f} GiB usable on {cluster.gpu}", size, value=used, limit=gpu_memory_gib, unit="GiB")
+        free = 1.0 - used / gpu_memory_gib if gpu_memory_gib > 0 else None
         _serving_gates(gate, workload, cluster, result, anchors)
+    want = workload.constraints.memory_headroom
+    if free is not None and want > 0:
+        gate("memory-headroom", free >= want - 1e-9,
+             f"{free:.1%} of the usable memory free per GPU against the {want:.0%} headroom "
+             f"(allocator fragmentation and framework growth need room)",
+             anchors.at_profile("constraints.memory_headroom"), severity="warning", value=free, limit=want,
+             unit="fraction")
     _network_gate(gate, cluster, result, anchors)
     _cost_gates(gate, workload, cluster, result, anchors)
     return gates
+
+
+def _infeasible_gate(why: str, anchors: _Anchors, size: dict[str, object]) -> tuple[str, dict[str, object]]:
+    """The gate an infeasible re-plan fails, by its cause: memory, a count no layout can use, a
+    network that cannot carry the layout, or (else) the phase's targets."""
+    if "does not fit" in why:
+        return "fits-memory", size
+    if "no valid layout" in why or "nearest counts" in why:
+        return "layout", size
+    if "scale-out" in why or "fabric" in why or "network" in why:
+        return "network", anchors.at_cluster("fabric", "nic_gbit_per_gpu")
+    return "feasible", size
 
 
 def _training_gates(gate, workload: Workload, cluster: ClusterOut, t: TrainingPlan, anchors: _Anchors,
@@ -244,7 +273,7 @@ def _training_gates(gate, workload: Workload, cluster: ClusterOut, t: TrainingPl
     assert spec is not None
     if spec.deadline_days is not None:
         ok = t.wall_clock_days <= spec.deadline_days
-        gate("deadline", ok, f"{t.wall_clock_days:.1f} days on {cluster.gpus:,} GPUs "
+        gate("deadline", ok, f"{t.wall_clock_days:.1f} days on {cluster.gpus:,} GPUs{_on_network(cluster, t)} "
              f"{'within' if ok else 'misses'} the {spec.deadline_days:g}-day deadline",
              anchors.at_profile("training.deadline_days"), value=t.wall_clock_days, limit=spec.deadline_days,
              unit="days")
@@ -278,20 +307,39 @@ def _serving_gates(gate, workload: Workload, cluster: ClusterOut, s: ServingPlan
          anchors.at_profile("serving.tpot_ms"), value=s.tpot_ms, limit=spec.tpot_ms, unit="ms")
 
 
+def _on_network(cluster: ClusterOut, t: TrainingPlan) -> str:
+    """' on the cluster's ethernet-100g at 100 Gb/s per GPU, 4:1' when time used its network."""
+    if cluster.nodes <= 1 or t.interconnect is None or t.interconnect.scaleout_fabric is None:
+        return ""
+    fabric = cluster.fabric or t.interconnect.scaleout_fabric
+    gbit = cluster.nic_gbit_per_gpu if cluster.nic_gbit_per_gpu is not None else t.interconnect.nic_gbit_per_gpu
+    over = f", {cluster.oversubscription:g}:1" if cluster.oversubscription > 1 else ""
+    return f" on the cluster's {fabric} at {gbit:g} Gb/s per GPU{over}"
+
+
 def _network_gate(gate, cluster: ClusterOut, result: TrainingPlan | ServingPlan, anchors: _Anchors) -> None:
     ic = result.interconnect
     if ic is None:
         return
+    # Training time is computed on the cluster's own network (restrict): its fabric is a fact of
+    # the figures, not a mismatch; a network too slow to hide communication shows in the days.
+    timed = isinstance(result, TrainingPlan)
     if cluster.fabric is not None and ic.scaleout_fabric is not None and cluster.fabric != ic.scaleout_fabric:
-        gate("fabric", False, f"the plan's figures assume {ic.scaleout_fabric}; the cluster uses {cluster.fabric}",
-             anchors.at_cluster("fabric"), severity="warning")
+        if timed:
+            gate("fabric", True, f"the days are computed on the cluster's {cluster.fabric}; the planner would "
+                 f"design {ic.scaleout_fabric} for this layout", anchors.at_cluster("fabric"), severity="warning")
+        else:
+            gate("fabric", False, f"the plan's figures assume {ic.scaleout_fabric}; the cluster uses "
+                 f"{cluster.fabric}", anchors.at_cluster("fabric"), severity="warning")
     if cluster.nic_gbit_per_gpu is None or ic.required_gbit_per_gpu <= 0 or cluster.nodes <= 1:
         return
     effective = cluster.nic_gbit_per_gpu / cluster.oversubscription
     over = f" at {cluster.oversubscription:g}:1 oversubscription" if cluster.oversubscription > 1 else ""
+    exposed = "; the exposed communication is in the days" if timed and effective < ic.required_gbit_per_gpu else ""
     gate("network", effective >= ic.required_gbit_per_gpu,
          f"{effective:,.0f} Gb/s per GPU{over} against the {ic.required_gbit_per_gpu:,.0f} Gb/s the layout needs "
-         "to keep communication hidden", anchors.at_cluster("nic_gbit_per_gpu", "oversubscription"),
+         f"to keep communication hidden{exposed}", anchors.at_cluster("nic_gbit_per_gpu", "oversubscription"),
+         severity="warning" if timed else "error",
          value=effective, limit=ic.required_gbit_per_gpu, unit="Gbit/s per GPU")
 
 
@@ -328,7 +376,18 @@ def run_check(workload: Workload, catalog: Catalog, cluster_text: str, cluster_n
     whether a failed warning gate fails the check too (``passed`` and every report follow it)."""
     spec, lines = parse_cluster(cluster_text, cluster_name)
     cluster = resolve_cluster(spec, workload, catalog, cluster_name)
-    plan = _plan(restrict(workload, cluster), catalog, cluster.phase)
+    workload = dataclasses.replace(workload.for_phase(cluster.phase), phase_constraints=())
+    restricted = restrict(workload, cluster)
+    plan = _plan(restricted, catalog, cluster.phase)
+    phase_plan = getattr(plan, cluster.phase)
+    if (phase_plan is None or not phase_plan.feasible) and workload.constraints.memory_headroom > 0:
+        # Nothing leaves the memory headroom free: the cluster may still run the job with less,
+        # which the memory-headroom gate warns about (not a failure to fit).
+        tight = dataclasses.replace(restricted, constraints=dataclasses.replace(restricted.constraints,
+                                                                                memory_headroom=0.0))
+        again = _plan(tight, catalog, cluster.phase)
+        if getattr(again, cluster.phase) is not None and getattr(again, cluster.phase).feasible:
+            plan = again
     anchors = _Anchors(profile=workload.source, profile_lines=workload.field_lines, cluster=cluster_name,
                        cluster_lines=lines)
     gates = evaluate(workload, cluster, plan, anchors, gpu_memory_gib=catalog.gpus[cluster.gpu].memory_usable_gib)

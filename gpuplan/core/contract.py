@@ -10,6 +10,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpuplan.core.bands import PhaseIntervals
+
 SCHEMA_VERSION = "1.2"
 #: A roofline's peak, bandwidth and ridge: renderers divide by them, so a saved plan must carry
 #: them finite and above zero (the planners always do).
@@ -214,11 +216,14 @@ class TrainingRoofline(_Out):
     points: list[RooflinePoint]
 
 
-class TrainingPlan(_Out):
+class TrainingPlan(_Out, PhaseIntervals):
     feasible: bool
     gpu: str | None
     gpus: int
     nodes: int
+    #: GPUs paid for and not used by the plan: the rest of the last whole server (capex) or of the
+    #: last cloud instance rented (cloud pricing).
+    gpus_idle: int = 0
     layout: TrainingLayout | None
     precision: str
     step_time_s: float
@@ -248,11 +253,6 @@ class TrainingPlan(_Out):
     infeasible: list[str]
     #: The next best layouts on the recommended GPU (search order), each with its breakdown.
     layout_alternatives: list[TrainingLayoutOption] = []
-    #: [low, high] of each predicted figure at ``interval_level``, from the validation residuals
-    #: of the phase's regime, named by ``interval_basis`` (docs/calibration.md).
-    intervals: dict[str, tuple[float, float]] = {}
-    interval_level: float | None = None
-    interval_basis: str | None = None
 
 
 class ServingLayout(_Out):
@@ -318,11 +318,14 @@ class FrontierPoint(_Out):
     meets_targets: bool
 
 
-class ServingPlan(_Out):
+class ServingPlan(_Out, PhaseIntervals):
     feasible: bool
     gpu: str | None
     gpus: int
     nodes: int
+    #: GPUs paid for and not used by the plan: the rest of the last whole server (capex) or of the
+    #: last cloud instance rented (cloud pricing).
+    gpus_idle: int = 0
     replicas: int
     spare_replicas: int
     gpus_per_replica: int
@@ -349,6 +352,9 @@ class ServingPlan(_Out):
     max_qps: float
     output_tokens_per_s: float
     utilization: float
+    #: Peak QPS over the latency-limited capacity of the non-spare replicas; at most
+    #: ``[serving] max_load_fraction`` (default 0.85) in a recommended fleet.
+    peak_load_fraction: float = 0.0
     bound: str
     roofline: Roofline | None
     disaggregation: DisaggregationComparison | None
@@ -364,10 +370,6 @@ class ServingPlan(_Out):
     infeasible: list[str]
     #: Throughput-latency frontier of every layout on the chosen GPU (gpuplan/serving/frontier.py).
     frontier: list[FrontierPoint] = []
-    #: As in TrainingPlan (docs/calibration.md).
-    intervals: dict[str, tuple[float, float]] = {}
-    interval_level: float | None = None
-    interval_basis: str | None = None
 
 
 class ModelSummary(_Out):

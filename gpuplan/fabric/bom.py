@@ -25,7 +25,7 @@ from gpuplan.hardware.schema import Gpu, Nic, Optic, Switch
 from gpuplan.fabric.media import (
     LINK_TIERS, REACH_M, ModuleCounts, choose_media, count_modules, pick_cable, pick_fiber, pick_module,
 )
-from gpuplan.fabric.sizing import ClosDesign, ClosSpec, size_clos
+from gpuplan.fabric.sizing import ClosDesign
 from gpuplan.fabric.topology import design_of
 from gpuplan.core.contract import Bom, BomItem, Interconnect, Topology
 
@@ -155,17 +155,12 @@ def _compute_net(interconnect: Interconnect, topology: Topology, catalog: Catalo
 
 def _frontend_net(interconnect: Interconnect, nodes: int, catalog: Catalog) -> _Net:
     """The separate front end of a serving phase with an east-west fabric (same rules as design_fabric)."""
-    from gpuplan.fabric.interconnect import _switch_for, choose_frontend, frontend_ratio, pick_nic
+    from gpuplan.fabric.frontend import frontend_design, frontend_nics
 
-    front, ports = choose_frontend(interconnect.frontend_gbit_per_node, catalog)
-    if interconnect.frontend_fabric in catalog.fabrics:
-        front = catalog.fabrics[interconnect.frontend_fabric]
-    ratio = frontend_ratio(interconnect.frontend_gbit_per_node, front, ports)
-    switch_id, radix = _switch_for(front, catalog, nodes * ports, ratio)
-    design = size_clos(ClosSpec(radix=radix, nodes=nodes, rails=ports, layout="fat-tree", oversubscription=ratio))
-    nic = pick_nic(catalog, front, gpu=None, ports=ports)
+    # the same dual-homed design as design_fabric's front end (fabric/frontend.py)
+    front, ports, _, switch_id, design, nic = frontend_design(interconnect.frontend_gbit_per_node, nodes, catalog)
     return _Net(role="frontend", design=design, switch=catalog.switches[switch_id], port_gbit=front.port_gbit,
-                nic=nic, nics=nodes * (-(-ports // nic.ports) if nic else 0))
+                nic=nic, nics=nodes * frontend_nics(nic, ports))
 
 
 def _oob_switch(catalog: Catalog) -> Switch | None:

@@ -14,8 +14,9 @@ Defaults an experienced engineer would pick (docs/fabric-model.md, "Choosing the
 * Serving whose replica fits in one node: no east-west fabric, only a front-end Ethernet
   leaf-spine (NVIDIA NVL72 enterprise RA: the E/W compute fabric is optional for pure
   inference) at 100G or 200G per node, oversubscribed 4:1 or 3:1 as the traffic allows (Juniper
-  AI inference JVD: 3:1 front end). A replica crossing nodes (TP/PP/EP) or disaggregated KV
-  transfer adds an east-west fabric sized like training's.
+  AI inference JVD: 3:1 front end), dual-homed to two independent planes and sized for the
+  requests plus weight loading (fabric/frontend.py). A replica crossing nodes (TP/PP/EP) or
+  disaggregated KV transfer adds an east-west fabric sized like training's.
 """
 
 from __future__ import annotations
@@ -26,7 +27,18 @@ from dataclasses import dataclass
 from gpuplan.hardware.loader import Catalog
 from gpuplan.hardware.schema import Fabric, Gpu, Nic
 from gpuplan.core.errors import InputError
+from gpuplan.fabric.compact import compact_reason, fewest_switches
 from gpuplan.fabric.demand import TrafficDemand
+from gpuplan.fabric.frontend import FRONTEND_PLANES, frontend_design, frontend_nics
+from gpuplan.fabric.parts import (  # noqa: F401  (re-exported)
+    FRONTEND_MIN_GBIT,
+    FRONTEND_RATIOS,
+    choose_frontend,
+    down_ports,
+    frontend_ratio,
+    pick_nic,
+    switch_for,
+)
 from gpuplan.fabric.sizing import ClosDesign, ClosSpec, Layout, SizingError, leaf_split, size_clos, tier_capacity
 from gpuplan.fabric.topology import build_topology, no_fabric
 from gpuplan.core.contract import Interconnect, Topology
@@ -35,12 +47,6 @@ GROUP_NAMES = {"dp": "DP gradient sync", "pp": "PP activation sends", "ep": "EP 
                "cp": "CP ring attention", "tp": "TP collectives"}
 TOPOLOGY_CHOICES = {"rail-optimized": "rail-optimized", "rail-optimized-fat-tree": "rail-optimized",
                     "fat-tree": "fat-tree", "leaf-spine": "fat-tree", "rail-only": "rail-only"}
-#: Front-end oversubscription candidates, most oversubscribed first (fabric.md section 4:
-#: serving front ends 3:1 to 4:1), then the blocking-free fallbacks.
-FRONTEND_RATIOS = (4.0, 3.0, 2.0, 1.0)
-#: Smallest front-end speed per node: 100 GbE (fabric.md section 1.9: AMD RA 100 GbE front end;
-#: NVIDIA RA in-band 100/200 GbE).
-FRONTEND_MIN_GBIT = 100.0
 #: Fabrics planned with a graph check by default (endpoints); larger ones on request.
 GRAPH_CHECK_LIMIT = 4096
 
@@ -88,7 +94,7 @@ def design_fabric(demand: TrafficDemand, gpu: Gpu, catalog: Catalog, *, oversubs
         reasons.append(f"Leaf tier oversubscribed {ratio:g}:1 at the user's request: cross-leaf traffic gets "
                        f"1/{ratio:g} of the NIC rate; the step time is re-evaluated with it.")
     topo, out = _size(out, gpu, catalog, nodes, layout, ratio, scalable_unit_nodes, reserved_node_slots, check,
-                      reasons)
+                      reasons, rail_planes=_rail_planes(demand, gpu, topology))
     rails = gpu.gpus_per_node * out.ports_per_gpu
     return _interconnect(gpu, out, demand.required_gbit_per_gpu, rails, reasons), topo
 
@@ -113,7 +119,8 @@ def _serving(demand: TrafficDemand, gpu: Gpu, catalog: Catalog, nodes: int, reas
     default: Layout = "rail-optimized" if demand.rail_aligned else "fat-tree"
     layout = _layout(topology, gpu, default=default, reasons=reasons)
     ratio = 1.0 if oversubscription is None else oversubscription
-    topo, out = _size(out, gpu, catalog, nodes, layout, ratio, su, reserved, check, reasons)
+    topo, out = _size(out, gpu, catalog, nodes, layout, ratio, su, reserved, check, reasons,
+                      rail_planes=_rail_planes(demand, gpu, topology))
     reasons.append(fr_reason + " It is a separate network (BOM: front-end lines).")
     ic = _interconnect(gpu, out, need, gpu.gpus_per_node * out.ports_per_gpu, reasons)
     ic = ic.model_copy(update={"frontend_fabric": front.id, "frontend_gbit_per_node": demand.frontend_gbit_per_node})
@@ -125,52 +132,31 @@ def _frontend_only(demand: TrafficDemand, gpu: Gpu, catalog: Catalog, nodes: int
                    reserved: int, check: bool | None) -> tuple[Interconnect, Topology]:
     if topology is not None and TOPOLOGY_CHOICES[topology] != "fat-tree":
         reasons.append(f"Requested topology {topology!r} ignored: a front-end network is a plain leaf-spine.")
-    ratio = oversubscription or frontend_ratio(demand.frontend_gbit_per_node, front, ports)
-    nic = pick_nic(catalog, front, gpu=None, ports=ports)
     try:
-        switch_id, radix = _switch_for(front, catalog, nodes * ports, ratio)
-        design = size_clos(ClosSpec(radix=radix, nodes=nodes, rails=ports, layout="fat-tree",
-                                    oversubscription=ratio, scalable_unit_nodes=su, reserved_node_slots=reserved))
+        front, ports, ratio, switch_id, design, nic = frontend_design(
+            demand.frontend_gbit_per_node, nodes, catalog, oversubscription=oversubscription, su=su,
+            reserved=reserved)
     except SizingError as exc:
         raise SizingError(f"the front end cannot connect {nodes:,} nodes: {exc}") from None
     topo = _finish(design, switch_id, front.port_gbit, check, frontend=True)
+    reasons.append(f"Dual-homed: every node has {ports} x {front.port_gbit:g}G in each of {FRONTEND_PLANES} "
+                   f"independent front-end planes, and either plane alone carries its traffic (a failed port, "
+                   f"NIC port or switch does not cut a server off).")
     if oversubscription is None and topo.tiers > 1:
         reasons.append(f"Leaf-spine oversubscribed {ratio:g}:1: every node's request traffic crosses the spine, "
                        f"and {demand.frontend_gbit_per_node:.3g} Gb/s per node fits in 1/{ratio:g} of "
                        f"{ports} x {front.port_gbit:g}G at {front.efficiency:.0%} efficiency.")
     elif oversubscription is None:
-        reasons.append(f"One leaf switch holds all {nodes:,} node{'s' if nodes != 1 else ''}: no spine tier, "
-                       f"so nothing is oversubscribed.")
+        reasons.append(f"One switch per plane holds all {nodes:,} node{'s' if nodes != 1 else ''}: no spine "
+                       f"tier, so nothing is oversubscribed.")
     reasons.append(_topology_reason(topo, design))
     ic = Interconnect(scaleup_tech=gpu.scaleup_tech, scaleup_domain_gpus=gpu.scaleup_domain,
                       scaleup_uni_gbps=gpu.scaleup_uni_gbps, scaleout_fabric=front.id, scaleout_kind=front.kind,
-                      nic=nic.id if nic else None, nics_per_node=_nics(nic, ports),
-                      nic_gbit_per_gpu=ports * front.port_gbit / gpu.gpus_per_node,
+                      nic=nic.id if nic else None, nics_per_node=frontend_nics(nic, ports),
+                      nic_gbit_per_gpu=ports * FRONTEND_PLANES * front.port_gbit / gpu.gpus_per_node,
                       required_gbit_per_gpu=demand.frontend_gbit_per_node / gpu.gpus_per_node, rails=ports,
                       reasons=reasons, frontend_gbit_per_node=demand.frontend_gbit_per_node)
     return ic, topo
-
-
-def choose_frontend(gbit_per_node: float, catalog: Catalog) -> tuple[Fabric, int]:
-    """The smallest Ethernet speed >= 100G whose achievable rate carries the node's front-end traffic."""
-    eth = sorted((f for f in catalog.fabrics.values() if f.kind == "ethernet" and f.port_gbit >= FRONTEND_MIN_GBIT),
-                 key=lambda f: (f.port_gbit, f.id))
-    if not eth:
-        raise InputError("the catalog has no Ethernet fabric of 100G or more for the serving front end")
-    for fab in eth:
-        if fab.port_gbit * fab.efficiency >= gbit_per_node:
-            return fab, 1
-    top = eth[-1]
-    return top, math.ceil(gbit_per_node / (top.port_gbit * top.efficiency))
-
-
-def frontend_ratio(gbit_per_node: float, front: Fabric, ports: int) -> float:
-    """Largest of 4:1, 3:1, 2:1, 1:1 whose uplink share still carries the node's traffic."""
-    rate = ports * front.port_gbit * front.efficiency
-    for r in FRONTEND_RATIOS:
-        if gbit_per_node * r <= rate:
-            return r
-    return 1.0
 
 
 # ---------------------------------------------------------------------------- scale-out choice
@@ -233,19 +219,6 @@ def _speed(fabrics: list[Fabric], ref: float, need: float, cap: float, on_die: b
     return fabrics[0], 1, "the slowest catalog speed (nothing fits the host link)."
 
 
-def pick_nic(catalog: Catalog, fabric: Fabric, *, gpu: Gpu | None, ports: int) -> Nic | None:
-    """The reference server's NIC, else the fabric's default, else any NIC at that speed."""
-    def ok(n: Nic) -> bool:
-        return fabric.kind in n.kinds and abs(n.port_gbit - fabric.port_gbit) < 1e-6
-    order = [gpu.reference_nic if gpu else None, fabric.default_nic]
-    for nid in order:
-        if nid and nid in catalog.nics and ok(catalog.nics[nid]):
-            return catalog.nics[nid]
-    found = sorted((n for n in catalog.nics.values() if ok(n)),
-                   key=lambda n: (n.ports != min(ports, n.ports), n.ports, n.id))
-    return found[0] if found else None
-
-
 def _nics(nic: Nic | None, ports: int) -> int:
     return -(-ports // nic.ports) if nic else 0
 
@@ -264,25 +237,16 @@ def _layout(topology: str | None, gpu: Gpu, *, default: Layout, reasons: list[st
     return layout
 
 
-def _switch_for(fabric: Fabric, catalog: Catalog, endpoints: int, ratio: float) -> tuple[str, int]:
-    """The fabric's default switch, or the largest-radix switch of its kind when three tiers do not suffice."""
-    cands = [catalog.switches[fabric.default_switch]] if fabric.default_switch in catalog.switches else []
-    cands += sorted((s for s in catalog.switches.values() if fabric.kind in s.kinds and s.id != fabric.default_switch),
-                    key=lambda s: (-(s.radix(fabric.port_gbit) or 0), s.id))
-    for sw in cands:
-        k = sw.radix(fabric.port_gbit)
-        if k and tier_capacity(k, 3, _down(k, ratio)) >= endpoints:
-            return sw.id, k
-    raise SizingError(f"{endpoints} endpoints exceed three tiers of every {fabric.kind} switch at "
-                      f"{fabric.port_gbit:g}G in the catalog")
-
-
-def _down(k: int, ratio: float) -> int:
-    return leaf_split(k, ratio)[0]
+def _rail_planes(demand: TrafficDemand, gpu: Gpu, topology: str | None) -> bool:
+    """Whether a sub-unit fabric may split the rails into planes: the default topology, rail-aligned
+    cross-node traffic, and every GPU of a node in one NVLink-class domain (cross-rail via PXN)."""
+    return (topology is None and demand.rail_aligned and gpu.scaleup_domain >= gpu.gpus_per_node
+            and gpu.scaleup_tech not in ("pcie", "nvlink-bridge"))
 
 
 def _size(out: ScaleOut, gpu: Gpu, catalog: Catalog, nodes: int, layout: Layout, ratio: float, su: int | None,
-          reserved: int, check: bool | None, reasons: list[str]) -> tuple[Topology, ScaleOut]:
+          reserved: int, check: bool | None, reasons: list[str], *,
+          rail_planes: bool = False) -> tuple[Topology, ScaleOut]:
     """Size the compute fabric; fall back to the other technology at the same speed when it cannot reach."""
     rails = gpu.gpus_per_node * out.ports_per_gpu
     candidates = [out.fabric] + sorted((f for f in catalog.fabrics.values() if f.kind != out.fabric.kind
@@ -290,10 +254,10 @@ def _size(out: ScaleOut, gpu: Gpu, catalog: Catalog, nodes: int, layout: Layout,
     last_err: SizingError | None = None
     for fab in candidates:
         try:
-            switch_id, radix = _switch_for(fab, catalog, nodes * rails if layout != "rail-only" else nodes, ratio)
-            design = size_clos(ClosSpec(radix=radix, nodes=nodes, rails=rails, layout=layout,
-                                        oversubscription=ratio, scalable_unit_nodes=su,
-                                        reserved_node_slots=reserved))
+            switch_id, radix = switch_for(fab, catalog, nodes * rails if layout != "rail-only" else nodes, ratio)
+            spec = ClosSpec(radix=radix, nodes=nodes, rails=rails, layout=layout, oversubscription=ratio,
+                            scalable_unit_nodes=su, reserved_node_slots=reserved)
+            design = fewest_switches(spec, rail_planes=rail_planes)
         except SizingError as exc:
             last_err = exc
             continue
@@ -303,6 +267,8 @@ def _size(out: ScaleOut, gpu: Gpu, catalog: Catalog, nodes: int, layout: Layout,
             out = ScaleOut(fabric=fab, ports_per_gpu=out.ports_per_gpu,
                            nic=pick_nic(catalog, fab, gpu=gpu, ports=1) if out.nic else None, reasons=out.reasons)
         topo = _finish(design, switch_id, fab.port_gbit, check)
+        if design.spec != spec:
+            reasons.append(compact_reason(design, size_clos(spec)))
         reasons.append(_topology_reason(topo, design))
         return topo, out
     raise SizingError(f"no fabric in the catalog connects {nodes:,} nodes of {rails} rails: {last_err}")

@@ -105,6 +105,9 @@ class Gpu(BaseModel):
     price_date: str | None = None
     cloud_usd_per_gpu_hour: Positive | None = None
     cloud_date: str | None = None
+    #: GPUs per cloud instance size rented for this GPU (e.g. [1, 2, 4, 8]); None: by the whole
+    #: server for baseboard GPUs, by the card for PCIe.
+    cloud_instance_gpus: list[PositiveInt] | None = None
     efficiency: GpuEfficiency
     sources: dict[str, Id]
 
@@ -139,6 +142,11 @@ class Gpu(BaseModel):
         """GPUs a cloud bills for ``gpus`` in use: PCIe cards one by one, everything else by the
         whole server it rents (an 8-GPU baseboard; a 4-GPU GB200 tray, as clouds rent NVL72 by
         the tray-sized instance, not by the rack that capex buys)."""
+        sizes = sorted(set(self.cloud_instance_gpus or ()))
+        if sizes:  # whole instances of the largest size, the remainder on the smallest that holds it
+            big = sizes[-1]
+            full, rest = divmod(gpus, big)
+            return full * big + (next(s for s in sizes if s >= rest) if rest else 0)
         if self.form_factor == "pcie":
             return gpus
         return -(-gpus // self.gpus_per_node) * self.gpus_per_node
@@ -168,7 +176,7 @@ GPU_GROUPS: dict[str, tuple[str, ...]] = {
     "power": ("tdp_w", "node_power_kw"),
     "server": ("gpus_per_node", "node_rack_units", "reference_scaleout_gbit_per_gpu"),
     "price": ("price_usd", "node_price_usd"),
-    "cloud": ("cloud_usd_per_gpu_hour",),
+    "cloud": ("cloud_usd_per_gpu_hour", "cloud_instance_gpus"),
     "efficiency": ("efficiency",),
 }
 

@@ -64,6 +64,21 @@ class ModelSection(ArchitectureSpec):
         return self
 
 
+class ConstraintsSection(BaseModel):
+    """``[constraints]``: which hardware may be used and what it may cost. ``[training.constraints]``
+    and ``[serving.constraints]`` override it field by field for one phase."""
+
+    model_config = STRICT
+    allow_vendors: list[Literal["nvidia", "amd", "intel"]] | None = None
+    allow_gpus: list[str] | None = None
+    exclude_gpus: list[str] = []
+    pricing: Literal["capex", "cloud"] = "capex"
+    budget_usd: Usd | None = None
+    power_limit_kw: Annotated[float, Field(gt=0, le=1e7, allow_inf_nan=False, strict=True)] | None = None
+    #: Fraction of the GPU's usable memory every recommended layout leaves free (both phases).
+    memory_headroom: Annotated[float, Field(ge=0, le=0.5, allow_inf_nan=False, strict=True)] = 0.05
+
+
 class TrainingSection(BaseModel):
     """``[training]``: a long batch job to finish by a deadline, on a GPU count, or within a budget."""
 
@@ -78,6 +93,7 @@ class TrainingSection(BaseModel):
     #: The training software (catalog/calibration/training.toml [frameworks.*]); left out: the
     #: catalog's default_framework (megatron-core).
     framework: Literal["megatron-core", "megatron-lm", "megatron-deepspeed", "fsdp"] | None = None
+    constraints: ConstraintsSection | None = None
 
     @model_validator(mode="after")
     def _one_target(self) -> "TrainingSection":
@@ -104,6 +120,11 @@ class ServingSection(BaseModel):
     #: The serving software (its documented kernels and scheduler by release: gpuplan/serving/engine.py).
     engine: Literal["vllm", "sglang", "trtllm"] | None = None
     engine_version: str | None = Field(default=None, min_length=1, max_length=32, pattern=r"^[0-9][0-9A-Za-z.+_-]*$")
+    #: Peak QPS over the latency-limited capacity of the non-spare replicas (burst margin).
+    max_load_fraction: Annotated[float, Field(gt=0, le=1, allow_inf_nan=False, strict=True)] = 0.85
+    #: Seconds a new replica may take to load its weights over the front-end network.
+    replica_start_s: Annotated[float, Field(gt=0, le=86400, allow_inf_nan=False, strict=True)] = 60.0
+    constraints: ConstraintsSection | None = None
 
     @model_validator(mode="after")
     def _lengths(self) -> "ServingSection":
@@ -112,18 +133,6 @@ class ServingSection(BaseModel):
                 raise ValueError(f"prompt_tokens + output_tokens ({self.prompt_tokens + self.output_tokens}) "
                                  f"exceeds context_length ({self.context_length})")
         return self
-
-
-class ConstraintsSection(BaseModel):
-    """``[constraints]``: which hardware may be used and what it may cost."""
-
-    model_config = STRICT
-    allow_vendors: list[Literal["nvidia", "amd", "intel"]] | None = None
-    allow_gpus: list[str] | None = None
-    exclude_gpus: list[str] = []
-    pricing: Literal["capex", "cloud"] = "capex"
-    budget_usd: Usd | None = None
-    power_limit_kw: Annotated[float, Field(gt=0, le=1e7, allow_inf_nan=False, strict=True)] | None = None
 
 
 class Profile(BaseModel):
@@ -177,6 +186,8 @@ class ServingSpec:
     engine: str = "vllm"
     #: None: the newest release the catalog describes.
     engine_version: str | None = None
+    max_load_fraction: float = 0.85
+    replica_start_s: float = 60.0
 
 
 @dataclass(frozen=True)
@@ -185,6 +196,17 @@ class Constraints:
     pricing: str
     budget_usd: float | None
     power_limit_kw: float | None
+    memory_headroom: float = 0.05
+
+
+@dataclass(frozen=True)
+class ClusterNetwork:
+    """A proposed cluster's scale-out network (``gpuplan check --against``): training time is
+    computed on it instead of the fabric the planner would design. None fields: the planner's."""
+
+    fabric: str | None = None
+    nic_gbit_per_gpu: float | None = None
+    oversubscription: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -203,6 +225,17 @@ class Workload:
     field_lines: dict[str, int] = field(default_factory=dict, compare=False)
     #: Files the profile reads besides itself (an hf_config): outputs may never overwrite them.
     input_files: tuple[str, ...] = field(default=(), compare=False)
+    #: Set by ``check``: the proposed cluster's network, which training time is computed on.
+    cluster_network: ClusterNetwork | None = None
+    #: ``[training.constraints]`` / ``[serving.constraints]`` merged over ``constraints``.
+    phase_constraints: tuple[tuple[str, Constraints], ...] = ()
+
+    def for_phase(self, phase: str) -> "Workload":
+        """This workload as one phase's planner sees it: that phase's constraints."""
+        from dataclasses import replace
+
+        own = dict(self.phase_constraints).get(phase)
+        return self if own is None or own == self.constraints else replace(self, constraints=own)
 
 
 #: A resolved architecture (preset, hf_config or architecture fields) above this is refused, as
@@ -363,20 +396,37 @@ def resolve_profile(profile: Profile, name: str, catalog: WorkloadCatalog, diges
                                     "chunked prefill mixed into decode steps, GQA-aware decode attention)"))
         elif s.engine_version is None:
             notes.append(Assumption("serving.engine_version", "current", f"not given; newest {s.engine} release described"))
+        if "max_load_fraction" not in s.model_fields_set:
+            notes.append(Assumption("serving.max_load_fraction", f"{s.max_load_fraction:g}",
+                                    "peak QPS over the latency-limited capacity of the non-spare replicas: "
+                                    "room for a burst above the peak (the spares cover failures)"))
+        if "replica_start_s" not in s.model_fields_set:
+            notes.append(Assumption("serving.replica_start_s", f"{s.replica_start_s:g}",
+                                    "a new replica loads its weights within this time: sizes the front-end network"))
         serving = ServingSpec(qps=s.qps, prompt_tokens=prompt, output_tokens=output, context_length=context,
                               precision=s.precision, kv_precision=kv, ttft_ms=ttft, tpot_ms=tpot,
                               latency_percentile=s.latency_percentile, spare_replicas=s.spare_replicas,
-                              engine=s.engine or "vllm", engine_version=s.engine_version)
+                              engine=s.engine or "vllm", engine_version=s.engine_version,
+                              max_load_fraction=s.max_load_fraction, replica_start_s=s.replica_start_s)
 
     c = profile.constraints
-    allowed = _allowed_gpus(c, catalog, name)
+    constraints = _constraints(c, catalog, name, "constraints")
     if "pricing" not in c.model_fields_set:
         notes.append(Assumption("constraints.pricing", c.pricing, "cost objective: purchase price (capex)"))
-    constraints = Constraints(allow_gpus=tuple(allowed), pricing=c.pricing, budget_usd=c.budget_usd,
-                              power_limit_kw=c.power_limit_kw)
+    if "memory_headroom" not in c.model_fields_set:
+        notes.append(Assumption("constraints.memory_headroom", f"{c.memory_headroom:g}",
+                                "fraction of usable GPU memory every recommended layout leaves free (allocator "
+                                "fragmentation, framework growth)"))
+    phase_constraints = []
+    for phase, section in (("training", profile.training), ("serving", profile.serving)):
+        own = section.constraints if section is not None else None
+        if own is not None:  # field by field over [constraints]
+            merged = ConstraintsSection.model_validate({**c.model_dump(exclude_unset=True),
+                                                        **own.model_dump(exclude_unset=True)})
+            phase_constraints.append((phase, _constraints(merged, catalog, name, f"{phase}.constraints")))
     return Workload(name=profile.name or Path(name).stem, model_name=model_name, arch=arch, training=training,
                     serving=serving, constraints=constraints, assumptions=tuple(notes), source=name,
-                    input_sha256=digest,
+                    input_sha256=digest, phase_constraints=tuple(phase_constraints),
                     input_files=(str(_hf_path(profile.model.hf_config, name)),) if profile.model.hf_config else ())
 
 
@@ -437,16 +487,21 @@ def _count(n: int) -> str:
     return f"{n:,}" if n < 10**12 else f"about 1e{int((n.bit_length() - 1) * 0.30103)}"
 
 
-def _allowed_gpus(c: ConstraintsSection, catalog: WorkloadCatalog, name: str) -> list[str]:
+def _constraints(c: ConstraintsSection, catalog: WorkloadCatalog, name: str, where: str) -> Constraints:
+    return Constraints(allow_gpus=tuple(_allowed_gpus(c, catalog, name, where)), pricing=c.pricing,
+                       budget_usd=c.budget_usd, power_limit_kw=c.power_limit_kw, memory_headroom=c.memory_headroom)
+
+
+def _allowed_gpus(c: ConstraintsSection, catalog: WorkloadCatalog, name: str, where: str = "constraints") -> list[str]:
     if c.allow_gpus is not None:
         if not c.allow_gpus:
-            raise InputError("allow_gpus is empty; list GPU ids or leave it out", file=name, field="constraints.allow_gpus")
-        ids = [catalog.gpu(g, file=name, field_path=f"constraints.allow_gpus[{i}]").id for i, g in enumerate(c.allow_gpus)]
+            raise InputError("allow_gpus is empty; list GPU ids or leave it out", file=name, field=f"{where}.allow_gpus")
+        ids = [catalog.gpu(g, file=name, field_path=f"{where}.allow_gpus[{i}]").id for i, g in enumerate(c.allow_gpus)]
     else:
         ids = sorted(catalog.gpus)
-    excluded = {catalog.gpu(g, file=name, field_path=f"constraints.exclude_gpus[{i}]").id for i, g in enumerate(c.exclude_gpus)}
+    excluded = {catalog.gpu(g, file=name, field_path=f"{where}.exclude_gpus[{i}]").id for i, g in enumerate(c.exclude_gpus)}
     vendors = set(c.allow_vendors) if c.allow_vendors is not None else None
     out = [g for g in dict.fromkeys(ids) if g not in excluded and (vendors is None or catalog.gpus[g].vendor in vendors)]
     if not out:
-        raise InputError("no GPU is left after allow_gpus, exclude_gpus and allow_vendors", file=name, field="constraints")
+        raise InputError("no GPU is left after allow_gpus, exclude_gpus and allow_vendors", file=name, field=where)
     return out

@@ -34,13 +34,15 @@ def plan_workload(workload: Workload, catalog: Catalog, *, phases: tuple[str, ..
     if workload.training is not None and "training" in phases:
         from gpuplan.training.planner import assumptions as training_assumptions
 
-        training = _plan_training(workload, catalog)
-        findings += _gates("training", training, workload)
+        training = _plan_training(workload.for_phase("training"), catalog)
+        findings += _gates("training", training, workload.for_phase("training"))
         findings += _training_notes(training, catalog, moe=workload.arch.is_moe)
         notes += training_assumptions(workload, catalog)
     if workload.serving is not None and "serving" in phases:
-        serving = _plan_serving(workload, catalog)
-        findings += _gates("serving", serving, workload)
+        serving = _plan_serving(workload.for_phase("serving"), catalog)
+        findings += _gates("serving", serving, workload.for_phase("serving"))
+    training = _idle(training, catalog, workload.for_phase("training"))
+    serving = _idle(serving, catalog, workload.for_phase("serving"))
     arch = workload.arch
     model = ModelSummary(name=workload.model_name, total_params=arch.total_params, active_params=arch.active_params,
                          layers=arch.layers, hidden=arch.hidden, heads=arch.heads, kv_heads=arch.kv_heads,
@@ -55,6 +57,15 @@ def plan_workload(workload: Workload, catalog: Catalog, *, phases: tuple[str, ..
     from gpuplan.planning.intervals import with_intervals
 
     return with_intervals(plan, workload, catalog)
+
+
+def _idle(plan: Any, catalog: Catalog, workload: Workload) -> Any:
+    """``gpus_idle``: GPUs bought (whole servers) or rented (whole instances) beyond the plan's."""
+    if plan is None or not plan.feasible or plan.gpu is None:
+        return plan
+    gpu = catalog.gpus[plan.gpu]
+    paid = gpu.billed_gpus(plan.gpus) if workload.constraints.pricing == "cloud" else plan.nodes * gpu.gpus_per_node
+    return plan.model_copy(update={"gpus_idle": max(0, paid - plan.gpus)})
 
 
 def _attach_network(phase: str, result: Any, workload: Workload, catalog: Catalog) -> Any:
@@ -76,9 +87,13 @@ def _attach_network(phase: str, result: Any, workload: Workload, catalog: Catalo
         from gpuplan.physics.network import network_for
         from gpuplan.training.planner import with_network
 
-        fabric = catalog.fabrics[interconnect.scaleout_fabric]
-        network = network_for(gpu, catalog, fabric, gbit_per_gpu=interconnect.nic_gbit_per_gpu,
-                              oversubscription=topology.oversubscription, hops=topology.max_switch_hops or None)
+        cluster = workload.cluster_network  # check: the proposed cluster's own network
+        fabric = catalog.fabrics[cluster.fabric if cluster and cluster.fabric else interconnect.scaleout_fabric]
+        gbit = (cluster.nic_gbit_per_gpu if cluster and cluster.nic_gbit_per_gpu is not None
+                else interconnect.nic_gbit_per_gpu)
+        over = cluster.oversubscription if cluster else topology.oversubscription
+        network = network_for(gpu, catalog, fabric, gbit_per_gpu=gbit, oversubscription=over,
+                              hops=topology.max_switch_hops or None)
         result = with_network(result, workload, catalog, network)
         plan = result.plan
     bom = build_bom(phase, gpu, plan.gpus, interconnect, topology, catalog)

@@ -159,7 +159,9 @@ def topology(topo: Topology | None) -> str:
         return "-"
     switches = [f"{n} {name}" for name, n in (("leaf", topo.leaf_switches), ("spine", topo.spine_switches),
                                               ("core", topo.core_switches)) if n]
-    text = f"{topo.kind}, {topo.tiers} tier{'s' if topo.tiers != 1 else ''}"
+    planes = topo.clos.planes if topo.clos is not None else 1
+    text = (f"{planes} planes of " if planes > 1 else "") + f"{topo.kind}, {topo.tiers} tier"
+    text += "s" if topo.tiers != 1 else ""
     if topo.switch:
         text += f" of {topo.switch}"
     text += f" ({', '.join(switches) or 'no switches'}), {num(topo.oversubscription)}:1"
@@ -207,7 +209,7 @@ def training_facts(t: TrainingPlan, pricing: str) -> list[tuple[str, str]]:
     if not t.feasible:
         return [("verdict", "infeasible"), ("why", "; ".join(t.infeasible) or "-")]
     return [
-        ("GPUs", f"{t.gpus:,} x {t.gpu} in {plural(t.nodes, 'node')}"),
+        ("GPUs", f"{t.gpus:,} x {t.gpu} in {plural(t.nodes, 'node')}{_idle(t)}"),
         ("layout", training_layout(t.layout)),
         ("time", f"{num(t.wall_clock_days)} days{rng(t, 'wall_clock_days')} wall clock "
                  f"({num(t.steady_state_days)} steady state, goodput {pct(t.goodput)})"),
@@ -239,8 +241,8 @@ def serving_facts(s: ServingPlan, pricing: str) -> list[tuple[str, str]]:
     if not s.feasible:
         return [("verdict", "infeasible"), ("why", "; ".join(s.infeasible) or "-")]
     return [
-        ("GPUs", f"{s.gpus:,} x {s.gpu} in {plural(s.nodes, 'node')}: {plural(s.replicas, 'replica')} of {s.gpus_per_replica} "
-                 f"(+{s.spare_replicas} spare)"),
+        ("GPUs", f"{s.gpus:,} x {s.gpu} in {plural(s.nodes, 'node')}{_idle(s)}: {plural(s.replicas, 'replica')} of "
+                 f"{s.gpus_per_replica} (+{s.spare_replicas} spare)"),
         ("layout", serving_layout(s.layout)),
         ("latency", f"TTFT {num(s.ttft_ms_mean)} ms{rng(s, 'ttft_ms_mean')} mean, "
                     + ("" if s.latency_percentile in ("mean", "p99") else
@@ -280,13 +282,18 @@ def roofline_rows(rf: Roofline | TrainingRoofline) -> list[tuple[str, float, str
             ("decode", rf.decode_flops_per_byte, rf.decode_bound)]
 
 
+def _idle(phase: TrainingPlan | ServingPlan) -> str:
+    return f" ({phase.gpus_idle:,} idle)" if phase.gpus_idle else ""
+
+
 def headline(name: str, phase: TrainingPlan | ServingPlan, pricing: str) -> str:
     """One verdict line per phase: what to buy and what it costs under the profile's pricing."""
     if not phase.feasible:
         return f"{name}: infeasible"
     extra = (f"{num(phase.wall_clock_days)} days" if isinstance(phase, TrainingPlan)
              else f"TTFT p99 {num(phase.ttft_ms_p99)} ms, TPOT {num(phase.tpot_ms)} ms")
-    return (f"{name}: {phase.gpus:,} x {phase.gpu} ({plural(phase.nodes, 'node')}), {extra}, "
+    idle = f", {phase.gpus_idle:,} idle" if phase.gpus_idle else ""
+    return (f"{name}: {phase.gpus:,} x {phase.gpu} ({plural(phase.nodes, 'node')}{idle}), {extra}, "
             f"{phase_cost(phase, pricing)}, {num(phase.power_kw)} kW")
 
 

@@ -164,14 +164,17 @@ class Replica:
     kv_bytes_per_token_stage: float
     #: The serving engine's features (None: the bare model, no engine effects).
     engine: Engine | None = None
+    #: Fraction of the usable memory left free (``[constraints] memory_headroom``): caps the KV cache.
+    memory_headroom: float = 0.0
 
     # -- memory ---------------------------------------------------------------------------------
     @property
     def kv_budget_bytes(self) -> float:
         """KV bytes per GPU: ``(usable - weights - runtime overhead) * kv_memory_fraction``."""
-        free = self.gpu.memory_usable_gib * GIB - self.resident_weight_bytes - self.k.runtime_overhead_gib * GIB
+        usable = self.gpu.memory_usable_gib * GIB
+        free = usable - self.resident_weight_bytes - self.k.runtime_overhead_gib * GIB
         fraction = self.engine.features.kv_memory_fraction if self.engine else self.k.kv_memory_fraction
-        return max(0.0, free) * fraction
+        return max(0.0, min(free * fraction, free - self.memory_headroom * usable))
 
     def sequence_bytes(self, context: float) -> float:
         """KV bytes per GPU of one sequence of ``context`` tokens (window-capped)."""

@@ -11,7 +11,7 @@ Each GPU keeps its cheapest layout; the cheapest GPU (capex or cloud $/h, per
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gpuplan.model.arch import Architecture
 from gpuplan.hardware.loader import Catalog
@@ -146,13 +146,15 @@ def _layout_name(lay: Layout) -> str:
 
 
 def evaluate(replica: Replica, demand: Demand, qps: float, spare: int, pricing: str, k: ServingConstants,
-             budget_usd: float | None = None, power_limit_kw: float | None = None) -> Option:
-    """Size a fleet of ``replica`` for ``qps`` requests/s (targets from ``demand``)."""
+             budget_usd: float | None = None, power_limit_kw: float | None = None,
+             max_load: float = 1.0) -> Option:
+    """Size a fleet of ``replica`` for ``qps`` requests/s (targets from ``demand``): enough
+    active replicas that the peak is at most ``max_load`` of their latency-limited capacity."""
     cap = ReplicaCapacity(replica, demand)
     ceiling, limit = cap.best()
     if ceiling is None:
         return Option(replica.gpu, replica, cap, None, limit, _failure_text(cap, limit, demand))
-    active = max(1, math.ceil(qps / ceiling.rate - 1e-9))
+    active = max(1, math.ceil(qps / (ceiling.rate * max_load) - 1e-9))
     replicas = active + spare
     fleet = fleet_cost(replica.gpu, replicas, replica.layout.gpus, pricing, k.cost)
     op = cap.at_rate(qps / active, ceiling)
@@ -178,8 +180,10 @@ def _gpu_options(gpu: Gpu, workload: Workload, demand: Demand, k: ServingConstan
     for lay in candidate_layouts(workload.arch, links):
         rep = build_replica(gpu, workload.arch, lay, s.precision, s.kv_precision, k, catalog, links,
                             engine=resolve_engine(k, s.engine, s.engine_version))
+        rep = replace(rep, memory_headroom=c.memory_headroom)
         replicas.append(rep)
-        options.append(evaluate(rep, demand, s.qps, s.spare_replicas, c.pricing, k, c.budget_usd, c.power_limit_kw))
+        options.append(evaluate(rep, demand, s.qps, s.spare_replicas, c.pricing, k, c.budget_usd, c.power_limit_kw,
+                                s.max_load_fraction))
     options.sort(key=lambda o: o.rank())
     return options, replicas
 
@@ -230,7 +234,7 @@ def plan_serving(workload: Workload, catalog: Catalog) -> ServingResult:
                                    "reasons": plan.reasons + ([engine_line] if engine_line else [])})
     assert chosen.fleet is not None
     traffic = serving_demand(chosen.replica, chosen.active, chosen.replicas, chosen.fleet.nodes, s.qps,
-                             s.prompt_tokens, s.output_tokens)
+                             s.prompt_tokens, s.output_tokens, s.replica_start_s)
     return ServingResult(plan=plan, demand=traffic, chosen_gpu=chosen.gpu)
 
 
@@ -407,7 +411,8 @@ def _plan_out(chosen: Option, workload: Workload, meeting: list[Option], best: d
         kv_gib_per_gpu=rep.kv_budget_bytes / GIB, max_sequences_per_replica=chosen.capacity.max_sequences,
         ttft_ms_mean=op.ttft_mean_s * 1e3, ttft_ms_p99=op.ttft_p99_s * 1e3, latency_percentile=s.latency_percentile,
         ttft_ms_at_percentile=op.ttft_target_stat_s * 1e3, tpot_ms=op.tpot_s * 1e3, e2e_ms_mean=op.e2e_mean_s * 1e3, prefill_ms=op.prefill_latency_s * 1e3,
-        qps_per_replica=chosen.ceiling.rate, max_qps=max_qps, output_tokens_per_s=s.qps * s.output_tokens,
+        qps_per_replica=chosen.ceiling.rate, max_qps=max_qps,
+        peak_load_fraction=s.qps / (chosen.active * chosen.ceiling.rate), output_tokens_per_s=s.qps * s.output_tokens,
         utilization=s.qps / max_qps, bound=op.step.dominant(), roofline=_roofline(chosen),
         disaggregation=comparison, interconnect=None, topology=None, bom=None, capex_usd=f.capex_usd,
         power_kw=f.power_kw, cloud_usd_per_hour=f.cloud_usd_per_hour,

@@ -3,7 +3,9 @@
 Rates per second at the target QPS, per replica ``lam = QPS / active replicas``:
 
 * front end: requests in and streamed tokens out, ``QPS * (prompt * b_in + output * b_out +
-  b_req)`` spread over the servers (calibration/serving.toml, [frontend]);
+  b_req)`` spread over the servers (calibration/serving.toml, [frontend]), plus a new
+  replica's weights loaded within ``[serving] replica_start_s`` (a new or replaced replica reads
+  its weights from storage over the front end: its GPUs' share on one server);
 * a pipeline stage boundary between servers: every token (prompt and output) crosses it once as
   ``hidden * 2`` bytes, each of the ``tp`` ranks sending its ``1/tp`` shard (rail-aligned);
 * tensor parallelism past one server: the cross-server step of a hierarchical all-reduce moves
@@ -24,7 +26,7 @@ from gpuplan.serving.model import Replica
 
 
 def serving_demand(replica: Replica, active: int, replicas: int, nodes: int, qps: float, prompt: int,
-                   output: int) -> TrafficDemand:
+                   output: int, replica_start_s: float | None = None) -> TrafficDemand:
     """Traffic of ``replicas`` replicas (``active`` of them carrying the load) on ``nodes`` servers."""
     k = replica.k
     a = replica.arch
@@ -57,5 +59,15 @@ def serving_demand(replica: Replica, active: int, replicas: int, nodes: int, qps
         phase="serving", gpu=replica.gpu.id, gpus=replicas * lay.gpus, gpus_per_node=replica.gpu.gpus_per_node,
         cross_node_groups=tuple(groups), scaleout_bytes_per_gpu=per_gpu, window_s=1.0,
         required_gbit_per_gpu=per_gpu * 8 / 1e9, rail_aligned=rail,
-        frontend_gbit_per_node=front * 8 / 1e9 / max(nodes, 1), kv_transfer_gbit_per_gpu=0.0,
+        frontend_gbit_per_node=front * 8 / 1e9 / max(nodes, 1) + weight_load_gbit_per_node(replica, replica_start_s),
+        kv_transfer_gbit_per_gpu=0.0,
     )
+
+
+def weight_load_gbit_per_node(replica: Replica, replica_start_s: float | None) -> float:
+    """Gb/s into one server that loads a new replica's weights within ``replica_start_s`` (the
+    replica's GPUs on that server: all of them when it fits one server). 0 without a start time."""
+    if not replica_start_s:
+        return 0.0
+    gpus = min(replica.layout.gpus, replica.gpu.gpus_per_node)
+    return replica.resident_weight_bytes * gpus * 8 / 1e9 / replica_start_s

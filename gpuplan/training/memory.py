@@ -44,6 +44,8 @@ class Memory:
     activations: float
     overhead: float
     capacity: float
+    #: Bytes every recommended layout leaves free (``[constraints] memory_headroom``).
+    reserve: float = 0.0
 
     @property
     def model_states(self) -> float:
@@ -59,7 +61,7 @@ class Memory:
 
     @property
     def fits(self) -> bool:
-        return self.total <= self.capacity
+        return self.total <= self.capacity - self.reserve
 
 
 # -- parameters per GPU ----------------------------------------------------------------------

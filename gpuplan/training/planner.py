@@ -46,6 +46,15 @@ from gpuplan.training.search import (
     min_model_parallel,
     search,
 )
+from gpuplan.training.sizing import (
+    batch_options,
+    counts_phrase,
+    fixed_count_dps,
+    search_network,
+    sizing_notes,
+    usable_text,
+)
+from gpuplan.training.stages import batch_sequences  # noqa: F401  (re-exported)
 from gpuplan.training.timing import Job
 
 #: Alternatives listed in the plan (best option of each other GPU type).
@@ -103,20 +112,12 @@ def _causal(job: Job, cal: TrainingCalibration) -> bool:
     return cal.framework(job.framework).flop_convention == "causal"
 
 
-def batch_sequences(tokens: float, seq: int) -> int:
-    """Global batch in sequences for a batch given in tokens: the nearest power of two.
-
-    Published runs use 2^k sequences (Llama 2: 4M tokens = 1024 x 4096; Llama 3: 16M tokens =
-    2048 x 8192); a power of two leaves DP and micro-batch free to be any power of two.
-    """
-    raw = max(1.0, tokens / seq)
-    return 1 << max(0, round(math.log2(raw)))
-
-
-def job_of(workload: Workload) -> Job:
+def job_of(workload: Workload, batch: int | None = None) -> Job:
+    """The job of ``[training]``; ``batch`` (sequences) replaces the power-of-two batch (a plan
+    on a fixed GPU count may use the batch nearest the requested one that its DP divides)."""
     spec = workload.training
     assert spec is not None
-    batch = batch_sequences(spec.global_batch_tokens, spec.sequence_length)
+    batch = batch or batch_sequences(spec.global_batch_tokens, spec.sequence_length)
     return Job(arch=workload.arch, seq=spec.sequence_length, batch=batch, precision=spec.precision,
                tokens=spec.tokens, framework=spec.framework)
 
@@ -152,6 +153,8 @@ class _Candidate:
     meets: bool
     #: Search axes thinned to stay within MAX_GROUPS (SearchOutcome.thinned).
     thinned: tuple[str, ...] = ()
+    #: The job searched (its batch differs from the profile's power of two on some fixed counts).
+    job: Job | None = None
 
 
 def plan_training(workload: Workload, catalog: Catalog, memo: Memo | None = None,
@@ -175,10 +178,11 @@ def plan_training(workload: Workload, catalog: Catalog, memo: Memo | None = None
         if not supports(gpu, job.precision):
             infeasible.append(f"{gid}: no {job.precision} tensor cores")
             continue
-        ev = Evaluator(job, gpu, network_for(gpu, catalog), cal)
         c = workload.constraints
-        key = ("gpu", job, gid, target, catalog.sha256, c.budget_usd, c.power_limit_kw)
-        cand, why = _memo(memo, key, lambda: _plan_gpu(ev, target, workload))
+        ev = Evaluator(job, gpu, search_network(workload, gpu, catalog), cal, headroom=c.memory_headroom)
+        key = ("gpu", job, gid, target, catalog.sha256, c.budget_usd, c.power_limit_kw, c.memory_headroom,
+               workload.cluster_network)
+        cand, why = _memo(memo, key, lambda: _plan_gpu(ev, target, workload, catalog))
         if cand is not None and cand.meets:
             cands.append(cand)
         else:
@@ -189,17 +193,21 @@ def plan_training(workload: Workload, catalog: Catalog, memo: Memo | None = None
     misses.sort(key=lambda c: (c.best.wall_days, c.gpu.id))
     if not cands:
         plan = _empty_plan(job.precision, ["no allowed GPU meets the target; see infeasible"], infeasible,
-                           [_option(c, job.batch) for c in misses[:MAX_ALTERNATIVES]], job,
+                           [_option(c, _batch(c, job)) for c in misses[:MAX_ALTERNATIVES]], job,
                            _causal(job, cal))
         return TrainingResult(plan=plan, demand=None, chosen_gpu=None)
     chosen = cands[0]
-    alternatives = [_option(c, job.batch) for c in cands[1:]] + [_option(c, job.batch) for c in misses]
-    plan = _plan(job, chosen.gpu, chosen.best, target, workload, catalog, cal,
+    alternatives = [_option(c, _batch(c, job)) for c in cands[1:]] + [_option(c, _batch(c, job)) for c in misses]
+    plan = _plan(chosen.job or job, chosen.gpu, chosen.best, target, workload, catalog, cal,
                  alternatives[:MAX_ALTERNATIVES], infeasible, ranked=cands)
     if layouts:
         plan = plan.model_copy(update={"layout_alternatives": layout_alternatives(workload, catalog, plan, memo)})
     return TrainingResult(plan=plan, demand=_demand(chosen.gpu, chosen.best, catalog), chosen_gpu=chosen.gpu,
                           ranked=tuple(cands))
+
+
+def _batch(c: _Candidate, job: Job) -> int:
+    return (c.job or job).batch
 
 
 R = TypeVar("R")
@@ -212,19 +220,32 @@ def _memo(memo: Memo, key: tuple[object, ...], make: Callable[[], R]) -> R:
     return memo[key]  # type: ignore[return-value]
 
 
-def _plan_gpu(ev: Evaluator, target: Target, workload: Workload) -> tuple[_Candidate | None, str]:
+def _plan_gpu(ev: Evaluator, target: Target, workload: Workload,
+              catalog: Catalog | None = None) -> tuple[_Candidate | None, str]:
     """Best option of one GPU type for the target, or the closest miss and why it misses."""
     gpu, cap = ev.gpu, workload.constraints.budget_usd
     if target.kind == "budget" and cost_usd(gpu, gpu.gpus_per_node, 1.0, target.pricing) is None:
         return None, f"no {target.pricing} price in the catalog: the ${target.budget_usd:,.0f} budget cannot be checked"
     found = search(ev, Fixed(), target, top=1)
+    if not found.best and target.kind == "gpus" and workload.training is not None:
+        # No DP of this count divides the power-of-two batch: the batch nearest the requested one
+        # that some DP of the count divides (stated in the plan's reasons).
+        requested = workload.training.global_batch_tokens / ev.job.seq
+        for batch in batch_options(requested, fixed_count_dps(ev, target.gpus or 0)):
+            if batch == ev.job.batch:
+                continue
+            other = Evaluator(replace(ev.job, batch=batch), gpu, ev.hw.net, ev.cal, ev.attention, ev.headroom)
+            again = search(other, Fixed(), target, top=1)
+            if again.best:
+                ev, found = other, again
+                break
     if not found.best:
         cand, why = _nearest(ev, target, found)
         return cand, why + (f" (layout space thinned to {MAX_GROUPS:,} groups: {'; '.join(found.thinned)})"
                             if found.thinned else "")
     best = found.best[0]
     cost = cost_usd(gpu, best.gpus, best.gpu_hours, target.pricing)
-    cand = _Candidate(gpu, best, tuple(found.best[1:]), cost, True, found.thinned)
+    cand = _Candidate(gpu, best, tuple(found.best[1:]), cost, True, found.thinned, job=ev.job)
     if cap is not None and cost is None:  # fail closed: an unpriced plan cannot pass a budget
         return replace(cand, meets=False), (f"no {target.pricing} price in the catalog: the ${cap:,.0f} budget "
                                             f"cannot be checked")
@@ -252,17 +273,19 @@ def _nearest(ev: Evaluator, target: Target, found: SearchOutcome) -> tuple[_Cand
             return None, f"does not fit: the model states exceed {gpu.memory_usable_gib:.1f} GiB at any TP x PP"
         if target.kind == "gpus" and target.gpus is not None:
             least = min_memory_at(ev, target.gpus)
-            if least > ev.capacity:
+            if least > ev.limit:
                 return None, (f"does not fit on {target.gpus:,} GPUs: needs at least {least / GIB:.1f} GiB per GPU "
-                              f"(full recompute, ZeRO-2/3), has {gpu.memory_usable_gib:.1f}{states}")
+                              f"(full recompute, ZeRO-2/3), has {usable_text(ev)}{states}"
+                              f"{counts_phrase(ev, target.gpus)}")
         if found.min_memory < math.inf:
             lay = found.min_memory_layout
             where = f" (best: TP{lay.tp} PP{lay.pp} DP{lay.dp})" if lay else ""
             return None, (f"does not fit: needs {found.min_memory / GIB:.1f} GiB per GPU{where}, "
-                          f"has {gpu.memory_usable_gib:.1f}{states}")
+                          f"has {usable_text(ev)}{states}")
         if target.kind == "gpus":
             return None, (f"no valid layout on exactly {target.gpus:,} GPUs (TP x PP x CP x DP must match "
-                          f"and DP x micro-batch divide the global batch of {ev.job.batch}){states}")
+                          f"and DP x micro-batch divide a global batch near {ev.job.batch}){states}"
+                          f"{counts_phrase(ev, target.gpus or 0)}")
         return None, f"no layout fits the power limit or the global batch{states}"
     e = found.fastest
     cost = cost_usd(gpu, e.gpus, e.gpu_hours, target.pricing)
@@ -300,9 +323,11 @@ def layout_alternatives(workload: Workload, catalog: Catalog, plan: TrainingPlan
     if plan.gpu is None or plan.layout is None or workload.training is None:
         return []
     memo = {} if memo is None else memo
-    job, target, gpu = job_of(workload), target_of(workload), catalog.gpus[plan.gpu]
-    ev = Evaluator(job, gpu, network_for(gpu, catalog), calibration(catalog))
-    found = _memo(memo, ("top", job, gpu.id, target, catalog.sha256),
+    batch = plan.layout.global_batch_sequences
+    job, target, gpu = job_of(workload, batch), target_of(workload), catalog.gpus[plan.gpu]
+    headroom = workload.constraints.memory_headroom
+    ev = Evaluator(job, gpu, search_network(workload, gpu, catalog), calibration(catalog), headroom=headroom)
+    found = _memo(memo, ("top", job, gpu.id, target, catalog.sha256, workload.cluster_network, headroom),
                   lambda: search(ev, Fixed(), target, top=TOP_LAYOUTS + 1))
     chosen = _layout_of(plan.layout)
     others = [e for e in found.best if e.layout != chosen][:TOP_LAYOUTS]
@@ -388,6 +413,7 @@ def _plan(job: Job, gpu: Gpu, e: Evaluation, target: Target, workload: Workload,
     bound, _ = bound_of(e)
     meets = _meets(e, target, run_cost)
     reasons = _reasons(job, gpu, e, target, catalog, cal, run_cost, ranked or [])
+    reasons[1:1] = sizing_notes(job, e, workload)
     return TrainingPlan(
         feasible=meets, gpu=gpu.id, gpus=e.gpus, nodes=nodes, layout=_layout(e, job.batch), precision=job.precision,
         step_time_s=e.step_time, mfu=e.mfu, hfu=e.hfu, model_tflops_per_gpu=e.model_tflops_per_gpu,
@@ -457,7 +483,8 @@ def _reasons(job: Job, gpu: Gpu, e: Evaluation, target: Target, catalog: Catalog
     need = _min_model_parallel_cached(job, gpu, catalog, cal)
     mp = f"; the model states need TP*PP >= {need}" if need and need > 1 else ""
     out.append(f"memory: {m.total / GIB:.1f} of {m.capacity / GIB:.1f} GiB per GPU (states {m.model_states / GIB:.1f}, "
-               f"activations {m.activations / GIB:.1f}, overhead {m.overhead / GIB:.1f}){mp}")
+               f"activations {m.activations / GIB:.1f}, overhead {m.overhead / GIB:.1f}); {m.headroom / GIB:.1f} GiB "
+               f"({m.headroom / m.capacity:.0%}) free, at least {m.reserve / m.capacity:.0%} kept free{mp}")
     grp = groups(lay)
     crossing = [k for k in ("tp", "cp", "ep", "dp", "pp") if grp[k].crosses(gpu.scaleup_domain)]
     if crossing:
@@ -541,8 +568,9 @@ def with_network(result: TrainingResult, workload: Workload, catalog: Catalog, n
     if gpu is None or plan.layout is None or workload.training is None:
         return result
     cal = calibration(catalog)
-    job = job_of(workload)
-    e = Evaluator(job, gpu, network, cal).evaluate(_layout_of(plan.layout))
+    job = job_of(workload, plan.layout.global_batch_sequences)
+    e = Evaluator(job, gpu, network, cal, headroom=workload.constraints.memory_headroom).evaluate(
+        _layout_of(plan.layout))
     if not math.isfinite(e.step_time):
         reason = (f"the given network has no scale-out tier, yet {', '.join(result.demand.cross_node_groups)} "
                   f"cross the {gpu.scaleup_domain}-GPU scale-up domain" if result.demand else

@@ -51,6 +51,7 @@ from gpuplan.training.memory import (
     per_layer_pair,
     recompute_layers_to_fit,
 )
+from gpuplan.training.stages import pipeline_depths
 from gpuplan.training.timing import (
     Hardware,
     Job,
@@ -130,10 +131,13 @@ class Evaluation:
 class Evaluator:
     """Evaluates layouts of one job on one GPU and network, caching the parts layouts share."""
 
-    def __init__(self, job: Job, gpu: Gpu, net: Network, cal: TrainingCalibration, attention: str | None = None):
+    def __init__(self, job: Job, gpu: Gpu, net: Network, cal: TrainingCalibration, attention: str | None = None,
+                 headroom: float = 0.0):
         self.job, self.gpu, self.cal = job, gpu, cal
         self.framework = cal.framework(job.framework)
         self.attention = attention or self.framework.attention
+        #: Fraction of the usable memory a layout must leave free (``[constraints] memory_headroom``).
+        self.headroom = headroom
         self.hw = Hardware.of(gpu, net, job.precision)
         self.steps = job.tokens / job.tokens_per_step
         self.capacity = gpu.memory_usable_gib * GIB
@@ -210,11 +214,16 @@ class Evaluator:
         acts = activation_total(self.job.arch, self.job.seq, self.job.batch, layout, self.cal, stored, full)
         overhead = self.cal.runtime_overhead_gib * GIB + self.cal.fragmentation_fraction * acts
         return Memory(weights=weights, gradients=grads, optimizer=optim, activations=acts, overhead=overhead,
-                      capacity=self.capacity)
+                      capacity=self.capacity, reserve=self.capacity - self.limit)
+
+    @property
+    def limit(self) -> float:
+        """Bytes a layout may use: the usable memory less the headroom."""
+        return self.capacity * (1.0 - self.headroom)
 
     def activation_budget(self, layout: Layout) -> float:
         """Bytes left for activations after states and runtime overhead (memory.activation_budget)."""
-        free = self.capacity - sum(self.states(layout)) - self.cal.runtime_overhead_gib * GIB
+        free = self.limit - sum(self.states(layout)) - self.cal.runtime_overhead_gib * GIB
         return free / (1.0 + self.cal.fragmentation_fraction)
 
     def evaluate(self, layout: Layout, memory: Memory | None = None) -> Evaluation:
@@ -308,11 +317,15 @@ def tp_candidates(ev: Evaluator, fixed: Fixed) -> list[int]:
     return out or [1]
 
 
-def pp_candidates(layers: int, fixed: Fixed) -> list[int]:
+def pp_candidates(layers: int, fixed: Fixed, every: bool = False) -> list[int]:
     """For each number of layers per stage, the smallest PP that gives it (larger PP with the
-    same layers per stage only adds bubble and in-flight micro-batches)."""
+    same layers per stage only adds bubble and in-flight micro-batches). ``every``: on a fixed GPU
+    count a deeper pipeline may be the only one whose DP fits the count, so every depth Megatron-Core
+    can split the layers into (uneven first and last stages included, :mod:`.sizing`)."""
     if fixed.pp is not None:
         return [fixed.pp]
+    if every:
+        return pipeline_depths(layers)
     out, p = [], 1
     while p <= layers:
         out.append(p)
@@ -407,7 +420,7 @@ def states_can_fit(ev: Evaluator, tp: int, pp: int, cp: int, ep: int, fixed: Fix
     zero = fixed.zero if fixed.zero is not None else (3 if pp == 1 else 2)
     probe = Layout(tp=tp, pp=pp, dp=1 << 20, cp=cp, ep=ep, zero=zero)
     w, g, _ = ev.states(probe)
-    return w + g + ev.cal.runtime_overhead_gib * GIB <= ev.capacity
+    return w + g + ev.cal.runtime_overhead_gib * GIB <= ev.limit
 
 
 def min_model_parallel(ev: Evaluator, zero: int = 1) -> int | None:
@@ -428,7 +441,7 @@ def min_memory_at(ev: Evaluator, gpus: int) -> float:
     largest ZeRO stage, micro-batch 1); infinite when no layout matches the count."""
     best = math.inf
     for tp in tp_candidates(ev, Fixed()):
-        for pp in pp_candidates(ev.job.arch.layers, Fixed()):
+        for pp in pp_candidates(ev.job.arch.layers, Fixed(), every=True):
             if gpus % (tp * pp):
                 continue
             dp = gpus // (tp * pp)
@@ -562,8 +575,9 @@ def _bounds(ev: Evaluator, fixed: Fixed, target: Target, outcome: SearchOutcome)
     arch, job = ev.job.arch, ev.job
     busy = ev.cal.kernel_busy_fraction
     bounded: list[_Bounded] = []
+    pps = pp_candidates(arch.layers, fixed, every=target.kind == "gpus")
     axes, outcome.thinned = thin_axes({"tp": tp_candidates(ev, fixed), "cp": cp_candidates(job.seq, fixed),
-                                       "ep": ep_candidates(ev, fixed), "pp": pp_candidates(arch.layers, fixed),
+                                       "ep": ep_candidates(ev, fixed), "pp": pps,
                                        "mb": mb_candidates(fixed, job.batch)}, MAX_GROUPS)
     for tp in axes["tp"]:
         sp = fixed.sequence_parallel if fixed.sequence_parallel is not None else tp > 1

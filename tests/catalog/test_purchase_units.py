@@ -43,7 +43,10 @@ def test_training_plan_prices_whole_racks(catalog):
 
 def test_clouds_bill_servers_not_racks(catalog):
     """Capex buys a whole NVL72 rack; a cloud rents tray-sized 4-GPU instances."""
-    gb200, h100, l4 = (catalog.gpu(g) for g in ("gb200-nvl72", "h100-sxm-80gb", "l4-pcie-24gb"))
+    gb200, b200, l4 = (catalog.gpu(g) for g in ("gb200-nvl72", "b200-sxm-180gb", "l4-pcie-24gb"))
     assert gb200.billed_gpus(32) == 32 and gb200.billed_gpus(33) == 36
-    assert h100.billed_gpus(12) == 16            # an 8-GPU baseboard is rented whole
+    assert b200.billed_gpus(12) == 16            # an 8-GPU baseboard is rented whole
+    h100 = catalog.gpu("h100-sxm-80gb")          # ... unless the catalog lists smaller instances
+    assert h100.cloud_instance_gpus == [1, 2, 4, 8]
+    assert [h100.billed_gpus(n) for n in (1, 2, 3, 6, 12)] == [1, 2, 4, 8, 12]
     assert l4.billed_gpus(3) == 3                # PCIe cards one by one

@@ -46,7 +46,8 @@ def test_training_cluster_misses_the_deadline(cli, planner):
     assert gates["budget"]["passed"] and gates["budget"]["limit"] == 100e6
     power = [g for g in json.loads(r.out)["gates"] if g["name"] == "power"]
     assert [(g["limit"], g["file"]) for g in power] == [(2000, PROFILE), (1500, TRAIN)]
-    assert gates["fabric"]["severity"] == "warning" and not gates["fabric"]["passed"]
+    # the days are computed on the cluster's own fabric: a fact of the figures, not a mismatch
+    assert gates["fabric"]["passed"] and "computed on the cluster's" in gates["fabric"]["message"]
     assert "gpuplan: training deadline failed: 35.7 days" in r.err
 
 
@@ -65,10 +66,12 @@ def test_bigger_cluster_passes(cli, planner, tmp_path):
 
 def test_fail_on_warning_and_exit_zero(cli, planner, tmp_path):
     cluster = tmp_path / "c.toml"
-    cluster.write_text('phase = "training"\ngpu = "testgpu-80g"\nnodes = 160\nfabric = "testfabric-400g"\n')
+    # a NIC too slow to hide communication: a warning (the exposed time is in the days)
+    cluster.write_text('phase = "training"\ngpu = "testgpu-80g"\nnodes = 160\nfabric = "testfabric-400g"\n'
+                       'nic_gbit_per_gpu = 100\n')
     assert cli("check", PROFILE, "--against", str(cluster), "--catalog", CATALOG, "-q").code == 0
     r = cli("check", PROFILE, "--against", str(cluster), "--catalog", CATALOG, "--fail-on", "warning")
-    assert r.code == 1 and "gpuplan: training fabric warning:" in r.err
+    assert r.code == 1 and "gpuplan: training network warning:" in r.err
     assert cli("check", PROFILE, "--against", TRAIN, "--catalog", CATALOG, "--exit-zero", "-q").code == 0
 
 
@@ -77,7 +80,8 @@ def test_fail_on_warning_reports_agree_with_the_exit_code(cli, planner, tmp_path
     import xml.etree.ElementTree as ET
 
     cluster = tmp_path / "c.toml"
-    cluster.write_text('phase = "training"\ngpu = "testgpu-80g"\nnodes = 160\nfabric = "testfabric-400g"\n')
+    cluster.write_text('phase = "training"\ngpu = "testgpu-80g"\nnodes = 160\nfabric = "testfabric-400g"\n'
+                       'nic_gbit_per_gpu = 100\n')
     base = ("check", PROFILE, "--against", str(cluster), "--catalog", CATALOG, "-q")
     for fail_on, passed, failures in (("error", True, "0"), ("warning", False, "1")):
         r = cli(*base, "--fail-on", fail_on, "-f", "json", "--exit-zero")

@@ -89,8 +89,11 @@ def test_serving_in_one_node_gets_only_a_front_end(catalog):
     assert ic.frontend_fabric is None and ic.frontend_gbit_per_node == 5.0
     assert topo.kind == "leaf-spine" and topo.switch == "sn4600c"
     assert topo.oversubscription == 4.0
-    assert (topo.leaf_switches, topo.spine_switches, topo.leaf_spine_links) == (3, 2, 36)
+    # dual-homed: two independent planes of 3 leaves + 2 spines, one port of a dual-port NIC in each
+    assert (topo.leaf_switches, topo.spine_switches, topo.leaf_spine_links) == (6, 4, 72)
+    assert topo.clos.planes == 2 and ic.nics_per_node == 1 and ic.nic_gbit_per_gpu == 25.0
     assert any("no east-west fabric" in r for r in ic.reasons)
+    assert any(r.startswith("Dual-homed") for r in ic.reasons)
 
 
 def test_front_end_ratio_and_speed_follow_the_traffic(catalog):

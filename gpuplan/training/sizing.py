@@ -1,0 +1,132 @@
+"""Fit a job to a GPU count someone already has: pipeline depths with uneven first and last
+stages, global batches that are not powers of two, and the nearest counts that work.
+
+* Pipeline stages (Megatron-Core ``--decoder-first-pipeline-num-layers`` /
+  ``--decoder-last-pipeline-num-layers``): the middle stages hold the same number of layers, the
+  first and the last may hold fewer. The slowest stage paces the pipeline, so a depth is worth
+  trying when its fullest stage holds ``ceil(L / PP)`` layers; the lighter stages idle for the
+  difference (the *stage imbalance*, part of the step time).
+* Global batch: published runs use ``2^k`` sequences, which leaves DP and micro-batch free to be
+  powers of two; on a count such as 1,016 GPUs (127 servers) no DP divides it. The batch is then the
+  one nearest the requested ``global_batch_tokens`` that a DP of that count divides.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from gpuplan.training.memory import GIB
+from gpuplan.training.stages import batch_sequences, imbalance, pipeline_depths, stage_layers
+
+if TYPE_CHECKING:
+    from gpuplan.hardware.loader import Catalog
+    from gpuplan.hardware.schema import Gpu
+    from gpuplan.physics.collectives import Network
+    from gpuplan.model.profile import Workload
+    from gpuplan.training.search import Evaluation, Evaluator
+    from gpuplan.training.timing import Job
+
+#: Batches (nearest first) tried on a fixed GPU count when the power-of-two batch has no layout.
+MAX_BATCHES = 4
+#: Servers scanned either side of an unusable count for the nearest counts that work.
+NEAREST_SCAN_SERVERS = 64
+
+
+def batch_options(requested: float, dps: set[int], *, limit: int = MAX_BATCHES) -> list[int]:
+    """Global batches (sequences) nearest ``requested`` that one of ``dps`` divides, nearest first."""
+    seen: set[int] = set()
+    for d in dps:
+        low = max(d, math.floor(requested / d) * d)
+        seen.update((low, low + d))
+    return sorted(seen, key=lambda b: (abs(b - requested), b))[:limit]
+
+
+def describe_batch(batch: int, seq: int, requested_tokens: float, dp: int, micro_batch: int, gpus: int,
+                   power_of_two: int) -> str:
+    """The plan's note for a batch that is not the power of two the planner starts from."""
+    return (f"global batch: {batch:,} sequences ({batch * seq / 1e6:.2f}M tokens), the nearest to the requested "
+            f"{requested_tokens / 1e6:.2f}M tokens that DP {dp} x micro-batch {micro_batch} divides "
+            f"({batch / (requested_tokens / seq) - 1:+.1%}); the power of two {power_of_two:,} has no layout on "
+            f"exactly {gpus:,} GPUs")
+
+
+def fixed_count_dps(ev: "Evaluator", gpus: int) -> set[int]:
+    """The DP values a layout on exactly ``gpus`` GPUs can have (TP x CP x PP x DP = gpus)."""
+    from gpuplan.training.search import Fixed, cp_candidates, tp_candidates
+
+    out: set[int] = set()
+    for tp in tp_candidates(ev, Fixed()):
+        for cp in cp_candidates(ev.job.seq, Fixed()):
+            for pp in pipeline_depths(ev.job.arch.layers):
+                mp = tp * cp * pp
+                if mp <= gpus and gpus % mp == 0:
+                    out.add(gpus // mp)
+    return out
+
+
+def count_works(ev: "Evaluator", gpus: int) -> bool:
+    """Whether some layout can use exactly ``gpus`` GPUs: a TP x PP that divides the count and
+    fits memory at the most sharding and recompute (the batch then follows the count's DP)."""
+    from gpuplan.training.search import min_memory_at
+
+    return min_memory_at(ev, gpus) <= ev.limit
+
+
+def nearest_counts(ev: "Evaluator", gpus: int, *, scan: int = NEAREST_SCAN_SERVERS) -> tuple[int | None, int | None]:
+    """The nearest whole-server counts below and above ``gpus`` that some layout can use."""
+    step = ev.gpu.gpus_per_node
+    base = gpus // step * step
+    below = next((n for n in range(base if base < gpus else base - step, 0, -step)
+                  if base - n <= scan * step and count_works(ev, n)), None)
+    above = next((n for n in range(base + step, base + (scan + 1) * step, step) if count_works(ev, n)), None)
+    return below, above
+
+
+def counts_phrase(ev: "Evaluator", gpus: int) -> str:
+    """'; the nearest counts that work: 1,008 or 1,024 GPUs' (empty when none is found)."""
+    below, above = nearest_counts(ev, gpus)
+    found = [f"{n:,}" for n in (below, above) if n is not None]
+    return f"; the nearest counts that work: {' or '.join(found)} GPUs" if found else ""
+
+
+def search_network(workload: "Workload", gpu: "Gpu", catalog: "Catalog") -> "Network":
+    """The network layouts are searched on: the reference server's, or a checked cluster's own
+    fabric, NIC speed and oversubscription (``gpuplan check``)."""
+    from gpuplan.physics.network import network_for
+
+    cluster = workload.cluster_network
+    if cluster is None:
+        return network_for(gpu, catalog)
+    fabric = catalog.fabrics[cluster.fabric] if cluster.fabric else None
+    return network_for(gpu, catalog, fabric, gbit_per_gpu=cluster.nic_gbit_per_gpu,
+                       oversubscription=cluster.oversubscription)
+
+
+def usable_text(ev: "Evaluator") -> str:
+    """Usable GiB, and what the headroom leaves of it."""
+    usable = ev.gpu.memory_usable_gib
+    if ev.headroom <= 0:
+        return f"{usable:.1f}"
+    return f"{usable:.1f} ({ev.limit / GIB:.1f} with the {ev.headroom:.0%} memory headroom kept free)"
+
+
+def sizing_notes(job: "Job", e: "Evaluation", workload: "Workload") -> list[str]:
+    """The batch when it is not the profile's power of two, and uneven pipeline stages."""
+    out = []
+    spec = workload.training
+    lay = e.layout
+    if spec is not None:
+        pow2 = batch_sequences(spec.global_batch_tokens, spec.sequence_length)
+        if job.batch != pow2:
+            out.append(describe_batch(job.batch, job.seq, spec.global_batch_tokens, lay.dp, lay.micro_batch,
+                                      e.gpus, pow2))
+    idle = imbalance(job.arch.layers, lay.pp)
+    if idle > 0:
+        stages = stage_layers(job.arch.layers, lay.pp)
+        middle = f"{lay.pp - 2} x {stages[1]}, " if lay.pp > 2 else ""
+        out.append(f"pipeline: {job.arch.layers} layers on {lay.pp} stages (first {stages[0]}, {middle}last "
+                   f"{stages[-1]}; Megatron-Core uneven first/last stages); the fullest stage paces the pipeline, "
+                   f"the others idle {idle:.1%} of it (stage imbalance, in the step time: "
+                   f"{idle * e.step.pipeline:.1f} s of {e.step_time:.1f} s)")
+    return out
