@@ -53,7 +53,7 @@ def test_validate_parses_every_shared_case_file(cli):
         [c for c in report["cases"] if c["status"] == "error"]
     for case in report["cases"]:
         for fig in case["figures"]:
-            assert set(fig) == {"name", "measured", "predicted", "error", "tolerance", "pass"}
+            assert set(fig) == {"name", "measured", "predicted", "error", "tolerance", "pass", "low", "high"}
 
 
 def test_validate_bad_case_file(cli, tmp_path):

@@ -29,7 +29,7 @@ from gpuplan.model.profile import ClusterNetwork, Workload, field_lines
 from gpuplan.core.types import STRICT, Id
 
 #: Version of the check JSON (its own contract, same versioning rule as the plan).
-CHECK_SCHEMA_VERSION = "1.0"
+CHECK_SCHEMA_VERSION = "1.1"
 
 Severity = Literal["error", "warning"]
 

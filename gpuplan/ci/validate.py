@@ -19,6 +19,23 @@ from gpuplan.hardware.loader import Catalog
 from gpuplan.core.errors import InputError
 from gpuplan.core.io import pydantic_error, read_toml
 from gpuplan.core.types import Id, NonNegative
+from gpuplan.hardware.intervals import DEFAULT_LEVEL, RATE_FIGURES, software_of, TIME_FIGURES, band_of, figure_interval, generation, residual_table
+
+
+def regime_keys(run: dict[str, Any], catalog: Catalog, *, kind: str, moe: bool = False) -> tuple[str, str] | None:
+    """(``gpu/software``, ``vendor/generation``) of a case's run, None without a known GPU; an MoE
+    model is a regime of its own (``/moe`` on both keys). Software left out is what the model then
+    runs (hardware/intervals.software)."""
+    name = run.get("gpu")
+    if not isinstance(name, str):
+        return None
+    try:
+        gpu = catalog.gpu(name)
+    except InputError:
+        return None
+    software = software_of(kind, run.get("framework") if kind == "training" else run.get("engine"), catalog)
+    tail = "/moe" if moe else ""
+    return f"{gpu.id}/{software}{tail}", generation(gpu.vendor, gpu.arch) + tail
 
 
 class CaseModel(ArchitectureSpec):
@@ -49,6 +66,11 @@ class FigureResult(BaseModel):
     predicted: float | None
     error: float | None
     tolerance: float
+    #: The interval of the prediction at the catalog's level (calibration/residuals.toml): a
+    #: band from the residuals of the case's regime for times and rates, [predicted, predicted]
+    #: for counts and FLOP totals. None without a prediction.
+    low: float | None = None
+    high: float | None = None
     # ``pass`` is a Python keyword; serialised under that name.
     passed: bool = Field(serialization_alias="pass")
 
@@ -61,6 +83,8 @@ class CaseResult(BaseModel):
     status: Literal["pass", "fail", "not_modelled", "error"]
     message: str
     figures: list[FigureResult]
+    #: The residual regimes of the case (``gpu/software``, ``vendor/generation``; hardware/intervals.py).
+    regime: tuple[str, str] | None = None
 
 
 class KindSummary(BaseModel):
@@ -71,6 +95,8 @@ class KindSummary(BaseModel):
     median_error: float | None
     worst_error: float | None
     worst_case: str | None
+    #: Share of the figures with a band whose measured value lies inside it (None: none).
+    coverage: float | None = None
 
 
 class Summary(BaseModel):
@@ -85,6 +111,8 @@ class Summary(BaseModel):
     worst_case: str | None
     #: The same per kind of case: exact fabric counts would otherwise hide the model errors.
     by_kind: dict[str, KindSummary] = {}
+    #: Level of every figure's [low, high] (None: the catalog has no residual table).
+    interval_level: float | None = None
 
 
 class Report(BaseModel):
@@ -155,6 +183,9 @@ def run_case(case: Case, file: str, catalog: Catalog) -> CaseResult:
     except InputError as exc:
         return CaseResult(id=case.id, kind=case.kind, file=file, status="error", message=exc.one_line(), figures=[])
     results = []
+    keys = (regime_keys(case.run, catalog, kind=case.kind, moe=arch is not None and arch.is_moe)
+            if case.kind != "fabric" else None)
+    band = band_of(residual_table(catalog), case.kind, *keys) if keys else None
     for name, measured in case.measured.items():
         value = predicted.get(name)
         if value is None or not math.isfinite(value):
@@ -162,15 +193,17 @@ def run_case(case: Case, file: str, catalog: Catalog) -> CaseResult:
                                         tolerance=case.tolerance, passed=False))
             continue
         error = abs(value - measured) / abs(measured) if measured else abs(value)
+        low, high = figure_interval(band, name, value) if band is not None else (value, value)
         results.append(FigureResult(name=name, measured=measured, predicted=value, error=error,
-                                    tolerance=case.tolerance, passed=error <= case.tolerance + 1e-12))
+                                    tolerance=case.tolerance, low=low, high=high,
+                                    passed=error <= case.tolerance + 1e-12))
     missing = [f.name for f in results if f.predicted is None]
     if missing:
         return CaseResult(id=case.id, kind=case.kind, file=file, status="not_modelled",
-                          message=f"no prediction for {', '.join(missing)}", figures=results)
+                          message=f"no prediction for {', '.join(missing)}", figures=results, regime=keys)
     ok = all(f.passed for f in results)
     return CaseResult(id=case.id, kind=case.kind, file=file, status="pass" if ok else "fail",
-                      message="" if ok else "outside tolerance", figures=results)
+                      message="" if ok else "outside tolerance", figures=results, regime=keys)
 
 
 def validate_files(paths: list[str], catalog: Catalog, names: list[str] | None = None,
@@ -193,7 +226,8 @@ def validate_files(paths: list[str], catalog: Catalog, names: list[str] | None =
     summary = Summary(cases=len(results), passed=count["pass"], failed=count["fail"],
                       not_modelled=count["not_modelled"], errors=count["error"], median_error=overall.median_error,
                       worst_error=overall.worst_error, worst_case=overall.worst_case,
-                      by_kind={k: _errors([r for r in results if r.kind == k]) for k in kinds})
+                      by_kind={k: _errors([r for r in results if r.kind == k]) for k in kinds},
+                      interval_level=DEFAULT_LEVEL if residual_table(catalog) is not None else None)
     return Report(cases=results, summary=summary)
 
 
@@ -205,4 +239,8 @@ def _errors(results: list[CaseResult]) -> KindSummary:
     if errors:
         mid = len(errors) // 2
         median = errors[mid] if len(errors) % 2 else (errors[mid - 1] + errors[mid]) / 2
-    return KindSummary(figures=len(errors), median_error=median, worst_error=worst[0], worst_case=worst[1])
+    banded = [f for r in results for f in r.figures if f.low is not None and f.high is not None
+              and (r.kind == "fabric" or f.name in TIME_FIGURES or f.name in RATE_FIGURES)]
+    inside = sum(1 for f in banded if f.low <= f.measured * (1 + 1e-9) and f.measured <= f.high * (1 + 1e-9))  # type: ignore[operator]
+    return KindSummary(figures=len(errors), median_error=median, worst_error=worst[0], worst_case=worst[1],
+                       coverage=inside / len(banded) if banded else None)

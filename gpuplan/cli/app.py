@@ -11,9 +11,12 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
+
+if TYPE_CHECKING:
+    from gpuplan.hardware.loader import Catalog
 
 from gpuplan.cli.common import (
     EXIT_GATE,
@@ -59,6 +62,10 @@ def recommend(
     verbose: int = VerboseOpt,
     no_color: bool = NoColorOpt,
     exit_zero: bool = ExitZeroOpt,
+    confidence: Optional[float] = typer.Option(
+        None, "--confidence", min=0.5, max=0.99,
+        help="Size the plan so its deadline or latency and QPS targets hold at this probability under the "
+             "validation residuals of its regime (e.g. 0.8; docs/calibration.md)."),
 ) -> None:
     """\b
     Example:  gpuplan recommend examples/llama-70b-train-serve.toml --format json -o plan.json
@@ -85,7 +92,12 @@ def recommend(
     if phase != "both" and missing:
         raise InputError(f"the profile has no [{missing[0]}] table to plan", file=name, field="--phase")
     with progress(f"planning {workload.name}", quiet=quiet, color=not no_color):
-        result = plan_workload(workload, cat, phases=phases)
+        if confidence is None:
+            result = plan_workload(workload, cat, phases=phases)
+        else:
+            from gpuplan.planning.api import plan
+
+            result = plan(workload, cat, phases=phases, confidence=confidence)
     inputs = ([str(profile)] if profile else []) + list(workload.input_files) + catalog_inputs(catalog)
     emit(result, fmt, out, outputs, inputs=inputs, color=not no_color, verbose=verbose,
          field_lines=workload.field_lines)
@@ -103,11 +115,17 @@ def validate(
     kind: Optional[str] = typer.Option(None, "--kind", help="Only cases of this kind: training, serving or fabric."),
     fmt: str = typer.Option("table", "--format", "-f", help="table or json."),
     catalog: Optional[list[Path]] = CatalogOpt,
+    residuals: bool = typer.Option(False, "--residuals", help="Write the residual table of the cases (the "
+                                   "statistics behind every interval, catalog/calibration/residuals.toml) "
+                                   "and print its leave-one-out coverage (docs/calibration.md)."),
+    out: Optional[Path] = typer.Option(None, "--output", "-o", help="With --residuals: the TOML file to write "
+                                       "(stdout when left out)."),
 ) -> None:
     """\b
     Example:  gpuplan validate --kind fabric --format json
 
-    Predict published measurements and report the relative error of each figure.
+    Predict published measurements and report the relative error of each figure, with its interval
+    (low, high) and the coverage of the intervals per kind.
     """
     from gpuplan.ci.validate import KINDS, packaged_files, validate_files
     from gpuplan.core.errors import InputError, expected_one_of
@@ -123,6 +141,11 @@ def validate(
     else:
         packaged = packaged_files(kinds)
         paths, names = list(packaged.values()), list(packaged)
+    if residuals:
+        _write_residuals(paths, load_catalog_cli(catalog), out)
+        return
+    if out is not None:
+        raise InputError("--output goes with --residuals", field="--output")
     report = validate_files(paths, load_catalog_cli(catalog), names, kinds)
     if fmt == "json":
         from gpuplan.render.json_ import to_json
@@ -134,6 +157,21 @@ def validate(
         write_stdout(render_report(report))
     if not report.ok:
         raise typer.Exit(EXIT_GATE)
+
+
+def _write_residuals(files: list[str], cat: "Catalog", out: Optional[Path]) -> None:
+    from gpuplan.ci.residuals import build_table, collect, leave_one_out, source_line, to_toml, today
+    from gpuplan.core.io import write_atomic, write_stdout
+
+    points = collect(files, cat)
+    text = to_toml(build_table(points, source=source_line(files), day=today()))
+    if out is None:
+        write_stdout(text)
+    else:
+        write_atomic(out, text, protect=files)
+    for c in leave_one_out(points):
+        note(f"leave-one-out {c.kind}: {c.covered}/{c.figures} inside the 80% interval ({c.share * 100:.0f}%), "
+             f"median half-width {c.median_half_width * 100:.1f}% of measured")
 
 
 CATALOG_KINDS = {"gpus": "gpus", "fabrics": "fabrics", "switches": "switches", "nics": "nics", "optics": "optics",
@@ -232,4 +270,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 # Registers render, check, diff and tf-external after the commands above, in help order.
-from gpuplan.cli import ci_commands, sweep  # noqa: E402,F401
+from gpuplan.cli import calibrate_command, ci_commands, sweep  # noqa: E402,F401

@@ -13,7 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from gpuplan.core.contract_fleet import Autoscaling, Fleet, FleetStrategy, Risk  # noqa: F401  (re-exported)
 from gpuplan.core.cost_contract import PlanTco, StorageSizing, Tco
 
-SCHEMA_VERSION = "1.1"
+from gpuplan.core.bands import PhaseIntervals
+
+SCHEMA_VERSION = "1.2"
 #: A roofline's peak, bandwidth and ridge: renderers divide by them, so a saved plan must carry
 #: them finite and above zero (the planners always do).
 RoofFigure = Annotated[float, Field(gt=0, allow_inf_nan=False)]
@@ -234,7 +236,7 @@ class TrainingRoofline(_Out):
     points: list[RooflinePoint]
 
 
-class TrainingPlan(_Out):
+class TrainingPlan(_Out, PhaseIntervals):
     feasible: bool
     gpu: str | None
     gpus: int
@@ -352,7 +354,7 @@ class ServingDeploy(_Out):
     gpus_per_node: int
 
 
-class ServingPlan(_Out):
+class ServingPlan(_Out, PhaseIntervals):
     feasible: bool
     gpu: str | None
     gpus: int

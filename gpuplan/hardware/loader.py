@@ -36,6 +36,7 @@ from gpuplan.hardware.schema import (
 )
 from gpuplan.core.errors import InputError, did_you_mean
 from gpuplan.hardware.fleet_calibration import FleetCalibration
+from gpuplan.hardware.intervals import ResidualTable
 from gpuplan.hardware.serving_calibration import ServingConstants
 from gpuplan.hardware.training_calibration import TrainingCalibration
 from gpuplan.core.io import clip, parse_toml, pydantic_error, read_text
@@ -97,6 +98,8 @@ class Catalog:
     def table(self, name: Literal["collectives"]) -> CollectivesCalibration: ...
     @overload
     def table(self, name: Literal["fleet"]) -> FleetCalibration: ...
+    @overload
+    def table(self, name: Literal["residuals"]) -> ResidualTable: ...
 
     def table(self, name: str) -> BaseModel:
         """The validated calibration table ``name`` (an InputError if the catalog has none)."""
@@ -315,7 +318,7 @@ def _validate_calibration(calibration: dict[str, dict[str, Any]], dirs: list[Pat
     the models are what the planners read (:meth:`Catalog.table`)."""
     schemas: dict[str, type[BaseModel]] = {"bom": BomCalibration, "collectives": CollectivesCalibration,
                                            "training": TrainingCalibration, "serving": ServingConstants,
-                                           "fleet": FleetCalibration}
+                                           "fleet": FleetCalibration, "residuals": ResidualTable}
     out: dict[str, BaseModel] = {}
     for stem in sorted(calibration):
         model = schemas.get(stem)

@@ -40,7 +40,20 @@ def load_profile(path: str | os.PathLike[str] | None = None, catalog: Catalog | 
     return load_profile_text(text, name, catalog or load_catalog(), overrides=overrides)
 
 
-def plan(workload: Workload, catalog: Catalog | None = None, *, phases: Iterable[str] = _PHASES) -> Plan:
-    """Plan ``workload``: the same :class:`Plan` that ``gpuplan recommend --format json`` writes."""
+def plan(workload: Workload, catalog: Catalog | None = None, *, phases: Iterable[str] = _PHASES,
+         confidence: float | None = None) -> Plan:
+    """Plan ``workload``: the same :class:`Plan` that ``gpuplan recommend --format json`` writes
+    (``confidence``: as ``--confidence``, the targets hold at that probability; docs/calibration.md)."""
     wanted = tuple(p for p in _PHASES if p in set(phases))
-    return plan_workload(workload, catalog or load_catalog(), phases=wanted)
+    cat = catalog or load_catalog()
+    if confidence is None:
+        return plan_workload(workload, cat, phases=wanted)
+    from functools import partial
+
+    from gpuplan.planning.intervals import plan_at_confidence, with_intervals
+
+    if not 0.5 <= confidence <= 0.99:
+        raise ValueError("confidence must be between 0.5 and 0.99")
+    result = plan_at_confidence(workload, cat, phases=wanted, level=confidence,
+                                planner=partial(plan_workload, intervals=False))
+    return with_intervals(result, workload, cat, confidence=confidence)

@@ -27,7 +27,8 @@ from gpuplan.core.contract import (
 from gpuplan.model.profile import Workload
 
 
-def plan_workload(workload: Workload, catalog: Catalog, *, phases: tuple[str, ...] = ("training", "serving")) -> Plan:
+def plan_workload(workload: Workload, catalog: Catalog, *, phases: tuple[str, ...] = ("training", "serving"),
+                  intervals: bool = True) -> Plan:
     findings: list[Finding] = []
     notes = list(workload.assumptions)
     training = serving = None
@@ -52,11 +53,16 @@ def plan_workload(workload: Workload, catalog: Catalog, *, phases: tuple[str, ..
     from gpuplan.fabric.tco import plan_tco
 
     whole = plan_tco(training.tco if training is not None else None, serving.tco if serving is not None else None)
-    return Plan(schema_version=SCHEMA_VERSION, gpuplan_version=__version__, catalog_version=catalog.version,
+    plan = Plan(schema_version=SCHEMA_VERSION, gpuplan_version=__version__, catalog_version=catalog.version,
                 catalog_sha256=catalog.sha256, input_sha256=workload.input_sha256, profile=workload.source,
                 workload=workload.name, model=model, pricing=workload.constraints.pricing,  # type: ignore[arg-type]
                 assumptions=[AssumptionOut(field=a.field, value=a.value, reason=a.reason) for a in notes],
                 training=training, serving=serving, findings=findings, tco=whole, fleet=fleet)
+    if not intervals:
+        return plan
+    from gpuplan.planning.intervals import with_intervals
+
+    return with_intervals(plan, workload, catalog)
 
 
 def _idle(plan: Any, catalog: Catalog, workload: Workload) -> Any:

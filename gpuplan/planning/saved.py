@@ -53,9 +53,14 @@ def parse_plan(text: str, name: str) -> Plan:
                              "'gpuplan recommend --format json'", file=name)
     check_schema_version(data.get("schema_version"), file=name)
     try:
-        return Plan.model_validate(data)
+        plan = Plan.model_validate(data)
     except ValidationError as exc:
         raise pydantic_error(exc, file=name) from None
+    try:  # a number given as the string "nan" or "inf" passes the model; no plan holds one
+        as_published(plan)
+    except ValueError:
+        raise InputError("not a gpuplan plan: a number is not finite (nan or inf)", file=name) from None
+    return plan
 
 
 def as_published(plan: Plan) -> Plan:

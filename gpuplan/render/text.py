@@ -7,6 +7,7 @@ and GitHub renderers say the same thing the same way. They format; they never co
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -206,6 +207,30 @@ def bom_summary(bom: Bom | None) -> str:
     return text
 
 
+def rng(phase: TrainingPlan | ServingPlan, figure: str, fmt: Any = None) -> str:
+    """`` (55-66)``: the interval of a figure at the plan's level, or "" when the plan has none."""
+    pair = phase.intervals.get(figure)
+    if not pair:
+        return ""
+    f = fmt or _two
+    return f" ({f(pair[0])}-{f(pair[1])})"
+
+
+def _two(value: float) -> str:
+    """Two significant digits, never an exponent: an interval's ends are not precise to more."""
+    if value <= 0 or not math.isfinite(value):
+        return num(value)
+    rounded = round(value, 1 - math.floor(math.log10(value)))
+    return f"{rounded:,.0f}" if rounded >= 10 else f"{rounded:.2g}"
+
+
+def interval_line(phase: TrainingPlan | ServingPlan) -> list[tuple[str, str]]:
+    """The level and the basis of the intervals (a fact row), when the plan has them."""
+    if not phase.intervals or phase.interval_level is None:
+        return []
+    return [("intervals", f"{phase.interval_level:.0%} intervals in parentheses: {phase.interval_basis}")]
+
+
 def training_facts(t: TrainingPlan, pricing: str) -> list[tuple[str, str]]:
     """Label/value rows of the training recommendation, in reading order."""
     if not t.feasible:
@@ -213,9 +238,10 @@ def training_facts(t: TrainingPlan, pricing: str) -> list[tuple[str, str]]:
     return [
         ("GPUs", f"{t.gpus:,} x {t.gpu} in {plural(t.nodes, 'node')}{_idle(t)}"),
         ("layout", training_layout(t.layout)),
-        ("time", f"{num(t.wall_clock_days)} days wall clock ({num(t.steady_state_days)} steady state, "
-                 f"goodput {pct(t.goodput)})"),
-        ("step", f"{num(t.step_time_s)} s; MFU {pct(t.mfu)}, {num(t.model_tflops_per_gpu)} TFLOP/s per GPU, "
+        ("time", f"{num(t.wall_clock_days)} days{rng(t, 'wall_clock_days')} wall clock "
+                 f"({num(t.steady_state_days)} steady state, goodput {pct(t.goodput)})"),
+        ("step", f"{num(t.step_time_s)} s{rng(t, 'step_time_s')}; MFU {pct(t.mfu)}{rng(t, 'mfu', pct)}, "
+                 f"{num(t.model_tflops_per_gpu)} TFLOP/s per GPU, "
                  f"{num(t.tokens_per_s)} tokens/s, {t.precision}"),
         ("bound", t.bound),
         ("fabric", fabric(t.interconnect)),
@@ -223,6 +249,7 @@ def training_facts(t: TrainingPlan, pricing: str) -> list[tuple[str, str]]:
         ("cost", _training_cost(t, pricing)),
         ("power", f"{num(t.power_kw)} kW"),
         *_cost_rows(t.bom, t.tco),
+        *interval_line(t),
     ]
 
 
@@ -230,9 +257,10 @@ def _training_cost(t: TrainingPlan, pricing: str) -> str:
     """Capex first under capex pricing (the run is the cluster); the run's rental under cloud pricing."""
     capex = f"capex {usd(t.capex_usd)}" if t.capex_usd is not None else "capex unpriced"
     rate = f"; cluster {usd(t.cloud_usd_per_hour)}/h in the cloud" if t.cloud_usd_per_hour is not None else ""
-    hours = f"{num(t.gpu_hours)} GPU-hours"
+    hours = f"{num(t.gpu_hours)}{rng(t, 'gpu_hours')} GPU-hours"
     if pricing == "cloud":
-        return f"run {usd(t.run_cost_usd) if t.run_cost_usd is not None else 'unpriced'} ({hours}){rate}; {capex}"
+        run = usd(t.run_cost_usd) + rng(t, "run_cost_usd", usd) if t.run_cost_usd is not None else "unpriced"
+        return f"run {run} ({hours}){rate}; {capex}"
     return f"{capex}; {hours}{rate}"
 
 
@@ -244,12 +272,14 @@ def serving_facts(s: ServingPlan, pricing: str) -> list[tuple[str, str]]:
         ("GPUs", f"{s.gpus:,} x {s.gpu} in {plural(s.nodes, 'node')}{_idle(s)}: {plural(s.replicas, 'replica')} of "
                  f"{s.gpus_per_replica} (+{s.spare_replicas} spare)"),
         ("layout", serving_layout(s.layout)),
-        ("latency", f"TTFT {num(s.ttft_ms_mean)} ms mean, "
+        ("latency", f"TTFT {num(s.ttft_ms_mean)} ms{rng(s, 'ttft_ms_mean')} mean, "
                     + ("" if s.latency_percentile in ("mean", "p99") else
-                       f"{num(s.ttft_ms_at_percentile)} ms {s.latency_percentile}, ")
-                    + f"{num(s.ttft_ms_p99)} ms p99; TPOT {num(s.tpot_ms)} ms; end to end {num(s.e2e_ms_mean)} ms"),
-        ("throughput", f"{num(s.max_qps)} req/s max ({num(s.qps_per_replica)} per replica), "
-                       f"{num(s.output_tokens_per_s)} output tokens/s, utilization {pct(s.utilization)}"),
+                       f"{num(s.ttft_ms_at_percentile)} ms{rng(s, 'ttft_ms_at_percentile')} {s.latency_percentile}, ")
+                    + f"{num(s.ttft_ms_p99)} ms{rng(s, 'ttft_ms_p99')} p99; TPOT {num(s.tpot_ms)} ms{rng(s, 'tpot_ms')}; "
+                    f"end to end {num(s.e2e_ms_mean)} ms"),
+        ("throughput", f"{num(s.max_qps)} req/s max{rng(s, 'max_qps')} ({num(s.qps_per_replica)} per replica), "
+                       f"{num(s.output_tokens_per_s)} output tokens/s{rng(s, 'output_tokens_per_s')}, "
+                       f"utilization {pct(s.utilization)}"),
         ("memory", f"{num(s.weights_gib_per_gpu)} GiB weights + {num(s.kv_gib_per_gpu)} GiB KV per GPU "
                    f"({s.max_sequences_per_replica:,} sequences per replica), {s.precision} / KV {s.kv_precision}"
                    + (f", {s.compute_dtype} math" if s.compute_dtype and s.compute_dtype != s.precision else "")),
@@ -259,6 +289,7 @@ def serving_facts(s: ServingPlan, pricing: str) -> list[tuple[str, str]]:
         ("cost", _serving_cost(s, pricing)),
         ("power", f"{num(s.power_kw)} kW"),
         *_cost_rows(s.bom, s.tco),
+        *interval_line(s),
     ]
 
 
@@ -272,8 +303,8 @@ def _cost_rows(bom: Bom | None, tco: Any) -> list[tuple[str, str]]:
 
 def _serving_cost(s: ServingPlan, pricing: str) -> str:
     """The pricing's own figure first (capex, or the cloud rate), then $ per million tokens."""
-    capex = f"capex {usd(s.capex_usd)}"
-    per_token = f"{usd(s.usd_per_million_output_tokens)} per million output tokens"
+    capex = f"capex {usd(s.capex_usd)}{rng(s, 'capex_usd', usd)}"
+    per_token = f"{usd(s.usd_per_million_output_tokens)}{rng(s, 'usd_per_million_output_tokens', usd)} per million output tokens"
     cloud = f"cloud {usd(s.cloud_usd_per_hour)}/h" if s.cloud_usd_per_hour is not None else ""
     if pricing == "cloud":
         return "; ".join(p for p in (cloud or "cloud unpriced", per_token, capex))

@@ -63,6 +63,14 @@ def test_invalid_field_names_the_path(tmp_path):
         load_plan(_write(tmp_path, data))
 
 
+@pytest.mark.parametrize("value", ["nan", "inf", "-Infinity"])
+def test_a_number_written_as_nan_is_one_line_input_error(tmp_path, value):
+    data = json.loads(render(synthetic_plan(), "json"))
+    data["training"]["step_time_s"] = value
+    with pytest.raises(InputError, match="not finite"):
+        load_plan(_write(tmp_path, data))
+
+
 def test_plan_or_profile_by_extension_then_content(tmp_path):
     assert is_plan_file(_write(tmp_path, "{}", "x.json"))
     assert not is_plan_file(_write(tmp_path, "[model]\n", "x.toml"))
