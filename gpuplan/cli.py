@@ -21,6 +21,7 @@ from gpuplan.cli_common import (
     EXIT_INTERNAL,
     EXIT_OK,
     CatalogOpt,
+    AllowOutsideOpt,
     ExitZeroOpt,
     NoColorOpt,
     OutOpt,
@@ -57,6 +58,7 @@ def recommend(
     verbose: int = VerboseOpt,
     no_color: bool = NoColorOpt,
     exit_zero: bool = ExitZeroOpt,
+    allow_outside_paths: bool = AllowOutsideOpt,
 ) -> None:
     """\b
     Example:  gpuplan recommend examples/llama-70b-train-serve.toml --format json -o plan.json
@@ -78,7 +80,7 @@ def recommend(
              quiet=quiet)
     else:
         text, name = read_text(profile), str(profile)
-    workload = load_profile_text(text, name, cat)
+    workload = load_profile_text(text, name, cat, allow_outside_paths=allow_outside_paths)
     missing = [p for p in phases if getattr(workload, p) is None]
     if phase != "both" and missing:
         raise InputError(f"the profile has no [{missing[0]}] table to plan", file=name, field="--phase")
@@ -181,14 +183,14 @@ def _is_click(exc: BaseException, name: str) -> bool:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app and turn every failure into one stderr line and an exit code."""
-    from gpuplan.errors import GpuplanError
+    from gpuplan.errors import GpuplanError, one_line
 
     args = sys.argv[1:] if argv is None else argv
     command = typer.main.get_command(app)
     try:
         code = command.main(args=args, prog_name="gpuplan", standalone_mode=False)
     except GpuplanError as exc:
-        sys.stderr.write(f"gpuplan: error: {exc}\n")
+        sys.stderr.write(f"gpuplan: error: {one_line(exc)}\n")
         code = exc.exit_code
     except BrokenPipeError:
         code = EXIT_OK
@@ -202,7 +204,7 @@ def main(argv: list[str] | None = None) -> None:
             code = 130
         elif _is_click(exc, "ClickException"):
             message = exc.format_message()  # type: ignore[attr-defined]
-            sys.stderr.write(f"gpuplan: error: {' '.join(message.split())}\n")
+            sys.stderr.write(f"gpuplan: error: {one_line(message)}\n")
             code = EXIT_INPUT
         elif os.environ.get("GPUPLAN_DEBUG"):
             import traceback
@@ -210,7 +212,7 @@ def main(argv: list[str] | None = None) -> None:
             traceback.print_exc()  # the traceback, and still exit 3: a bug must not read as a failed gate
             code = EXIT_INTERNAL
         else:
-            sys.stderr.write(f"gpuplan: internal error: {type(exc).__name__}: {exc} "
+            sys.stderr.write(f"gpuplan: internal error: {type(exc).__name__}: {one_line(exc, limit=300)} "
                              "(set GPUPLAN_DEBUG=1 for a traceback)\n")
             code = EXIT_INTERNAL
     sys.stdout.flush()

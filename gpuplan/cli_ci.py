@@ -17,6 +17,7 @@ import typer
 
 from gpuplan.cli_common import (
     EXIT_GATE,
+    AllowOutsideOpt,
     CatalogOpt,
     ExitZeroOpt,
     NoColorOpt,
@@ -42,14 +43,14 @@ TF_QUERY_KEYS = ("profile", "phase", "catalog")
 
 
 def _plan_profile(path: Path, catalog: "Catalog", phases: tuple[str, ...], *, quiet: bool,
-                  color: bool = True, inputs: list[str] | None = None) -> "Plan":
+                  color: bool = True, inputs: list[str] | None = None, allow_outside_paths: bool = False) -> "Plan":
     """Plan a profile; the files it reads (the profile's ``hf_config``) are added to ``inputs``."""
     from gpuplan.io import read_text
     from gpuplan.planner import plan_workload
     from gpuplan.profile import load_profile_text
     from gpuplan.render import progress
 
-    workload = load_profile_text(read_text(path), str(path), catalog)
+    workload = load_profile_text(read_text(path), str(path), catalog, allow_outside_paths=allow_outside_paths)
     if inputs is not None:
         inputs.extend(workload.input_files)
     with progress(f"planning {path}", quiet=quiet, color=color):
@@ -72,13 +73,15 @@ def render_command(
     outputs: list[str] = OutputsOpt,
     verbose: int = VerboseOpt,
     no_color: bool = NoColorOpt,
+    allow_outside_paths: bool = AllowOutsideOpt,
 ) -> None:
-    from gpuplan.plan_io import load_plan
+    from gpuplan.plan_io import load_plan, saved_profile_lines
     from gpuplan.render import FORMATS
 
     check_formats(fmt, outputs, tuple(FORMATS))
     plan = load_plan(plan_file)
-    emit(plan, fmt, out, outputs, inputs=[str(plan_file)], color=not no_color, verbose=verbose)
+    lines = saved_profile_lines(plan, str(plan_file), allow_outside=allow_outside_paths)
+    emit(plan, fmt, out, outputs, inputs=[str(plan_file)], color=not no_color, verbose=verbose, field_lines=lines)
 
 
 @app.command(
@@ -105,6 +108,7 @@ def check_command(
     quiet: bool = QuietOpt,
     verbose: int = VerboseOpt,
     no_color: bool = NoColorOpt,
+    allow_outside_paths: bool = AllowOutsideOpt,
 ) -> None:
     from gpuplan.check import failed, run_check
     from gpuplan.errors import InputError
@@ -116,7 +120,7 @@ def check_command(
         raise InputError(f"expected error or warning, got {fail_on!r}", field="--fail-on")
     check_formats(fmt, outputs, CHECK_FORMATS)
     cat = load_catalog_cli(catalog)
-    workload = load_profile_text(read_text(profile), str(profile), cat)
+    workload = load_profile_text(read_text(profile), str(profile), cat, allow_outside_paths=allow_outside_paths)
     cluster_text = read_text(against)
     with progress(f"planning {profile} on {against}", quiet=quiet, color=not no_color):
         result = run_check(workload, cat, cluster_text, str(against), fail_on=fail_on)  # type: ignore[arg-type]
@@ -152,6 +156,7 @@ def diff_command(
     catalog: Optional[list[Path]] = CatalogOpt,
     quiet: bool = QuietOpt,
     no_color: bool = NoColorOpt,
+    allow_outside_paths: bool = AllowOutsideOpt,
 ) -> None:
     from gpuplan.diff import diff_plans
     from gpuplan.plan_io import is_plan_file, load_plan
@@ -167,7 +172,8 @@ def diff_command(
             plans.append(load_plan(path))
         else:
             cat = cat or load_catalog_cli(catalog)
-            plans.append(_plan_profile(path, cat, phases, quiet=quiet, color=not no_color, inputs=inputs))
+            plans.append(_plan_profile(path, cat, phases, quiet=quiet, color=not no_color, inputs=inputs,
+                                       allow_outside_paths=allow_outside_paths))
     result = diff_plans(plans[0], plans[1], base_name=str(base), new_name=str(new))
     emit(result, fmt, out, outputs, inputs=inputs, color=not no_color, verbose=0)
     gate = result.new_errors > 0
@@ -204,6 +210,7 @@ def graph_command(
     out: Optional[Path] = OutOpt,
     catalog: Optional[list[Path]] = CatalogOpt,
     quiet: bool = QuietOpt,
+    allow_outside_paths: bool = AllowOutsideOpt,
 ) -> None:
     import json
 
@@ -221,7 +228,8 @@ def graph_command(
     if is_plan_file(source):
         plan = load_plan(source)
     else:
-        plan = _plan_profile(source, load_catalog_cli(catalog), (phase,), quiet=quiet, inputs=inputs)
+        plan = _plan_profile(source, load_catalog_cli(catalog), (phase,), quiet=quiet, inputs=inputs,
+                             allow_outside_paths=allow_outside_paths)
     planned = getattr(plan, phase)
     topology = planned.topology if planned is not None else None
     if topology is None or topology.clos is None:

@@ -55,8 +55,10 @@ def _root(
 
 def note(message: str, *, quiet: bool = False) -> None:
     """A human message on stderr (never stdout)."""
+    from gpuplan.errors import one_line
+
     if not quiet:
-        sys.stderr.write(f"gpuplan: {message}\n")
+        sys.stderr.write(f"gpuplan: {one_line(message)}\n")
 
 
 def load_catalog_cli(catalog_dirs: list[Path] | None) -> "Catalog":
@@ -78,6 +80,9 @@ NoColorOpt = typer.Option(False, "--no-color", help="No colour (also NO_COLOR)."
 OutOpt = typer.Option(None, "--out", "-o", help="Write the --format output to PATH instead of stdout.")
 OutputsOpt = typer.Option([], "--output", help="Also write FORMAT:PATH (repeatable).")
 ExitZeroOpt = typer.Option(False, "--exit-zero", help="Exit 0 even when a gate fails.")
+AllowOutsideOpt = typer.Option(False, "--allow-outside-paths",
+                               help="Let model.hf_config and a saved plan's profile name files outside the directory "
+                                    "(or git checkout) of the file naming them.")
 PHASES = {"both": ("training", "serving"), "training": ("training",), "serving": ("serving",)}
 
 

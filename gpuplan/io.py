@@ -34,28 +34,28 @@ MAX_NESTING = 32
 def read_text(path: str | os.PathLike[str], *, max_bytes: int = MAX_INPUT_BYTES) -> str:
     """Read a UTF-8 text file (an optional byte-order mark is dropped).
 
-    At most ``max_bytes`` + 1 bytes are ever read, whatever ``stat`` says, so a file that grows, a
-    pipe or a symlink to ``/dev/zero`` cannot exhaust memory; devices are refused outright.
+    Regular files only: the file is opened without blocking (``O_NONBLOCK``, so a FIFO with no
+    writer, or ``/dev/stdout`` on a pipe, cannot hang the run) and checked with ``fstat`` on the
+    open descriptor (no race with a swap after a ``stat``); FIFOs, devices, sockets and
+    directories are refused. At most ``max_bytes`` + 1 bytes are ever read, so a file that grows
+    cannot exhaust memory.
     """
-    p = Path(path)
     name = str(path)
     try:
-        if p.is_dir():
-            raise InputError("is a directory, expected a file", file=name)
-        info = p.stat()
-        if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode) or stat.S_ISSOCK(info.st_mode):
-            raise InputError("not a regular file (a device or socket)", file=name)
-        size = info.st_size
-        if size > max_bytes:
-            raise InputError(f"file is {size} bytes, larger than the {max_bytes}-byte limit", file=name)
-        with open(p, "rb") as fh:
-            data = fh.read(max_bytes + 1)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+                     | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         raise InputError("file not found", file=name) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, expected a file", file=name) from None
     except PermissionError:
         raise InputError("permission denied", file=name) from None
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
         raise InputError(f"cannot read file ({getattr(exc, 'strerror', None) or exc})", file=name) from None
+    try:
+        data = _read_regular(fd, name, max_bytes)
+    finally:
+        os.close(fd)
     if len(data) > max_bytes:
         raise InputError(f"file is larger than the {max_bytes}-byte limit", file=name)
     if data.startswith(b"\xef\xbb\xbf"):
@@ -69,6 +69,61 @@ def read_text(path: str | os.PathLike[str], *, max_bytes: int = MAX_INPUT_BYTES)
     if "\x00" in text:
         raise InputError("file contains NUL bytes, expected text", file=name)
     return text
+
+
+def _read_regular(fd: int, name: str, max_bytes: int) -> bytes:
+    """At most ``max_bytes`` + 1 bytes of the open descriptor ``fd``, which must be a regular file."""
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise InputError("is a directory, expected a file", file=name)
+        if not stat.S_ISREG(info.st_mode):
+            raise InputError(f"not a regular file ({_kind(info.st_mode)}); gpuplan reads regular files only",
+                             file=name)
+        if info.st_size > max_bytes:
+            raise InputError(f"file is {info.st_size} bytes, larger than the {max_bytes}-byte limit", file=name)
+        chunks, left = [], max_bytes + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise InputError(f"cannot read file ({exc.strerror or exc})", file=name) from None
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO or pipe"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a file"
+
+
+def contained_path(value: str, named_by: str, *, field: str, allow_outside: bool = False) -> Path:
+    """A path ``value`` written in the file ``named_by`` (``model.hf_config``, a saved plan's
+    ``profile``), relative to that file's directory. Unless ``allow_outside``, it must resolve
+    (symlinks followed) inside that directory's tree or inside the git checkout holding it, so a
+    pull request cannot make gpuplan read the runner's files."""
+    base = Path.cwd() if named_by.startswith("<") else Path(named_by).parent
+    path = Path(value)
+    candidate = path if path.is_absolute() else base / path
+    if allow_outside:
+        return candidate
+    try:
+        root = base.resolve()
+        target = candidate.resolve()
+    except (OSError, RuntimeError, ValueError):
+        raise InputError("cannot resolve the path (a symlink loop?)", file=named_by, field=field) from None
+    checkout = next((d for d in (root, *root.parents) if (d / ".git").exists()), None)
+    if not any(target == r or r in target.parents for r in (root, checkout) if r is not None):
+        raise InputError(f"{_short(value)} is outside the directory of the file that names it and of its git "
+                         "checkout; pass --allow-outside-paths to read it", file=named_by, field=field)
+    return candidate
 
 
 def _check_depth(value: Any, name: str, depth: int = 0) -> None:

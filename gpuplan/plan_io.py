@@ -145,6 +145,35 @@ def profile_lines(plan: Plan) -> dict[str, int]:
     return field_lines(text)
 
 
+def saved_profile_lines(plan: Plan, plan_file: str, *, allow_outside: bool = False) -> dict[str, int]:
+    """``table.key`` -> line of the profile a saved plan names, for ``gpuplan render``.
+
+    The ``profile`` field is resolved relative to the plan file and must stay inside its directory
+    tree or git checkout; failing that (``recommend`` writes the path as given on its command
+    line), relative to the working directory and inside its tree or checkout. A profile outside
+    both is not read, unless ``allow_outside``. It is read only if it exists,
+    and its lines are used only if it is unchanged (same sha256)."""
+    from gpuplan.io import contained_path
+    from gpuplan.profile import field_lines
+
+    name = plan.profile
+    if not name or name.startswith("<"):
+        return {}
+    for named_by in (plan_file, "<working directory>"):
+        try:
+            path = contained_path(name, named_by, field="profile", allow_outside=allow_outside)
+        except InputError:  # outside: not read; the findings lose their line numbers, nothing else
+            continue
+        if path.exists():
+            break
+    else:
+        return {}
+    text = read_text(path)
+    if hashlib.sha256(text.encode()).hexdigest() != plan.input_sha256:
+        return {}
+    return field_lines(text)
+
+
 def locate(field: str | None, lines: Mapping[str, int]) -> int | None:
     """The line of a dotted field, else of its nearest written parent (``serving`` for a default)."""
     field = (field or "").split("[")[0]

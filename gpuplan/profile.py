@@ -225,8 +225,8 @@ def field_lines(text: str) -> dict[str, int]:
     return out
 
 
-def load_profile_text(text: str, name: str, catalog: object) -> Workload:
-    """Parse, validate and resolve a profile given as text."""
+def load_profile_text(text: str, name: str, catalog: object, *, allow_outside_paths: bool = False) -> Workload:
+    """Parse, validate and resolve a profile given as text (``allow_outside_paths``: docs/security.md)."""
     data = parse_toml(text, name)
     known = {"": list(Profile.model_fields), "model": list(ModelSection.model_fields),
              "training": list(TrainingSection.model_fields), "serving": list(ServingSection.model_fields),
@@ -236,7 +236,7 @@ def load_profile_text(text: str, name: str, catalog: object) -> Workload:
     except ValidationError as exc:
         raise pydantic_error(exc, file=name, known_fields=known) from None
     digest = hashlib.sha256(text.encode()).hexdigest()
-    workload = resolve_profile(profile, name, catalog, digest)
+    workload = resolve_profile(profile, name, catalog, digest, allow_outside_paths=allow_outside_paths)
     object.__setattr__(workload, "field_lines", field_lines(text))
     return workload
 
@@ -245,13 +245,15 @@ def load_workload(path: str | Path, catalog: object) -> Workload:
     return load_profile_text(read_text(path), str(path), catalog)
 
 
-def resolve_profile(profile: Profile, name: str, catalog: object, digest: str) -> Workload:
+def resolve_profile(profile: Profile, name: str, catalog: object, digest: str, *,
+                    allow_outside_paths: bool = False) -> Workload:
     """Apply defaults and resolve the model; every default becomes an :class:`Assumption`."""
     from gpuplan.catalog.loader import Catalog
 
     assert isinstance(catalog, Catalog)
     notes: list[Assumption] = []
-    arch, model_name = _resolve_model(profile.model, name, catalog, notes)
+    hf = _hf_path(profile.model.hf_config, name, allow_outside_paths) if profile.model.hf_config else None
+    arch, model_name = _resolve_model(profile.model, hf, name, catalog, notes)
     params = float(arch.total_params)
 
     training = None
@@ -323,16 +325,18 @@ def resolve_profile(profile: Profile, name: str, catalog: object, digest: str) -
     return Workload(name=profile.name or Path(name).stem, model_name=model_name, arch=arch, training=training,
                     serving=serving, constraints=constraints, assumptions=tuple(notes), source=name,
                     input_sha256=digest,
-                    input_files=(str(_hf_path(profile.model.hf_config, name)),) if profile.model.hf_config else ())
+                    input_files=(str(hf),) if hf else ())
 
 
-def _hf_path(hf_config: str, name: str) -> Path:
-    """``model.hf_config`` as a path; a relative one is relative to the profile's directory."""
-    path = Path(hf_config)
-    return path if path.is_absolute() else Path(name).parent / path
+def _hf_path(hf_config: str, name: str, allow_outside: bool) -> Path:
+    """``model.hf_config`` as a path relative to the profile's directory, which it may not leave."""
+    from gpuplan.io import contained_path
+
+    return contained_path(hf_config, name, field="model.hf_config", allow_outside=allow_outside)
 
 
-def _resolve_model(m: ModelSection, name: str, catalog: object, notes: list[Assumption]) -> tuple[Architecture, str]:
+def _resolve_model(m: ModelSection, hf: Path | None, name: str, catalog: object,
+                   notes: list[Assumption]) -> tuple[Architecture, str]:
     from gpuplan.catalog.loader import Catalog
 
     assert isinstance(catalog, Catalog)
@@ -341,10 +345,10 @@ def _resolve_model(m: ModelSection, name: str, catalog: object, notes: list[Assu
         preset = catalog.lookup("model", m.preset, file=name, field_path="model.preset")
         spec = ArchitectureSpec.model_validate(preset.arch_fields())
         label = m.name or preset.id
-    elif m.hf_config:
+    elif hf is not None:
         from gpuplan.hf_config import read_hf_config
 
-        path = _hf_path(m.hf_config, name)
+        path = hf
         spec = read_hf_config(path)
         where, where_field = str(path), "config"
         label = m.name or path.parent.name or path.stem

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from gpuplan.errors import InputError, did_you_mean
+from gpuplan.errors import InputError, did_you_mean, safe_text
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,9 @@ def progress(message: str, *, quiet: bool = False, color: bool = True) -> Iterat
         yield
         return
     from rich.console import Console
+    from rich.markup import escape
 
+    message = escape(safe_text(message, drop_terminal=True))  # a workload name is the pull request's text
     console = Console(file=sys.stderr, stderr=True, no_color=None if color else True)
     with console.status(message, spinner="dots"):
         yield
