@@ -234,7 +234,9 @@ def graph_command(
     topology = planned.topology if planned is not None else None
     if topology is None or topology.clos is None:
         raise InputError(f"the plan has no {phase} network topology to export", file=str(source), field=phase)
-    text = graphml_text(topology) if fmt == "graphml" else json.dumps(node_link(topology), sort_keys=True) + "\n"
+    from gpuplan.render.safe import json_text
+
+    text = graphml_text(topology) if fmt == "graphml" else json_text(json.dumps(node_link(topology), sort_keys=True) + "\n")
     if out is None:
         write_stdout(text)
         return

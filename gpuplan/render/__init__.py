@@ -61,15 +61,18 @@ def formats_for(obj: object) -> tuple[str, ...]:
 
 
 def render(plan: object, fmt: str, options: RenderOptions | None = None) -> str:
-    """Render a plan (or a check or diff result) in one format."""
+    """Render a plan (or a check or diff result) in one format; every string from the input is made
+    safe for that format first (:mod:`gpuplan.render.safe`)."""
     allowed = formats_for(plan)
     if fmt not in allowed:
         what = _KINDS.get(type(plan).__name__, ("render", "this result"))[1]
         extra = f" for {what}" if fmt in FORMATS else did_you_mean(fmt, allowed)
         raise InputError(f"unknown format {fmt!r}{extra}; expected one of {', '.join(allowed)}", field="--format")
+    from gpuplan.render.safe import finish, prepare
+
     module = importlib.import_module(f"gpuplan.render.{FORMATS[fmt]}")
     function = _KINDS.get(type(plan).__name__, ("render", ""))[0]
-    return getattr(module, function)(plan, options or RenderOptions())
+    return finish(getattr(module, function)(prepare(plan, fmt), options or RenderOptions()), fmt)
 
 
 @contextlib.contextmanager

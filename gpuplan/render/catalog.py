@@ -6,6 +6,7 @@ import json
 
 from gpuplan.catalog.loader import Catalog
 from gpuplan.errors import InputError
+from gpuplan.render.safe import plain_text
 from gpuplan.render.text import num, table
 
 
@@ -19,10 +20,12 @@ def render_catalog(catalog: Catalog, kind: str, ident: str | None, fmt: str) -> 
     records = _records(catalog, kind)
     if ident is not None:
         rec = catalog.gpu(ident) if kind == "gpus" else catalog.lookup(kind.rstrip("s") if kind != "switches" else "switch", ident)
-        return _show(catalog, rec, fmt)
-    if fmt == "json":
-        return json.dumps([r.model_dump(mode="json") for r in records.values()], indent=2) + "\n"
-    return _list(kind, records)
+        text = _show(catalog, rec, fmt)
+    elif fmt == "json":
+        text = json.dumps([r.model_dump(mode="json") for r in records.values()], indent=2) + "\n"
+    else:
+        text = _list(kind, records)
+    return text if fmt == "json" else plain_text(text)  # JSON: ensure_ascii escapes everything
 
 
 def _show(catalog: Catalog, rec: object, fmt: str) -> str:

@@ -37,8 +37,10 @@ def stable(value: Any, key: str | None = None) -> Any:
 
 
 def to_json(obj: BaseModel | dict[str, Any]) -> str:
+    from gpuplan.render.safe import json_text
+
     data = obj.model_dump(mode="json", by_alias=True) if isinstance(obj, BaseModel) else obj
-    return json.dumps(stable(data), indent=2, sort_keys=False, ensure_ascii=False, allow_nan=False) + "\n"
+    return json_text(json.dumps(stable(data), indent=2, sort_keys=False, ensure_ascii=False, allow_nan=False) + "\n")
 
 
 def render(plan: BaseModel, options: object) -> str:

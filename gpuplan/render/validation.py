@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gpuplan.render.safe import plain_text
 from gpuplan.render.text import num, table
 from gpuplan.validate import Report
 
@@ -27,4 +28,4 @@ def render_report(report: Report) -> str:
         if k.figures:
             text += (f"  {kind}: {k.figures} figures, median error {k.median_error * 100:.1f}%, "  # type: ignore[operator]
                      f"worst {k.worst_error * 100:.1f}% ({k.worst_case})\n")  # type: ignore[operator]
-    return text
+    return plain_text(text)
