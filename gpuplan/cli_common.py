@@ -119,10 +119,12 @@ def check_formats(fmt: str, outputs: list[str], allowed: tuple[str, ...]) -> Non
 
 def emit(plan: Any, fmt: str, out: Optional[Path], outputs: list[str], *, inputs: list[str], color: bool,
          verbose: int, field_lines: Optional[dict[str, int]] = None) -> None:
-    """Render once per requested format and write every output atomically, or none on error."""
+    """Render once per requested format, then write every output file, all or none
+    (:func:`gpuplan.render.outputs.write_files`); stdout last."""
     from gpuplan.errors import InputError
-    from gpuplan.io import check_output, write_output, write_stdout
+    from gpuplan.io import check_output, write_stdout
     from gpuplan.render import RenderOptions, render
+    from gpuplan.render.outputs import write_files
 
     from gpuplan.plan import Plan
     from gpuplan.plan_io import as_published
@@ -144,8 +146,8 @@ def emit(plan: Any, fmt: str, out: Optional[Path], outputs: list[str], *, inputs
     for f, path in targets:  # render everything before writing anything
         options = RenderOptions(color=use_color and path == "-", verbose=verbose, field_lines=field_lines)
         rendered.append((path, render(plan, f, options)))
+    # every file is written to a temporary file first and renamed only when all are: all or none
+    write_files([(path, text) for path, text in rendered if path != "-"], protect=inputs)
     for path, text in rendered:
         if path == "-":
             write_stdout(text)
-        else:
-            write_output(path, text, protect=inputs)

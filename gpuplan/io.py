@@ -13,7 +13,6 @@ import os
 import re
 import stat
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -328,16 +327,7 @@ def _is_stream(target: Path) -> bool:
 
 def write_output(path: str | os.PathLike[str], data: str, *, protect: list[str] | None = None) -> None:
     """Write one output: a device or pipe in place, anything else with :func:`write_atomic`."""
-    target = Path(path)
-    if not _is_stream(target):
-        write_atomic(path, data, protect=protect)
-        return
-    refuse_inputs(path, protect or [])
-    try:
-        with open(target, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(data)
-    except OSError as exc:
-        raise InputError(f"cannot write file ({exc.strerror or exc})", file=str(path)) from None
+    write_atomic(path, data, protect=protect)
 
 
 def write_stdout(text: str) -> None:
@@ -352,35 +342,14 @@ def write_stdout(text: str) -> None:
 
 
 def write_atomic(path: str | os.PathLike[str], data: str, *, protect: list[str] | None = None) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same directory and a rename.
+    """Write ``data`` to ``path`` through a temporary file in the same directory and a rename
+    (a device or pipe is written in place); see :func:`gpuplan.render.outputs.write_files`.
 
     Refuses to overwrite any path in ``protect`` (the inputs of the run). Either the complete new
     file is in place afterwards or the old one (or nothing) is, and no temporary file is left;
     an unwritable target is one :class:`InputError` line. A symlink at ``path`` is replaced by the
     file, never written through.
     """
-    refuse_inputs(path, protect or [])
-    target = Path(path)
-    directory = _file_directory(path)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
-    except OSError as exc:
-        raise InputError(f"cannot write file ({exc.strerror or exc})", file=str(path)) from None
-    try:
-        if hasattr(os, "fchmod"):  # mkstemp makes 0600; an output file gets the usual umask mode
-            mask = os.umask(0)
-            os.umask(mask)
-            os.fchmod(fd, 0o666 & ~mask)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):
-            raise InputError(f"cannot write file ({exc.strerror or exc})", file=str(path)) from None
-        raise
+    from gpuplan.render.outputs import write_files
+
+    write_files([(str(path), data)], protect=protect)
