@@ -7,6 +7,7 @@ files, TOML/JSON syntax (with line and column), duplicate keys and non-finite nu
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -49,8 +50,12 @@ def read_text(path: str | os.PathLike[str], *, max_bytes: int = MAX_INPUT_BYTES)
         raise InputError("is a directory, expected a file", file=name) from None
     except PermissionError:
         raise InputError("permission denied", file=name) from None
-    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
-        raise InputError(f"cannot read file ({getattr(exc, 'strerror', None) or exc})", file=name) from None
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # opening a socket, or a FIFO end that cannot be opened
+            raise InputError("not a regular file (a socket); gpuplan reads regular files only", file=name) from None
+        raise InputError(f"cannot read file ({exc.strerror or exc})", file=name) from None
+    except ValueError as exc:  # a NUL byte in the path
+        raise InputError(f"cannot read file ({exc})", file=name) from None
     try:
         data = _read_regular(fd, name, max_bytes)
     finally:
