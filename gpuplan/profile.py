@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from gpuplan.arch import Architecture, ArchitectureSpec, derive_from_params, resolve
 from gpuplan.errors import InputError
-from gpuplan.io import parse_toml, pydantic_error, read_text
+from gpuplan.io import contained_path, parse_toml, pydantic_error, read_text
 from gpuplan.types import STRICT, Id
 
 TrainPrecision = Literal["bf16", "fp16", "fp8"]
@@ -252,7 +252,8 @@ def resolve_profile(profile: Profile, name: str, catalog: object, digest: str, *
 
     assert isinstance(catalog, Catalog)
     notes: list[Assumption] = []
-    hf = _hf_path(profile.model.hf_config, name, allow_outside_paths) if profile.model.hf_config else None
+    hf = (contained_path(profile.model.hf_config, name, field="model.hf_config", allow_outside=allow_outside_paths)
+          if profile.model.hf_config else None)  # relative to the profile, inside its tree (docs/security.md)
     arch, model_name = _resolve_model(profile.model, hf, name, catalog, notes)
     params = float(arch.total_params)
 
@@ -324,19 +325,10 @@ def resolve_profile(profile: Profile, name: str, catalog: object, digest: str, *
                               power_limit_kw=c.power_limit_kw)
     return Workload(name=profile.name or Path(name).stem, model_name=model_name, arch=arch, training=training,
                     serving=serving, constraints=constraints, assumptions=tuple(notes), source=name,
-                    input_sha256=digest,
-                    input_files=(str(hf),) if hf else ())
+                    input_sha256=digest, input_files=(str(hf),) if hf else ())
 
 
-def _hf_path(hf_config: str, name: str, allow_outside: bool) -> Path:
-    """``model.hf_config`` as a path relative to the profile's directory, which it may not leave."""
-    from gpuplan.io import contained_path
-
-    return contained_path(hf_config, name, field="model.hf_config", allow_outside=allow_outside)
-
-
-def _resolve_model(m: ModelSection, hf: Path | None, name: str, catalog: object,
-                   notes: list[Assumption]) -> tuple[Architecture, str]:
+def _resolve_model(m: ModelSection, hf: Path | None, name: str, catalog: object, notes: list[Assumption]) -> tuple[Architecture, str]:
     from gpuplan.catalog.loader import Catalog
 
     assert isinstance(catalog, Catalog)
@@ -348,10 +340,9 @@ def _resolve_model(m: ModelSection, hf: Path | None, name: str, catalog: object,
     elif hf is not None:
         from gpuplan.hf_config import read_hf_config
 
-        path = hf
-        spec = read_hf_config(path)
-        where, where_field = str(path), "config"
-        label = m.name or path.parent.name or path.stem
+        spec = read_hf_config(hf)
+        where, where_field = str(hf), "config"
+        label = m.name or hf.parent.name or hf.stem
     elif m.params is not None:
         arch = derive_from_params(m.params)
         notes.append(Assumption("model.architecture",
