@@ -207,3 +207,18 @@ def test_json_keeps_values_and_escapes_raw_separators():
     text = to_json({"w": "a\u2028b\x85c\nd"})
     assert "\u2028" not in text and "\x85" not in text and json.loads(text) == {"w": "a\u2028b\x85c\nd"}
 
+
+
+def test_an_internal_error_is_exactly_one_line(tmp_path, monkeypatch):
+    """Exit 3 (a bug) prints one line too, whatever the exception's message holds."""
+    from gpuplan.render import json_
+
+    def crash(plan, options):
+        raise RuntimeError("first line\nsecond line\u2028::error::third\x1b[2J" + "x" * 1000)
+
+    monkeypatch.setattr(json_, "render", crash)
+    (tmp_path / "p.toml").write_text(SERVING_PROFILE)
+    r = run_cli("recommend", "p.toml", "-f", "json", cwd=tmp_path)
+    assert r.code == 3 and "internal error: RuntimeError: first line\\nsecond line" in r.err
+    assert_one_line(r.err)
+    assert len(r.err) < 400
