@@ -95,7 +95,7 @@ def repo_path(name: str) -> str | None:
     p = Path(name)
     try:
         resolved = p.resolve(strict=True)
-    except (OSError, RuntimeError):
+    except (OSError, RuntimeError, ValueError):  # ValueError: a NUL byte in a hostile plan's path
         resolved = None
     if resolved is not None:
         for root in _roots(resolved):
@@ -164,7 +164,7 @@ def saved_profile_lines(plan: Plan, plan_file: str, *, allow_outside: bool = Fal
             path = contained_path(name, named_by, field="profile", allow_outside=allow_outside)
         except InputError:  # outside: not read; the findings lose their line numbers, nothing else
             continue
-        if path.exists():
+        if _exists(path):
             break
     else:
         return {}
@@ -172,6 +172,15 @@ def saved_profile_lines(plan: Plan, plan_file: str, *, allow_outside: bool = Fal
     if hashlib.sha256(text.encode()).hexdigest() != plan.input_sha256:
         return {}
     return field_lines(text)
+
+
+def _exists(path: Path) -> bool:
+    """Whether ``path`` names something; False for a name no file can have (NUL, too long)."""
+    try:
+        os.stat(path)
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 def locate(field: str | None, lines: Mapping[str, int]) -> int | None:

@@ -222,3 +222,19 @@ def test_an_internal_error_is_exactly_one_line(tmp_path, monkeypatch):
     assert r.code == 3 and "internal error: RuntimeError: first line\\nsecond line" in r.err
     assert_one_line(r.err)
     assert len(r.err) < 400
+
+
+@pytest.mark.parametrize("profile", ["a\x00b", "x" * 5000, "../../../../etc/passwd", "/etc/passwd",
+                                     "p\n::error::x.toml", "/dev/zero"], ids=["nul", "long", "dotdot", "abs",
+                                                                               "newline", "device"])
+def test_a_hostile_profile_field_of_a_saved_plan(tmp_path, profile):
+    """render follows a saved plan's ``profile`` for line numbers: never a crash, never outside the
+    plan's tree without --allow-outside-paths, and its name is escaped in every anchored format."""
+    plan = json.loads(_plan_json())
+    plan["profile"] = profile
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    for fmt in ("sarif", "github", "junit", "markdown", "table"):
+        for extra in ([], ["--allow-outside-paths"]):
+            r = run_cli("render", "plan.json", "-f", fmt, *extra, cwd=tmp_path)
+            assert_outcome(r, allowed=(0, 2) if extra else (0,))
+            assert_safe_output(r.out, fmt)
