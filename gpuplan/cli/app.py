@@ -24,6 +24,7 @@ from gpuplan.cli.common import (
     EXIT_INTERNAL,
     EXIT_OK,
     CatalogOpt,
+    AllowOutsideOpt,
     ExitZeroOpt,
     NoColorOpt,
     OutOpt,
@@ -66,6 +67,7 @@ def recommend(
         None, "--confidence", min=0.5, max=0.99,
         help="Size the plan so its deadline or latency and QPS targets hold at this probability under the "
              "validation residuals of its regime (e.g. 0.8; docs/calibration.md)."),
+    allow_outside_paths: bool = AllowOutsideOpt,
 ) -> None:
     """\b
     Example:  gpuplan recommend examples/llama-70b-train-serve.toml --format json -o plan.json
@@ -87,7 +89,7 @@ def recommend(
              quiet=quiet)
     else:
         text, name = read_text(profile), str(profile)
-    workload = load_profile_text(text, name, cat)
+    workload = load_profile_text(text, name, cat, allow_outside_paths=allow_outside_paths)
     missing = [p for p in phases if getattr(workload, p) is None]
     if phase != "both" and missing:
         raise InputError(f"the profile has no [{missing[0]}] table to plan", file=name, field="--phase")
@@ -233,14 +235,14 @@ def _is_click(exc: BaseException, name: str) -> bool:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app and turn every failure into one stderr line and an exit code."""
-    from gpuplan.core.errors import GpuplanError
+    from gpuplan.core.errors import GpuplanError, one_line
 
     args = sys.argv[1:] if argv is None else argv
     command = typer.main.get_command(app)
     try:
         code = command.main(args=args, prog_name="gpuplan", standalone_mode=False)
     except GpuplanError as exc:
-        sys.stderr.write(f"gpuplan: error: {exc}\n")
+        sys.stderr.write(f"gpuplan: error: {one_line(exc)}\n")
         code = exc.exit_code
     except BrokenPipeError:
         code = EXIT_OK
@@ -254,7 +256,7 @@ def main(argv: list[str] | None = None) -> None:
             code = 130
         elif _is_click(exc, "ClickException"):
             message = exc.format_message()  # type: ignore[attr-defined]
-            sys.stderr.write(f"gpuplan: error: {' '.join(message.split())}\n")
+            sys.stderr.write(f"gpuplan: error: {one_line(message)}\n")
             code = EXIT_INPUT
         elif os.environ.get("GPUPLAN_DEBUG"):
             import traceback
@@ -262,7 +264,7 @@ def main(argv: list[str] | None = None) -> None:
             traceback.print_exc()  # the traceback, and still exit 3: a bug must not read as a failed gate
             code = EXIT_INTERNAL
         else:
-            sys.stderr.write(f"gpuplan: internal error: {type(exc).__name__}: {exc} "
+            sys.stderr.write(f"gpuplan: internal error: {type(exc).__name__}: {one_line(exc, limit=300)} "
                              "(set GPUPLAN_DEBUG=1 for a traceback)\n")
             code = EXIT_INTERNAL
     sys.stdout.flush()

@@ -18,6 +18,7 @@ import typer
 
 from gpuplan.cli.common import (
     EXIT_GATE,
+    AllowOutsideOpt,
     CatalogOpt,
     ExitZeroOpt,
     NoColorOpt,
@@ -43,14 +44,14 @@ TF_QUERY_KEYS = ("profile", "phase", "catalog")
 
 
 def _plan_profile(path: Path, catalog: "Catalog", phases: tuple[str, ...], *, quiet: bool,
-                  color: bool = True, inputs: list[str] | None = None) -> "Plan":
+                  color: bool = True, inputs: list[str] | None = None, allow_outside_paths: bool = False) -> "Plan":
     """Plan a profile; the files it reads (the profile's ``hf_config``) are added to ``inputs``."""
     from gpuplan.core.io import read_text
     from gpuplan.planning.compose import plan_workload
     from gpuplan.model.profile import load_profile_text
     from gpuplan.render import progress
 
-    workload = load_profile_text(read_text(path), str(path), catalog)
+    workload = load_profile_text(read_text(path), str(path), catalog, allow_outside_paths=allow_outside_paths)
     if inputs is not None:
         inputs.extend(workload.input_files)
     with progress(f"planning {path}", quiet=quiet, color=color):
@@ -73,13 +74,15 @@ def render_command(
     outputs: list[str] = OutputsOpt,
     verbose: int = VerboseOpt,
     no_color: bool = NoColorOpt,
+    allow_outside_paths: bool = AllowOutsideOpt,
 ) -> None:
-    from gpuplan.planning.saved import load_plan
+    from gpuplan.planning.saved import load_plan, saved_profile_lines
     from gpuplan.render import FORMATS
 
     check_formats(fmt, outputs, tuple(FORMATS))
     plan = load_plan(plan_file)
-    emit(plan, fmt, out, outputs, inputs=[str(plan_file)], color=not no_color, verbose=verbose)
+    lines = saved_profile_lines(plan, str(plan_file), allow_outside=allow_outside_paths)
+    emit(plan, fmt, out, outputs, inputs=[str(plan_file)], color=not no_color, verbose=verbose, field_lines=lines)
 
 
 @app.command(
@@ -106,6 +109,7 @@ def check_command(
     quiet: bool = QuietOpt,
     verbose: int = VerboseOpt,
     no_color: bool = NoColorOpt,
+    allow_outside_paths: bool = AllowOutsideOpt,
 ) -> None:
     from gpuplan.ci.check import failed, run_check
     from gpuplan.core.errors import InputError
@@ -117,7 +121,7 @@ def check_command(
         raise InputError(f"expected error or warning, got {fail_on!r}", field="--fail-on")
     check_formats(fmt, outputs, CHECK_FORMATS)
     cat = load_catalog_cli(catalog)
-    workload = load_profile_text(read_text(profile), str(profile), cat)
+    workload = load_profile_text(read_text(profile), str(profile), cat, allow_outside_paths=allow_outside_paths)
     cluster_text = read_text(against)
     with progress(f"planning {profile} on {against}", quiet=quiet, color=not no_color):
         result = run_check(workload, cat, cluster_text, str(against), fail_on=fail_on)  # type: ignore[arg-type]
@@ -153,6 +157,7 @@ def diff_command(
     catalog: Optional[list[Path]] = CatalogOpt,
     quiet: bool = QuietOpt,
     no_color: bool = NoColorOpt,
+    allow_outside_paths: bool = AllowOutsideOpt,
 ) -> None:
     from gpuplan.ci.diff import diff_plans
     from gpuplan.planning.saved import is_plan_file, load_plan
@@ -168,7 +173,8 @@ def diff_command(
             plans.append(load_plan(path))
         else:
             cat = cat or load_catalog_cli(catalog)
-            plans.append(_plan_profile(path, cat, phases, quiet=quiet, color=not no_color, inputs=inputs))
+            plans.append(_plan_profile(path, cat, phases, quiet=quiet, color=not no_color, inputs=inputs,
+                                       allow_outside_paths=allow_outside_paths))
     result = diff_plans(plans[0], plans[1], base_name=str(base), new_name=str(new))
     emit(result, fmt, out, outputs, inputs=inputs, color=not no_color, verbose=0)
     gate = result.new_errors > 0
@@ -205,6 +211,7 @@ def graph_command(
     out: Optional[Path] = OutOpt,
     catalog: Optional[list[Path]] = CatalogOpt,
     quiet: bool = QuietOpt,
+    allow_outside_paths: bool = AllowOutsideOpt,
 ) -> None:
     import json
 
@@ -222,12 +229,15 @@ def graph_command(
     if is_plan_file(source):
         plan = load_plan(source)
     else:
-        plan = _plan_profile(source, load_catalog_cli(catalog), (phase,), quiet=quiet, inputs=inputs)
+        plan = _plan_profile(source, load_catalog_cli(catalog), (phase,), quiet=quiet, inputs=inputs,
+                             allow_outside_paths=allow_outside_paths)
     planned = getattr(plan, phase)
     topology = planned.topology if planned is not None else None
     if topology is None or topology.clos is None:
         raise InputError(f"the plan has no {phase} network topology to export", file=str(source), field=phase)
-    text = graphml_text(topology) if fmt == "graphml" else json.dumps(node_link(topology), sort_keys=True) + "\n"
+    from gpuplan.render.safe import json_text
+
+    text = graphml_text(topology) if fmt == "graphml" else json_text(json.dumps(node_link(topology), sort_keys=True) + "\n")
     if out is None:
         write_stdout(text)
         return

@@ -55,8 +55,10 @@ def _root(
 
 def note(message: str, *, quiet: bool = False) -> None:
     """A human message on stderr (never stdout)."""
+    from gpuplan.core.errors import one_line
+
     if not quiet:
-        sys.stderr.write(f"gpuplan: {message}\n")
+        sys.stderr.write(f"gpuplan: {one_line(message)}\n")
 
 
 def terminal_width() -> int | None:
@@ -91,6 +93,9 @@ NoColorOpt = typer.Option(False, "--no-color", help="No colour (also NO_COLOR)."
 OutOpt = typer.Option(None, "--out", "-o", help="Write the --format output to PATH instead of stdout.")
 OutputsOpt = typer.Option([], "--output", help="Also write FORMAT:PATH (repeatable).")
 ExitZeroOpt = typer.Option(False, "--exit-zero", help="Exit 0 even when a gate fails.")
+AllowOutsideOpt = typer.Option(False, "--allow-outside-paths",
+                               help="Let model.hf_config and a saved plan's profile name files outside the directory "
+                                    "(or git checkout) of the file naming them.")
 PHASES = {"both": ("training", "serving"), "training": ("training",), "serving": ("serving",)}
 
 
@@ -127,10 +132,12 @@ def check_formats(fmt: str, outputs: list[str], allowed: tuple[str, ...]) -> Non
 
 def emit(plan: Any, fmt: str, out: Optional[Path], outputs: list[str], *, inputs: list[str], color: bool,
          verbose: int, field_lines: Optional[dict[str, int]] = None) -> None:
-    """Render once per requested format and write every output atomically, or none on error."""
+    """Render once per requested format, then write every output file, all or none
+    (:func:`gpuplan.core.outputs.write_files`); stdout last."""
     from gpuplan.core.errors import InputError
-    from gpuplan.core.io import check_output, write_output, write_stdout
+    from gpuplan.core.io import check_output, write_stdout
     from gpuplan.render import RenderOptions, render
+    from gpuplan.core.outputs import write_files
 
     from gpuplan.core.contract import Plan
     from gpuplan.planning.saved import as_published
@@ -153,8 +160,8 @@ def emit(plan: Any, fmt: str, out: Optional[Path], outputs: list[str], *, inputs
         options = RenderOptions(color=use_color and path == "-", verbose=verbose, field_lines=field_lines,
                                 width=(terminal_width() or 100) if path == "-" else 100)
         rendered.append((path, render(plan, f, options)))
+    # every file is written to a temporary file first and renamed only when all are: all or none
+    write_files([(path, text) for path, text in rendered if path != "-"], protect=inputs)
     for path, text in rendered:
         if path == "-":
             write_stdout(text)
-        else:
-            write_output(path, text, protect=inputs)

@@ -7,17 +7,24 @@ files, TOML/JSON syntax (with line and column), duplicate keys and non-finite nu
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
 import re
 import stat
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from gpuplan.core.errors import InputError, did_you_mean, expected_one_of, field_path, magnitude_hint, unit_hint
+from gpuplan.core.outputs import (  # noqa: F401  (re-exported: the checks every output path gets)
+    _file_directory,
+    _is_stream,
+    check_output,
+    refuse_inputs,
+    write_files,
+)
 from gpuplan.core.types import ID_PATTERN
 
 if sys.version_info >= (3, 11):
@@ -34,28 +41,32 @@ MAX_NESTING = 32
 def read_text(path: str | os.PathLike[str], *, max_bytes: int = MAX_INPUT_BYTES) -> str:
     """Read a UTF-8 text file (an optional byte-order mark is dropped).
 
-    At most ``max_bytes`` + 1 bytes are ever read, whatever ``stat`` says, so a file that grows, a
-    pipe or a symlink to ``/dev/zero`` cannot exhaust memory; devices are refused outright.
+    Regular files only: the file is opened without blocking (``O_NONBLOCK``, so a FIFO with no
+    writer, or ``/dev/stdout`` on a pipe, cannot hang the run) and checked with ``fstat`` on the
+    open descriptor (no race with a swap after a ``stat``); FIFOs, devices, sockets and
+    directories are refused. At most ``max_bytes`` + 1 bytes are ever read, so a file that grows
+    cannot exhaust memory.
     """
-    p = Path(path)
     name = str(path)
     try:
-        if p.is_dir():
-            raise InputError("is a directory, expected a file", file=name)
-        info = p.stat()
-        if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode) or stat.S_ISSOCK(info.st_mode):
-            raise InputError("not a regular file (a device or socket)", file=name)
-        size = info.st_size
-        if size > max_bytes:
-            raise InputError(f"file is {size} bytes, larger than the {max_bytes}-byte limit", file=name)
-        with open(p, "rb") as fh:
-            data = fh.read(max_bytes + 1)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+                     | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         raise InputError("file not found", file=name) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, expected a file", file=name) from None
     except PermissionError:
         raise InputError("permission denied", file=name) from None
-    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
-        raise InputError(f"cannot read file ({getattr(exc, 'strerror', None) or exc})", file=name) from None
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # opening a socket, or a FIFO end that cannot be opened
+            raise InputError("not a regular file (a socket); gpuplan reads regular files only", file=name) from None
+        raise InputError(f"cannot read file ({exc.strerror or exc})", file=name) from None
+    except ValueError as exc:  # a NUL byte in the path
+        raise InputError(f"cannot read file ({exc})", file=name) from None
+    try:
+        data = _read_regular(fd, name, max_bytes)
+    finally:
+        os.close(fd)
     if len(data) > max_bytes:
         raise InputError(f"file is larger than the {max_bytes}-byte limit", file=name)
     if data.startswith(b"\xef\xbb\xbf"):
@@ -69,6 +80,61 @@ def read_text(path: str | os.PathLike[str], *, max_bytes: int = MAX_INPUT_BYTES)
     if "\x00" in text:
         raise InputError("file contains NUL bytes, expected text", file=name)
     return text
+
+
+def _read_regular(fd: int, name: str, max_bytes: int) -> bytes:
+    """At most ``max_bytes`` + 1 bytes of the open descriptor ``fd``, which must be a regular file."""
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise InputError("is a directory, expected a file", file=name)
+        if not stat.S_ISREG(info.st_mode):
+            raise InputError(f"not a regular file ({_kind(info.st_mode)}); gpuplan reads regular files only",
+                             file=name)
+        if info.st_size > max_bytes:
+            raise InputError(f"file is {info.st_size} bytes, larger than the {max_bytes}-byte limit", file=name)
+        chunks, left = [], max_bytes + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise InputError(f"cannot read file ({exc.strerror or exc})", file=name) from None
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO or pipe"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a file"
+
+
+def contained_path(value: str, named_by: str, *, field: str, allow_outside: bool = False) -> Path:
+    """A path ``value`` written in the file ``named_by`` (``model.hf_config``, a saved plan's
+    ``profile``), relative to that file's directory. Unless ``allow_outside``, it must resolve
+    (symlinks followed) inside that directory's tree or inside the git checkout holding it, so a
+    pull request cannot make gpuplan read the runner's files."""
+    base = Path.cwd() if named_by.startswith("<") else Path(named_by).parent
+    path = Path(value)
+    candidate = path if path.is_absolute() else base / path
+    if allow_outside:
+        return candidate
+    try:
+        root = base.resolve()
+        target = candidate.resolve()
+    except (OSError, RuntimeError, ValueError):
+        raise InputError("cannot resolve the path (a symlink loop?)", file=named_by, field=field) from None
+    checkout = next((d for d in (root, *root.parents) if (d / ".git").exists()), None)
+    if not any(target == r or r in target.parents for r in (root, checkout) if r is not None):
+        raise InputError(f"{_short(value)} is outside the directory of the file that names it and of its git "
+                         "checkout; pass --allow-outside-paths to read it", file=named_by, field=field)
+    return candidate
 
 
 def _check_depth(value: Any, name: str, depth: int = 0) -> None:
@@ -232,68 +298,9 @@ def _short(value: Any) -> str | None:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def refuse_inputs(path: str | os.PathLike[str], protect: list[str]) -> None:
-    """Refuse an output ``path`` that is one of the run's inputs, or lies inside an input directory
-    (a catalog overlay). Symlinks are resolved first, so a link to an input is refused too."""
-    try:
-        target = Path(path).resolve()
-    except (OSError, RuntimeError):
-        raise InputError("cannot resolve output path (symlink loop?)", file=str(path)) from None
-    for p in protect:
-        try:
-            guarded = Path(p).resolve()
-        except (OSError, RuntimeError):
-            continue
-        if target == guarded or (guarded.is_dir() and guarded in target.parents):
-            raise InputError("refusing to overwrite an input file", file=str(path))
-
-
-def check_output(path: str | os.PathLike[str], protect: list[str]) -> None:
-    """Refuse an output ``path`` that cannot be written, before anything of the run is: an input of
-    the run, a directory, a path in a missing or read-only directory."""
-    refuse_inputs(path, protect)
-    target = Path(path)
-    if _is_stream(target):
-        return
-    directory = _file_directory(path)
-    if not os.access(directory, os.W_OK | os.X_OK):
-        raise InputError("cannot write file (Permission denied)", file=str(path))
-
-
-def _file_directory(path: str | os.PathLike[str]) -> Path:
-    """The existing directory a regular output file goes into; refuses a missing one or a
-    ``path`` that is itself a directory."""
-    target = Path(path)
-    directory = target.parent if str(target.parent) else Path(".")
-    if not directory.is_dir():
-        raise InputError("output directory does not exist", file=str(path))
-    if target.is_dir():
-        raise InputError("is a directory, expected a file path", file=str(path))
-    return directory
-
-
-def _is_stream(target: Path) -> bool:
-    """An existing device, FIFO or socket (``/dev/null``, ``/dev/stdout``, a named pipe): written
-    to in place, never replaced by a regular file."""
-    try:
-        mode = target.stat().st_mode
-    except OSError:
-        return False
-    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
-
-
 def write_output(path: str | os.PathLike[str], data: str, *, protect: list[str] | None = None) -> None:
     """Write one output: a device or pipe in place, anything else with :func:`write_atomic`."""
-    target = Path(path)
-    if not _is_stream(target):
-        write_atomic(path, data, protect=protect)
-        return
-    refuse_inputs(path, protect or [])
-    try:
-        with open(target, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(data)
-    except OSError as exc:
-        raise InputError(f"cannot write file ({exc.strerror or exc})", file=str(path)) from None
+    write_atomic(path, data, protect=protect)
 
 
 def write_stdout(text: str) -> None:
@@ -308,35 +315,12 @@ def write_stdout(text: str) -> None:
 
 
 def write_atomic(path: str | os.PathLike[str], data: str, *, protect: list[str] | None = None) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same directory and a rename.
+    """Write ``data`` to ``path`` through a temporary file in the same directory and a rename
+    (a device or pipe is written in place); see :func:`gpuplan.core.outputs.write_files`.
 
     Refuses to overwrite any path in ``protect`` (the inputs of the run). Either the complete new
     file is in place afterwards or the old one (or nothing) is, and no temporary file is left;
     an unwritable target is one :class:`InputError` line. A symlink at ``path`` is replaced by the
     file, never written through.
     """
-    refuse_inputs(path, protect or [])
-    target = Path(path)
-    directory = _file_directory(path)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
-    except OSError as exc:
-        raise InputError(f"cannot write file ({exc.strerror or exc})", file=str(path)) from None
-    try:
-        if hasattr(os, "fchmod"):  # mkstemp makes 0600; an output file gets the usual umask mode
-            mask = os.umask(0)
-            os.umask(mask)
-            os.fchmod(fd, 0o666 & ~mask)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):
-            raise InputError(f"cannot write file ({exc.strerror or exc})", file=str(path)) from None
-        raise
+    write_files([(str(path), data)], protect=protect)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 from pydantic import BaseModel
@@ -39,6 +40,17 @@ def stable(value: Any, key: str | None = None) -> Any:
     return value
 
 
+#: Characters JSON allows raw that still end a line or reorder text somewhere (C1 controls, DEL,
+#: U+2028/U+2029, bidirectional overrides): written as ``\uXXXX`` in every JSON output.
+_JSON_RAW = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def escape_json_raw(text: str) -> str:
+    """JSON text with the separators JSON allows raw escaped (the value is unchanged once parsed)."""
+    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def to_json(obj: BaseModel | dict[str, Any]) -> str:
     data = obj.model_dump(mode="json", by_alias=True) if isinstance(obj, BaseModel) else obj
-    return json.dumps(stable(data), indent=2, sort_keys=False, ensure_ascii=False, allow_nan=False) + "\n"
+    return escape_json_raw(json.dumps(stable(data), indent=2, sort_keys=False, ensure_ascii=False,
+                                      allow_nan=False) + "\n")

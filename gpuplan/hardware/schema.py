@@ -13,13 +13,73 @@ Units are part of every key (``mem_bw_tbps``, ``scaleup_uni_gbps``). Conventions
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import AfterValidator, BaseModel, Field, model_validator
 
 from gpuplan.model.arch import ArchitectureSpec
 from gpuplan.core.types import STRICT, Fraction, Id, NonNegative, Positive, PositiveInt
 
+#: Physically plausible range of each catalog figure: (low, high, unit), both ends included.
+#: Far beyond any shipping part, so a real record never hits one; an overlay value outside is a
+#: typo or hostile (1e300 GiB would overflow the planners) and is refused at load with the file,
+#: record and field. Documented in docs/catalog.md ("Plausible ranges"); a test keeps both equal.
+RANGES: dict[str, tuple[float, float, str]] = {
+    "memory_gib": (1, 4096, "GiB"),
+    "memory_usable_gib": (1, 4096, "GiB"),
+    "mem_bw_tbps": (0.05, 100, "TB/s"),
+    "fp64_dense_tflops": (0, 10_000, "TFLOP/s"),
+    "dense_tflops": (1, 100_000, "TFLOP/s (TOPS for integer formats; every other dense and sparse peak)"),
+    "scaleup_uni_gbps": (1, 100_000, "GB/s"),
+    "scaleup_p2p_uni_gbps": (1, 100_000, "GB/s"),
+    "host_link_uni_gbps": (1, 100_000, "GB/s"),
+    "reference_scaleout_gbit_per_gpu": (0, 100_000, "Gb/s"),
+    "port_gbit": (1, 100_000, "Gb/s (fabrics, NICs)"),
+    "gbit": (1, 100_000, "Gb/s (optics)"),
+    "tdp_w": (1, 20_000, "W"),
+    "node_power_kw": (0.01, 1_000, "kW"),
+    "power_w": (0, 100_000, "W (switches, NICs, optics)"),
+    "price_usd": (0.01, 1e8, "USD"),
+    "node_price_usd": (1, 1e9, "USD"),
+    "cloud_usd_per_gpu_hour": (0.001, 10_000, "USD per GPU-hour"),
+    "efficiency": (0.01, 1, "fraction (fabric efficiency and every GPU efficiency figure)"),
+    "hop_latency_us": (0.001, 1e6, "microseconds"),
+    "base_latency_us": (0.001, 1e6, "microseconds"),
+    "reach_m": (0.1, 1e6, "m"),
+    "scaleup_domain": (1, 100_000, "GPUs"),
+    "gpus_per_node": (1, 1_024, "GPUs"),
+    "rack_units": (1, 100, "U (node_rack_units, switch rack_units)"),
+    "ports": (1, 1_024, "ports, switch radix and cages"),
+    "lanes_per_cage": (1, 64, "lanes"),
+    "links_per_module": (1, 64, "links"),
+    "step_latency_us": (0, 1e6, "microseconds (calibration/collectives.toml)"),
+    "scaleout_hops": (1, 64, "hops (calibration/collectives.toml)"),
+    "rack_power_kw": (1, 10_000, "kW (calibration/bom.toml)"),
+}
+
+
+def _plausible(name: str) -> AfterValidator:
+    low, high, unit = RANGES[name]
+
+    def check(value: Any) -> Any:
+        if not low <= value <= high:
+            raise ValueError(f"outside the plausible range {_number(low)} to {_number(high)} {unit.split(' (')[0]} "
+                             "(docs/catalog.md, \"Plausible ranges\")")
+        return value
+
+    return AfterValidator(check)
+
+
+def _number(x: float) -> str:
+    return f"{int(x):,}" if x == int(x) else f"{x:g}"
+
+
+def _r(kind: Any, name: str) -> Any:
+    return Annotated[kind, _plausible(name)]
+
+
+#: A dense or sparse compute peak (TFLOP/s, or TOPS for integer formats).
+Tflops = _r(Positive, "dense_tflops")
 Confidence = Literal["V", "S", "M", "C", "D"]
 DType = Literal["fp64", "tf32", "bf16", "fp16", "fp8", "int8", "fp4", "int4"]
 
@@ -41,13 +101,13 @@ class GpuEfficiency(BaseModel):
 
     model_config = STRICT
     #: Max achievable matmul FLOP/s over peak (MAMF / peak), per dtype.
-    matmul_bf16: Fraction
-    matmul_fp8: Fraction | None = None
-    matmul_fp4: Fraction | None = None
+    matmul_bf16: _r(Fraction, "efficiency")
+    matmul_fp8: _r(Fraction, "efficiency") | None = None
+    matmul_fp4: _r(Fraction, "efficiency") | None = None
     #: Achieved HBM bandwidth of a large streaming read (skinny GEMM, decode) over spec.
-    mem_bw: Fraction
+    mem_bw: _r(Fraction, "efficiency")
     #: Ring collective bus bandwidth over the scale-up one-direction link rate.
-    scaleup_busbw: Fraction
+    scaleup_busbw: _r(Fraction, "efficiency")
     #: In-network reduction on the scale-up domain (NVLS / NVLink SHARP).
     scaleup_in_network_reduction: bool = False
 
@@ -64,40 +124,40 @@ class Gpu(BaseModel):
     form_factor: Literal["sxm", "oam", "pcie", "superchip"]
     launch: str
     # memory
-    memory_gib: Positive
-    memory_usable_gib: Positive
-    mem_bw_tbps: Positive
+    memory_gib: _r(Positive, "memory_gib")
+    memory_usable_gib: _r(Positive, "memory_usable_gib")
+    mem_bw_tbps: _r(Positive, "mem_bw_tbps")
     memory_type: str
     # dense compute peaks; None = the format has no tensor-core path on this GPU
-    fp64_dense_tflops: NonNegative | None = None
-    tf32_dense_tflops: Positive | None = None
-    bf16_dense_tflops: Positive | None = None
-    fp16_dense_tflops: Positive
-    fp8_dense_tflops: Positive | None = None
-    int8_dense_tops: Positive | None = None
-    fp4_dense_tflops: Positive | None = None
-    int4_dense_tops: Positive | None = None
+    fp64_dense_tflops: _r(NonNegative, "fp64_dense_tflops") | None = None
+    tf32_dense_tflops: Tflops | None = None
+    bf16_dense_tflops: Tflops | None = None
+    fp16_dense_tflops: Tflops
+    fp8_dense_tflops: Tflops | None = None
+    int8_dense_tops: Tflops | None = None
+    fp4_dense_tflops: Tflops | None = None
+    int4_dense_tops: Tflops | None = None
     # the vendor's printed sparse figures, kept to check that dense ones are not sparse ones
-    bf16_sparse_tflops: Positive | None = None
-    fp8_sparse_tflops: Positive | None = None
-    fp4_sparse_tflops: Positive | None = None
+    bf16_sparse_tflops: Tflops | None = None
+    fp8_sparse_tflops: Tflops | None = None
+    fp4_sparse_tflops: Tflops | None = None
     # scale-up domain (NVLink / XGMI / on-die RoCE); PCIe cards have none (domain 1)
     scaleup_tech: str
-    scaleup_uni_gbps: Positive
-    scaleup_domain: PositiveInt
+    scaleup_uni_gbps: _r(Positive, "scaleup_uni_gbps")
+    scaleup_domain: _r(PositiveInt, "scaleup_domain")
     #: Bandwidth between one pair of GPUs when the domain is a point-to-point mesh (XGMI).
-    scaleup_p2p_uni_gbps: Positive | None = None
+    scaleup_p2p_uni_gbps: _r(Positive, "scaleup_p2p_uni_gbps") | None = None
     host_link: str
-    host_link_uni_gbps: Positive
-    tdp_w: Positive
+    host_link_uni_gbps: _r(Positive, "host_link_uni_gbps")
+    tdp_w: _r(Positive, "tdp_w")
     # reference server
     server_name: str
-    gpus_per_node: PositiveInt
-    node_power_kw: Positive
+    gpus_per_node: _r(PositiveInt, "gpus_per_node")
+    node_power_kw: _r(Positive, "node_power_kw")
     #: Price of one server with its GPUs, CPUs, memory and local disks, without compute-fabric
     #: NICs and optics (those are separate BOM lines).
-    node_price_usd: Positive | None = None
-    node_rack_units: PositiveInt
+    node_price_usd: _r(Positive, "node_price_usd") | None = None
+    node_rack_units: _r(PositiveInt, "rack_units")
     #: node_price_usd is an estimate (GPU price x count + a sibling's platform cost, or a sibling's
     #: price scaled), with its +/- fraction; the BOM marks the server line ``estimate``.
     node_price_estimate: bool = False
@@ -109,10 +169,10 @@ class Gpu(BaseModel):
     liquid_cooled: bool = False
     #: Scale-out NICs and speed per GPU of the reference server.
     reference_nic: Id | None = None
-    reference_scaleout_gbit_per_gpu: NonNegative
-    price_usd: Positive | None = None
+    reference_scaleout_gbit_per_gpu: _r(NonNegative, "reference_scaleout_gbit_per_gpu")
+    price_usd: _r(Positive, "price_usd") | None = None
     price_date: str | None = None
-    cloud_usd_per_gpu_hour: Positive | None = None
+    cloud_usd_per_gpu_hour: _r(Positive, "cloud_usd_per_gpu_hour") | None = None
     cloud_date: str | None = None
     #: GPUs per cloud instance size rented for this GPU (e.g. [1, 2, 4, 8]); None: by the whole
     #: server for baseboard GPUs, by the card for PCIe.
@@ -198,13 +258,13 @@ class Fabric(BaseModel):
     id: Id
     name: str
     kind: Literal["infiniband", "ethernet"]
-    port_gbit: Positive
+    port_gbit: _r(Positive, "port_gbit")
     #: Achievable data rate over line rate for large messages (NCCL bus bandwidth per NIC).
-    efficiency: Fraction
+    efficiency: _r(Fraction, "efficiency")
     #: Added latency per switch hop, microseconds.
-    hop_latency_us: Positive
+    hop_latency_us: _r(Positive, "hop_latency_us")
     #: Fixed latency of one collective step (NIC, software), microseconds.
-    base_latency_us: Positive
+    base_latency_us: _r(Positive, "base_latency_us")
     in_network_reduction: bool
     default_switch: Id
     default_nic: Id
@@ -218,18 +278,18 @@ class Switch(BaseModel):
     vendor: str
     kinds: list[Literal["infiniband", "ethernet"]]
     #: Radix at each supported port speed, keyed by Gb/s ("400" = 64 ports of 400G).
-    radix_by_gbit: dict[str, PositiveInt]
+    radix_by_gbit: dict[str, _r(PositiveInt, "ports")]
     #: Physical cages (e.g. 32 twin-port OSFP on a QM9700).
-    cages: PositiveInt
-    lanes_per_cage: PositiveInt
-    power_w: Positive | None = None
-    price_usd: Positive | None = None
+    cages: _r(PositiveInt, "ports")
+    lanes_per_cage: _r(PositiveInt, "lanes_per_cage")
+    power_w: _r(Positive, "power_w") | None = None
+    price_usd: _r(Positive, "price_usd") | None = None
     price_date: str | None = None
     #: The price is an estimate by a stated method (the source's note), not an observed price;
     #: ``price_uncertainty`` is its +/- fraction (docs/bom.md, "Estimates").
     price_estimate: bool = False
     price_uncertainty: Fraction | None = None
-    rack_units: PositiveInt
+    rack_units: _r(PositiveInt, "rack_units")
     sources: dict[str, Id]
 
     def radix(self, gbit: float) -> int | None:
@@ -241,10 +301,10 @@ class Nic(BaseModel):
     id: Id
     name: str
     kinds: list[Literal["infiniband", "ethernet"]]
-    ports: PositiveInt
-    port_gbit: Positive
-    power_w: Positive | None = None
-    price_usd: Positive | None = None
+    ports: _r(PositiveInt, "ports")
+    port_gbit: _r(Positive, "port_gbit")
+    power_w: _r(Positive, "power_w") | None = None
+    price_usd: _r(Positive, "price_usd") | None = None
     price_date: str | None = None
     #: The price is an estimate by a stated method (the source's note), not an observed price;
     #: ``price_uncertainty`` is its +/- fraction (docs/bom.md, "Estimates").
@@ -260,16 +320,16 @@ class Optic(BaseModel):
     id: Id
     name: str
     kind: Literal["transceiver", "aoc", "dac", "fiber"]
-    gbit: Positive
+    gbit: _r(Positive, "gbit")
     #: Links carried by one module (twin-port 800G OSFP carries two 400G links).
-    links_per_module: PositiveInt = 1
-    reach_m: Positive
+    links_per_module: _r(PositiveInt, "links_per_module") = 1
+    reach_m: _r(Positive, "reach_m")
     end: Literal["switch", "node", "any"]
     #: Fibre a transceiver needs, or a fibre cable is (SR = multimode, DR = single-mode); None for
     #: copper and active optical cables. Modules and fibre of one link must match.
     fiber_mode: Literal["multimode", "single-mode"] | None = None
-    power_w: NonNegative | None = None
-    price_usd: Positive | None = None
+    power_w: _r(NonNegative, "power_w") | None = None
+    price_usd: _r(Positive, "price_usd") | None = None
     price_date: str | None = None
     #: The price is an estimate by a stated method (the source's note), not an observed price;
     #: ``price_uncertainty`` is its +/- fraction (docs/bom.md, "Estimates").
@@ -324,16 +384,16 @@ class CollectivesCalibration(BaseModel):
     """``calibration/collectives.toml``: latency terms of the collective model."""
 
     model_config = STRICT
-    scaleup_step_latency_us: NonNegative
-    pcie_step_latency_us: NonNegative
-    scaleout_hops: PositiveInt
+    scaleup_step_latency_us: _r(NonNegative, "step_latency_us")
+    pcie_step_latency_us: _r(NonNegative, "step_latency_us")
+    scaleout_hops: _r(PositiveInt, "scaleout_hops")
 
 
 class BomCalibration(BaseModel):
     """``calibration/bom.toml``: constants of the bill of materials, facility and cost of ownership."""
 
     model_config = STRICT
-    rack_power_kw: Positive
+    rack_power_kw: _r(Positive, "rack_power_kw")
     # facility (gpuplan/fabric/facility.py)
     air_rack_max_kw: Positive = 20.0
     rear_door_rack_max_kw: Positive = 50.0

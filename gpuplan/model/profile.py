@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field, ValidationError, model_validator
 from gpuplan.model.arch import Architecture, ArchitectureSpec, derive_from_params, resolve
 from gpuplan.core.cost_contract import TCO_FIELDS, TcoConstraints
 from gpuplan.core.errors import InputError
-from gpuplan.core.io import parse_toml, pydantic_error, read_text
+from gpuplan.core.io import contained_path, parse_toml, pydantic_error, read_text
 from gpuplan.core.types import STRICT, Id, SiCount
 from gpuplan.model.demand import DemandSection
 
@@ -319,8 +319,9 @@ def apply_overrides(data: dict[str, Any], overrides: Mapping[str, Any], name: st
 
 
 def load_profile_text(text: str, name: str, catalog: WorkloadCatalog,
-                      overrides: Mapping[str, Any] | None = None) -> Workload:
-    """Parse, validate and resolve a profile given as text; ``overrides`` set dotted fields first."""
+                      overrides: Mapping[str, Any] | None = None, *, allow_outside_paths: bool = False) -> Workload:
+    """Parse, validate and resolve a profile given as text; ``overrides`` set dotted fields first
+    (``allow_outside_paths``: docs/security.md)."""
     data = parse_toml(text, name)
     if overrides:
         apply_overrides(data, overrides, name)
@@ -334,7 +335,7 @@ def load_profile_text(text: str, name: str, catalog: WorkloadCatalog,
     except ValidationError as exc:
         raise pydantic_error(exc, file=name, known_fields=known, unit_hints=True) from None
     digest = hashlib.sha256(text.encode()).hexdigest()
-    workload = resolve_profile(profile, name, catalog, digest)
+    workload = resolve_profile(profile, name, catalog, digest, allow_outside_paths=allow_outside_paths)
     object.__setattr__(workload, "field_lines", field_lines(text))
     return workload
 
@@ -343,10 +344,13 @@ def load_workload(path: str | Path, catalog: WorkloadCatalog) -> Workload:
     return load_profile_text(read_text(path), str(path), catalog)
 
 
-def resolve_profile(profile: Profile, name: str, catalog: WorkloadCatalog, digest: str) -> Workload:
+def resolve_profile(profile: Profile, name: str, catalog: WorkloadCatalog, digest: str, *,
+                    allow_outside_paths: bool = False) -> Workload:
     """Apply defaults and resolve the model; every default becomes an :class:`Assumption`."""
     notes: list[Assumption] = []
-    arch, model_name = _resolve_model(profile.model, name, catalog, notes)
+    hf = (contained_path(profile.model.hf_config, name, field="model.hf_config", allow_outside=allow_outside_paths)
+          if profile.model.hf_config else None)  # relative to the profile, inside its tree (docs/security.md)
+    arch, model_name = _resolve_model(profile.model, hf, name, catalog, notes)
     params = float(arch.total_params)
 
     training = None
@@ -452,28 +456,22 @@ def resolve_profile(profile: Profile, name: str, catalog: WorkloadCatalog, diges
     return Workload(name=profile.name or Path(name).stem, model_name=model_name, arch=arch, training=training,
                     serving=serving, constraints=constraints, assumptions=tuple(notes), source=name,
                     input_sha256=digest, phase_constraints=tuple(phase_constraints),
-                    input_files=(str(_hf_path(profile.model.hf_config, name)),) if profile.model.hf_config else ())
+                    input_files=(str(hf),) if hf else ())
 
 
-def _hf_path(hf_config: str, name: str) -> Path:
-    """``model.hf_config`` as a path; a relative one is relative to the profile's directory."""
-    path = Path(hf_config)
-    return path if path.is_absolute() else Path(name).parent / path
-
-
-def _resolve_model(m: ModelSection, name: str, catalog: WorkloadCatalog, notes: list[Assumption]) -> tuple[Architecture, str]:
+def _resolve_model(m: ModelSection, hf: Path | None, name: str, catalog: WorkloadCatalog,
+                   notes: list[Assumption]) -> tuple[Architecture, str]:
     where, where_field = name, "model"  # where an absurd size is reported
     if m.preset:
         preset = catalog.lookup("model", m.preset, file=name, field_path="model.preset")
         spec = ArchitectureSpec.model_validate(preset.arch_fields())
         label = m.name or preset.id
-    elif m.hf_config:
+    elif hf is not None:
         from gpuplan.model.hf_config import read_hf_config
 
-        path = _hf_path(m.hf_config, name)
-        spec = read_hf_config(path)
-        where, where_field = str(path), "config"
-        label = m.name or path.parent.name or path.stem
+        spec = read_hf_config(hf)
+        where, where_field = str(hf), "config"
+        label = m.name or hf.parent.name or hf.stem
     elif m.params is not None:
         arch = derive_from_params(m.params)
         notes.append(Assumption("model.architecture",

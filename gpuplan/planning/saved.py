@@ -100,7 +100,7 @@ def repo_path(name: str) -> str | None:
     p = Path(name)
     try:
         resolved = p.resolve(strict=True)
-    except (OSError, RuntimeError):
+    except (OSError, RuntimeError, ValueError):  # ValueError: a NUL byte in a hostile plan's path
         resolved = None
     if resolved is not None:
         for root in _roots(resolved):
@@ -148,6 +148,44 @@ def profile_lines(plan: Plan) -> dict[str, int]:
     if hashlib.sha256(text.encode()).hexdigest() != plan.input_sha256:
         return {}
     return field_lines(text)
+
+
+def saved_profile_lines(plan: Plan, plan_file: str, *, allow_outside: bool = False) -> dict[str, int]:
+    """``table.key`` -> line of the profile a saved plan names, for ``gpuplan render``.
+
+    The ``profile`` field is resolved relative to the plan file and must stay inside its directory
+    tree or git checkout; failing that (``recommend`` writes the path as given on its command
+    line), relative to the working directory and inside its tree or checkout. A profile outside
+    both is not read, unless ``allow_outside``. It is read only if it exists,
+    and its lines are used only if it is unchanged (same sha256)."""
+    from gpuplan.core.io import contained_path
+    from gpuplan.model.profile import field_lines
+
+    name = plan.profile
+    if not name or name.startswith("<"):
+        return {}
+    for named_by in (plan_file, "<working directory>"):
+        try:
+            path = contained_path(name, named_by, field="profile", allow_outside=allow_outside)
+        except InputError:  # outside: not read; the findings lose their line numbers, nothing else
+            continue
+        if _exists(path):
+            break
+    else:
+        return {}
+    text = read_text(path)
+    if hashlib.sha256(text.encode()).hexdigest() != plan.input_sha256:
+        return {}
+    return field_lines(text)
+
+
+def _exists(path: Path) -> bool:
+    """Whether ``path`` names something; False for a name no file can have (NUL, too long)."""
+    try:
+        os.stat(path)
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 def locate(field: str | None, lines: Mapping[str, int]) -> int | None:

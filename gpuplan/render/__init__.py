@@ -17,7 +17,7 @@ import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from gpuplan.core.errors import InputError, did_you_mean
+from gpuplan.core.errors import InputError, did_you_mean, safe_text
 
 
 @dataclass(frozen=True)
@@ -61,15 +61,18 @@ def formats_for(obj: object) -> tuple[str, ...]:
 
 
 def render(plan: object, fmt: str, options: RenderOptions | None = None) -> str:
-    """Render a plan (or a check or diff result) in one format."""
+    """Render a plan (or a check or diff result) in one format; every string from the input is made
+    safe for that format first (:mod:`gpuplan.render.safe`)."""
     allowed = formats_for(plan)
     if fmt not in allowed:
         what = _KINDS.get(type(plan).__name__, ("render", "this result"))[1]
         extra = f" for {what}" if fmt in FORMATS else did_you_mean(fmt, allowed)
         raise InputError(f"unknown format {fmt!r}{extra}; expected one of {', '.join(allowed)}", field="--format")
+    from gpuplan.render.safe import finish, prepare
+
     module = importlib.import_module(f"gpuplan.render.{FORMATS[fmt]}")
     function = _KINDS.get(type(plan).__name__, ("render", ""))[0]
-    return getattr(module, function)(plan, options or RenderOptions())
+    return finish(getattr(module, function)(prepare(plan, fmt), options or RenderOptions()), fmt)
 
 
 @contextlib.contextmanager
@@ -80,7 +83,9 @@ def progress(message: str, *, quiet: bool = False, color: bool = True) -> Iterat
         yield
         return
     from rich.console import Console
+    from rich.markup import escape
 
+    message = escape(safe_text(message, drop_terminal=True))  # a workload name is the pull request's text
     console = Console(file=sys.stderr, stderr=True, no_color=None if color else True)
     with console.status(message, spinner="dots"):
         yield

@@ -7,6 +7,7 @@ import textwrap
 
 from gpuplan.hardware.loader import Catalog
 from gpuplan.core.errors import InputError
+from gpuplan.render.safe import plain_text
 from gpuplan.render.text import num, table
 
 
@@ -23,10 +24,12 @@ def render_catalog(catalog: Catalog, kind: str, ident: str | None, fmt: str, *, 
     records = _records(catalog, kind)
     if ident is not None:
         rec = catalog.gpu(ident) if kind == "gpus" else catalog.lookup(kind.rstrip("s") if kind != "switches" else "switch", ident)
-        return _show(catalog, rec, fmt, width)
-    if fmt == "json":
-        return json.dumps([r.model_dump(mode="json") for r in records.values()], indent=2) + "\n"
-    return _list(kind, records, width)
+        text = _show(catalog, rec, fmt, width)
+    elif fmt == "json":
+        text = json.dumps([r.model_dump(mode="json") for r in records.values()], indent=2) + "\n"
+    else:
+        text = _list(kind, records, width)
+    return text if fmt == "json" else plain_text(text)  # JSON: ensure_ascii escapes everything
 
 
 def _show(catalog: Catalog, rec: object, fmt: str, width: int | None = None) -> str:

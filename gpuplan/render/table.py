@@ -72,10 +72,10 @@ class _Report:
               styles: list[str | None] | None = None, no_wrap: set[int] | None = None) -> None:
         t = Table(box=self.box, show_edge=False, pad_edge=False, padding=(0, 1), header_style="bold")
         for i, h in enumerate(headers):
-            t.add_column(h, justify="right" if i in (right or set()) else "left", overflow="ellipsis",
+            t.add_column(Text(h), justify="right" if i in (right or set()) else "left", overflow="ellipsis",
                          no_wrap=i == 0 or i in (no_wrap or set()))
         for i, row in enumerate(rows):
-            t.add_row(*row, style=(styles[i] if styles else None) or "")
+            t.add_row(*map(_plain, row), style=(styles[i] if styles else None) or "")
         self.console.print(t)
 
     def facts(self, rows: list[tuple[str, str]]) -> None:
@@ -83,7 +83,7 @@ class _Report:
         t.add_column(style="bold" if self.options.color else "", no_wrap=True)
         t.add_column(overflow="fold")
         for label, value in rows:
-            t.add_row(label, value)
+            t.add_row(_plain(label), _plain(value))
         self.console.print(t)
 
     def bullets(self, items: list[str]) -> None:
@@ -91,11 +91,16 @@ class _Report:
         t.add_column(no_wrap=True)
         t.add_column(overflow="fold")
         for item in items:
-            t.add_row("-", item)
+            t.add_row("-", _plain(item))
         self.console.print(t)
 
     def text(self) -> str:
         return "\n".join(line.rstrip() for line in self.buffer.getvalue().splitlines()) + "\n"
+
+
+def _plain(cell: object) -> object:
+    """A cell as literal text: rich would read ``[link=...]`` or ``[/x]`` in a name as markup."""
+    return Text(cell) if isinstance(cell, str) else cell
 
 
 def _ok(options: RenderOptions, passed: bool) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gpuplan.render.safe import plain_text
 from gpuplan.render.text import num, table
 from gpuplan.ci.validate import Report
 
@@ -30,4 +31,4 @@ def render_report(report: Report) -> str:
             cover = "" if k.coverage is None else f"; {k.coverage * 100:.0f}% inside their interval"
             text += (f"  {kind}: {k.figures} figures, median error {k.median_error * 100:.1f}%, "  # type: ignore[operator]
                      f"worst {k.worst_error * 100:.1f}% ({k.worst_case}){cover}\n")  # type: ignore[operator]
-    return text
+    return plain_text(text)

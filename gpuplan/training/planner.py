@@ -42,6 +42,7 @@ from gpuplan.training.search import (
     SearchOutcome,
     Target,
     cost_usd,
+    group_limit,
     min_memory_at,
     min_model_parallel,
     search,
@@ -151,10 +152,11 @@ class _Candidate:
     others: tuple[Evaluation, ...]
     cost: float | None
     meets: bool
-    #: Search axes thinned to stay within MAX_GROUPS (SearchOutcome.thinned).
+    #: Search axes thinned to stay within ``max_groups`` (SearchOutcome.thinned).
     thinned: tuple[str, ...] = ()
     #: The job searched (its batch differs from the profile's power of two on some fixed counts).
     job: Job | None = None
+    max_groups: int = MAX_GROUPS
 
 
 def plan_training(workload: Workload, catalog: Catalog, memo: Memo | None = None,
@@ -173,6 +175,7 @@ def plan_training(workload: Workload, catalog: Catalog, memo: Memo | None = None
     cands: list[_Candidate] = []
     misses: list[_Candidate] = []
     infeasible: list[str] = []
+    limit = group_limit(len(workload.constraints.allow_gpus))  # the work of a plan is bounded, not per type
     for gid in sorted(workload.constraints.allow_gpus):
         gpu = catalog.gpus[gid]
         if not supports(gpu, job.precision):
@@ -181,8 +184,8 @@ def plan_training(workload: Workload, catalog: Catalog, memo: Memo | None = None
         c = workload.constraints
         ev = Evaluator(job, gpu, search_network(workload, gpu, catalog), cal, headroom=c.memory_headroom)
         key = ("gpu", job, gid, target, catalog.sha256, c.budget_usd, c.power_limit_kw, c.memory_headroom,
-               workload.cluster_network)
-        cand, why = _memo(memo, key, lambda: _plan_gpu(ev, target, workload, catalog))
+               workload.cluster_network, limit)
+        cand, why = _memo(memo, key, lambda: _plan_gpu(ev, target, workload, catalog, limit))
         if cand is not None and cand.meets:
             cands.append(cand)
         else:
@@ -221,12 +224,12 @@ def _memo(memo: Memo, key: tuple[object, ...], make: Callable[[], R]) -> R:
 
 
 def _plan_gpu(ev: Evaluator, target: Target, workload: Workload,
-              catalog: Catalog | None = None) -> tuple[_Candidate | None, str]:
+              catalog: Catalog | None = None, max_groups: int = MAX_GROUPS) -> tuple[_Candidate | None, str]:
     """Best option of one GPU type for the target, or the closest miss and why it misses."""
     gpu, cap = ev.gpu, workload.constraints.budget_usd
     if target.kind == "budget" and cost_usd(gpu, gpu.gpus_per_node, 1.0, target.pricing) is None:
         return None, f"no {target.pricing} price in the catalog: the ${target.budget_usd:,.0f} budget cannot be checked"
-    found = search(ev, Fixed(), target, top=1)
+    found = search(ev, Fixed(), target, top=1, max_groups=max_groups)
     if not found.best and target.kind == "gpus" and workload.training is not None:
         # No DP of this count divides the power-of-two batch: the batch nearest the requested one
         # that some DP of the count divides (stated in the plan's reasons).
@@ -235,17 +238,17 @@ def _plan_gpu(ev: Evaluator, target: Target, workload: Workload,
             if batch == ev.job.batch:
                 continue
             other = Evaluator(replace(ev.job, batch=batch), gpu, ev.hw.net, ev.cal, ev.attention, ev.headroom)
-            again = search(other, Fixed(), target, top=1)
+            again = search(other, Fixed(), target, top=1, max_groups=max_groups)
             if again.best:
                 ev, found = other, again
                 break
     if not found.best:
         cand, why = _nearest(ev, target, found)
-        return cand, why + (f" (layout space thinned to {MAX_GROUPS:,} groups: {'; '.join(found.thinned)})"
+        return cand, why + (f" (layout space thinned to {max_groups:,} groups: {'; '.join(found.thinned)})"
                             if found.thinned else "")
     best = found.best[0]
     cost = cost_usd(gpu, best.gpus, best.gpu_hours, target.pricing)
-    cand = _Candidate(gpu, best, tuple(found.best[1:]), cost, True, found.thinned, job=ev.job)
+    cand = _Candidate(gpu, best, tuple(found.best[1:]), cost, True, found.thinned, job=ev.job, max_groups=max_groups)
     if cap is not None and cost is None:  # fail closed: an unpriced plan cannot pass a budget
         return replace(cand, meets=False), (f"no {target.pricing} price in the catalog: the ${cap:,.0f} budget "
                                             f"cannot be checked")
@@ -506,7 +509,7 @@ def _reasons(job: Job, gpu: Gpu, e: Evaluation, target: Target, catalog: Catalog
         diff = (f"${nxt.cost:,.0f}" if nxt.cost is not None else "unpriced")
         out.append(f"next best: {nxt.gpu.id} ({nxt.best.gpus:,} GPUs, {nxt.best.wall_days:.1f} days, {diff})")
     if ranked and ranked[0].thinned:
-        out.append(f"search: the layout space of {gpu.id} exceeds {MAX_GROUPS:,} (TP, CP, EP, PP, micro-batch) "
+        out.append(f"search: the layout space of {gpu.id} exceeds {ranked[0].max_groups:,} (TP, CP, EP, PP, micro-batch) "
                    f"groups and was thinned evenly ({'; '.join(ranked[0].thinned)}): the plan is the best of those")
     return out
 

@@ -71,6 +71,12 @@ MIN_CP_TOKENS = 4096
 #: Real models stay far below it (Llama 3.1 405B: ~800; DeepSeek-V3 at a 1e10-token batch:
 #: ~9,300); a larger space is thinned evenly along its longest axis and the plan says so.
 MAX_GROUPS = 20_000
+#: Most groups one training plan bounds over all its GPU types together (bounded work, issue 14):
+#: the shipped catalog's 20 types get MAX_GROUPS each, and each of the 100 types a full overlay
+#: allows gets 4,000, so the worst valid input costs what it costs on the shipped catalog.
+MAX_TOTAL_GROUPS = 400_000
+#: The smallest per-type share of MAX_TOTAL_GROUPS.
+MIN_GROUPS = 1_000
 MICRO_BATCHES = (1, 2, 4, 8, 16)
 ZERO_STAGES = (1, 2, 3)
 HOURS_PER_DAY = 24.0
@@ -290,8 +296,15 @@ class SearchOutcome:
     fastest: Evaluation | None = None
     evaluated: int = 0
     bounded: int = 0
-    #: Axes thinned to keep the group count within MAX_GROUPS, as "PP 90 -> 23" (empty: none).
+    #: Axes thinned to keep the group count within the limit, as "PP 90 -> 23" (empty: none).
     thinned: tuple[str, ...] = ()
+    #: The group limit the search ran under (MAX_GROUPS, or a GPU type's share of MAX_TOTAL_GROUPS).
+    max_groups: int = MAX_GROUPS
+
+
+def group_limit(gpu_types: int) -> int:
+    """Groups one GPU type's search may bound when a plan searches ``gpu_types`` types."""
+    return max(MIN_GROUPS, min(MAX_GROUPS, MAX_TOTAL_GROUPS // max(1, gpu_types)))
 
 
 # -- candidate values ------------------------------------------------------------------------------
@@ -578,7 +591,7 @@ def _bounds(ev: Evaluator, fixed: Fixed, target: Target, outcome: SearchOutcome)
     pps = pp_candidates(arch.layers, fixed, every=target.kind == "gpus")
     axes, outcome.thinned = thin_axes({"tp": tp_candidates(ev, fixed), "cp": cp_candidates(job.seq, fixed),
                                        "ep": ep_candidates(ev, fixed), "pp": pps,
-                                       "mb": mb_candidates(fixed, job.batch)}, MAX_GROUPS)
+                                       "mb": mb_candidates(fixed, job.batch)}, outcome.max_groups)
     for tp in axes["tp"]:
         sp = fixed.sequence_parallel if fixed.sequence_parallel is not None else tp > 1
         for cp in axes["cp"]:
@@ -677,7 +690,7 @@ def _refine(ev: Evaluator, b: _Bounded, fixed: Fixed, target: Target, outcome: S
 
 # -- the search --------------------------------------------------------------------------------------
 def search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: bool = True,
-           limit: int | None = None) -> SearchOutcome:
+           limit: int | None = None, max_groups: int = MAX_GROUPS) -> SearchOutcome:
     """Branch and bound over the layout space of one GPU type for ``target``; keeps ``top``.
 
     Groups of shapes wait in a heap ordered by their bound; a group reaching the top is split
@@ -685,7 +698,7 @@ def search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: boo
     memory needs, and is evaluated only if it is still the most promising. The search stops
     when the best bound left exceeds the ``top``-th key found.
     """
-    outcome = SearchOutcome()
+    outcome = SearchOutcome(max_groups=max_groups)
     fixed = constrain(ev.framework, fixed)
     heap = _bounds(ev, fixed, target, outcome)
     heapq.heapify(heap)
@@ -728,7 +741,7 @@ def search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: boo
                    if target.kind == "deadline" else
                    Target(kind="deadline", deadline_days=math.inf, pricing=target.pricing,
                           power_limit_kw=target.power_limit_kw, whole_nodes=target.whole_nodes))
-        near = search(ev, fixed, relaxed, top=1, relax=False, limit=MAX_RELAXED_EVALUATIONS)
+        near = search(ev, fixed, relaxed, top=1, relax=False, limit=MAX_RELAXED_EVALUATIONS, max_groups=max_groups)
         outcome.fastest = near.best[0] if near.best else None
         outcome.evaluated += near.evaluated
         outcome.bounded += near.bounded

@@ -30,3 +30,23 @@ def test_one_gpu_more_is_refused_naming_the_overlay(tmp_path):
     with pytest.raises(InputError, match=f"more than the limit of {MAX_GPUS}") as err:
         load_catalog([tmp_path])
     assert err.value.file == str(tmp_path)
+
+
+def test_plausible_ranges_are_documented():
+    """docs/catalog.md, "Plausible ranges", lists exactly gpuplan.hardware.schema.RANGES."""
+    import re
+    from pathlib import Path
+
+    from gpuplan.hardware.schema import RANGES, _number
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "catalog.md").read_text(encoding="utf-8")
+    section = doc.split("## Plausible ranges", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| `(\w+)` \| ([^|]+) \| ([^|]+) \| ([^|]+) \|$", section, re.MULTILINE)
+    assert {name: (low.strip(), high.strip(), unit.strip()) for name, low, high, unit in rows} == {
+        name: (_number(low), _number(high), unit) for name, (low, high, unit) in RANGES.items()}
+
+
+def test_shipped_catalog_is_inside_the_plausible_ranges():
+    from gpuplan.hardware.loader import load_catalog
+
+    assert load_catalog([]).gpus  # loading validates every record against RANGES

@@ -156,6 +156,7 @@ def assert_outcome(run: Run, *, allowed: tuple[int, ...] = (0, 1, 2), json_out: 
     if run.code == 2:
         # exactly one error line; anything else on stderr is a "gpuplan: " note printed before it
         lines = run.err.strip("\n").split("\n")
+        assert len(run.err.splitlines()) == len(lines), run  # no hidden separator (\x85, U+2028, ...)
         errors = [line for line in lines if line.startswith("gpuplan: error: ")]
         assert len(errors) == 1 and lines[-1] == errors[0], run
         assert all(line.startswith("gpuplan: ") for line in lines), run

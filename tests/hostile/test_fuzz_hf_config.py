@@ -153,7 +153,10 @@ def test_hf_config_symlink_to_a_device_is_refused(tmp_path):
     (tmp_path / "p.toml").write_text(PROFILE)
     r = run_cli("recommend", str(tmp_path / "p.toml"))
     assert_outcome(r, allowed=(2,))
-    assert "not a regular file" in r.err
+    assert "is outside the directory" in r.err  # the link leaves the profile's tree: not even opened
+    r = run_cli("recommend", str(tmp_path / "p.toml"), "--allow-outside-paths")
+    assert_outcome(r, allowed=(2,))
+    assert "not a regular file (a device)" in r.err
 
 
 def test_shared_expert_size_that_is_not_a_number(tmp_path):

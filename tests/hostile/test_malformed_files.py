@@ -168,6 +168,8 @@ def test_device_or_missing_file_is_refused_quickly(tmp_path, kind_name, label, s
     r = kind.run(tmp_path, None, setup=setup)
     assert time.monotonic() - started < 10
     assert_outcome(r, allowed=(2,))
+    if kind_name == "hf-config" and label.startswith("dev-"):
+        expected = "is outside the directory"  # the link leaves the profile's tree (test_special_files.py)
     assert expected in r.err
 
 
@@ -304,7 +306,17 @@ OVERLAY_VALUES = [
     ("price-nan", 'price_usd = nan', "finite"),
     ("price-1e400", 'price_usd = 1e400', "finite"),
     ("price-negative", 'price_usd = -1.0', "greater than 0"),
-    ("memory-tiny", 'memory_gib = 1e-30', "memory_usable_gib exceeds memory_gib"),
+    ("memory-tiny", 'memory_gib = 1e-30', "gpu[h100-sxm-80gb].memory_gib: outside the plausible range"),
+    # issue 14: schema-valid magnitudes that overflowed a planner (exit 3, four lines)
+    ("memory-1e300", 'memory_gib = 1e300', "gpu[h100-sxm-80gb].memory_gib: outside the plausible range 1 to 4,096"),
+    ("bf16-1e300", 'bf16_dense_tflops = 1e300', "gpu[h100-sxm-80gb].bf16_dense_tflops: outside the plausible"),
+    ("bandwidth-1e300", 'mem_bw_tbps = 1e300', "gpu[h100-sxm-80gb].mem_bw_tbps: outside the plausible range"),
+    ("bandwidth-1e-300", 'mem_bw_tbps = 1e-300', "gpu[h100-sxm-80gb].mem_bw_tbps: outside the plausible range"),
+    ("tdp-1e300", 'tdp_w = 1e300', "gpu[h100-sxm-80gb].tdp_w: outside the plausible range"),
+    ("price-1e300", 'price_usd = 1e300', "gpu[h100-sxm-80gb].price_usd: outside the plausible range"),
+    ("cloud-1e-300", 'cloud_usd_per_gpu_hour = 1e-300', "cloud_usd_per_gpu_hour: outside the plausible range"),
+    ("efficiency-1e-300", 'efficiency = { matmul_bf16 = 1e-300 }', "efficiency.matmul_bf16: outside the plausible"),
+    ("scaleup-1e300", 'scaleup_uni_gbps = 1e300', "scaleup_uni_gbps: outside the plausible range"),
     ("domain-zero", 'scaleup_domain = 0', "greater than 0"),
     ("tflops-string", 'bf16_dense_tflops = "989"', "valid number"),
     ("efficiency-over-one", 'efficiency = { mem_bw = 1.5 }', "less than or equal to 1"),
@@ -321,6 +333,11 @@ def test_overlay_magnitudes(tmp_path, label, line, expected):
     r = run_cli("catalog", "gpus", "--catalog", str(tmp_path / "overlay"))
     assert_outcome(r, allowed=(2,))
     assert expected in r.err and "x.toml" in r.err, r
+    # the same one line when planning with the overlay, never exit 3
+    (tmp_path / "p.toml").write_text(SERVING_PROFILE)
+    r = run_cli("recommend", str(tmp_path / "p.toml"), "--format", "json", "--catalog", str(tmp_path / "overlay"))
+    assert_outcome(r, allowed=(2,))
+    assert expected in r.err and r.err.count("\n") == 1, r
 
 
 CALIBRATION_VALUES = [
