@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from gpuplan.core.units import dtype_bytes
 from gpuplan.hardware.schema import Gpu
 from gpuplan.model.arch import Architecture
 from gpuplan.physics.collectives import Network
@@ -56,7 +57,7 @@ class Hardware:
                         attn_flops=peak16 * 1e12 * gpu.efficiency.matmul_bf16,
                         mem_bw=gpu.mem_bw_tbps * 1e12 * gpu.efficiency.mem_bw,
                         peak_flops=peak16 * 1e12, domain=net.scaleup_domain,
-                        operand_bytes=1.0 if precision == "fp8" else 2.0,
+                        operand_bytes=dtype_bytes(precision),
                         block_scaled_fp8=gpu.fp4_dense_tflops is not None)
 
     def sixteen_bit(self) -> "Hardware":

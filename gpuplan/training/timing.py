@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from gpuplan.core.units import GB
 from gpuplan.hardware.training_calibration import TrainingCalibration
 from gpuplan.physics.collectives import p2p_s
 from gpuplan.training.groupcomm import group_all_to_all, group_collective, group_tier, ramp  # noqa: F401 (re-exported)
@@ -22,8 +23,6 @@ from gpuplan.training.layer_time import (  # noqa: F401  (re-exported)
 )
 from gpuplan.training.layout import Group, Layout, groups, recomputed_fraction
 from gpuplan.training.memory import expert_dp, stage_params
-
-GB = 1e9
 
 
 @dataclass(frozen=True)
