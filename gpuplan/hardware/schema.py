@@ -13,70 +13,14 @@ Units are part of every key (``mem_bw_tbps``, ``scaleup_uni_gbps``). Conventions
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Literal
 
-from pydantic import AfterValidator, BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from gpuplan.model.arch import ArchitectureSpec
 from gpuplan.core.types import STRICT, Fraction, Id, NonNegative, Positive, PositiveInt
-
-#: Physically plausible range of each catalog figure: (low, high, unit), both ends included.
-#: Far beyond any shipping part, so a real record never hits one; an overlay value outside is a
-#: typo or hostile (1e300 GiB would overflow the planners) and is refused at load with the file,
-#: record and field. Documented in docs/catalog.md ("Plausible ranges"); a test keeps both equal.
-RANGES: dict[str, tuple[float, float, str]] = {
-    "memory_gib": (1, 4096, "GiB"),
-    "memory_usable_gib": (1, 4096, "GiB"),
-    "mem_bw_tbps": (0.05, 100, "TB/s"),
-    "fp64_dense_tflops": (0, 10_000, "TFLOP/s"),
-    "dense_tflops": (1, 100_000, "TFLOP/s (TOPS for integer formats; every other dense and sparse peak)"),
-    "scaleup_uni_gbps": (1, 100_000, "GB/s"),
-    "scaleup_p2p_uni_gbps": (1, 100_000, "GB/s"),
-    "host_link_uni_gbps": (1, 100_000, "GB/s"),
-    "reference_scaleout_gbit_per_gpu": (0, 100_000, "Gb/s"),
-    "port_gbit": (1, 100_000, "Gb/s (fabrics, NICs)"),
-    "gbit": (1, 100_000, "Gb/s (optics)"),
-    "tdp_w": (1, 20_000, "W"),
-    "node_power_kw": (0.01, 1_000, "kW"),
-    "power_w": (0, 100_000, "W (switches, NICs, optics)"),
-    "price_usd": (0.01, 1e8, "USD"),
-    "node_price_usd": (1, 1e9, "USD"),
-    "cloud_usd_per_gpu_hour": (0.001, 10_000, "USD per GPU-hour"),
-    "efficiency": (0.01, 1, "fraction (fabric efficiency and every GPU efficiency figure)"),
-    "hop_latency_us": (0.001, 1e6, "microseconds"),
-    "base_latency_us": (0.001, 1e6, "microseconds"),
-    "reach_m": (0.1, 1e6, "m"),
-    "scaleup_domain": (1, 100_000, "GPUs"),
-    "gpus_per_node": (1, 1_024, "GPUs"),
-    "rack_units": (1, 100, "U (node_rack_units, switch rack_units)"),
-    "ports": (1, 1_024, "ports, switch radix and cages"),
-    "lanes_per_cage": (1, 64, "lanes"),
-    "links_per_module": (1, 64, "links"),
-    "step_latency_us": (0, 1e6, "microseconds (calibration/collectives.toml)"),
-    "scaleout_hops": (1, 64, "hops (calibration/collectives.toml)"),
-    "rack_power_kw": (1, 10_000, "kW (calibration/bom.toml)"),
-}
-
-
-def _plausible(name: str) -> AfterValidator:
-    low, high, unit = RANGES[name]
-
-    def check(value: Any) -> Any:
-        if not low <= value <= high:
-            raise ValueError(f"outside the plausible range {_number(low)} to {_number(high)} {unit.split(' (')[0]} "
-                             "(docs/catalog.md, \"Plausible ranges\")")
-        return value
-
-    return AfterValidator(check)
-
-
-def _number(x: float) -> str:
-    return f"{int(x):,}" if x == int(x) else f"{x:g}"
-
-
-def _r(kind: Any, name: str) -> Any:
-    return Annotated[kind, _plausible(name)]
-
+from gpuplan.hardware.fabric_calibration import BomCalibration, CollectivesCalibration  # noqa: F401  (re-exported)
+from gpuplan.hardware.plausible import RANGES, _r  # noqa: F401  (re-exported)
 
 #: A dense or sparse compute peak (TFLOP/s, or TOPS for integer formats).
 Tflops = _r(Positive, "dense_tflops")
@@ -378,44 +322,6 @@ class ModelPreset(ArchitectureSpec):
     name: str
     published_params_b: Positive | None = None
     sources: dict[str, Id]
-
-
-class CollectivesCalibration(BaseModel):
-    """``calibration/collectives.toml``: latency terms of the collective model."""
-
-    model_config = STRICT
-    scaleup_step_latency_us: _r(NonNegative, "step_latency_us")
-    pcie_step_latency_us: _r(NonNegative, "step_latency_us")
-    scaleout_hops: _r(PositiveInt, "scaleout_hops")
-
-
-class BomCalibration(BaseModel):
-    """``calibration/bom.toml``: constants of the bill of materials, facility and cost of ownership."""
-
-    model_config = STRICT
-    rack_power_kw: _r(Positive, "rack_power_kw")
-    # facility (gpuplan/fabric/facility.py)
-    air_rack_max_kw: Positive = 20.0
-    rear_door_rack_max_kw: Positive = 50.0
-    pue_air: Positive = 1.5
-    pue_liquid: Positive = 1.2
-    pdus_per_rack: PositiveInt = 2
-    head_nodes: PositiveInt = 3
-    head_nodes_per_servers: PositiveInt = 100
-    # storage (gpuplan/fabric/storage.py)
-    checkpoint_bytes_per_param: Positive = 14.0
-    checkpoints_kept: PositiveInt = 5
-    dataset_bytes_per_token: Positive = 8.0
-    checkpoint_write_fraction: Fraction = 0.05
-    storage_headroom: Positive = 1.3
-    model_store_copies: PositiveInt = 3
-    storage_fabric_ratio: Positive = 1.6667
-    # cost of ownership (gpuplan/fabric/tco.py)
-    horizon_years: Positive = 4.0
-    usd_per_kwh: Positive = 0.08
-    utilization: Fraction = 0.8
-    support_fraction_per_year: NonNegative = 0.1
-    reserved_discount: NonNegative = 0.4
 
 
 class CatalogMeta(BaseModel):

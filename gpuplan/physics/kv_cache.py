@@ -19,21 +19,9 @@ from __future__ import annotations
 
 import math
 
+from gpuplan.core.units import DTYPE_BYTES, dtype_bytes  # noqa: F401  (re-exported)
 from gpuplan.model.arch import Architecture
-
-#: Storage bytes per element of each number format (format definitions, not hardware figures).
-DTYPE_BYTES: dict[str, float] = {
-    "fp32": 4.0, "tf32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "fp4": 0.5, "int4": 0.5,
-}
-
-
-def dtype_bytes(dtype: str) -> float:
-    """Bytes per element of ``dtype`` (``bf16`` -> 2, ``fp8`` -> 1, ``int4`` -> 0.5)."""
-    try:
-        return DTYPE_BYTES[dtype]
-    except KeyError:
-        raise ValueError(f"unknown dtype {dtype!r}") from None
-
+from gpuplan.physics.pipeline import layers_per_stage
 
 def kv_bytes_per_token(arch: Architecture, kv_dtype: str) -> float:
     """KV-cache bytes one token adds to the whole model (all layers, all heads)."""
@@ -45,11 +33,6 @@ def kv_heads_per_gpu(arch: Architecture, tp: int) -> int:
     return max(1, math.ceil(arch.kv_heads / max(tp, 1)))
 
 
-def layers_per_stage(arch: Architecture, pp: int) -> int:
-    """Layers of the largest pipeline stage: ``ceil(layers / pp)``."""
-    return math.ceil(arch.layers / max(pp, 1))
-
-
 def kv_bytes_per_token_per_gpu(arch: Architecture, kv_dtype: str, tp: int = 1, pp: int = 1) -> float:
     """KV bytes per token on one GPU of a ``tp`` x ``pp`` replica (the largest stage).
 
@@ -57,7 +40,7 @@ def kv_bytes_per_token_per_gpu(arch: Architecture, kv_dtype: str, tp: int = 1, p
     MHA/GQA: ``2 * L_stage * ceil(kv_heads / tp) * head_dim * b``.
     """
     b = dtype_bytes(kv_dtype)
-    layers = layers_per_stage(arch, pp)
+    layers = layers_per_stage(arch.layers, pp)
     if arch.is_mla:
         return layers * (arch.kv_lora_rank + arch.rope_head_dim) * b
     return 2 * layers * kv_heads_per_gpu(arch, tp) * arch.head_dim * b

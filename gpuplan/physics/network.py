@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from gpuplan.core.units import GB
 from gpuplan.hardware.loader import Catalog
 from gpuplan.hardware.schema import CollectivesCalibration, Fabric, Gpu
 from gpuplan.physics.collectives import Network, Tier
 
-GB = 1e9
 
 
 def network_for(gpu: Gpu, catalog: Catalog, fabric: Fabric | None = None, *, gbit_per_gpu: float | None = None,

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Callable
 
+from gpuplan.core.units import GIB
 from gpuplan.core.version import __version__
 from gpuplan.hardware.loader import Catalog
 from gpuplan.core.contract import (
@@ -129,7 +130,7 @@ def _storage_need(phase: str, plan: Any, workload: Workload, catalog: Catalog) -
 
         interval = goodput(plan.gpus, catalog.table("training")).checkpoint_interval_hours
         return StorageNeed("training", params, tokens=workload.training.tokens, checkpoint_interval_hours=interval)
-    weights = float(plan.weights_gib_per_gpu) * int(plan.gpus_per_replica or 1) * 2**30
+    weights = float(plan.weights_gib_per_gpu) * int(plan.gpus_per_replica or 1) * GIB
     return StorageNeed("serving", params, weights_bytes=weights)
 
 

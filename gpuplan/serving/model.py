@@ -20,16 +20,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from gpuplan.core.units import GIB
 from gpuplan.model.arch import Architecture
 from gpuplan.hardware.loader import Catalog
 from gpuplan.hardware.schema import Gpu
 from gpuplan.physics.kv_cache import cached_tokens, kv_bytes_per_token_per_gpu
+from gpuplan.physics.pipeline import layers_per_stage
 from gpuplan.hardware.serving_calibration import ServingConstants
 from gpuplan.serving.engine import KERNELS_PER_LAYER, Engine, resolve_engine
 from gpuplan.serving.moe import extra_kernels, permute_elements_per_token, tile_efficiency
 from gpuplan.serving.links import Links, links_for
 from gpuplan.serving.weights import (  # noqa: F401  (re-exported)
-    WEIGHT_BITS,
     ComputePath,
     WeightBytes,
     compute_path,
@@ -46,7 +47,6 @@ from gpuplan.serving.shapes import (  # noqa: F401  (re-exported: the model's pu
     gemm_input_elements_per_token,
 )
 
-GIB = 2**30
 def gemm_time_s(math_s: float, stream_s: float, overlap: float) -> float:
     """A GEMM's time from its math and DRAM-stream times: ``max + min * (1 - overlap * imbalance)``.
 
@@ -316,7 +316,7 @@ def build_replica(gpu: Gpu, arch: Architecture, layout: Layout, precision: str, 
     quantised_stream = (wb.attention + wb.dense_mlp + wb.moe_layers * wb.shared) / tp
     fixed_stream = quantised_stream + (wb.norms + head_stream + wb.router) / tp
     expert_per_gpu = wb.expert / shards
-    layers_stage = math.ceil(arch.layers / pp) / arch.layers
+    layers_stage = layers_per_stage(arch.layers, pp) / arch.layers
     ends = wb.embedding + wb.lm_head if pp == 1 else max(wb.embedding, wb.lm_head)
     resident = ((wb.attention + wb.dense_mlp + wb.moe_layers * wb.shared + wb.norms + wb.router) * layers_stage / tp
                 + wb.moe_layers * wb.experts * wb.expert * layers_stage / shards + ends / tp)

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpuplan.core.units import DTYPE_BITS
 from gpuplan.model.arch import Architecture
 from gpuplan.hardware.schema import Gpu
 from gpuplan.hardware.serving_calibration import ServingConstants
 
 #: Bits per stored weight of each serving precision (format definitions).
-WEIGHT_BITS: dict[str, float] = {"bf16": 16, "fp16": 16, "fp8": 8, "int8": 8, "int4": 4, "fp4": 4}
 
 
 # -- compute dtype -------------------------------------------------------------------------------
@@ -113,7 +113,7 @@ def weight_bytes(arch: Architecture, precision: str, k: ServingConstants) -> Wei
     the linear layers of the transformer blocks and keep embeddings, LM head, norms and routers in
     16 bit.
     """
-    q = (WEIGHT_BITS[precision] + k.scale_bits(precision)) / 8
+    q = (DTYPE_BITS[precision] + k.scale_bits(precision)) / 8
     half = 2.0
     head = 0 if arch.tied_embeddings else arch.vocab * arch.hidden
     return WeightBytes(

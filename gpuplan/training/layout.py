@@ -19,6 +19,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from gpuplan.model.arch import Architecture
+from gpuplan.physics.pipeline import layers_per_stage  # noqa: F401  (re-exported)
 
 RECOMPUTE_ORDER = ("none", "selective", "full")
 
@@ -114,11 +115,6 @@ def groups(layout: Layout) -> dict[str, Group]:
         "edp": edp,
         "pp": Group(layout.pp, t * c * d),
     }
-
-
-def layers_per_stage(layers: int, pp: int) -> int:
-    """Layers on the fullest pipeline stage: ceil(L / PP)."""
-    return -(-layers // pp)
 
 
 def recomputed_fraction(layout: Layout, layers: int) -> float:

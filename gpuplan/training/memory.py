@@ -19,12 +19,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from gpuplan.core.units import GIB, dtype_bytes
 from gpuplan.model.arch import Architecture
 from gpuplan.hardware.training_calibration import TrainingCalibration
 from gpuplan.training.flops import attention_dims
 from gpuplan.training.layout import Layout, expert_tp, layers_per_stage, recomputed_fraction
 
-GIB = float(2**30)
 #: Bytes per score-matrix element stored by materialized attention: softmax output (2),
 #: dropout mask (1), dropout output (2) (Korthikanti 2022 section 4.1: the 5as/h term).
 SCORE_BYTES = 5
@@ -137,7 +137,7 @@ def layer_activation_bytes(arch: Architecture, seq: int, micro_batch: int, layou
     """
     rc = layout.recompute if recompute is None else recompute
     a_b = cal.activation_bytes
-    g_b = 1.0 if fp8 else a_b                             # bytes of a saved GEMM input
+    g_b = dtype_bytes("fp8") if fp8 else a_b                             # bytes of a saved GEMM input
     t = layout.tp
     sb = seq / layout.cp * micro_batch                    # tokens of this GPU's micro-batch
     h = arch.hidden

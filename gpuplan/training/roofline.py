@@ -12,6 +12,7 @@ and their HBM traffic is not that of a plain GEMM.
 
 from __future__ import annotations
 
+from gpuplan.core.units import dtype_bytes
 from gpuplan.model.arch import Architecture
 from gpuplan.hardware.schema import Gpu
 from gpuplan.core.contract import RooflinePoint, TrainingRoofline
@@ -41,7 +42,7 @@ def training_roofline(arch: Architecture, gpu: Gpu, precision: str, *, seq: int,
     peak = gpu.peak_tflops(precision)
     if not peak:
         return None
-    operand_bytes = 1.0 if precision == "fp8" else 2.0
+    operand_bytes = dtype_bytes(precision)
     tokens = micro_batch * seq / cp
     flops = sum(2.0 * m * k * n for m, k, n in layer_gemms(arch, tokens, tp))
     moved = sum(operand_bytes * (m * k + k * n + m * n) for m, k, n in layer_gemms(arch, tokens, tp))

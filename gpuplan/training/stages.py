@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import math
 
+from gpuplan.physics.pipeline import layers_per_stage
+
 
 def stage_split(layers: int, pp: int) -> tuple[int, int, int] | None:
     """(first, middle, last) layers per stage of a ``pp``-deep pipeline whose fullest stage holds
@@ -13,7 +15,7 @@ def stage_split(layers: int, pp: int) -> tuple[int, int, int] | None:
     With ``pp`` = 1 the one stage is ``middle``; with ``pp`` = 2 there are no middle stages."""
     if pp < 1 or pp > layers:
         return None
-    k = -(-layers // pp)
+    k = layers_per_stage(layers, pp)
     if pp == 1:
         return (0, layers, 0)
     if pp == 2:
@@ -30,7 +32,7 @@ def stage_layers(layers: int, pp: int) -> list[int]:
     """Layers on each stage, first to last (an even split when ``pp`` divides ``layers``)."""
     split = stage_split(layers, pp)
     if split is None:
-        k = -(-layers // pp)
+        k = layers_per_stage(layers, pp)
         return [k] * pp
     first, mid, last = split
     if pp == 1:
@@ -41,7 +43,7 @@ def stage_layers(layers: int, pp: int) -> list[int]:
 def imbalance(layers: int, pp: int) -> float:
     """Fraction of the stage-time the average stage idles because the fullest one paces the
     pipeline (0 for an even split)."""
-    k = -(-layers // pp)
+    k = layers_per_stage(layers, pp)
     return 1.0 - layers / (pp * k)
 
 

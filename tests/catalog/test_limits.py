@@ -33,11 +33,11 @@ def test_one_gpu_more_is_refused_naming_the_overlay(tmp_path):
 
 
 def test_plausible_ranges_are_documented():
-    """docs/catalog.md, "Plausible ranges", lists exactly gpuplan.hardware.schema.RANGES."""
+    """docs/catalog.md, "Plausible ranges", lists exactly gpuplan.hardware.plausible.RANGES."""
     import re
     from pathlib import Path
 
-    from gpuplan.hardware.schema import RANGES, _number
+    from gpuplan.hardware.plausible import RANGES, _number
 
     doc = (Path(__file__).resolve().parents[2] / "docs" / "catalog.md").read_text(encoding="utf-8")
     section = doc.split("## Plausible ranges", 1)[1].split("\n## ", 1)[0]

@@ -20,7 +20,7 @@ from typing import Any, Iterator
 
 from hypothesis import strategies as st
 
-from gpuplan.hardware.schema import RANGES
+from gpuplan.hardware.plausible import RANGES
 from gpuplan.render import FORMATS
 from tests.hostile.conftest import assert_outcome, event, run_cli, toml_string, twin
 from tests.hostile.test_injection import RAW, assert_safe_output

@@ -1,0 +1,151 @@
+"""The plan's serving phase: layout, roofline, disaggregation, options, frontier, deploy inputs.
+Data only, re-exported by :mod:`gpuplan.core.contract`."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from gpuplan.core.bands import PhaseIntervals
+from gpuplan.core.contract_base import RoofFigure, _Out
+from gpuplan.core.contract_fabric import Bom, Interconnect, Topology
+from gpuplan.core.contract_fleet import Autoscaling
+from gpuplan.core.cost_contract import Tco
+
+
+class ServingLayout(_Out):
+    tp: int
+    pp: int
+    ep: int
+    concurrency: int
+    disaggregated: bool
+
+
+class Roofline(_Out):
+    """Where the phases sit on the chosen GPU's roofline (FLOP per byte of HBM traffic)."""
+
+    peak_tflops: RoofFigure
+    mem_bw_tbps: RoofFigure
+    ridge_flops_per_byte: RoofFigure
+    prefill_flops_per_byte: float
+    decode_flops_per_byte: float
+    prefill_bound: Literal["compute", "memory"]
+    decode_bound: Literal["compute", "memory"]
+
+
+class DisaggregationComparison(_Out):
+    prefill_gpus: int
+    decode_gpus: int
+    total_gpus: int
+    aggregated_gpus: int
+    kv_transfer_gbit_per_s: float
+    recommended: bool
+    reason: str
+
+
+class ServingOption(_Out):
+    gpu: str
+    gpus: int
+    replicas: int
+    layout: ServingLayout
+    ttft_ms_p99: float
+    tpot_ms: float
+    max_qps: float
+    cost_usd: float | None
+    usd_per_million_output_tokens: float | None
+    meets_target: bool
+    bound: str
+    #: Cloud $/hour of this fleet (None without a catalog rate).
+    cloud_usd_per_hour: float | None = None
+    #: Why this option was not chosen, or which target it misses.
+    reason: str | None = None
+    #: True when cost_usd includes the option's own network (fabric, NICs, optics), not servers only.
+    network_included: bool = False
+
+
+class FrontierPoint(_Out):
+    """One operating point of one layout on the chosen GPU: throughput against per-user speed."""
+
+    layout: str
+    gpus_per_replica: int
+    concurrency: float
+    tokens_per_s_per_gpu: float
+    tokens_per_s_per_user: float
+    ttft_ms_mean: float
+    #: True when the point meets the TTFT, TPOT, KV and utilisation limits.
+    meets_targets: bool
+
+
+class ServingDeploy(_Out):
+    """What an engine's launch settings need besides the layout (``gpuplan deploy``,
+    docs/deploy.md): each engine states its memory fraction on its own basis, so the plan keeps
+    the memory terms, not one engine's fraction."""
+
+    #: Longest sequence (prompt + output) a replica serves: the engine's maximum model length.
+    context_length: int
+    #: Memory a program can allocate on the chosen GPU, GiB (the base of the memory fractions).
+    gpu_memory_usable_gib: float
+    #: Memory the engine holds besides weights and KV cache (CUDA context, workspaces), GiB.
+    runtime_overhead_gib: float
+    #: Tokens of one prefill step (chunked-prefill size) the serving model assumes.
+    prefill_chunk_tokens: int
+    gpu_vendor: Literal["nvidia", "amd", "intel"]
+    gpus_per_node: int
+
+
+class ServingPlan(_Out, PhaseIntervals):
+    feasible: bool
+    gpu: str | None
+    gpus: int
+    nodes: int
+    #: GPUs paid for and not used by the plan: the rest of the last whole server (capex) or of the
+    #: last cloud instance rented (cloud pricing).
+    gpus_idle: int = 0
+    replicas: int
+    spare_replicas: int
+    gpus_per_replica: int
+    layout: ServingLayout | None
+    precision: str
+    kv_precision: str
+    #: dtype of the matmul math on the chosen GPU (fp16 where bf16 is missing, 16-bit for
+    #: weight-only formats and for fp8/fp4 weights on GPUs without those tensor cores).
+    compute_dtype: str | None = None
+    weights_gib_per_gpu: float
+    kv_bytes_per_token_per_gpu: float
+    kv_gib_per_gpu: float
+    max_sequences_per_replica: int
+    ttft_ms_mean: float
+    ttft_ms_p99: float
+    #: The profile's ``latency_percentile`` (mean, p50, p90, p99) and the TTFT at it: the figure
+    #: the ``ttft_ms`` target is met with (and that ``gpuplan check`` gates on).
+    latency_percentile: str
+    ttft_ms_at_percentile: float
+    tpot_ms: float
+    e2e_ms_mean: float
+    prefill_ms: float
+    qps_per_replica: float
+    max_qps: float
+    output_tokens_per_s: float
+    utilization: float
+    #: Peak QPS over the latency-limited capacity of the non-spare replicas; at most
+    #: ``[serving] max_load_fraction`` (default 0.85) in a recommended fleet.
+    peak_load_fraction: float = 0.0
+    bound: str
+    roofline: Roofline | None
+    disaggregation: DisaggregationComparison | None
+    interconnect: Interconnect | None
+    topology: Topology | None
+    bom: Bom | None
+    capex_usd: float | None
+    power_kw: float
+    cloud_usd_per_hour: float | None
+    usd_per_million_output_tokens: float | None
+    alternatives: list[ServingOption]
+    reasons: list[str]
+    infeasible: list[str]
+    #: Throughput-latency frontier of every layout on the chosen GPU (gpuplan/serving/frontier.py).
+    frontier: list[FrontierPoint] = []
+    tco: Tco | None = None
+    #: Launch inputs of the chosen layout (None when infeasible, and in older saved plans).
+    deploy: ServingDeploy | None = None
+    #: Autoscaling bounds from the demand curve (docs/fleet-model.md).
+    autoscaling: Autoscaling | None = None

@@ -1,0 +1,68 @@
+"""What the training timing model reads: the job (model, sequence, batch, precision) and the
+hardware (one GPU's achievable rates and its network)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from gpuplan.core.units import dtype_bytes
+from gpuplan.hardware.schema import Gpu
+from gpuplan.model.arch import Architecture
+from gpuplan.physics.collectives import Network
+
+
+@dataclass(frozen=True)
+class Job:
+    """What is trained: model, sequence length, global batch in sequences, precision, tokens."""
+
+    arch: Architecture
+    seq: int
+    batch: int
+    precision: str
+    tokens: float
+    #: The training software (training.toml [frameworks.*]); None = the default framework.
+    framework: str | None = None
+
+    @property
+    def tokens_per_step(self) -> int:
+        return self.batch * self.seq
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """What the timing model needs from one GPU and its network."""
+
+    gpu: Gpu
+    net: Network
+    gemm_flops: float          # achievable GEMM FLOP/s of the training dtype (peak x MAMF)
+    attn_flops: float          # achievable 16-bit matmul FLOP/s (attention runs in BF16/FP16)
+    mem_bw: float              # achievable HBM bytes/s
+    peak_flops: float          # dense 16-bit peak: the MFU denominator
+    domain: int
+    #: Bytes per GEMM input element in the training dtype: 1 for FP8 (Transformer Engine feeds
+    #: the tensor cores quantized copies; outputs stay 16-bit), else 2.
+    operand_bytes: float = 2.0
+    #: FP8 with block scaling in the tensor cores (MXFP8: Blackwell, the GPUs with FP4 tensor
+    #: cores); without it FP8 recipes scale per tensor (amax, then cast: NeMo's "FP8-CS" on H100).
+    block_scaled_fp8: bool = False
+
+    @staticmethod
+    def of(gpu: Gpu, net: Network, precision: str) -> "Hardware":
+        half = "bf16" if precision == "bf16" else "fp16"
+        peak16 = gpu.peak_tflops(half) or gpu.peak_tflops("fp16") or 0.0
+        gemm_dtype = "fp8" if precision == "fp8" else half
+        peak_gemm = gpu.peak_tflops(gemm_dtype) or 0.0
+        return Hardware(gpu=gpu, net=net,
+                        gemm_flops=peak_gemm * 1e12 * gpu.matmul_efficiency(gemm_dtype),
+                        attn_flops=peak16 * 1e12 * gpu.efficiency.matmul_bf16,
+                        mem_bw=gpu.mem_bw_tbps * 1e12 * gpu.efficiency.mem_bw,
+                        peak_flops=peak16 * 1e12, domain=net.scaleup_domain,
+                        operand_bytes=dtype_bytes(precision),
+                        block_scaled_fp8=gpu.fp4_dense_tflops is not None)
+
+    def sixteen_bit(self) -> "Hardware":
+        """The same GPU running its GEMMs in 16 bits (what FP8 recipes keep in BF16: the LM
+        head and the router; Megatron-Core's output layer is not a Transformer Engine module)."""
+        if self.operand_bytes == 2.0:
+            return self
+        return replace(self, gemm_flops=self.attn_flops, operand_bytes=2.0)

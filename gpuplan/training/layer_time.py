@@ -1,0 +1,308 @@
+"""Time of one transformer layer for one micro-batch on one GPU (docs/training-model.md, "Timing").
+
+* GEMMs: FLOPs / (peak(dtype) x MAMF ceiling x size curve(GFLOP)) plus their HBM traffic
+  (inputs 1 byte in FP8, outputs 16-bit; the LM head and router stay 16-bit); backward =
+  dgrad + wgrad = 2 x forward (Narayanan 2021).
+* Attention core: FlashAttention on the FLOPs it executes (causal half; backward 2.5 x
+  forward) at a fraction of the matmul ceiling; or, materialized, two batched GEMMs plus the
+  softmax/dropout traffic over the s x s scores (Korthikanti 2022 section 4.1).
+* Elementwise kernels (norms, bias-dropout-add, GeLU/SwiGLU): bytes / achieved HBM bandwidth,
+  plus a fixed gap per kernel.
+* TP: 2 all-reduces forward and 2 backward per layer, or with SP 2 all-gathers + 2
+  reduce-scatters each way (Narayanan 2021 section 2.3; Korthikanti 2022 section 4.2.2),
+  exposed, or with SP partly hidden under the GEMMs where the framework overlaps them
+  (``tp_comm_overlap``); full recompute repeats the forward ones.
+* CP: ring attention passes K/V blocks CP-1 times forward, K/V and their gradients backward,
+  overlapped with the attention kernels (Liu et al. 2023, Ring Attention).
+* EP: all-to-all dispatch and combine, forward and backward, exposed or hidden behind another
+  micro-batch's compute (``ep_comm_overlap``); token permutation and the host time of the
+  expert loop (moe.py); experts folded onto the TP ranks when EP exceeds DP x CP.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpuplan.hardware.training_calibration import TrainingCalibration
+from gpuplan.model.arch import Architecture
+from gpuplan.physics.collectives import Network, p2p_s
+from gpuplan.training import moe as moe_exec
+from gpuplan.training.flops import attended_keys, attention_dims
+from gpuplan.training.groupcomm import group_all_to_all, group_collective, group_tier
+from gpuplan.training.job import Hardware, Job
+from gpuplan.training.layout import Group, Layout, expert_tp, groups
+
+#: FlashAttention's backward executes 2.5x the forward FLOPs (it recomputes S = QK^T and P; five
+#: matmuls against two; Dao 2023, arXiv:2307.08691, section 3.1.2).
+FLASH_BWD_RATIO = 2.5
+
+
+@dataclass(frozen=True)
+class LayerCost:
+    """Seconds per layer per micro-batch on one GPU; comm terms are the exposed parts."""
+
+    fwd: float
+    bwd: float
+    recompute: float
+    tp_fwd: float
+    tp_bwd: float
+    tp_recompute: float
+    cp: float
+    ep: float
+    #: Per micro-batch bytes over scale-out from CP and EP (for the fabric demand).
+    scaleout_bytes: float = 0.0
+
+    @property
+    def total(self) -> float:
+        return (self.fwd + self.bwd + self.recompute + self.tp_fwd + self.tp_bwd + self.tp_recompute
+                + self.cp + self.ep)
+
+    @property
+    def forward_total(self) -> float:
+        return self.fwd + self.tp_fwd
+
+
+def gemm_s(flops: float, nbytes: float, hw: Hardware, cal: TrainingCalibration) -> float:
+    """One GEMM: compute time at the size-dependent efficiency plus its HBM traffic time.
+
+    The two are added, not overlapped (Calculon ``processing_mode = "no_overlap"``, the mode its
+    A100 validation against Korthikanti 2022 uses): a GEMM's prologue and epilogue stream
+    operands and results while the tensor cores wait.
+    """
+    if flops <= 0:
+        return 0.0
+    eff = cal.gemm_fraction(flops / 1e9)
+    return flops / (hw.gemm_flops * eff) + nbytes / hw.mem_bw
+
+
+def _gemm(tokens: float, k: float, n: float, hw: Hardware, cal: TrainingCalibration) -> tuple[float, float]:
+    """(forward, backward) time of a (tokens x k) @ (k x n) GEMM in the training dtype.
+
+    Inputs are ``hw.operand_bytes`` per element (1 in FP8), outputs 16-bit. Backward = dgrad
+    (same shape) + wgrad, which accumulates into the fp32 main gradient (read and write 4 B per
+    weight; Megatron gradient_accumulation_fusion).
+    """
+    flops = 2.0 * tokens * k * n
+    b = hw.operand_bytes
+    fwd = gemm_s(flops, b * (tokens * k + k * n) + 2.0 * tokens * n, hw, cal)
+    dgrad = gemm_s(flops, b * (tokens * n + k * n) + 2.0 * tokens * k, hw, cal)
+    wgrad = gemm_s(flops, b * (tokens * k + tokens * n) + 4.0 * k * n, hw, cal)
+    bwd = dgrad + wgrad
+    return fwd, bwd
+
+
+def _add(a: tuple[float, float], b: tuple[float, float], times: float = 1.0) -> tuple[float, float]:
+    return a[0] + times * b[0], a[1] + times * b[1]
+
+def layer_cost(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout, moe: bool,
+               attention: str) -> LayerCost:
+    """Time of one transformer layer (dense or MoE) for one micro-batch on one GPU, in steps:
+    GEMMs, attention core, elementwise kernels, MoE permutation, recompute, then the exposed
+    TP, CP and EP communication."""
+    arch, t = job.arch, layout.tp
+    sq = job.seq / layout.cp                      # local queries per sequence
+    tok = layout.micro_batch * sq                 # tokens of this GPU's micro-batch
+    g, act_elems = _gemms(job, hw, cal, layout, moe, tok)
+    attn_f, attn_b, soft_f, soft_b = _attention_core(job, hw, cal, layout, attention, tok, sq)
+    ew_f, ew_b, gap = _elementwise(arch, hw, cal, layout, moe, tok, act_elems)
+
+    fwd = g[0] + attn_f + soft_f + ew_f + gap
+    bwd = g[1] + attn_b + soft_b + ew_b + 2.0 * gap
+    if moe:
+        # Token permutation traffic and the exposed host time of the expert loop (moe.py).
+        perm = moe_exec.permute_bytes(arch, tok * expert_tp(layout) / t, cal) / hw.mem_bw
+        host_f, host_b = moe_exec.host_seconds(arch, layout, cal, job.precision, hw.block_scaled_fp8)
+        fwd += perm + host_f
+        bwd += perm + host_b
+    if layout.recompute == "full":
+        recompute = fwd
+    elif layout.recompute == "selective" and attention == "materialized":
+        recompute = attn_f + soft_f
+    else:
+        recompute = 0.0
+
+    grp = groups(layout)
+    tp_f, tp_b = _tp_comm(job, hw, cal, layout, grp, tok, g)
+    tp_r = tp_f if layout.recompute == "full" else 0.0
+    cp_exposed, scaleout = _cp_comm(job, hw, cal, layout, grp, tok, attn_f, attn_b)
+    ep_exposed = 0.0
+    if moe and layout.ep > 1:
+        ep_exposed, ep_bytes = _ep_comm(job, hw, cal, layout, grp, tok, fwd + bwd)
+        scaleout += ep_bytes
+    return LayerCost(fwd=fwd, bwd=bwd, recompute=recompute, tp_fwd=tp_f, tp_bwd=tp_b, tp_recompute=tp_r,
+                     cp=cp_exposed, ep=ep_exposed, scaleout_bytes=scaleout)
+
+
+def _gemms(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout, moe: bool,
+           tok: float) -> tuple[tuple[float, float], float]:
+    """(forward, backward) seconds of the layer's GEMMs, and the elements of the MLP activation.
+
+    Attention projections, then the MLP: dense, or the router (16-bit), the local experts and
+    the shared experts. Backward is dgrad + wgrad of the same sizes."""
+    arch, t = job.arch, layout.tp
+    h, a = arch.hidden, arch.heads
+    _, d_v = attention_dims(arch)
+    sp = layout.sequence_parallel
+    out_params = a * d_v * h
+    qkv_params = arch.attention_params_per_layer - out_params
+    g = _add(_gemm(tok, h, qkv_params / h / t, hw, cal), _gemm(tok, a * d_v / t, h, hw, cal))
+    mats = arch.mlp_matrices
+    if moe:
+        k, e_ffn = arch.active_experts, arch.expert_ffn
+        local_experts = max(1, arch.experts // layout.ep)
+        # Expert GEMMs split by the expert TP: the layout's TP, or 1 when EP is folded onto the
+        # TP ranks, each of which then dispatches its 1/TP share of the tokens.
+        e_t = expert_tp(layout)
+        moe_tok = tok * e_t / t
+        per_expert_tok = moe_tok * k * layout.ep / arch.experts
+        g = _add(g, _gemm(tok / (t if sp else 1), h, arch.experts, hw.sixteen_bit(), cal))  # router
+        g = _add(g, _gemm(per_expert_tok, h, (mats - 1) * e_ffn / e_t, hw, cal), local_experts)
+        g = _add(g, _gemm(per_expert_tok, e_ffn / e_t, h, hw, cal), local_experts)
+        if arch.shared_experts:
+            s_ffn = arch.shared_experts * e_ffn
+            g = _add(g, _gemm(tok, h, (mats - 1) * s_ffn / t, hw, cal))
+            g = _add(g, _gemm(tok, s_ffn / t, h, hw, cal))
+        act_elems = tok * (k * e_ffn + arch.shared_experts * e_ffn) / t
+    else:
+        g = _add(g, _gemm(tok, h, (mats - 1) * arch.ffn / t, hw, cal))
+        g = _add(g, _gemm(tok, arch.ffn / t, h, hw, cal))
+        act_elems = tok * arch.ffn / t
+    return g, act_elems
+
+
+def _attention_core(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout, attention: str,
+                    tok: float, sq: float) -> tuple[float, float, float, float]:
+    """(forward, backward, softmax forward, softmax backward) seconds of the attention core:
+    FlashAttention on the FLOPs it executes, or two batched GEMMs plus the score traffic."""
+    arch = job.arch
+    d_qk, d_v = attention_dims(arch)
+    keys = attended_keys(arch, job.seq)
+    heads_local = arch.heads / layout.tp
+    core_flops = 2.0 * tok * keys * heads_local * (d_qk + d_v)     # Megatron's full-matrix count
+    score_elems = layout.micro_batch * heads_local * sq * keys
+    if attention == "flash":
+        causal = cal.causal_fraction if keys >= job.seq else 1.0
+        executed = core_flops * causal
+        attn_f = executed / (hw.attn_flops * cal.flash_attention_fwd_efficiency)
+        attn_b = FLASH_BWD_RATIO * executed / (hw.attn_flops * cal.flash_attention_bwd_efficiency)
+        return attn_f, attn_b, 0.0, 0.0
+    bmm = (gemm_s(2.0 * tok * keys * heads_local * d_qk, 2.0 * score_elems, hw, cal)
+           + gemm_s(2.0 * tok * keys * heads_local * d_v, 2.0 * score_elems, hw, cal))
+    soft_f = score_elems * cal.softmax_fwd_bytes_per_element / hw.mem_bw
+    soft_b = score_elems * cal.softmax_bwd_bytes_per_element / hw.mem_bw
+    return bmm, 2.0 * bmm, soft_f, soft_b
+
+
+def _elementwise(arch: Architecture, hw: Hardware, cal: TrainingCalibration, layout: Layout, moe: bool,
+                 tok: float, act_elems: float) -> tuple[float, float, float]:
+    """(forward, backward, kernel gaps) seconds of the norms, bias-dropout-adds and the MLP
+    activation: bytes over the achieved HBM bandwidth, plus a fixed gap per kernel."""
+    n_rep = tok * arch.hidden / (layout.tp if layout.sequence_parallel else 1)  # a replicated [s, b, h] tensor
+    act_b = cal.swiglu_bytes_per_element if arch.gated_mlp else cal.gelu_bytes_per_element
+    ew_bytes = (2 * cal.norm_bytes_per_element + 2 * cal.bias_dropout_add_bytes_per_element) * n_rep
+    ew_bytes += act_b * act_elems
+    ew_f = ew_bytes / hw.mem_bw
+    ew_b = cal.elementwise_bwd_factor * ew_f
+    gap = cal.kernel_gap_us * 1e-6 * cal.kernels_per_layer_fwd
+    return ew_f, ew_b, gap
+
+
+def _tp_comm(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout, grp: dict[str, Group],
+             tok: float, g: tuple[float, float]) -> tuple[float, float]:
+    """Tensor parallelism: exposed (forward, backward) collectives on the micro-batch's activations."""
+    t, sp = layout.tp, layout.sequence_parallel
+    tp_f = tp_b = 0.0
+    if t > 1:
+        size = tok * job.arch.hidden * cal.activation_bytes
+        if sp:
+            one = (group_collective("ag", size, grp["tp"], hw.net, cal)[0]
+                   + group_collective("rs", size, grp["tp"], hw.net, cal)[0])
+        else:
+            one = group_collective("ar", size, grp["tp"], hw.net, cal)[0]
+        tp_f = tp_b = 2.0 * one
+        if sp:
+            # Frameworks that overlap the SP all-gather / reduce-scatter with the GEMMs they feed
+            # hide a share of it (Transformer Engine userbuffers; framework.tp_comm_overlap),
+            # never more than the GEMM time, and the hidden part still slows the GEMMs.
+            hide = cal.framework(job.framework).tp_comm_overlap
+            if hide:
+                slow = _slowdown(cal, grp["tp"], hw.net)
+                tp_f = _overlapped(tp_f, hide, g[0], slow)
+                tp_b = _overlapped(tp_b, hide, g[1], slow)
+    return tp_f, tp_b
+
+
+def _cp_comm(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout, grp: dict[str, Group],
+             tok: float, attn_f: float, attn_b: float) -> tuple[float, float]:
+    """Context parallelism: (exposed seconds, scale-out bytes) of the ring exchange of K/V blocks,
+    overlapped with the attention kernels."""
+    cp_exposed = 0.0
+    scaleout = 0.0
+    if layout.cp > 1:
+        arch, t = job.arch, layout.tp
+        d_qk, d_v = attention_dims(arch)
+        heads_local = arch.heads / t
+        a_b = cal.activation_bytes
+        kv_bytes = tok * arch.kv_heads / t * (d_qk + d_v) * a_b if not arch.is_mla else tok * heads_local * (d_qk + d_v) * a_b
+        hop = p2p_s(kv_bytes, group_tier(grp["cp"], hw.net, kv_bytes, cal))
+        comm_f = (layout.cp - 1) * hop
+        passes = [(comm_f, attn_f), (2 * comm_f, attn_b)]
+        if layout.recompute == "full":
+            passes.append((comm_f, attn_f))
+        slow = _slowdown(cal, grp["cp"], hw.net)
+        for comm, window in passes:
+            cp_exposed += max(0.0, comm - window) + slow * min(comm, window)
+        if grp["cp"].crosses(hw.domain):
+            scaleout += (3 + (layout.recompute == "full")) * (layout.cp - 1) * kv_bytes
+    return cp_exposed, scaleout
+
+
+def _ep_comm(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout, grp: dict[str, Group],
+             tok: float, compute: float) -> tuple[float, float]:
+    """Expert parallelism: (exposed seconds, scale-out bytes) of the dispatch + combine
+    all-to-all, forward and backward; ``compute`` is the layer's forward + backward seconds."""
+    arch = job.arch
+    size = tok * arch.active_experts * arch.hidden * cal.activation_bytes / layout.tp
+    fw = cal.framework(job.framework)
+    copies = arch.active_experts if fw.ep_hierarchical_dispatch else 1
+    one, cross = group_all_to_all(size, grp["ep"], hw.net, cal, copies)
+    count = 4 + (2 if layout.recompute == "full" else 0)
+    ep_exposed = count * one
+    # Frameworks that overlap one micro-batch's dispatch/combine with another's compute
+    # (Megatron-Core overlap_moe_expert_parallel_comm, DualPipe-style) hide up to
+    # ep_comm_overlap of the layer's compute (Megatron-Core needs VP > 1 with PP; the layer
+    # costs here do not depend on PP or VP, so that condition is not modelled).
+    share = fw.ep_comm_overlap
+    if share:
+        ep_exposed = _overlapped(ep_exposed, 1.0, share * compute, _slowdown(cal, grp["ep"], hw.net))
+    return ep_exposed, count * cross
+
+
+def _overlapped(comm: float, share: float, window: float, slow: float) -> float:
+    """Exposed seconds of ``comm`` when ``share`` of it may run under ``window`` seconds of
+    compute, the hidden part slowing that compute by ``slow`` per second."""
+    hidden = min(share * comm, window)
+    return comm - hidden + slow * hidden
+
+
+def _slowdown(cal: TrainingCalibration, group: Group, net: Network) -> float:
+    """Compute slowdown per second of overlapped communication (Calculon processor_usage)."""
+    if group.crosses(net.scaleup_domain):
+        return cal.overlap_slowdown_scaleout
+    return cal.overlap_slowdown_scaleup
+
+
+def logits_cost(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout) -> tuple[float, float]:
+    """(compute, exposed TP comm) seconds of the LM head and cross-entropy for one micro-batch."""
+    arch, t = job.arch, layout.tp
+    tok = layout.micro_batch * job.seq / layout.cp
+    g = _gemm(tok, arch.hidden, arch.vocab / t, hw.sixteen_bit(), cal)
+    ce = tok * arch.vocab / t * (cal.activation_bytes + cal.logits_bytes_per_element) / hw.mem_bw
+    compute = g[0] + g[1] + ce * (1.0 + cal.elementwise_bwd_factor)
+    comm = 0.0
+    if t > 1:
+        size = tok * arch.hidden * cal.activation_bytes
+        kind = ("ag", "rs") if layout.sequence_parallel else ("ar", "ar")
+        grp = groups(layout)["tp"]
+        comm = sum(group_collective(k, size, grp, hw.net, cal)[0] for k in kind)
+    return compute, comm

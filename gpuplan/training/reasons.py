@@ -1,0 +1,93 @@
+"""The training plan's reasons: what was chosen and why, in numbers (the plan's ``reasons`` lines)."""
+
+from __future__ import annotations
+
+from gpuplan.hardware.loader import Catalog
+from gpuplan.hardware.schema import Gpu
+from gpuplan.hardware.training_calibration import TrainingCalibration
+from gpuplan.physics.network import network_for
+from gpuplan.training.candidates import Candidate
+from gpuplan.training.layout import groups, layers_per_stage
+from gpuplan.training.memory import GIB
+from gpuplan.training.plan_record import bound_of, short_layout
+from gpuplan.training.search import MAX_GROUPS, Evaluation, Evaluator, Target, min_model_parallel
+from gpuplan.training.timing import Job
+
+
+def plan_reasons(job: Job, gpu: Gpu, e: Evaluation, target: Target, catalog: Catalog,
+             cal: TrainingCalibration, cost: float | None, ranked: list[Candidate]) -> list[str]:
+    lay = e.layout
+    out = []
+    rc = lay.recompute
+    if rc == "full" and lay.recompute_layers:
+        rc = f"full recompute on {lay.recompute_layers}/{layers_per_stage(job.arch.layers, lay.pp)} layers per stage"
+    elif rc != "none":
+        rc = f"{rc} recompute"
+    else:
+        rc = "no recompute"
+    if target.kind == "deadline":
+        what = f"cheapest plan finishing within {target.deadline_days:g} days"
+    elif target.kind == "gpus":
+        what = f"fastest layout on {target.gpus:,} GPUs"
+    else:
+        what = f"fastest plan within ${target.budget_usd:,.0f}"
+    label = "server capex" if target.pricing == "capex" else "cloud cost"
+    price = f"; {label} ${cost:,.0f}" if cost is not None else f"; no {target.pricing} price in the catalog"
+    out.append(f"{gpu.id}: {what}: {e.gpus:,} GPUs, {short_layout(lay)}, micro-batch {lay.micro_batch}, "
+               f"{rc}, ZeRO-{lay.zero}{', SP' if lay.sequence_parallel else ''}; {e.wall_days:.1f} days "
+               f"end to end{price}")
+    servers = gpu.servers_for(e.gpus)
+    if servers * gpu.gpus_per_node > e.gpus:
+        out.append(f"servers: {servers:,} bought ({gpu.purchase_unit_nodes} per {gpu.scaleup_domain}-GPU rack, sold "
+                   f"whole); the {servers * gpu.gpus_per_node - e.gpus:,} GPUs the layout leaves idle are hot spares")
+    bound, shares = bound_of(e)
+    parts = ", ".join(f"{k} {v:.0%}" for k, v in sorted(shares.items(), key=lambda kv: (-kv[1], kv[0])) if v >= 0.01)
+    out.append(f"bound: {bound} (step {e.step_time:.2f} s: {parts}); MFU {e.mfu:.1%}, HFU {e.hfu:.1%} "
+               f"of the dense {'BF16' if job.precision != 'fp16' else 'FP16'} peak")
+    m = e.memory
+    need = _min_model_parallel_cached(job, gpu, catalog, cal)
+    mp = f"; the model states need TP*PP >= {need}" if need and need > 1 else ""
+    out.append(f"memory: {m.total / GIB:.1f} of {m.capacity / GIB:.1f} GiB per GPU (states {m.model_states / GIB:.1f}, "
+               f"activations {m.activations / GIB:.1f}, overhead {m.overhead / GIB:.1f}); {m.headroom / GIB:.1f} GiB "
+               f"({m.headroom / m.capacity:.0%}) free, at least {m.reserve / m.capacity:.0%} kept free{mp}")
+    grp = groups(lay)
+    crossing = [k for k in ("tp", "cp", "ep", "dp", "pp") if grp[k].crosses(gpu.scaleup_domain)]
+    if crossing:
+        out.append(f"fabric: {', '.join(g.upper() for g in crossing)} cross the {gpu.scaleup_domain}-GPU scale-up "
+                   f"domain; hiding the gradient sync needs {e.step.dp_gbit_to_hide:.0f} Gb/s of data per GPU "
+                   f"(reference: {gpu.reference_scaleout_gbit_per_gpu:g} Gb/s line rate)")
+    else:
+        out.append("fabric: every parallel group stays inside the scale-up domain")
+    out.append(f"{e.good.describe()}; steady state {e.steady_days:.1f} days")
+    wb, gb, ob = cal.state_bytes
+    out.append(f"model states: {cal.state_convention} ({wb} + {gb} + {ob} = {wb + gb + ob} B/param before "
+               f"ZeRO-{lay.zero} sharding)")
+    if gpu.id not in cal.validated_gpus:
+        out.append(unvalidated_note(gpu.id, cal))
+    if cost is None:
+        out.append(f"{gpu.id} has no {target.pricing} price in the catalog: ranked after priced GPUs")
+    if len(ranked) > 1:
+        nxt = ranked[1]
+        diff = (f"${nxt.cost:,.0f}" if nxt.cost is not None else "unpriced")
+        out.append(f"next best: {nxt.gpu.id} ({nxt.best.gpus:,} GPUs, {nxt.best.wall_days:.1f} days, {diff})")
+    if ranked and ranked[0].thinned:
+        out.append(f"search: the layout space of {gpu.id} exceeds {ranked[0].max_groups:,} (TP, CP, EP, PP, micro-batch) "
+                   f"groups and was thinned evenly ({'; '.join(ranked[0].thinned)}): the plan is the best of those")
+    return out
+
+
+def unvalidated_note(gpu_id: str, cal: TrainingCalibration) -> str:
+    """Why a training plan on ``gpu_id`` is less certain than one on a validated GPU."""
+    return (f"calibration: no published training run on {gpu_id} is among the validation cases (they cover "
+            f"{', '.join(cal.validated_gpus) or 'no GPU'}); its step time extrapolates the catalog's efficiency "
+            f"figures for it")
+
+
+_MP_CACHE: dict[tuple[object, ...], int | None] = {}
+
+
+def _min_model_parallel_cached(job: Job, gpu: Gpu, catalog: Catalog, cal: TrainingCalibration) -> int | None:
+    key = (job, gpu.id, catalog.sha256)
+    if key not in _MP_CACHE:
+        _MP_CACHE[key] = min_model_parallel(Evaluator(job, gpu, network_for(gpu, catalog), cal))
+    return _MP_CACHE[key]

@@ -1,0 +1,65 @@
+"""The links of a serving replica (gpuplan/serving/links.py) on a made-up network whose times are
+worked out by hand: scale-up 400 GB/s, PCIe 25 GB/s, scale-out 50 GB/s per GPU, no latency."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from gpuplan.physics.collectives import Network, Tier
+from gpuplan.serving.links import Links, links_for
+
+NVLINK, PCIE, FABRIC = Tier(400e9, 0.0), Tier(25e9, 0.0), Tier(50e9, 0.0)
+GB = 1e9
+
+
+def _links(domain: int = 8, per_node: int = 8, scaleout: Tier | None = FABRIC, launch_s: float = 0.0) -> Links:
+    return Links(network=Network(scaleup=NVLINK, scaleout=scaleout, scaleup_domain=domain), pcie=PCIE,
+                 scaleup_domain=domain, gpus_per_node=per_node, launch_s=launch_s)
+
+
+def test_tier_by_group_size():
+    bridged = _links(domain=2, per_node=8)   # NVLink-bridged pairs of PCIe cards
+    assert bridged.tier(2) is NVLINK
+    assert bridged.tier(4) is PCIE
+    assert bridged.tier(16) is FABRIC
+    assert bridged.local_domain == 8
+
+
+def test_ring_all_reduce_inside_the_domain():
+    # 1 GB over 4 GPUs: a ring moves 2 x 3/4 x 1 GB = 1.5 GB per GPU at 400 GB/s = 3.75 ms,
+    # plus a 10 us launch.
+    assert _links(launch_s=10e-6).all_reduce_s(GB, 4) == pytest.approx(3.75e-3 + 10e-6)
+    assert _links().all_reduce_s(GB, 1) == 0.0
+
+
+def test_all_reduce_across_servers_is_hierarchical():
+    # 1 GB over 16 GPUs on two 8-GPU servers: reduce-scatter inside (7/8 GB at 400 GB/s =
+    # 2.1875 ms), all-reduce of each 125 MB shard between the 2 servers (2 x 1/2 x 125 MB at
+    # 50 GB/s = 2.5 ms), all-gather inside (2.1875 ms): 6.875 ms.
+    assert _links().all_reduce_s(GB, 16) == pytest.approx(6.875e-3)
+
+
+def test_no_fabric_cannot_join_servers():
+    assert _links(scaleout=None).all_reduce_s(GB, 16) == math.inf
+    assert _links(scaleout=None).all_to_all_s(GB, 16) == math.inf
+    assert _links(scaleout=None).handoff_s(GB, None) == math.inf
+
+
+def test_all_to_all_and_handoff():
+    # All-to-all over 16 GPUs on the fabric: each sends 15/16 of 1 GB at 50 GB/s = 18.75 ms.
+    assert _links().all_to_all_s(GB, 16) == pytest.approx(18.75e-3)
+    # A 100 MB hand-off between servers: 100 MB / 50 GB/s = 2 ms; inside a server on NVLink 0.25 ms.
+    assert _links().handoff_s(100e6, None) == pytest.approx(2e-3)
+    assert _links().handoff_s(100e6, 8) == pytest.approx(0.25e-3)
+
+
+def test_links_of_the_catalog_reference_servers(catalog):
+    hgx = links_for(catalog.gpus["h100-sxm-80gb"], catalog, launch_us=5.0)
+    assert (hgx.scaleup_domain, hgx.gpus_per_node, hgx.has_scaleout) == (8, 8, True)
+    assert hgx.launch_s == pytest.approx(5e-6)
+    # Eight H100 PCIe cards in NVLink-bridged pairs: the pair is the domain, PCIe joins the server.
+    pcie = links_for(catalog.gpus["h100-pcie-80gb"], catalog, launch_us=5.0)
+    assert pcie.scaleup_domain == 2 and pcie.local_domain == 8
+    assert pcie.tier(4) is pcie.pcie
