@@ -143,8 +143,9 @@ class ReplicaCapacity:
             rho = lam * s
         mean = wait_s(lam, s, "mean", self.scv) + base + t0 / 2 if rho < 1 else math.inf
         pct = d.percentile
-        stat = mean if pct == "mean" else (wait_s(lam, s, pct, self.scv) + base + t0 if rho < 1 else math.inf)
         p99 = wait_s(lam, s, "p99", self.scv) + base + t0 if rho < 1 else math.inf
+        stat = mean if pct == "mean" else p99 if pct == "p99" else (
+            wait_s(lam, s, pct, self.scv) + base + t0 if rho < 1 else math.inf)
         return Workpoint(concurrency=concurrency, rate=lam, rho=rho, tpot_s=t0, step=step, step_s=t0,
                          prefill_latency_s=base, prefill_service_s=s, ttft_mean_s=mean,
                          ttft_target_stat_s=stat, ttft_p99_s=p99, step_count=d.decode_steps)
@@ -162,8 +163,8 @@ class ReplicaCapacity:
         base = self.prefill_latency_s
         mean = wait_s(lam, s, "mean", self.scv) + base + t0 / 2
         pct = self.demand.percentile
-        stat = mean if pct == "mean" else wait_s(lam, s, pct, self.scv) + base + t0
         p99 = wait_s(lam, s, "p99", self.scv) + base + t0
+        stat = mean if pct == "mean" else p99 if pct == "p99" else wait_s(lam, s, pct, self.scv) + base + t0
         return Workpoint(concurrency=concurrency, rate=lam, rho=rho, tpot_s=tpot, step=step, step_s=t0,
                          prefill_latency_s=base, prefill_service_s=s, ttft_mean_s=mean,
                          ttft_target_stat_s=stat, ttft_p99_s=p99, step_count=self.demand.decode_steps)
