@@ -29,18 +29,15 @@ from typing import NamedTuple
 
 from gpuplan.hardware.schema import Gpu
 from gpuplan.training.framework import constrain
-from gpuplan.training.goodput import goodput
 from gpuplan.training.layout import (
     Layout,
     check,
-    divisors,
     layers_per_stage,
 )
 from gpuplan.training.memory import (
     Memory,
     recompute_layers_to_fit,
 )
-from gpuplan.training.timing import step_time
 
 from gpuplan.training.evaluator import (  # noqa: F401  (re-exported: the search's public names)
     HOURS_PER_DAY,

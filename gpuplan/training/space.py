@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import math
 
-from gpuplan.training.goodput import goodput
 from gpuplan.training.layout import (
     RECOMPUTE_ORDER,
     Layout,
     divisors,
-    folded,
     layers_per_stage,
 )
 from gpuplan.training.memory import GIB
