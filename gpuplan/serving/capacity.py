@@ -94,17 +94,25 @@ class ReplicaCapacity:
         self.mixed = eng is not None and eng.features.scheduling == "mixed" and demand.decode_steps > 0
         self.step_tokens = eng.features.max_step_tokens if eng is not None else 0
         self.fits_context = (replica.max_sequences(max(demand.context_tokens, full)) >= 1)
+        #: Decode steps by concurrency: the searches over concurrency revisit the same points.
+        self._steps: dict[float, StepTime] = {}
 
     # -- decode -----------------------------------------------------------------------------------
     def step(self, concurrency: float) -> StepTime:
         """Decode step of the replica at concurrency C (micro-batches of C / min(pp, C) with PP)."""
         c = max(concurrency, 1.0)
+        hit = self._steps.get(c)
+        if hit is not None:
+            return hit
         micro = min(self.replica.layout.pp, c)
         if self.mixed:
             # Each step also carries the prompts of the C / n requests that start per step.
             share = c / self.demand.decode_steps / micro
-            return self.replica.step(c / micro, self.mean_context, share, self.demand.prompt_tokens)
-        return self.replica.decode_step(c / micro, self.mean_context)
+            out = self.replica.step(c / micro, self.mean_context, share, self.demand.prompt_tokens)
+        else:
+            out = self.replica.decode_step(c / micro, self.mean_context)
+        self._steps[c] = out
+        return out
 
     def rate(self, concurrency: float, step_s: float | None = None) -> float:
         """Requests/s at concurrency C: ``C / (n * t0 + C * s_pf)``.

@@ -18,7 +18,7 @@ from gpuplan.hardware.loader import Catalog
 from gpuplan.hardware.schema import Gpu
 from gpuplan.model.profile import Workload
 from gpuplan.serving import disagg
-from gpuplan.serving.capacity import Demand, ReplicaCapacity
+from gpuplan.serving.capacity import Demand, ReplicaCapacity, Workpoint
 from gpuplan.hardware.serving_calibration import ServingConstants, serving_constants
 from gpuplan.serving.engine import resolve_engine
 from gpuplan.serving.frontier import layout_frontier
@@ -86,13 +86,31 @@ def _failure_text(cap: ReplicaCapacity, limit: str, demand: Demand) -> str:
     return f"misses the {LIMIT_WORDS.get(limit, limit)} at {where}"
 
 
+#: Each replica's capacity and ceiling (its best workpoint within every limit) by the replica and the
+#: demand: neither depends on the QPS, so a sweep over QPS (or a plan repeated by the fleet
+#: strategies) sizes each replica once. Bounded: cleared when full.
+_CEILINGS: dict[tuple[str, Demand], tuple[ReplicaCapacity, Workpoint | None, str]] = {}
+_CEILINGS_MAX = 4096
+
+
+def _ceiling(replica: Replica, demand: Demand) -> tuple[ReplicaCapacity, Workpoint | None, str]:
+    key = (repr(replica), demand)
+    hit = _CEILINGS.get(key)
+    if hit is None:
+        cap = ReplicaCapacity(replica, demand)
+        hit = (cap, *cap.best())
+        if len(_CEILINGS) >= _CEILINGS_MAX:
+            _CEILINGS.clear()
+        _CEILINGS[key] = hit
+    return hit
+
+
 def evaluate(replica: Replica, demand: Demand, qps: float, spare: int, pricing: str, k: ServingConstants,
              budget_usd: float | None = None, power_limit_kw: float | None = None,
              max_load: float = 1.0) -> Option:
     """Size a fleet of ``replica`` for ``qps`` requests/s (targets from ``demand``): enough
     active replicas that the peak is at most ``max_load`` of their latency-limited capacity."""
-    cap = ReplicaCapacity(replica, demand)
-    ceiling, limit = cap.best()
+    cap, ceiling, limit = _ceiling(replica, demand)
     if ceiling is None:
         return Option(replica.gpu, replica, cap, None, limit, _failure_text(cap, limit, demand))
     active = max(1, math.ceil(qps / (ceiling.rate * max_load) - 1e-9))
