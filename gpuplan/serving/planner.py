@@ -11,7 +11,7 @@ Each GPU keeps its cheapest layout; the cheapest GPU (capex or cloud $/h, per
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import fields, replace
 
 from gpuplan.model.arch import Architecture
 from gpuplan.hardware.loader import Catalog
@@ -89,12 +89,15 @@ def _failure_text(cap: ReplicaCapacity, limit: str, demand: Demand) -> str:
 #: Each replica's capacity and ceiling (its best workpoint within every limit) by the replica and the
 #: demand: neither depends on the QPS, so a sweep over QPS (or a plan repeated by the fleet
 #: strategies) sizes each replica once. Bounded: cleared when full.
-_CEILINGS: dict[tuple[str, Demand], tuple[ReplicaCapacity, Workpoint | None, str]] = {}
+#: The GPU (a catalog entry, unhashable) is keyed by identity; the cached capacity holds the replica,
+#: so that GPU stays alive and its id is not reused while the entry exists.
+_CEILINGS: dict[tuple[object, ...], tuple[ReplicaCapacity, Workpoint | None, str]] = {}
 _CEILINGS_MAX = 4096
+_REPLICA_FIELDS = tuple(f.name for f in fields(Replica) if f.name != "gpu")
 
 
 def _ceiling(replica: Replica, demand: Demand) -> tuple[ReplicaCapacity, Workpoint | None, str]:
-    key = (repr(replica), demand)
+    key = (id(replica.gpu), demand, *(getattr(replica, n) for n in _REPLICA_FIELDS))
     hit = _CEILINGS.get(key)
     if hit is None:
         cap = ReplicaCapacity(replica, demand)
