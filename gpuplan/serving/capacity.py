@@ -111,6 +111,8 @@ class ReplicaCapacity:
             out = self.replica.step(c / micro, self.mean_context, share, self.demand.prompt_tokens)
         else:
             out = self.replica.decode_step(c / micro, self.mean_context)
+        if len(self._steps) >= 4096:  # bounded: a long sweep keeps the capacity alive
+            self._steps.clear()
         self._steps[c] = out
         return out
 
