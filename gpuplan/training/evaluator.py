@@ -100,6 +100,40 @@ class Evaluation:
         return self.wall_days * HOURS_PER_DAY * self.gpus
 
 
+class _Parts:
+    """The memoised parts of an Evaluator: they depend on the job, GPU, network, calibration and
+    attention kernel only (not on the target, the headroom or the deadline), so Evaluators of the
+    same job and GPU share them: the planner's repeated plans and a sweep over the deadline,
+    budget or GPU count reuse every layer cost. The GPU and calibration are keyed by identity and
+    held here, so their ids stay theirs while the entry lives. Bounded: cleared when full."""
+
+    _shared: dict[tuple[object, ...], "_Parts"] = {}
+    MAX_ENTRIES = 256
+
+    def __init__(self, gpu: Gpu, cal: TrainingCalibration):
+        self.gpu, self.cal = gpu, cal
+        self.layers: dict[tuple[object, ...], tuple[LayerCost, LayerCost | None]] = {}
+        self.stages: dict[tuple[object, ...], float] = {}
+        self.good: dict[int, Goodput] = {}
+        self.acts: dict[tuple[object, ...], tuple[float, float]] = {}
+        self.states: dict[tuple[object, ...], tuple[float, float, float]] = {}
+        self.dps: dict[tuple[object, ...], list[int]] = {}
+        self.logits: dict[tuple[object, ...], tuple[float, float]] = {}
+
+    @classmethod
+    def of(cls, job: Job, gpu: Gpu, net: Network, cal: TrainingCalibration, attention: str) -> "_Parts":
+        try:
+            key = (job, id(gpu), net, id(cal), attention)
+            hit = cls._shared.get(key)
+        except TypeError:  # an unhashable job or network: no sharing
+            return cls(gpu, cal)
+        if hit is None:
+            if len(cls._shared) >= cls.MAX_ENTRIES:
+                cls._shared.clear()
+            hit = cls._shared[key] = cls(gpu, cal)
+        return hit
+
+
 class Evaluator:
     """Evaluates layouts of one job on one GPU and network, caching the parts layouts share."""
 
@@ -115,13 +149,9 @@ class Evaluator:
         self.capacity = gpu.memory_usable_gib * GIB
         causal = self.framework.flop_convention == "causal"
         self._model_flops = model_flops_per_token(job.arch, job.seq, causal) * job.tokens_per_step
-        self._layers: dict[tuple[object, ...], tuple[LayerCost, LayerCost | None]] = {}
-        self._stages: dict[tuple[object, ...], float] = {}
-        self._good: dict[int, Goodput] = {}
-        self._acts: dict[tuple[object, ...], tuple[float, float]] = {}
-        self._states: dict[tuple[object, ...], tuple[float, float, float]] = {}
-        self._dps: dict[tuple[object, ...], list[int]] = {}
-        self._logits: dict[tuple[object, ...], tuple[float, float]] = {}
+        parts = _Parts.of(job, gpu, net, cal, self.attention)
+        self._layers, self._stages, self._good = parts.layers, parts.stages, parts.good
+        self._acts, self._states, self._dps, self._logits = parts.acts, parts.states, parts.dps, parts.logits
 
     # -- cached parts ----------------------------------------------------------------------------
     def layers(self, layout: Layout) -> tuple[LayerCost, LayerCost | None]:
