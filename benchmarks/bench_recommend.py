@@ -13,7 +13,8 @@ from bench_fabric import sizes_up_to
 from common import PROFILES, best_of, growth_exponent, growth_words
 
 PROFILE = PROFILES / "frontier-405b-both.toml"
-TARGET_S = 1.0
+#: Issue 21: the full 405B recommend within 0.5 s (it was 1 s in issue 8).
+TARGET_S = 0.5
 CATALOG_SIZES = (1, 5, 10, 20)
 
 

@@ -24,6 +24,7 @@ import bench_fabric
 import bench_recommend
 import bench_serving_search
 import bench_training_search
+import bench_sweep
 from common import ROOT
 
 GIB_MIB = 1024.0
@@ -117,6 +118,16 @@ def run(args: argparse.Namespace) -> dict:
     data["recommend_405b"]["cli_best_s"] = min(r.wall_s for r in cli)
     rows.append(row("c", "the same as a fresh `gpuplan recommend` process",
                     f"{min(r.wall_s for r in cli):.3f} s", cpu=f"{min(r.cpu_s for r in cli):.3f} s"))
+
+    step("(h) sweeps")
+    sw = bench_sweep.sweeps(1 if quick else 3)
+    data["sweeps"] = sw
+    rows.append(row("h", f"gpuplan sweep, {bench_sweep.QPS_POINTS}-point QPS sweep of chat-8b-serving, cold",
+                    f"{sw['qps']['best_s']:.2f} s", f"<= {bench_sweep.QPS_RATIO:g}x python by CPU", sw["qps"]["ok"],
+                    f"{sw['qps']['cpu_s']:.2f} s = {sw['qps']['ratio_to_python']:.0f}x python"))
+    rows.append(row("h", f"gpuplan sweep, {bench_sweep.DEADLINE_POINTS}-point 70B training deadline sweep, cold",
+                    f"{sw['deadline']['best_s']:.2f} s", f">= {bench_sweep.PLANS_PER_S:g} plans/s by CPU",
+                    sw["deadline"]["ok"], f"{sw['deadline']['cpu_s']:.2f} s = {sw['deadline']['plans_per_s']:.1f} plans/s"))
 
     step("(d)(f) fabric")
     fab = bench_fabric.fabric_rows(args.gpu, fabric_sizes)

@@ -20,6 +20,7 @@ M/M/1), taken as gamma-distributed when a tail is needed.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 PERCENTILES: dict[str, float] = {"p50": 0.50, "p90": 0.90, "p95": 0.95, "p99": 0.99}
 #: Utilisation treated as saturated (the wait is infinite); guards round-off at rho -> 1.
@@ -45,6 +46,13 @@ def md1_mean_wait_s(lam: float, service_s: float) -> float:
 
 
 def tail_decay_rate(lam: float, service_s: float, scv: float = 0.0) -> float:
+    """Adjustment coefficient ``delta`` (1/s), memoised: a serving plan asks for the same roots
+    thousands of times (see :func:`_tail_decay_rate` for the method)."""
+    return _tail_decay_rate(lam, service_s, scv)
+
+
+@lru_cache(maxsize=65536)
+def _tail_decay_rate(lam: float, service_s: float, scv: float) -> float:
     """Adjustment coefficient ``delta`` (1/s): root of ``lam (M_S(delta) - 1) = delta``.
 
     Gamma service with mean ``s`` and SCV ``scv`` has ``M_S(d) = (1 - scv*s*d)^(-1/scv)``;

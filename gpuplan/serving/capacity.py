@@ -94,17 +94,27 @@ class ReplicaCapacity:
         self.mixed = eng is not None and eng.features.scheduling == "mixed" and demand.decode_steps > 0
         self.step_tokens = eng.features.max_step_tokens if eng is not None else 0
         self.fits_context = (replica.max_sequences(max(demand.context_tokens, full)) >= 1)
+        #: Decode steps by concurrency: the searches over concurrency revisit the same points.
+        self._steps: dict[float, StepTime] = {}
 
     # -- decode -----------------------------------------------------------------------------------
     def step(self, concurrency: float) -> StepTime:
         """Decode step of the replica at concurrency C (micro-batches of C / min(pp, C) with PP)."""
         c = max(concurrency, 1.0)
+        hit = self._steps.get(c)
+        if hit is not None:
+            return hit
         micro = min(self.replica.layout.pp, c)
         if self.mixed:
             # Each step also carries the prompts of the C / n requests that start per step.
             share = c / self.demand.decode_steps / micro
-            return self.replica.step(c / micro, self.mean_context, share, self.demand.prompt_tokens)
-        return self.replica.decode_step(c / micro, self.mean_context)
+            out = self.replica.step(c / micro, self.mean_context, share, self.demand.prompt_tokens)
+        else:
+            out = self.replica.decode_step(c / micro, self.mean_context)
+        if len(self._steps) >= 4096:  # bounded: a long sweep keeps the capacity alive
+            self._steps.clear()
+        self._steps[c] = out
+        return out
 
     def rate(self, concurrency: float, step_s: float | None = None) -> float:
         """Requests/s at concurrency C: ``C / (n * t0 + C * s_pf)``.
@@ -143,8 +153,9 @@ class ReplicaCapacity:
             rho = lam * s
         mean = wait_s(lam, s, "mean", self.scv) + base + t0 / 2 if rho < 1 else math.inf
         pct = d.percentile
-        stat = mean if pct == "mean" else (wait_s(lam, s, pct, self.scv) + base + t0 if rho < 1 else math.inf)
         p99 = wait_s(lam, s, "p99", self.scv) + base + t0 if rho < 1 else math.inf
+        stat = mean if pct == "mean" else p99 if pct == "p99" else (
+            wait_s(lam, s, pct, self.scv) + base + t0 if rho < 1 else math.inf)
         return Workpoint(concurrency=concurrency, rate=lam, rho=rho, tpot_s=t0, step=step, step_s=t0,
                          prefill_latency_s=base, prefill_service_s=s, ttft_mean_s=mean,
                          ttft_target_stat_s=stat, ttft_p99_s=p99, step_count=d.decode_steps)
@@ -162,8 +173,8 @@ class ReplicaCapacity:
         base = self.prefill_latency_s
         mean = wait_s(lam, s, "mean", self.scv) + base + t0 / 2
         pct = self.demand.percentile
-        stat = mean if pct == "mean" else wait_s(lam, s, pct, self.scv) + base + t0
         p99 = wait_s(lam, s, "p99", self.scv) + base + t0
+        stat = mean if pct == "mean" else p99 if pct == "p99" else wait_s(lam, s, pct, self.scv) + base + t0
         return Workpoint(concurrency=concurrency, rate=lam, rho=rho, tpot_s=tpot, step=step, step_s=t0,
                          prefill_latency_s=base, prefill_service_s=s, ttft_mean_s=mean,
                          ttft_target_stat_s=stat, ttft_p99_s=p99, step_count=self.demand.decode_steps)

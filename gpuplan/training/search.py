@@ -25,444 +25,51 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
-from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from gpuplan.hardware.schema import Gpu
-from gpuplan.physics.collectives import Network
-from gpuplan.hardware.training_calibration import TrainingCalibration
 from gpuplan.training.framework import constrain
-from gpuplan.training.flops import hardware_flops_per_token, model_flops_per_token
-from gpuplan.training.goodput import Goodput, goodput
 from gpuplan.training.layout import (
-    RECOMPUTE_ORDER,
     Layout,
     check,
-    divisors,
-    folded,
     layers_per_stage,
-    recomputed_fraction,
 )
 from gpuplan.training.memory import (
-    GIB,
     Memory,
-    activation_total,
-    model_state_bytes,
-    per_layer_pair,
     recompute_layers_to_fit,
 )
-from gpuplan.training.stages import pipeline_depths
-from gpuplan.training.timing import (
-    Hardware,
-    Job,
-    LayerCost,
-    StepTime,
-    layer_cost,
-    logits_cost,
-    stage_seconds,
-    step_time,
+
+from gpuplan.training.evaluator import (  # noqa: F401  (re-exported: the search's public names)
+    HOURS_PER_DAY,
+    MAX_GROUPS,
+    MAX_RELAXED_EVALUATIONS,
+    MAX_TOTAL_GROUPS,
+    MICRO_BATCHES,
+    MIN_CP_TOKENS,
+    MIN_GROUPS,
+    ZERO_STAGES,
+    Evaluation,
+    Evaluator,
+    Fixed,
+    SearchOutcome,
+    Target,
+    cost_usd,
+    group_limit,
 )
-
-#: CP is searched only while each rank keeps at least this many tokens of a sequence
-#: (Llama 3 used CP only for its 128k-token stage; below 4k tokens per rank ring attention
-#: cannot hide its K/V exchange behind the attention kernel).
-MIN_CP_TOKENS = 4096
-#: Most (TP, CP, EP, PP, micro-batch) groups one GPU type's search bounds (bounded work, issue 7).
-#: Real models stay far below it (Llama 3.1 405B: ~800; DeepSeek-V3 at a 1e10-token batch:
-#: ~9,300); a larger space is thinned evenly along its longest axis and the plan says so.
-MAX_GROUPS = 20_000
-#: Most groups one training plan bounds over all its GPU types together (bounded work, issue 14):
-#: the shipped catalog's 20 types get MAX_GROUPS each, and each of the 100 types a full overlay
-#: allows gets 4,000, so the worst valid input costs what it costs on the shipped catalog.
-MAX_TOTAL_GROUPS = 400_000
-#: The smallest per-type share of MAX_TOTAL_GROUPS.
-MIN_GROUPS = 1_000
-MICRO_BATCHES = (1, 2, 4, 8, 16)
-ZERO_STAGES = (1, 2, 3)
-HOURS_PER_DAY = 24.0
-#: Evaluations spent finding the fastest (or cheapest) plan for a "misses the target" message.
-MAX_RELAXED_EVALUATIONS = 64
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    """One layout on one GPU type: time, memory, throughput and the end-to-end figures."""
-
-    layout: Layout
-    step: StepTime
-    memory: Memory
-    model_flops_per_step: float
-    hardware_flops_per_step: float
-    steps: float
-    good: Goodput
-    peak_flops: float
-
-    @property
-    def gpus(self) -> int:
-        return self.layout.gpus
-
-    @property
-    def step_time(self) -> float:
-        return self.step.total
-
-    @property
-    def model_tflops_per_gpu(self) -> float:
-        return self.model_flops_per_step / (self.gpus * self.step_time) / 1e12
-
-    @property
-    def hardware_tflops_per_gpu(self) -> float:
-        return self.hardware_flops_per_step / (self.gpus * self.step_time) / 1e12
-
-    @property
-    def mfu(self) -> float:
-        return self.model_tflops_per_gpu * 1e12 / self.peak_flops
-
-    @property
-    def hfu(self) -> float:
-        return self.hardware_tflops_per_gpu * 1e12 / self.peak_flops
-
-    @property
-    def steady_days(self) -> float:
-        return self.steps * self.step_time / 86400.0
-
-    @property
-    def wall_days(self) -> float:
-        return self.steady_days / self.good.fraction
-
-    @property
-    def gpu_hours(self) -> float:
-        return self.wall_days * HOURS_PER_DAY * self.gpus
-
-
-class Evaluator:
-    """Evaluates layouts of one job on one GPU and network, caching the parts layouts share."""
-
-    def __init__(self, job: Job, gpu: Gpu, net: Network, cal: TrainingCalibration, attention: str | None = None,
-                 headroom: float = 0.0):
-        self.job, self.gpu, self.cal = job, gpu, cal
-        self.framework = cal.framework(job.framework)
-        self.attention = attention or self.framework.attention
-        #: Fraction of the usable memory a layout must leave free (``[constraints] memory_headroom``).
-        self.headroom = headroom
-        self.hw = Hardware.of(gpu, net, job.precision)
-        self.steps = job.tokens / job.tokens_per_step
-        self.capacity = gpu.memory_usable_gib * GIB
-        causal = self.framework.flop_convention == "causal"
-        self._model_flops = model_flops_per_token(job.arch, job.seq, causal) * job.tokens_per_step
-        self._layers: dict[tuple[object, ...], tuple[LayerCost, LayerCost | None]] = {}
-        self._stages: dict[tuple[object, ...], float] = {}
-        self._good: dict[int, Goodput] = {}
-        self._acts: dict[tuple[object, ...], tuple[float, float]] = {}
-        self._states: dict[tuple[object, ...], tuple[float, float, float]] = {}
-        self._dps: dict[tuple[object, ...], list[int]] = {}
-        self._logits: dict[tuple[object, ...], tuple[float, float]] = {}
-
-    # -- cached parts ----------------------------------------------------------------------------
-    def layers(self, layout: Layout) -> tuple[LayerCost, LayerCost | None]:
-        """Per-layer costs (dense, MoE) of the layout's TP, CP, EP, micro-batch, SP, recompute."""
-        fold = folded(layout)
-        key = (layout.tp, layout.cp, layout.ep, layout.micro_batch, layout.sequence_parallel, layout.recompute, fold)
-        hit = self._layers.get(key)
-        if hit is None:
-            probe = Layout(tp=layout.tp, pp=1, dp=max(layout.ep, 1), cp=layout.cp, ep=layout.ep, fold_experts=fold,
-                           micro_batch=layout.micro_batch, recompute=layout.recompute,
-                           sequence_parallel=layout.sequence_parallel)
-            dense = layer_cost(self.job, self.hw, self.cal, probe, False, self.attention)
-            moe = (layer_cost(self.job, self.hw, self.cal, probe, True, self.attention)
-                   if self.job.arch.moe_layers else None)
-            hit = self._layers[key] = (dense, moe)
-        return hit
-
-    def logits(self, layout: Layout) -> tuple[float, float]:
-        key = (layout.tp, layout.cp, layout.micro_batch, layout.sequence_parallel)
-        hit = self._logits.get(key)
-        if hit is None:
-            hit = self._logits[key] = logits_cost(self.job, self.hw, self.cal, layout)
-        return hit
-
-    def stage_time(self, layout: Layout) -> float:
-        """Seconds per micro-batch of the slowest stage with the layout's recompute."""
-        key = (layout.tp, layout.cp, layout.ep, layout.micro_batch, layout.sequence_parallel, layout.recompute,
-               layout.pp, layout.recompute_layers, layout.fold_experts)
-        hit = self._stages.get(key)
-        if hit is None:
-            dense, moe = self.layers(layout)
-            hit = self._stages[key] = stage_seconds(self.job, self.hw, self.cal, layout, dense, moe,
-                                                    self.logits(layout))
-        return hit
-
-    def goodput(self, gpus: int) -> Goodput:
-        hit = self._good.get(gpus)
-        if hit is None:
-            hit = self._good[gpus] = goodput(gpus, self.cal)
-        return hit
-
-    def activation_pair(self, layout: Layout) -> tuple[float, float]:
-        key = (layout.tp, layout.cp, layout.micro_batch, layout.sequence_parallel, layout.recompute)
-        hit = self._acts.get(key)
-        if hit is None:
-            hit = self._acts[key] = per_layer_pair(self.job.arch, self.job.seq, layout, self.attention, self.cal,
-                                                   self.job.precision == "fp8")
-        return hit
-
-    def states(self, layout: Layout) -> tuple[float, float, float]:
-        key = (layout.tp, layout.pp, layout.ep, layout.dp, layout.cp, layout.zero, layout.fold_experts)
-        hit = self._states.get(key)
-        if hit is None:
-            hit = self._states[key] = model_state_bytes(self.job.arch, layout, self.cal, self.job.precision)
-        return hit
-
-    # -- memory and time -------------------------------------------------------------------------
-    def memory(self, layout: Layout) -> Memory:
-        """Per-GPU memory (memory.estimate, from cached parts)."""
-        weights, grads, optim = self.states(layout)
-        stored, full = self.activation_pair(layout)
-        acts = activation_total(self.job.arch, self.job.seq, self.job.batch, layout, self.cal, stored, full)
-        overhead = self.cal.runtime_overhead_gib * GIB + self.cal.fragmentation_fraction * acts
-        return Memory(weights=weights, gradients=grads, optimizer=optim, activations=acts, overhead=overhead,
-                      capacity=self.capacity, reserve=self.capacity - self.limit)
-
-    @property
-    def limit(self) -> float:
-        """Bytes a layout may use: the usable memory less the headroom."""
-        return self.capacity * (1.0 - self.headroom)
-
-    def activation_budget(self, layout: Layout) -> float:
-        """Bytes left for activations after states and runtime overhead (memory.activation_budget)."""
-        free = self.limit - sum(self.states(layout)) - self.cal.runtime_overhead_gib * GIB
-        return free / (1.0 + self.cal.fragmentation_fraction)
-
-    def evaluate(self, layout: Layout, memory: Memory | None = None) -> Evaluation:
-        dense, moe = self.layers(layout)
-        step = step_time(self.job, self.hw, self.cal, layout, dense, moe, self.logits(layout))
-        frac = recomputed_fraction(layout, self.job.arch.layers) if layout.recompute == "full" else 1.0
-        hw_flops = (hardware_flops_per_token(self.job.arch, self.job.seq, layout.recompute, frac)
-                    * self.job.tokens_per_step)
-        return Evaluation(layout=layout, step=step, memory=memory or self.memory(layout),
-                          model_flops_per_step=self._model_flops, hardware_flops_per_step=hw_flops,
-                          steps=self.steps, good=self.goodput(layout.gpus), peak_flops=self.hw.peak_flops)
-
-
-@dataclass(frozen=True)
-class Fixed:
-    """Layout fields given by the user or a validation case (None = search it)."""
-
-    tp: int | None = None
-    pp: int | None = None
-    dp: int | None = None
-    cp: int | None = None
-    ep: int | None = None
-    vp: int | None = None
-    micro_batch: int | None = None
-    recompute: str | None = None
-    sequence_parallel: bool | None = None
-    zero: int | None = None
-    #: Expert layers folded onto the TP ranks (layout.folded): only when a run's EP needs it.
-    fold_experts: bool = False
-
-
-@dataclass(frozen=True)
-class Target:
-    """What to optimise: ``gpus`` (fastest at this count), ``deadline`` (cheapest count and
-    layout meeting ``deadline_days``), ``budget`` (fastest whose cost fits ``budget_usd``) or
-    ``fastest`` (fastest at any count and cost)."""
-
-    kind: str
-    gpus: int | None = None
-    deadline_days: float | None = None
-    budget_usd: float | None = None
-    pricing: str = "capex"
-    power_limit_kw: float | None = None
-    #: Planner-chosen counts are whole nodes (multiples of gpus_per_node).
-    whole_nodes: bool = True
-
-
-def cost_usd(gpu: Gpu, gpus: int, gpu_hours: float, pricing: str) -> float | None:
-    """Capex: servers bought x server price; cloud: GPU-hours x the hourly rate. None when unpriced."""
-    if pricing == "cloud":
-        return gpu_hours * gpu.cloud_usd_per_gpu_hour if gpu.cloud_usd_per_gpu_hour else None
-    return gpu.servers_for(gpus) * gpu.node_price_usd if gpu.node_price_usd else None
-
-
-@dataclass
-class SearchOutcome:
-    """Best evaluations (sorted, best first) and why nothing better was possible."""
-
-    best: list[Evaluation] = field(default_factory=list)
-    #: Lowest per-GPU memory any layout needed (bytes) when nothing fit.
-    min_memory: float = math.inf
-    min_memory_layout: Layout | None = None
-    #: Fastest evaluation seen (for "needs N GPUs" / "takes X days" messages).
-    fastest: Evaluation | None = None
-    evaluated: int = 0
-    bounded: int = 0
-    #: Axes thinned to keep the group count within the limit, as "PP 90 -> 23" (empty: none).
-    thinned: tuple[str, ...] = ()
-    #: The group limit the search ran under (MAX_GROUPS, or a GPU type's share of MAX_TOTAL_GROUPS).
-    max_groups: int = MAX_GROUPS
-
-
-def group_limit(gpu_types: int) -> int:
-    """Groups one GPU type's search may bound when a plan searches ``gpu_types`` types."""
-    return max(MIN_GROUPS, min(MAX_GROUPS, MAX_TOTAL_GROUPS // max(1, gpu_types)))
-
-
-# -- candidate values ------------------------------------------------------------------------------
-def _powers_of_two(limit: int) -> list[int]:
-    out, v = [], 1
-    while v <= limit:
-        out.append(v)
-        v *= 2
-    return out
-
-
-def tp_candidates(ev: Evaluator, fixed: Fixed) -> list[int]:
-    if fixed.tp is not None:
-        return [fixed.tp]
-    arch = ev.job.arch
-    out = []
-    for t in _powers_of_two(min(ev.hw.domain, arch.heads)):
-        if arch.heads % t or arch.ffn % t or (arch.kv_heads % t and not arch.is_mla):
-            continue
-        if arch.is_moe and arch.expert_ffn % t:
-            continue
-        out.append(t)
-    return out or [1]
-
-
-def pp_candidates(layers: int, fixed: Fixed, every: bool = False) -> list[int]:
-    """For each number of layers per stage, the smallest PP that gives it (larger PP with the
-    same layers per stage only adds bubble and in-flight micro-batches). ``every``: on a fixed GPU
-    count a deeper pipeline may be the only one whose DP fits the count, so every depth Megatron-Core
-    can split the layers into (uneven first and last stages included, :mod:`.sizing`)."""
-    if fixed.pp is not None:
-        return [fixed.pp]
-    if every:
-        return pipeline_depths(layers)
-    out, p = [], 1
-    while p <= layers:
-        out.append(p)
-        k = layers_per_stage(layers, p)
-        if k == 1:
-            break
-        p = -(-layers // (k - 1))  # the smallest PP with fewer layers per stage
-    return out
-
-
-def cp_candidates(seq: int, fixed: Fixed) -> list[int]:
-    if fixed.cp is not None:
-        return [fixed.cp]
-    return [c for c in _powers_of_two(max(1, seq // MIN_CP_TOKENS)) if c == 1 or seq % (2 * c) == 0]
-
-
-def ep_candidates(ev: Evaluator, fixed: Fixed) -> list[int]:
-    if fixed.ep is not None:
-        return [fixed.ep]
-    arch = ev.job.arch
-    if not arch.is_moe:
-        return [1]
-    return [e for e in _powers_of_two(arch.experts) if arch.experts % e == 0]
-
-
-def vp_candidates(layers: int, pp: int, fixed: Fixed) -> list[int]:
-    if fixed.vp is not None:
-        return [fixed.vp]
-    if pp == 1:
-        return [1]
-    return divisors(layers_per_stage(layers, pp))
-
-
-def mb_candidates(fixed: Fixed, batch: int) -> list[int]:
-    if fixed.micro_batch is not None:
-        return [fixed.micro_batch]
-    return [b for b in MICRO_BATCHES if batch % b == 0]
-
-
-def recompute_candidates(ev: Evaluator, fixed: Fixed) -> list[str]:
-    if fixed.recompute is not None:
-        return [fixed.recompute]
-    # With FlashAttention the score matrix is never stored: selective recompute saves nothing.
-    return [r for r in RECOMPUTE_ORDER if not (r == "selective" and ev.attention == "flash")]
-
-
-def zero_candidates(fixed: Fixed, pp: int, dp_cp: int) -> list[int]:
-    if fixed.zero is not None:
-        return [fixed.zero]
-    if dp_cp == 1:
-        return [0]
-    return [z for z in ZERO_STAGES if z < 3 or pp == 1]
-
-
-def dp_candidates(ev: Evaluator, fixed: Fixed, target: Target, mp: int, mb: int, ep: int, cp: int,
-                  tp: int = 1) -> list[int]:
-    """DP values giving integral micro-batch counts, EP | DP x CP (TP x DP x CP with folded
-    experts), whole nodes, the power limit."""
-    if fixed.dp is not None:
-        return [fixed.dp]
-    fold = tp if fixed.fold_experts else 1
-    key = (mp, mb, ep, cp, fold, target.kind, target.gpus, target.power_limit_kw, target.whole_nodes)
-    hit = ev._dps.get(key)
-    if hit is None:
-        hit = ev._dps[key] = _dp_values(ev, target, mp, mb, ep, cp, fold)
-    return hit
-
-
-def _dp_values(ev: Evaluator, target: Target, mp: int, mb: int, ep: int, cp: int, fold: int = 1) -> list[int]:
-    if ev.job.batch % mb:
-        return []
-    gpn = ev.gpu.gpus_per_node
-    out = []
-    for d in divisors(ev.job.batch // mb):
-        n = mp * d
-        if (d * cp * fold) % ep:
-            continue
-        if target.kind == "gpus":
-            if n != target.gpus:
-                continue
-        elif target.whole_nodes and n % gpn:
-            continue
-        if target.power_limit_kw is not None and ev.gpu.servers_for(n) * ev.gpu.node_power_kw > target.power_limit_kw:
-            continue
-        out.append(d)
-    return out
-
-
-def states_can_fit(ev: Evaluator, tp: int, pp: int, cp: int, ep: int, fixed: Fixed) -> bool:
-    """Whether the part of the model states no DP sharding removes (16-bit weights, and the
-    gradients without ZeRO-2) fits at all: a quick memory lower bound."""
-    zero = fixed.zero if fixed.zero is not None else (3 if pp == 1 else 2)
-    probe = Layout(tp=tp, pp=pp, dp=1 << 20, cp=cp, ep=ep, zero=zero)
-    w, g, _ = ev.states(probe)
-    return w + g + ev.cal.runtime_overhead_gib * GIB <= ev.limit
-
-
-def min_model_parallel(ev: Evaluator, zero: int = 1) -> int | None:
-    """Smallest TP x PP whose model states fit with ZeRO stage ``zero`` at any DP (None: none
-    does). With ZeRO-1 (Megatron's distributed optimizer) the 16-bit weights and fp32
-    gradients stay whole on every GPU of a model replica."""
-    best = None
-    for tp in tp_candidates(ev, Fixed()):
-        for pp in pp_candidates(ev.job.arch.layers, Fixed()):
-            if states_can_fit(ev, tp, pp, 1, 1, Fixed(zero=zero)):
-                best = tp * pp if best is None else min(best, tp * pp)
-                break
-    return best
-
-
-def min_memory_at(ev: Evaluator, gpus: int) -> float:
-    """Least per-GPU memory of any layout on exactly ``gpus`` GPUs (full recompute, the
-    largest ZeRO stage, micro-batch 1); infinite when no layout matches the count."""
-    best = math.inf
-    for tp in tp_candidates(ev, Fixed()):
-        for pp in pp_candidates(ev.job.arch.layers, Fixed(), every=True):
-            if gpus % (tp * pp):
-                continue
-            dp = gpus // (tp * pp)
-            lay = Layout(tp=tp, pp=pp, dp=dp, micro_batch=1, recompute="full", sequence_parallel=tp > 1,
-                         zero=3 if pp == 1 else 2)
-            best = min(best, ev.memory(lay).total)
-    return best
-
+from gpuplan.training.space import (  # noqa: F401  (re-exported)
+    cp_candidates,
+    dp_candidates,
+    ep_candidates,
+    mb_candidates,
+    min_memory_at,
+    min_model_parallel,
+    pp_candidates,
+    recompute_candidates,
+    states_can_fit,
+    tp_candidates,
+    vp_candidates,
+    zero_candidates,
+)
 
 # -- evaluation of one (shape, DP) -------------------------------------------------------------------
 def _best_fit(ev: Evaluator, base: Layout, fixed: Fixed, outcome: SearchOutcome) -> Evaluation | None:

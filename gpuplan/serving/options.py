@@ -1,0 +1,90 @@
+"""A serving option (one GPU and replica layout sized for the workload), the planner's result and
+the words for a limit; shared by serving/planner.py and serving/report.py."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from gpuplan.hardware.schema import Gpu
+from gpuplan.fabric.demand import TrafficDemand
+from gpuplan.core.contract import ServingPlan
+from gpuplan.serving.capacity import ReplicaCapacity, Workpoint
+from gpuplan.serving.fleet import FleetCost
+from gpuplan.serving.model import Layout, Replica
+
+
+LIMIT_WORDS = {
+    "kv": "KV-cache capacity",
+    "tpot": "the TPOT target",
+    "ttft": "the TTFT target (queueing before prefill)",
+    "utilisation": "the utilisation ceiling",
+    "network": "a scale-out fabric (the replica spans servers that have none)",
+}
+
+
+@dataclass(frozen=True)
+class ServingResult:
+    plan: ServingPlan
+    demand: TrafficDemand | None
+    chosen_gpu: Gpu | None
+
+
+@dataclass(frozen=True)
+class Option:
+    """One GPU and layout, sized for the workload."""
+
+    gpu: Gpu
+    replica: Replica
+    capacity: ReplicaCapacity
+    ceiling: Workpoint | None
+    limit: str
+    failure: str | None
+    active: int = 0
+    replicas: int = 0
+    fleet: FleetCost | None = None
+    op: Workpoint | None = None
+    usd_per_mtok: float | None = None
+
+    @property
+    def meets(self) -> bool:
+        return self.failure is None
+
+    @property
+    def gpus(self) -> int:
+        return self.replicas * self.replica.layout.gpus
+
+    @property
+    def objective(self) -> float | None:
+        return self.fleet.objective if self.fleet else None
+
+    def rank(self) -> tuple:
+        obj = self.objective
+        op_tpot = self.op.tpot_s if self.op else math.inf
+        return (not self.meets, obj is None, obj if obj is not None else 0.0, self.gpus, op_tpot,
+                self.replica.layout.gpus)
+
+
+
+def _layout_name(lay: Layout) -> str:
+    name = f"TP{lay.tp}"
+    if lay.pp > 1:
+        name += f"xPP{lay.pp}"
+    if lay.ep > 1:
+        name += f" EP{lay.ep}"
+    return name
+
+
+def representative(options: list[Option]) -> Option:
+    """The option that stands for one GPU: its best when one meets the targets, else its most
+    informative failure (a layout that fits and misses a latency target, then one whose cache is
+    too small, then the largest layout that does not fit)."""
+    if options[0].meets:
+        return options[0]
+    sized = [o for o in options if o.ceiling is not None]
+    if sized:
+        return min(sized, key=lambda o: o.rank())
+    fitting = [o for o in options if o.replica.kv_budget_bytes > 0]
+    if fitting:
+        return min(fitting, key=lambda o: (o.limit == "kv", o.capacity.prefill_latency_s, o.replica.layout.gpus))
+    return max(options, key=lambda o: (o.replica.layout.gpus, -o.replica.resident_weight_bytes))

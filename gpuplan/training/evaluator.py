@@ -1,0 +1,311 @@
+"""The training Evaluator (one job on one GPU type, with the parts layouts share memoised), what
+a search holds fixed, what it optimises, and its outcome. The search itself: training/search.py;
+the candidate values of every axis: training/space.py."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from gpuplan.hardware.schema import Gpu
+from gpuplan.physics.collectives import Network
+from gpuplan.hardware.training_calibration import TrainingCalibration
+from gpuplan.training.flops import hardware_flops_per_token, model_flops_per_token
+from gpuplan.training.goodput import Goodput, goodput
+from gpuplan.training.layout import (
+    Layout,
+    folded,
+    recomputed_fraction,
+)
+from gpuplan.training.memory import (
+    GIB,
+    Memory,
+    activation_total,
+    model_state_bytes,
+    per_layer_pair,
+)
+from gpuplan.training.timing import (
+    Hardware,
+    Job,
+    LayerCost,
+    StepTime,
+    layer_cost,
+    logits_cost,
+    stage_seconds,
+    step_time,
+)
+
+#: CP is searched only while each rank keeps at least this many tokens of a sequence
+#: (Llama 3 used CP only for its 128k-token stage; below 4k tokens per rank ring attention
+#: cannot hide its K/V exchange behind the attention kernel).
+MIN_CP_TOKENS = 4096
+#: Most (TP, CP, EP, PP, micro-batch) groups one GPU type's search bounds (bounded work, issue 7).
+#: Real models stay far below it (Llama 3.1 405B: ~800; DeepSeek-V3 at a 1e10-token batch:
+#: ~9,300); a larger space is thinned evenly along its longest axis and the plan says so.
+MAX_GROUPS = 20_000
+#: Most groups one training plan bounds over all its GPU types together (bounded work, issue 14):
+#: the shipped catalog's 20 types get MAX_GROUPS each, and each of the 100 types a full overlay
+#: allows gets 4,000, so the worst valid input costs what it costs on the shipped catalog.
+MAX_TOTAL_GROUPS = 400_000
+#: The smallest per-type share of MAX_TOTAL_GROUPS.
+MIN_GROUPS = 1_000
+MICRO_BATCHES = (1, 2, 4, 8, 16)
+ZERO_STAGES = (1, 2, 3)
+HOURS_PER_DAY = 24.0
+#: Evaluations spent finding the fastest (or cheapest) plan for a "misses the target" message.
+MAX_RELAXED_EVALUATIONS = 64
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One layout on one GPU type: time, memory, throughput and the end-to-end figures."""
+
+    layout: Layout
+    step: StepTime
+    memory: Memory
+    model_flops_per_step: float
+    hardware_flops_per_step: float
+    steps: float
+    good: Goodput
+    peak_flops: float
+
+    @property
+    def gpus(self) -> int:
+        return self.layout.gpus
+
+    @property
+    def step_time(self) -> float:
+        return self.step.total
+
+    @property
+    def model_tflops_per_gpu(self) -> float:
+        return self.model_flops_per_step / (self.gpus * self.step_time) / 1e12
+
+    @property
+    def hardware_tflops_per_gpu(self) -> float:
+        return self.hardware_flops_per_step / (self.gpus * self.step_time) / 1e12
+
+    @property
+    def mfu(self) -> float:
+        return self.model_tflops_per_gpu * 1e12 / self.peak_flops
+
+    @property
+    def hfu(self) -> float:
+        return self.hardware_tflops_per_gpu * 1e12 / self.peak_flops
+
+    @property
+    def steady_days(self) -> float:
+        return self.steps * self.step_time / 86400.0
+
+    @property
+    def wall_days(self) -> float:
+        return self.steady_days / self.good.fraction
+
+    @property
+    def gpu_hours(self) -> float:
+        return self.wall_days * HOURS_PER_DAY * self.gpus
+
+
+class _Parts:
+    """The memoised parts of an Evaluator: they depend on the job, GPU, network, calibration and
+    attention kernel only (not on the target, the headroom or the deadline), so Evaluators of the
+    same job and GPU share them: the planner's repeated plans and a sweep over the deadline,
+    budget or GPU count reuse every layer cost. The GPU and calibration are keyed by identity and
+    held here, so their ids stay theirs while the entry lives. Bounded: cleared when full."""
+
+    _shared: dict[tuple[object, ...], "_Parts"] = {}
+    MAX_ENTRIES = 256
+
+    def __init__(self, gpu: Gpu, cal: TrainingCalibration):
+        self.gpu, self.cal = gpu, cal
+        self.layers: dict[tuple[object, ...], tuple[LayerCost, LayerCost | None]] = {}
+        self.stages: dict[tuple[object, ...], float] = {}
+        self.good: dict[int, Goodput] = {}
+        self.acts: dict[tuple[object, ...], tuple[float, float]] = {}
+        self.states: dict[tuple[object, ...], tuple[float, float, float]] = {}
+        self.dps: dict[tuple[object, ...], list[int]] = {}
+        self.logits: dict[tuple[object, ...], tuple[float, float]] = {}
+
+    @classmethod
+    def of(cls, job: Job, gpu: Gpu, net: Network, cal: TrainingCalibration, attention: str) -> "_Parts":
+        try:
+            key = (job, id(gpu), net, id(cal), attention)
+            hit = cls._shared.get(key)
+        except TypeError:  # an unhashable job or network: no sharing
+            return cls(gpu, cal)
+        if hit is None:
+            if len(cls._shared) >= cls.MAX_ENTRIES:
+                cls._shared.clear()
+            hit = cls._shared[key] = cls(gpu, cal)
+        return hit
+
+
+class Evaluator:
+    """Evaluates layouts of one job on one GPU and network, caching the parts layouts share."""
+
+    def __init__(self, job: Job, gpu: Gpu, net: Network, cal: TrainingCalibration, attention: str | None = None,
+                 headroom: float = 0.0):
+        self.job, self.gpu, self.cal = job, gpu, cal
+        self.framework = cal.framework(job.framework)
+        self.attention = attention or self.framework.attention
+        #: Fraction of the usable memory a layout must leave free (``[constraints] memory_headroom``).
+        self.headroom = headroom
+        self.hw = Hardware.of(gpu, net, job.precision)
+        self.steps = job.tokens / job.tokens_per_step
+        self.capacity = gpu.memory_usable_gib * GIB
+        causal = self.framework.flop_convention == "causal"
+        self._model_flops = model_flops_per_token(job.arch, job.seq, causal) * job.tokens_per_step
+        parts = _Parts.of(job, gpu, net, cal, self.attention)
+        self._layers, self._stages, self._good = parts.layers, parts.stages, parts.good
+        self._acts, self._states, self._dps, self._logits = parts.acts, parts.states, parts.dps, parts.logits
+
+    # -- cached parts ----------------------------------------------------------------------------
+    def layers(self, layout: Layout) -> tuple[LayerCost, LayerCost | None]:
+        """Per-layer costs (dense, MoE) of the layout's TP, CP, EP, micro-batch, SP, recompute."""
+        fold = folded(layout)
+        key = (layout.tp, layout.cp, layout.ep, layout.micro_batch, layout.sequence_parallel, layout.recompute, fold)
+        hit = self._layers.get(key)
+        if hit is None:
+            probe = Layout(tp=layout.tp, pp=1, dp=max(layout.ep, 1), cp=layout.cp, ep=layout.ep, fold_experts=fold,
+                           micro_batch=layout.micro_batch, recompute=layout.recompute,
+                           sequence_parallel=layout.sequence_parallel)
+            dense = layer_cost(self.job, self.hw, self.cal, probe, False, self.attention)
+            moe = (layer_cost(self.job, self.hw, self.cal, probe, True, self.attention)
+                   if self.job.arch.moe_layers else None)
+            hit = self._layers[key] = (dense, moe)
+        return hit
+
+    def logits(self, layout: Layout) -> tuple[float, float]:
+        key = (layout.tp, layout.cp, layout.micro_batch, layout.sequence_parallel)
+        hit = self._logits.get(key)
+        if hit is None:
+            hit = self._logits[key] = logits_cost(self.job, self.hw, self.cal, layout)
+        return hit
+
+    def stage_time(self, layout: Layout) -> float:
+        """Seconds per micro-batch of the slowest stage with the layout's recompute."""
+        key = (layout.tp, layout.cp, layout.ep, layout.micro_batch, layout.sequence_parallel, layout.recompute,
+               layout.pp, layout.recompute_layers, layout.fold_experts)
+        hit = self._stages.get(key)
+        if hit is None:
+            dense, moe = self.layers(layout)
+            hit = self._stages[key] = stage_seconds(self.job, self.hw, self.cal, layout, dense, moe,
+                                                    self.logits(layout))
+        return hit
+
+    def goodput(self, gpus: int) -> Goodput:
+        hit = self._good.get(gpus)
+        if hit is None:
+            hit = self._good[gpus] = goodput(gpus, self.cal)
+        return hit
+
+    def activation_pair(self, layout: Layout) -> tuple[float, float]:
+        key = (layout.tp, layout.cp, layout.micro_batch, layout.sequence_parallel, layout.recompute)
+        hit = self._acts.get(key)
+        if hit is None:
+            hit = self._acts[key] = per_layer_pair(self.job.arch, self.job.seq, layout, self.attention, self.cal,
+                                                   self.job.precision == "fp8")
+        return hit
+
+    def states(self, layout: Layout) -> tuple[float, float, float]:
+        key = (layout.tp, layout.pp, layout.ep, layout.dp, layout.cp, layout.zero, layout.fold_experts)
+        hit = self._states.get(key)
+        if hit is None:
+            hit = self._states[key] = model_state_bytes(self.job.arch, layout, self.cal, self.job.precision)
+        return hit
+
+    # -- memory and time -------------------------------------------------------------------------
+    def memory(self, layout: Layout) -> Memory:
+        """Per-GPU memory (memory.estimate, from cached parts)."""
+        weights, grads, optim = self.states(layout)
+        stored, full = self.activation_pair(layout)
+        acts = activation_total(self.job.arch, self.job.seq, self.job.batch, layout, self.cal, stored, full)
+        overhead = self.cal.runtime_overhead_gib * GIB + self.cal.fragmentation_fraction * acts
+        return Memory(weights=weights, gradients=grads, optimizer=optim, activations=acts, overhead=overhead,
+                      capacity=self.capacity, reserve=self.capacity - self.limit)
+
+    @property
+    def limit(self) -> float:
+        """Bytes a layout may use: the usable memory less the headroom."""
+        return self.capacity * (1.0 - self.headroom)
+
+    def activation_budget(self, layout: Layout) -> float:
+        """Bytes left for activations after states and runtime overhead (memory.activation_budget)."""
+        free = self.limit - sum(self.states(layout)) - self.cal.runtime_overhead_gib * GIB
+        return free / (1.0 + self.cal.fragmentation_fraction)
+
+    def evaluate(self, layout: Layout, memory: Memory | None = None) -> Evaluation:
+        dense, moe = self.layers(layout)
+        step = step_time(self.job, self.hw, self.cal, layout, dense, moe, self.logits(layout))
+        frac = recomputed_fraction(layout, self.job.arch.layers) if layout.recompute == "full" else 1.0
+        hw_flops = (hardware_flops_per_token(self.job.arch, self.job.seq, layout.recompute, frac)
+                    * self.job.tokens_per_step)
+        return Evaluation(layout=layout, step=step, memory=memory or self.memory(layout),
+                          model_flops_per_step=self._model_flops, hardware_flops_per_step=hw_flops,
+                          steps=self.steps, good=self.goodput(layout.gpus), peak_flops=self.hw.peak_flops)
+
+
+@dataclass(frozen=True)
+class Fixed:
+    """Layout fields given by the user or a validation case (None = search it)."""
+
+    tp: int | None = None
+    pp: int | None = None
+    dp: int | None = None
+    cp: int | None = None
+    ep: int | None = None
+    vp: int | None = None
+    micro_batch: int | None = None
+    recompute: str | None = None
+    sequence_parallel: bool | None = None
+    zero: int | None = None
+    #: Expert layers folded onto the TP ranks (layout.folded): only when a run's EP needs it.
+    fold_experts: bool = False
+
+
+@dataclass(frozen=True)
+class Target:
+    """What to optimise: ``gpus`` (fastest at this count), ``deadline`` (cheapest count and
+    layout meeting ``deadline_days``), ``budget`` (fastest whose cost fits ``budget_usd``) or
+    ``fastest`` (fastest at any count and cost)."""
+
+    kind: str
+    gpus: int | None = None
+    deadline_days: float | None = None
+    budget_usd: float | None = None
+    pricing: str = "capex"
+    power_limit_kw: float | None = None
+    #: Planner-chosen counts are whole nodes (multiples of gpus_per_node).
+    whole_nodes: bool = True
+
+
+def cost_usd(gpu: Gpu, gpus: int, gpu_hours: float, pricing: str) -> float | None:
+    """Capex: servers bought x server price; cloud: GPU-hours x the hourly rate. None when unpriced."""
+    if pricing == "cloud":
+        return gpu_hours * gpu.cloud_usd_per_gpu_hour if gpu.cloud_usd_per_gpu_hour else None
+    return gpu.servers_for(gpus) * gpu.node_price_usd if gpu.node_price_usd else None
+
+
+@dataclass
+class SearchOutcome:
+    """Best evaluations (sorted, best first) and why nothing better was possible."""
+
+    best: list[Evaluation] = field(default_factory=list)
+    #: Lowest per-GPU memory any layout needed (bytes) when nothing fit.
+    min_memory: float = math.inf
+    min_memory_layout: Layout | None = None
+    #: Fastest evaluation seen (for "needs N GPUs" / "takes X days" messages).
+    fastest: Evaluation | None = None
+    evaluated: int = 0
+    bounded: int = 0
+    #: Axes thinned to keep the group count within the limit, as "PP 90 -> 23" (empty: none).
+    thinned: tuple[str, ...] = ()
+    #: The group limit the search ran under (MAX_GROUPS, or a GPU type's share of MAX_TOTAL_GROUPS).
+    max_groups: int = MAX_GROUPS
+
+
+def group_limit(gpu_types: int) -> int:
+    """Groups one GPU type's search may bound when a plan searches ``gpu_types`` types."""
+    return max(MIN_GROUPS, min(MAX_GROUPS, MAX_TOTAL_GROUPS // max(1, gpu_types)))
+
+

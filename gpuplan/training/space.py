@@ -1,0 +1,182 @@
+"""The training layout space: the candidate values of every axis of one GPU type's search, and
+the memory floors that reject a shape before it is searched (training/search.py)."""
+
+from __future__ import annotations
+
+import math
+
+from gpuplan.training.layout import (
+    RECOMPUTE_ORDER,
+    Layout,
+    divisors,
+    layers_per_stage,
+)
+from gpuplan.training.memory import GIB
+from gpuplan.training.stages import pipeline_depths
+
+from gpuplan.training.evaluator import (
+    MICRO_BATCHES,
+    MIN_CP_TOKENS,
+    ZERO_STAGES,
+    Evaluator,
+    Fixed,
+    Target,
+)
+
+# -- candidate values ------------------------------------------------------------------------------
+def _powers_of_two(limit: int) -> list[int]:
+    out, v = [], 1
+    while v <= limit:
+        out.append(v)
+        v *= 2
+    return out
+
+
+def tp_candidates(ev: Evaluator, fixed: Fixed) -> list[int]:
+    if fixed.tp is not None:
+        return [fixed.tp]
+    arch = ev.job.arch
+    out = []
+    for t in _powers_of_two(min(ev.hw.domain, arch.heads)):
+        if arch.heads % t or arch.ffn % t or (arch.kv_heads % t and not arch.is_mla):
+            continue
+        if arch.is_moe and arch.expert_ffn % t:
+            continue
+        out.append(t)
+    return out or [1]
+
+
+def pp_candidates(layers: int, fixed: Fixed, every: bool = False) -> list[int]:
+    """For each number of layers per stage, the smallest PP that gives it (larger PP with the
+    same layers per stage only adds bubble and in-flight micro-batches). ``every``: on a fixed GPU
+    count a deeper pipeline may be the only one whose DP fits the count, so every depth Megatron-Core
+    can split the layers into (uneven first and last stages included, :mod:`.sizing`)."""
+    if fixed.pp is not None:
+        return [fixed.pp]
+    if every:
+        return pipeline_depths(layers)
+    out, p = [], 1
+    while p <= layers:
+        out.append(p)
+        k = layers_per_stage(layers, p)
+        if k == 1:
+            break
+        p = -(-layers // (k - 1))  # the smallest PP with fewer layers per stage
+    return out
+
+
+def cp_candidates(seq: int, fixed: Fixed) -> list[int]:
+    if fixed.cp is not None:
+        return [fixed.cp]
+    return [c for c in _powers_of_two(max(1, seq // MIN_CP_TOKENS)) if c == 1 or seq % (2 * c) == 0]
+
+
+def ep_candidates(ev: Evaluator, fixed: Fixed) -> list[int]:
+    if fixed.ep is not None:
+        return [fixed.ep]
+    arch = ev.job.arch
+    if not arch.is_moe:
+        return [1]
+    return [e for e in _powers_of_two(arch.experts) if arch.experts % e == 0]
+
+
+def vp_candidates(layers: int, pp: int, fixed: Fixed) -> list[int]:
+    if fixed.vp is not None:
+        return [fixed.vp]
+    if pp == 1:
+        return [1]
+    return divisors(layers_per_stage(layers, pp))
+
+
+def mb_candidates(fixed: Fixed, batch: int) -> list[int]:
+    if fixed.micro_batch is not None:
+        return [fixed.micro_batch]
+    return [b for b in MICRO_BATCHES if batch % b == 0]
+
+
+def recompute_candidates(ev: Evaluator, fixed: Fixed) -> list[str]:
+    if fixed.recompute is not None:
+        return [fixed.recompute]
+    # With FlashAttention the score matrix is never stored: selective recompute saves nothing.
+    return [r for r in RECOMPUTE_ORDER if not (r == "selective" and ev.attention == "flash")]
+
+
+def zero_candidates(fixed: Fixed, pp: int, dp_cp: int) -> list[int]:
+    if fixed.zero is not None:
+        return [fixed.zero]
+    if dp_cp == 1:
+        return [0]
+    return [z for z in ZERO_STAGES if z < 3 or pp == 1]
+
+
+def dp_candidates(ev: Evaluator, fixed: Fixed, target: Target, mp: int, mb: int, ep: int, cp: int,
+                  tp: int = 1) -> list[int]:
+    """DP values giving integral micro-batch counts, EP | DP x CP (TP x DP x CP with folded
+    experts), whole nodes, the power limit."""
+    if fixed.dp is not None:
+        return [fixed.dp]
+    fold = tp if fixed.fold_experts else 1
+    key = (mp, mb, ep, cp, fold, target.kind, target.gpus, target.power_limit_kw, target.whole_nodes)
+    hit = ev._dps.get(key)
+    if hit is None:
+        hit = ev._dps[key] = _dp_values(ev, target, mp, mb, ep, cp, fold)
+    return hit
+
+
+def _dp_values(ev: Evaluator, target: Target, mp: int, mb: int, ep: int, cp: int, fold: int = 1) -> list[int]:
+    if ev.job.batch % mb:
+        return []
+    gpn = ev.gpu.gpus_per_node
+    out = []
+    for d in divisors(ev.job.batch // mb):
+        n = mp * d
+        if (d * cp * fold) % ep:
+            continue
+        if target.kind == "gpus":
+            if n != target.gpus:
+                continue
+        elif target.whole_nodes and n % gpn:
+            continue
+        if target.power_limit_kw is not None and ev.gpu.servers_for(n) * ev.gpu.node_power_kw > target.power_limit_kw:
+            continue
+        out.append(d)
+    return out
+
+
+def states_can_fit(ev: Evaluator, tp: int, pp: int, cp: int, ep: int, fixed: Fixed) -> bool:
+    """Whether the part of the model states no DP sharding removes (16-bit weights, and the
+    gradients without ZeRO-2) fits at all: a quick memory lower bound."""
+    zero = fixed.zero if fixed.zero is not None else (3 if pp == 1 else 2)
+    probe = Layout(tp=tp, pp=pp, dp=1 << 20, cp=cp, ep=ep, zero=zero)
+    w, g, _ = ev.states(probe)
+    return w + g + ev.cal.runtime_overhead_gib * GIB <= ev.limit
+
+
+def min_model_parallel(ev: Evaluator, zero: int = 1) -> int | None:
+    """Smallest TP x PP whose model states fit with ZeRO stage ``zero`` at any DP (None: none
+    does). With ZeRO-1 (Megatron's distributed optimizer) the 16-bit weights and fp32
+    gradients stay whole on every GPU of a model replica."""
+    best = None
+    for tp in tp_candidates(ev, Fixed()):
+        for pp in pp_candidates(ev.job.arch.layers, Fixed()):
+            if states_can_fit(ev, tp, pp, 1, 1, Fixed(zero=zero)):
+                best = tp * pp if best is None else min(best, tp * pp)
+                break
+    return best
+
+
+def min_memory_at(ev: Evaluator, gpus: int) -> float:
+    """Least per-GPU memory of any layout on exactly ``gpus`` GPUs (full recompute, the
+    largest ZeRO stage, micro-batch 1); infinite when no layout matches the count."""
+    best = math.inf
+    for tp in tp_candidates(ev, Fixed()):
+        for pp in pp_candidates(ev.job.arch.layers, Fixed(), every=True):
+            if gpus % (tp * pp):
+                continue
+            dp = gpus // (tp * pp)
+            lay = Layout(tp=tp, pp=pp, dp=dp, micro_batch=1, recompute="full", sequence_parallel=tp > 1,
+                         zero=3 if pp == 1 else 2)
+            best = min(best, ev.memory(lay).total)
+    return best
+
+
