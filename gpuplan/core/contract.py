@@ -14,6 +14,7 @@ from gpuplan.core.contract_fleet import Autoscaling, Fleet, FleetStrategy, Risk 
 from gpuplan.core.cost_contract import PlanTco, StorageSizing, Tco
 
 from gpuplan.core.bands import PhaseIntervals
+from gpuplan.core.fix_contract import ClosestFix
 
 SCHEMA_VERSION = "1.2"
 #: A roofline's peak, bandwidth and ridge: renderers divide by them, so a saved plan must carry
@@ -271,6 +272,8 @@ class TrainingPlan(_Out, PhaseIntervals):
     alternatives: list[TrainingOption]
     reasons: list[str]
     infeasible: list[str]
+    #: Infeasible only: the smallest change of one constraint that plans feasibly (core/fix_contract.py).
+    closest_fix: ClosestFix | None = None
     #: The next best layouts on the recommended GPU (search order), each with its breakdown.
     layout_alternatives: list[TrainingLayoutOption] = []
     tco: Tco | None = None
@@ -404,6 +407,8 @@ class ServingPlan(_Out, PhaseIntervals):
     alternatives: list[ServingOption]
     reasons: list[str]
     infeasible: list[str]
+    #: Infeasible only: the smallest change of one constraint that plans feasibly (core/fix_contract.py).
+    closest_fix: ClosestFix | None = None
     #: Throughput-latency frontier of every layout on the chosen GPU (gpuplan/serving/frontier.py).
     frontier: list[FrontierPoint] = []
     tco: Tco | None = None

@@ -25,6 +25,7 @@ from gpuplan.core.contract import (
     TrainingPlan,
 )
 from gpuplan.model.profile import Workload
+from gpuplan.planning.closest_fix import with_fix
 
 
 def plan_workload(workload: Workload, catalog: Catalog, *, phases: tuple[str, ...] = ("training", "serving"),
@@ -35,12 +36,12 @@ def plan_workload(workload: Workload, catalog: Catalog, *, phases: tuple[str, ..
     if workload.training is not None and "training" in phases:
         from gpuplan.training.planner import assumptions as training_assumptions
 
-        training = _plan_training(workload.for_phase("training"), catalog)
+        training = with_fix("training", workload, catalog, _plan_training)
         findings += _gates("training", training, workload.for_phase("training"))
         findings += _training_notes(training, catalog, moe=workload.arch.is_moe)
         notes += training_assumptions(workload, catalog)
     if workload.serving is not None and "serving" in phases:
-        serving = _plan_serving(workload.for_phase("serving"), catalog)
+        serving = with_fix("serving", workload, catalog, _plan_serving)
         findings += _gates("serving", serving, workload.for_phase("serving"))
     training = _idle(training, catalog, workload.for_phase("training"))
     serving = _idle(serving, catalog, workload.for_phase("serving"))

@@ -38,7 +38,7 @@ def shows(options: RenderOptions, name: str) -> bool:
 def summary_facts(rows: list[tuple[str, str]], options: RenderOptions) -> list[tuple[str, str]]:
     if shows(options, "facts"):
         return rows
-    return [(label, value) for label, value in rows if label in SUMMARY_FACTS or label in ("verdict", "why")]
+    return [(label, value) for label, value in rows if label in SUMMARY_FACTS or label in ("verdict", "closest fix", "why")]
 
 
 def summary_reasons(reasons: list[str], options: RenderOptions) -> list[str]:
