@@ -4,8 +4,8 @@ feasible, computed by re-planning, not guessed.
 Each candidate constraint the profile sets (a deadline, a budget, a power limit, a QPS target, a
 GPU allow-list) is relaxed alone: grown (or, for QPS, shrunk) geometrically until the phase plans
 feasibly, then bisected between the last infeasible and the first feasible value. Every candidate
-has a bounded number of re-plans (:data:`MAX_STEPS` + :data:`BISECT_STEPS`), so the search costs at
-most a few dozen plans of the phase. The fix with the smallest relative change wins; an allow-list
+has a bounded number of re-plans (:data:`MAX_STEPS` + :data:`BISECT_STEPS`), and the phase at
+most :data:`MAX_PLANS`; no value goes past the profile's limits (:data:`LIMITS`). The fix with the smallest relative change wins; an allow-list
 counts as a change of 1 (one GPU type added).
 """
 
@@ -23,6 +23,11 @@ from gpuplan.model.profile import Workload
 MAX_STEPS = 6
 BISECT_STEPS = 4
 
+#: Re-plans of one phase across all candidates (a phase's search can take seconds).
+MAX_PLANS = 16
+#: Upper limits of the profile fields (docs/profile.md, "Limits"): a fix past one is no fix.
+LIMITS = {"training.deadline_days": 3650.0, "constraints.power_limit_kw": 1e7}
+
 Planner = Callable[[Workload, Catalog], Any]
 
 
@@ -30,15 +35,26 @@ def closest_fix(phase: str, workload: Workload, catalog: Catalog, planner: Plann
     """The smallest one-constraint change that makes ``phase`` of ``workload`` plan feasibly; None
     when no single change within the bounds does."""
     found: list[tuple[float, ClosestFix]] = []
+    budget = [MAX_PLANS]
+
+    def feasible(candidate: Workload) -> bool | None:
+        if budget[0] <= 0:
+            return None  # out of re-plans: this candidate is not searched further
+        budget[0] -= 1
+        return planner(candidate, catalog).feasible
+
     for field, value, grow, apply, show in _candidates(phase, workload):
-        fixed = _search(value, grow, lambda v, apply=apply: planner(apply(v), catalog).feasible)
+        limit = LIMITS.get(field)
+        if limit is not None and value >= limit:
+            continue  # already at the profile's limit (docs/profile.md, "Limits"): no fix here
+        fixed = _search(value, grow, lambda v, apply=apply: feasible(apply(v)), limit)
         if fixed is not None:
             change = abs(fixed / value - 1) if grow > 1 else abs(1 - fixed / value)
             verb = "raise" if grow > 1 else "lower"
             found.append((change, ClosestFix(constraint=field, from_=show(value), to=show(fixed),
                                              message=f"{verb} {field} from {show(value)} to {show(fixed)}")))
     allowed = workload.constraints.allow_gpus
-    if allowed:
+    if allowed and budget[0] > 0:
         plan = planner(replace(workload, constraints=replace(workload.constraints, allow_gpus=())), catalog)
         if plan.feasible and plan.gpu:
             to = ", ".join([*allowed, plan.gpu])
@@ -56,20 +72,30 @@ def with_fix(phase: str, workload: Workload, catalog: Catalog, planner: Planner)
     return plan.model_copy(update={"closest_fix": fix}) if fix is not None else plan
 
 
-def _search(value: float, grow: float, feasible: Callable[[float], bool]) -> float | None:
-    """The value nearest ``value`` in direction ``grow`` that is feasible, to within the bisection."""
+def _search(value: float, grow: float, feasible: Callable[[float], bool | None],
+            limit: float | None = None) -> float | None:
+    """The value nearest ``value`` in direction ``grow`` that is feasible, to within the bisection;
+    never past ``limit``."""
     bad, good = value, None
     for _ in range(MAX_STEPS):
-        trial = bad * grow
-        if feasible(trial):
+        trial = min(bad * grow, limit) if limit is not None else bad * grow
+        ok = feasible(trial)
+        if ok is None:
+            return None
+        if ok:
             good = trial
             break
+        if trial == limit:
+            return None
         bad = trial
     if good is None:
         return None
     for _ in range(BISECT_STEPS):
         mid = (bad * good) ** 0.5
-        if feasible(mid):
+        ok = feasible(mid)
+        if ok is None:
+            break  # out of re-plans: the feasible end found so far
+        if ok:
             good = mid
         else:
             bad = mid
