@@ -30,6 +30,7 @@ from gpuplan.cli.common import (
     OutOpt,
     OutputsOpt,
     QuietOpt,
+    SectionOpt,
     VerboseOpt,
     app,
     catalog_app,
@@ -61,6 +62,7 @@ def recommend(
     catalog: Optional[list[Path]] = CatalogOpt,
     quiet: bool = QuietOpt,
     verbose: int = VerboseOpt,
+    section: list[str] = SectionOpt,
     no_color: bool = NoColorOpt,
     exit_zero: bool = ExitZeroOpt,
     confidence: Optional[float] = typer.Option(
@@ -102,7 +104,7 @@ def recommend(
             result = plan(workload, cat, phases=phases, confidence=confidence)
     inputs = ([str(profile)] if profile else []) + list(workload.input_files) + catalog_inputs(catalog)
     emit(result, fmt, out, outputs, inputs=inputs, color=not no_color, verbose=verbose,
-         field_lines=workload.field_lines)
+         field_lines=workload.field_lines, sections=section)
     errors = [f for f in result.findings if f.severity == "error"]
     for f in errors:
         note(f"{f.phase}: {f.message}", quiet=quiet)

@@ -89,6 +89,9 @@ def catalog_inputs(catalog_dirs: list[Path] | None) -> list[str]:
 CatalogOpt = typer.Option(None, "--catalog", help="Overlay catalog directory (repeatable; also GPUPLAN_CATALOG).")
 QuietOpt = typer.Option(False, "--quiet", "-q", help="Only the result; no notes on stderr.")
 VerboseOpt = typer.Option(0, "--verbose", "-v", count=True, help="More detail in the table report.")
+SectionOpt = typer.Option([], "--section", help="Add a part of the table report to the summary (repeatable): "
+                          "facts, reasons, network, roofline, layouts, alternatives, bom, fleet, findings, "
+                          "assumptions; -v adds all.")
 NoColorOpt = typer.Option(False, "--no-color", help="No colour (also NO_COLOR).")
 OutOpt = typer.Option(None, "--out", "-o", help="Write the --format output to PATH instead of stdout.")
 OutputsOpt = typer.Option([], "--output", help="Also write FORMAT:PATH (repeatable).")
@@ -131,10 +134,10 @@ def check_formats(fmt: str, outputs: list[str], allowed: tuple[str, ...]) -> Non
 
 
 def emit(plan: Any, fmt: str, out: Optional[Path], outputs: list[str], *, inputs: list[str], color: bool,
-         verbose: int, field_lines: Optional[dict[str, int]] = None) -> None:
+         verbose: int, field_lines: Optional[dict[str, int]] = None, sections: Optional[list[str]] = None) -> None:
     """Render once per requested format, then write every output file, all or none
     (:func:`gpuplan.core.outputs.write_files`); stdout last."""
-    from gpuplan.core.errors import InputError
+    from gpuplan.core.errors import InputError, did_you_mean
     from gpuplan.core.io import check_output, write_stdout
     from gpuplan.render import RenderOptions, render
     from gpuplan.core.outputs import write_files
@@ -154,10 +157,17 @@ def emit(plan: Any, fmt: str, out: Optional[Path], outputs: list[str], *, inputs
             raise InputError(f"two outputs write to {'stdout' if path == '-' else repr(path)}; give each its own "
                              "destination", field="--output")
         seen[where] = path
+    from gpuplan.render.sections import SECTIONS
+
+    for name in sections or []:
+        if name not in SECTIONS:
+            raise InputError(f"unknown section {name!r}{did_you_mean(name, tuple(SECTIONS))}; expected one of "
+                             f"{', '.join(SECTIONS)}", field="--section")
     use_color = color and not os.environ.get("NO_COLOR") and sys.stdout.isatty()
     rendered = []
     for f, path in targets:  # render everything before writing anything
         options = RenderOptions(color=use_color and path == "-", verbose=verbose, field_lines=field_lines,
+                                sections=frozenset(sections or ()),
                                 width=(terminal_width() or 100) if path == "-" else 100)
         rendered.append((path, render(plan, f, options)))
     # every file is written to a temporary file first and renamed only when all are: all or none

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from gpuplan.core.fix_contract import ClosestFix
 from gpuplan.core.bands import PhaseIntervals
 from gpuplan.core.contract_base import RoofFigure, _Out
 from gpuplan.core.contract_fabric import Bom, Interconnect, Topology
@@ -142,6 +143,8 @@ class ServingPlan(_Out, PhaseIntervals):
     alternatives: list[ServingOption]
     reasons: list[str]
     infeasible: list[str]
+    #: Infeasible only: the smallest change of one constraint that plans feasibly (core/fix_contract.py).
+    closest_fix: ClosestFix | None = None
     #: Throughput-latency frontier of every layout on the chosen GPU (gpuplan/serving/frontier.py).
     frontier: list[FrontierPoint] = []
     tco: Tco | None = None

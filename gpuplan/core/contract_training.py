@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from gpuplan.core.fix_contract import ClosestFix
 from gpuplan.core.bands import PhaseIntervals
 from gpuplan.core.contract_base import RoofFigure, _Out
 from gpuplan.core.contract_fabric import Bom, Interconnect, Topology
@@ -137,6 +138,8 @@ class TrainingPlan(_Out, PhaseIntervals):
     alternatives: list[TrainingOption]
     reasons: list[str]
     infeasible: list[str]
+    #: Infeasible only: the smallest change of one constraint that plans feasibly (core/fix_contract.py).
+    closest_fix: ClosestFix | None = None
     #: The next best layouts on the recommended GPU (search order), each with its breakdown.
     layout_alternatives: list[TrainingLayoutOption] = []
     tco: Tco | None = None

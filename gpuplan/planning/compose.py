@@ -19,13 +19,14 @@ from gpuplan.core.contract import (
     Finding,
     ModelSummary,
     Plan,
-    ServingDeploy,
     ServingOption,
     ServingPlan,
     TrainingOption,
     TrainingPlan,
 )
 from gpuplan.model.profile import Workload
+from gpuplan.planning.closest_fix import with_fix
+from gpuplan.planning.deploy_inputs import hf_repo, with_deploy
 
 
 def plan_workload(workload: Workload, catalog: Catalog, *, phases: tuple[str, ...] = ("training", "serving"),
@@ -36,12 +37,12 @@ def plan_workload(workload: Workload, catalog: Catalog, *, phases: tuple[str, ..
     if workload.training is not None and "training" in phases:
         from gpuplan.training.planner import assumptions as training_assumptions
 
-        training = _plan_training(workload.for_phase("training"), catalog)
+        training = with_fix("training", workload, catalog, _plan_training)
         findings += _gates("training", training, workload.for_phase("training"))
         findings += _training_notes(training, catalog, moe=workload.arch.is_moe)
         notes += training_assumptions(workload, catalog)
     if workload.serving is not None and "serving" in phases:
-        serving = _plan_serving(workload.for_phase("serving"), catalog)
+        serving = with_fix("serving", workload, catalog, _plan_serving)
         findings += _gates("serving", serving, workload.for_phase("serving"))
     training = _idle(training, catalog, workload.for_phase("training"))
     serving = _idle(serving, catalog, workload.for_phase("serving"))
@@ -50,7 +51,7 @@ def plan_workload(workload: Workload, catalog: Catalog, *, phases: tuple[str, ..
     model = ModelSummary(name=workload.model_name, total_params=arch.total_params, active_params=arch.active_params,
                          layers=arch.layers, hidden=arch.hidden, heads=arch.heads, kv_heads=arch.kv_heads,
                          experts=arch.experts, kv_bytes_per_token_bf16=arch.kv_elements_per_token() * 2,
-                         hf_repo=_hf_repo(workload.model_name, catalog))
+                         hf_repo=hf_repo(workload.model_name, catalog))
     from gpuplan.fabric.tco import plan_tco
 
     whole = plan_tco(training.tco if training is not None else None, serving.tco if serving is not None else None)
@@ -192,34 +193,7 @@ def _plan_serving(workload: Workload, catalog: Catalog) -> ServingPlan:
     assert workload.serving is not None
     plan = plan.model_copy(update={"autoscaling": autoscaling(plan, workload.serving, catalog,
                                                               workload.constraints.pricing)})
-    return _with_deploy(plan, workload, catalog)
-
-
-def _with_deploy(plan: ServingPlan, workload: Workload, catalog: Catalog) -> ServingPlan:
-    """Add what ``gpuplan deploy`` needs besides the layout, so that it renders from the plan alone."""
-    from gpuplan.hardware.serving_calibration import serving_constants
-
-    if not plan.feasible or plan.gpu is None or workload.serving is None:
-        return plan
-    gpu = catalog.gpus[plan.gpu]
-    k = serving_constants(catalog)
-    deploy = ServingDeploy(context_length=workload.serving.context_length, gpu_memory_usable_gib=gpu.memory_usable_gib,
-                           runtime_overhead_gib=k.runtime_overhead_gib,
-                           prefill_chunk_tokens=k.engine.prefill_tokens_per_step, gpu_vendor=gpu.vendor,
-                           gpus_per_node=gpu.gpus_per_node)
-    return plan.model_copy(update={"deploy": deploy})
-
-
-def _hf_repo(model_name: str, catalog: Catalog) -> str | None:
-    """``owner/name`` of a catalog preset whose architecture source is a Hugging Face config."""
-    preset = catalog.models.get(model_name)
-    source = catalog.sources.get(preset.sources.get("architecture", "")) if preset is not None else None
-    url = getattr(source, "url", None) or ""
-    prefix = "https://huggingface.co/"
-    if not url.startswith(prefix):
-        return None
-    parts = url[len(prefix):].split("/")
-    return "/".join(parts[:2]) if len(parts) >= 2 and all(parts[:2]) else None
+    return with_deploy(plan, workload, catalog)
 
 
 def _plan_fleet(workload: Workload, catalog: Catalog, training: TrainingPlan | None,

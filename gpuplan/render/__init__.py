@@ -25,6 +25,8 @@ class RenderOptions:
     color: bool = False
     verbose: int = 0
     width: int = 100
+    #: Table report sections shown beside the summary (``--section``; render/sections.py).
+    sections: frozenset[str] = frozenset()
     #: ``table.key`` -> line of the profile, for SARIF/JUnit/GitHub anchors. None: the renderers
     #: read ``plan.profile`` themselves when it still has the plan's ``input_sha256``.
     field_lines: Mapping[str, int] | None = None

@@ -87,8 +87,12 @@ def facts_table(rows: list[tuple[str, str]]) -> str:
 # ---------------------------------------------------------------------------------------------- roofline
 
 
-def roofline_svg(rf: Roofline | TrainingRoofline, *, title: str, width: int = 640, height: int = 380) -> str:
-    """Log-log roofline: the roof through the plan's peak and bandwidth, the ridge, a marker per point."""
+def roofline_svg(rf: Roofline | TrainingRoofline, *, title: str, width: int = 640, height: int = 380,
+                 achieved: dict[str, float] | None = None) -> str:
+    """Log-log roofline: the roof through the plan's peak and bandwidth, the ridge, a marker per point:
+    at the throughput the plan achieves where ``achieved`` (point name -> TFLOP/s) has it, else a
+    hollow marker at the roof (the bound)."""
+    achieved = achieved or {}
     left, right, top, bottom = 70, 20, 30, 50
     points = {name: (ai, bnd) for name, ai, bnd in roofline_rows(rf)}
     xs = [v for v, _ in points.values() if v > 0] + [rf.ridge_flops_per_byte]
@@ -137,12 +141,19 @@ def roofline_svg(rf: Roofline | TrainingRoofline, *, title: str, width: int = 64
     for index, (name, (ai, bound)) in enumerate(points.items()):
         if ai <= 0:
             continue
-        mx, my = px(ai), py(roof(ai))
+        colour = palette[index % len(palette)]
+        got = achieved.get(name)
+        mx, my = px(ai), py(got if got else roof(ai))
+        drop = ([el("line", {"x1": _f(mx), "y1": _f(py(roof(ai))), "x2": _f(mx), "y2": _f(my), "stroke": colour,
+                             "stroke-dasharray": "3 2"}),
+                 el("text", {"x": _f(mx - 8), "y": _f(my - 8), "text-anchor": "end"},
+                    t(f"achieved {num(got)} TFLOP/s ({got / roof(ai):.0%} of the roof)"))] if got else [])
         parts.append(el("g", {"class": "marker", "data-phase": name, "data-flops-per-byte": f"{ai:g}",
-                              "data-bound": bound},
-                        el("circle", {"cx": _f(mx), "cy": _f(my), "r": 6, "fill": palette[index % len(palette)]}),
+                              "data-bound": bound, "data-achieved-tflops": f"{got:g}" if got else None}, *drop,
+                        el("circle", {"cx": _f(mx), "cy": _f(my), "r": 6, "fill": colour if got else "white",
+                                      "stroke": colour, "stroke-width": 2}),
                         el("text", {"x": _f(mx - 8), "y": _f(my + 18), "text-anchor": "end"} if mx > width * 0.6
-                           else {"x": _f(mx + 8), "y": _f(my + 18)}, t(f"{name}: {num(ai)} FLOP/byte ({bound})"))))
+                           else {"x": _f(mx + 8), "y": _f(my + 18)}, t(f"{name.split(' (')[0]}: {num(ai)} FLOP/byte ({bound})"))))
     return el("svg", {"xmlns": "http://www.w3.org/2000/svg", "class": "roofline", "width": width, "height": height,
                       "viewBox": f"0 0 {width} {height}", "role": "img", "aria-label": title}, *parts)
 
@@ -221,26 +232,50 @@ def _phase(name: str, phase: TrainingPlan | ServingPlan, pricing: str) -> str:
         body.append(el("ul", None, *(el("li", None, t(r)) for r in phase.reasons)))
     if phase.roofline is not None:
         body.append(el("h3", None, t("Roofline")))
-        body.append(roofline_svg(phase.roofline, title=f"{phase.gpu} roofline ({phase.precision})"))
+        got = ({p.name: phase.model_tflops_per_gpu for p in phase.roofline.points[:1]}
+               if isinstance(phase, TrainingPlan) and isinstance(phase.roofline, TrainingRoofline)
+               and phase.model_tflops_per_gpu else None)  # the layer GEMMs run at the plan's model TFLOP/s
+        body.append(roofline_svg(phase.roofline, title=f"{phase.gpu} roofline ({phase.precision})", achieved=got))
     if phase.topology is not None and phase.topology.kind != "none":
         body.append(el("h3", None, t("Topology")))
         body.append(topology_svg(phase.topology, title=f"{phase.topology.kind}, {phase.topology.tiers} tier"
                                  f"{'s' if phase.topology.tiers != 1 else ''}, {num(phase.topology.oversubscription)}:1"
                                  + (f", {phase.topology.switch}" if phase.topology.switch else "")))
+    body += _pictures(phase)
     if phase.alternatives:
         body.append(el("h3", None, t("Alternatives")))
         if isinstance(phase, TrainingPlan):
             body.append(html_table(["GPU", "GPUs", "days", "cost", "meets target"],
-                                   [[a.gpu, f"{a.gpus:,}", num(a.wall_clock_days), usd(a.cost_usd),
+                                   [[a.gpu, _q(a, f"{a.gpus:,}"), _q(a, num(a.wall_clock_days)), _q(a, usd(a.cost_usd)),
                                      "yes" if a.meets_target else "no"] for a in phase.alternatives],
                                    right={1, 2, 3}))
         else:
             body.append(html_table(["GPU", "GPUs", "TTFT p99 ms", "TPOT ms", "cost", "meets target", "note"],
-                                   [[a.gpu, f"{a.gpus:,}", num(a.ttft_ms_p99), num(a.tpot_ms), serving_option_cost(a, pricing),
+                                   [[a.gpu, _q(a, f"{a.gpus:,}"), _q(a, num(a.ttft_ms_p99)), _q(a, num(a.tpot_ms)),
+                                     _q(a, serving_option_cost(a, pricing)),
                                      "yes" if a.meets_target else "no", a.reason] for a in phase.alternatives],
                                    right={1, 2, 3, 4}))
     body.append(_bom(phase.bom))
     return el("section", {"id": name, "class": "phase"}, *body)
+
+
+def _q(option: object, text: str) -> str:
+    """An option with no layout (0 GPUs: it does not qualify) shows "-", not 0 GPUs or 0 ms."""
+    return text if getattr(option, "gpus", 0) else "-"
+
+
+def _pictures(phase: TrainingPlan | ServingPlan) -> list[str]:
+    """The rack elevation and (serving) the throughput-latency frontier (render/svg_charts.py)."""
+    from gpuplan.render.svg_charts import frontier_svg, rack_svg
+
+    out = []
+    if phase.feasible and phase.bom is not None and phase.nodes:
+        out += [el("h3", None, t("Racks")), rack_svg(phase.bom, servers=phase.nodes,
+                                                     title=f"Rack elevation: {phase.nodes:,} servers of {phase.gpu}")]
+    if isinstance(phase, ServingPlan) and phase.frontier:
+        out += [el("h3", None, t("Throughput-latency frontier")),
+                frontier_svg(phase.frontier, title=f"{phase.gpu}: every layout's operating points")]
+    return out
 
 
 def render(plan: Plan, options: RenderOptions) -> str:

@@ -24,6 +24,7 @@ from gpuplan.core.contract import (
 )
 from gpuplan.render import RenderOptions
 from gpuplan.render.cost import plan_tco_line
+from gpuplan.render.sections import hidden_note, one_line, shows, summary_facts, summary_reasons
 from gpuplan.render.text import (
     LAYOUT_HEADERS,
     change_value,
@@ -110,8 +111,9 @@ def _ok(options: RenderOptions, passed: bool) -> str:
 
 
 def _bom(r: _Report, bom: Bom | None) -> None:
-    if bom is None:
+    if bom is None or not shows(r.options, "bom"):
         return
+    r.line()
     r.heading("Bill of materials")
     rack = f", fullest rack {num(bom.rack_power_kw)} kW" if bom.rack_power_kw is not None else ""
     r.facts([("capex", f"{usd(bom.capex_usd)} (network {usd(bom.network_capex_usd)})"),
@@ -135,7 +137,7 @@ def _bom(r: _Report, bom: Bom | None) -> None:
 
 
 def _roofline(r: _Report, rf: Roofline | TrainingRoofline | None, gpu: str | None, precision: str) -> None:
-    if rf is None:
+    if rf is None or not shows(r.options, "roofline"):
         return
     r.line()
     r.heading(f"Roofline ({gpu}, {precision})")
@@ -147,12 +149,12 @@ def _roofline(r: _Report, rf: Roofline | TrainingRoofline | None, gpu: str | Non
 
 
 def _training(r: _Report, t: TrainingPlan, pricing: str) -> None:
-    r.facts(training_facts(t, pricing))
+    r.facts(summary_facts(training_facts(t, pricing), r.options))
     if not t.feasible:
         return
     r.line()
     r.heading("Why")
-    why = list(t.reasons)
+    why = summary_reasons(list(t.reasons), r.options)
     b = t.breakdown
     if b is not None and r.options.verbose:
         why.append(f"step {num(b.step_time_s)} s = compute {num(b.compute_s)} + recompute {num(b.recompute_s)} "
@@ -163,7 +165,7 @@ def _training(r: _Report, t: TrainingPlan, pricing: str) -> None:
     if m is not None and r.options.verbose:
         why.append(f"memory {num(m.total_gib)} of {num(m.capacity_gib)} GiB per GPU "
                    f"({num(m.headroom_gib)} GiB headroom)")
-    if t.interconnect is not None:
+    if t.interconnect is not None and shows(r.options, "network"):
         why += [f"network: {reason}" for reason in t.interconnect.reasons]
     r.bullets(why)
     _roofline(r, t.roofline, t.gpu, t.precision)
@@ -173,11 +175,11 @@ def _training(r: _Report, t: TrainingPlan, pricing: str) -> None:
                                      for k, v in b.model_dump().items() if k.endswith("_s")], right={1})
         r.table(["memory per GPU", "GiB"], [[k.removesuffix("_gib"), num(v)] for k, v in m.model_dump().items()],
                 right={1})
-    if t.layout_alternatives:
+    if t.layout_alternatives and shows(r.options, "layouts"):
         r.line()
         r.heading(f"Next best layouts on {t.gpu}")
         r.table(LAYOUT_HEADERS, layout_rows(t.layout_alternatives), right={1, 3, 4, 5, 6, 7, 8})
-    if t.alternatives:
+    if t.alternatives and shows(r.options, "alternatives"):
         r.line()
         r.heading("Alternatives")
         shown = _shown(r, t.alternatives)
@@ -186,20 +188,19 @@ def _training(r: _Report, t: TrainingPlan, pricing: str) -> None:
                   num(a.wall_clock_days), pct(a.mfu), usd(a.cost_usd), "yes" if a.meets_target else "no", a.bound]
                  for a in shown], right={1, 2, 4, 5, 6}, no_wrap={1, 2, 3, 4, 5, 6, 7})
         _more(r, t.alternatives, shown)
-    r.line()
     _bom(r, t.bom)
 
 
 def _serving(r: _Report, s: ServingPlan, pricing: str) -> None:
     from gpuplan.render.fleet_view import autoscaling_facts
 
-    r.facts(serving_facts(s, pricing) + autoscaling_facts(s.autoscaling))
+    r.facts(summary_facts(serving_facts(s, pricing) + autoscaling_facts(s.autoscaling), r.options))
     if not s.feasible:
         return
     r.line()
     r.heading("Why")
-    why = list(s.reasons)
-    if s.interconnect is not None:
+    why = summary_reasons(list(s.reasons), r.options)
+    if s.interconnect is not None and shows(r.options, "network"):
         why += [f"network: {reason}" for reason in s.interconnect.reasons]
     d = s.disaggregation
     if d is not None and r.options.verbose:
@@ -208,7 +209,7 @@ def _serving(r: _Report, s: ServingPlan, pricing: str) -> None:
                    f"{'recommended' if d.recommended else 'not recommended'}: {d.reason}")
     r.bullets(why)
     _roofline(r, s.roofline, s.gpu, s.precision)
-    if s.alternatives:
+    if s.alternatives and shows(r.options, "alternatives"):
         r.line()
         r.heading("Alternatives")
         shown = _shown(r, s.alternatives)
@@ -220,7 +221,6 @@ def _serving(r: _Report, s: ServingPlan, pricing: str) -> None:
         if r.options.verbose:
             r.bullets([f"{a.gpu}: {a.reason}" for a in shown if a.reason])
         _more(r, s.alternatives, shown)
-    r.line()
     _bom(r, s.bom)
 
 
@@ -260,18 +260,28 @@ def render(plan: Plan, options: RenderOptions) -> str:
         _fleet(r, plan)
     r.line()
     r.heading("Findings")
-    if plan.findings:
+    if plan.findings and shows(r.options, "findings"):
         r.table(["severity", "code", "message", "field"],
                 [[f.severity, f.code, f.message, f.field or "-"] for f in plan.findings],
                 styles=[SEVERITY_STYLE[f.severity] for f in plan.findings])
+    elif plan.findings:
+        for f in plan.findings:  # one line each, errors whole; --section findings gives every message
+            line = f"{f.severity:<8} {f.code}: {f.message}"
+            r.line(line if f.severity == "error" else one_line(line, r.options.width),
+                   SEVERITY_STYLE[f.severity] if r.options.color else None)
     else:
         r.line("none")
-    r.line()
-    r.heading("Assumptions (defaults applied)")
-    if plan.assumptions:
-        r.table(["field", "value", "reason"], [[a.field, a.value, a.reason] for a in plan.assumptions])
-    else:
-        r.line("none")
+    if shows(r.options, "assumptions"):
+        r.line()
+        r.heading("Assumptions (defaults applied)")
+        if plan.assumptions:
+            r.table(["field", "value", "reason"], [[a.field, a.value, a.reason] for a in plan.assumptions])
+        else:
+            r.line("none")
+    more = hidden_note(r.options)
+    if more:
+        r.line()
+        r.line(more)
     return r.text()
 
 
@@ -281,6 +291,8 @@ def _fleet(r: _Report, plan: Plan) -> None:
     assert plan.fleet is not None
     r.line()
     r.line(f"FLEET: {plan.fleet.recommended or 'no strategy'} recommended", "bold")
+    if not shows(r.options, "fleet"):
+        return
     r.line()
     if plan.fleet.strategies:
         r.table(STRATEGY_HEADERS, strategy_rows(plan.fleet), right=STRATEGY_RIGHT,

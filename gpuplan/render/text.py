@@ -234,7 +234,7 @@ def interval_line(phase: TrainingPlan | ServingPlan) -> list[tuple[str, str]]:
 def training_facts(t: TrainingPlan, pricing: str) -> list[tuple[str, str]]:
     """Label/value rows of the training recommendation, in reading order."""
     if not t.feasible:
-        return [("verdict", "infeasible"), ("why", "; ".join(t.infeasible) or "-")]
+        return [("verdict", "infeasible"), *_fix(t), ("why", "; ".join(t.infeasible) or "-")]
     return [
         ("GPUs", f"{t.gpus:,} x {t.gpu} in {plural(t.nodes, 'node')}{_idle(t)}"),
         ("layout", training_layout(t.layout)),
@@ -267,7 +267,7 @@ def _training_cost(t: TrainingPlan, pricing: str) -> str:
 def serving_facts(s: ServingPlan, pricing: str) -> list[tuple[str, str]]:
     """Label/value rows of the serving recommendation, in reading order."""
     if not s.feasible:
-        return [("verdict", "infeasible"), ("why", "; ".join(s.infeasible) or "-")]
+        return [("verdict", "infeasible"), *_fix(s), ("why", "; ".join(s.infeasible) or "-")]
     return [
         ("GPUs", f"{s.gpus:,} x {s.gpu} in {plural(s.nodes, 'node')}{_idle(s)}: {plural(s.replicas, 'replica')} of "
                  f"{s.gpus_per_replica} (+{s.spare_replicas} spare)"),
@@ -317,6 +317,12 @@ def roofline_rows(rf: Roofline | TrainingRoofline) -> list[tuple[str, float, str
         return [(p.name, p.flops_per_byte, p.bound) for p in rf.points]
     return [("prefill", rf.prefill_flops_per_byte, rf.prefill_bound),
             ("decode", rf.decode_flops_per_byte, rf.decode_bound)]
+
+
+def _fix(phase: TrainingPlan | ServingPlan) -> list[tuple[str, str]]:
+    """The closest fix of an infeasible phase, first (planning/closest_fix.py computes it)."""
+    fix = getattr(phase, "closest_fix", None)
+    return [("closest fix", fix.message)] if fix is not None else []
 
 
 def _idle(phase: TrainingPlan | ServingPlan) -> str:

@@ -68,7 +68,7 @@ def plan_reasons(job: Job, gpu: Gpu, e: Evaluation, target: Target, catalog: Cat
         out.append(f"{gpu.id} has no {target.pricing} price in the catalog: ranked after priced GPUs")
     if len(ranked) > 1:
         nxt = ranked[1]
-        diff = (f"${nxt.cost:,.0f}" if nxt.cost is not None else "unpriced")
+        diff = (f"server capex ${nxt.cost:,.0f}" if nxt.cost is not None else "unpriced")
         out.append(f"next best: {nxt.gpu.id} ({nxt.best.gpus:,} GPUs, {nxt.best.wall_days:.1f} days, {diff})")
     if ranked and ranked[0].thinned:
         out.append(f"search: the layout space of {gpu.id} exceeds {ranked[0].max_groups:,} (TP, CP, EP, PP, micro-batch) "

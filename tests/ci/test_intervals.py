@@ -37,7 +37,7 @@ def test_every_predicted_figure_has_an_interval_around_it(cli, profile):
 
 
 def test_renderers_show_the_interval_in_parentheses(cli, profile):
-    text = cli("recommend", str(profile), "-q").out
+    text = cli("recommend", str(profile), "-q", "--section", "facts").out
     assert " days (" in text and "80% intervals in parentheses" in text
 
 

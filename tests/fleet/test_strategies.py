@@ -112,7 +112,7 @@ def test_the_default_has_a_fleet_answer(cli):
 
 @pytest.mark.parametrize("fmt", ["table", "markdown", "html"])
 def test_every_renderer_shows_the_fleet(cli, fmt):
-    run = cli("recommend", "examples/chat-8b-finetune-fleet.toml", "-f", fmt)
+    run = cli("recommend", "examples/chat-8b-finetune-fleet.toml", "-f", fmt, *(["-v"] if fmt == "table" else []))
     assert run.code == 0, run
     for word in ("separate", "time-sliced", "converged", "recommended", "autoscaling"):
         assert word in run.out.lower(), word

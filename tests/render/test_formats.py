@@ -57,7 +57,9 @@ def test_json_is_the_plan_and_reads_back(plan):
 
 
 def test_table_is_plain_ascii_without_color(plan, options):
-    text = render(plan, "table", options)
+    from gpuplan.render.sections import SECTIONS
+
+    text = render(plan, "table", RenderOptions(sections=frozenset(SECTIONS)))
     assert "\x1b[" not in text
     assert text.isascii()
     assert "TRAINING: 1,024 x h100-sxm-80gb (128 nodes), 35.7 days, capex $48.49M, 1,436 kW" in text
@@ -70,7 +72,9 @@ def test_table_uses_color_only_when_asked(plan):
 
 
 def test_table_says_why_with_numbers(plan, options):
-    text = render(plan, "table", options)
+    from gpuplan.render.sections import SECTIONS
+
+    text = render(plan, "table", RenderOptions(sections=frozenset(SECTIONS)))
     assert "- 1,024 x h100-sxm-80gb finish 2T tokens in 35.7 days, inside the 60-day deadline" in text
     assert "bound     compute: matmuls at 41% MFU" in text
     verbose = render(plan, "table", RenderOptions(verbose=1))
