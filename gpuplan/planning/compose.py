@@ -105,8 +105,12 @@ def _attach_network(phase: str, result: Any, workload: Workload, catalog: Catalo
         result = with_network(result, workload, catalog, network)
         plan = result.plan
     given = workload.constraints.tco
-    bom = build_bom(phase, gpu, plan.gpus, interconnect, topology, catalog,
-                    storage=_storage_need(phase, plan, workload, catalog), pue=dict(given).get("pue"))
+    try:  # the storage and front-end networks are sized from catalog switches too
+        bom = build_bom(phase, gpu, plan.gpus, interconnect, topology, catalog,
+                        storage=_storage_need(phase, plan, workload, catalog), pue=dict(given).get("pue"))
+    except SizingError as exc:
+        why = f"{gpu.id}: {plan.gpus:,} GPUs: storage or front-end network: {exc}"
+        return plan.model_copy(update={"feasible": False, "infeasible": [why, *plan.infeasible]})
     update: dict[str, Any] = {"interconnect": interconnect, "topology": topology, "bom": bom,
                               "power_kw": bom.power_kw,
                               # without a server price the priced lines are not a capex: say unpriced

@@ -113,3 +113,20 @@ def test_the_worst_case_with_a_full_overlay_stays_in_budget(tmp_path):
     assert cpu < CPU_LIMIT_S, f"{cpu:.1f} s of CPU time"
     assert _child_peak_rss_mib() < MEMORY_LIMIT_MIB
     assert "thinned" in (tmp_path / "plan.json").read_text()
+
+
+def test_an_absurd_checkpoint_cost_makes_the_plan_infeasible_not_a_crash(tmp_path):
+    """checkpoint_save_hours = 5e-21 (a generated overlay found it) asks for a checkpoint every few
+    nanoseconds: the storage write bandwidth needs 8 million storage ports, more than three tiers
+    of any catalog switch. The plan says so; no SizingError reaches the user."""
+    from gpuplan.hardware.loader import load_catalog
+    from gpuplan.model.profile import default_profile_text, load_profile_text
+    from gpuplan.planning.compose import plan_workload
+
+    (tmp_path / "calibration").mkdir()
+    (tmp_path / "calibration" / "training.toml").write_text("checkpoint_save_hours = 5e-21\n")
+    catalog = load_catalog([tmp_path])
+    text, name = default_profile_text()
+    plan = plan_workload(load_profile_text(text, name, catalog), catalog, phases=("training",)).training
+    assert plan is not None
+    assert plan.feasible or any("storage or front-end network" in why for why in plan.infeasible)
