@@ -95,14 +95,10 @@ def test_every_module_belongs_to_a_layer():
     assert not stray, f"modules outside every layer: {stray}"
 
 
-#: Modules still being split into named steps (issue 13); the list only shrinks.
-NOT_YET_SPLIT: set[str] = set()
-
-
 def test_modules_are_short():
     long = {str(p.relative_to(PACKAGE.parent)): n for p in PACKAGE.rglob("*.py")
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
-    assert not set(long) - NOT_YET_SPLIT, long
+    assert not long, long
 
 
 def test_an_upward_import_inside_a_function_is_found(tmp_path, monkeypatch):
