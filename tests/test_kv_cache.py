@@ -6,6 +6,7 @@ import pytest
 
 from gpuplan.model.arch import Architecture
 from gpuplan.physics.kv_cache import (
+    held_tokens,
     cached_tokens,
     dtype_bytes,
     kv_bytes_per_sequence_per_gpu,
@@ -86,3 +87,16 @@ def test_dtype_bytes():
     assert [dtype_bytes(d) for d in ("bf16", "fp16", "fp8", "int8", "int4", "fp4")] == [2, 2, 1, 1, 0.5, 0.5]
     with pytest.raises(ValueError):
         dtype_bytes("fp12")
+
+
+def test_paged_allocation_holds_the_mean_length_plus_half_a_block():
+    """vLLM (block 16, on demand): a 1,000 + 1,000 sequence holds on average 1000 + 999/2 tokens
+    over its decode, plus 7.5 tokens of its last block; TRT-LLM's reservation (block 32) takes the
+    whole 2,000 at admission, rounded to 63 blocks = 2,016 tokens."""
+    assert held_tokens(1000, 1000, 16, True) == pytest.approx(1000 + 999 / 2 + 7.5)
+    assert held_tokens(1000, 1000, 32, False) == 2016
+    assert held_tokens(1000, 1000, 1, True) == pytest.approx(1499.5)     # SGLang: one token per page
+    assert held_tokens(1000, 1000, 0, False) == 2000                      # contiguous, reserved
+    # A window frees blocks behind it: Mistral's 4,096 tokens cap what a long sequence holds.
+    assert held_tokens(8000, 1000, 16, True, 4096) == pytest.approx(4096 + 7.5)
+    assert held_tokens(8000, 1000, 16, False, 4096) == 4096

@@ -45,6 +45,17 @@ class Engine(BaseModel):
     prefill_tokens_per_step: int = Field(gt=0)
 
 
+class Moe(BaseModel):
+    """Costs of the fused mixture-of-experts module beyond its expert weights and GEMM FLOPs."""
+
+    model_config = _STRICT
+    layer_latency_us: NonNegative
+    copy_ps_per_element: NonNegative
+    token_ps_per_element: NonNegative
+    expert_us: NonNegative
+    expert_block_scaled_us: NonNegative
+
+
 class Queueing(BaseModel):
     model_config = _STRICT
     prefill_service_scv: NonNegative
@@ -115,6 +126,7 @@ class ServingConstants(BaseModel):
     scale_bits_per_weight: ScaleBits
     weight_only_bandwidth_factor: WeightOnly
     engine: Engine
+    moe: Moe
     queueing: Queueing
     cost: Cost
     frontend: Frontend

@@ -67,6 +67,25 @@ def mean_cached_tokens(prompt: int, output: int, sliding_window: int = 0) -> flo
     return total / n
 
 
+def held_tokens(prompt: int, output: int, block_tokens: int, on_demand: bool, sliding_window: int = 0) -> float:
+    """Cache tokens one sequence holds, averaged over its life, in a paged KV cache.
+
+    * Reserved admission (TensorRT-LLM's GUARANTEED_NO_EVICT capacity scheduler; a contiguous cache
+      at ``block_tokens = 0``): the blocks of the whole ``prompt + output`` are taken at admission,
+      ``ceil((P + O) / b) b``.
+    * On-demand paged allocation (vLLM PagedAttention, Kwon et al. 2023 section 4.2; SGLang's
+      token pool): blocks are taken as tokens arrive, so a sequence ``i`` steps into its decode
+      holds ``P + i`` tokens plus the unused part of its last block. Sequences at every stage of
+      their life share the cache, so the batch is limited by the mean
+      (:func:`mean_cached_tokens`) plus half a block of waste on average, ``(b - 1) / 2``.
+    Sliding windows cap what is held either way (blocks outside the window are freed)."""
+    b = max(block_tokens, 1)
+    if not on_demand:
+        full = prompt + output
+        return cached_tokens(math.ceil(full / b) * b, sliding_window)
+    return mean_cached_tokens(prompt, output, sliding_window) + (b - 1) / 2
+
+
 def kv_bytes_per_sequence_per_gpu(arch: Architecture, kv_dtype: str, context: float, tp: int = 1,
                                   pp: int = 1) -> float:
     """KV bytes one sequence of ``context`` tokens occupies on one GPU."""

@@ -88,7 +88,8 @@ class ReplicaCapacity:
         self.prefill_latency_s = self.prefill_step.total_s
         self.prefill_service_s = self.prefill_latency_s / replica.layout.pp
         full = demand.prompt_tokens + demand.output_tokens
-        self.max_sequences = replica.max_sequences(full)
+        #: Sequences the cache holds: paged engines fill it at the mean length (Replica.admitted_sequences).
+        self.max_sequences = replica.admitted_sequences(demand.prompt_tokens, demand.output_tokens)
         eng = replica.engine
         #: In-flight batching with chunked prefill: prefill shares the decode steps (module doc).
         self.mixed = eng is not None and eng.features.scheduling == "mixed" and demand.decode_steps > 0

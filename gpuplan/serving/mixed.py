@@ -12,7 +12,8 @@ Two schedules (``scheduling`` of :mod:`gpuplan.serving.engine`):
   (:func:`gpuplan.serving.capacity.offline_tokens_per_s`).
 
 The batch ``B`` is the smallest of: the sequences the cache holds (whole-length reservation, or
-paged on-demand allocation that fills the cache at the mean length ``prompt + output / 2``), the
+paged on-demand allocation that fills the cache at the mean length over a sequence's life plus
+half a block, physics/kv_cache.py ``held_tokens``), the
 engine's ``max_batch``, and the step budget ``max_step_tokens / (1 + prompt / n)``.
 """
 
@@ -20,25 +21,14 @@ from __future__ import annotations
 
 import math
 
-from gpuplan.physics.kv_cache import cached_tokens, mean_cached_tokens
+from gpuplan.physics.kv_cache import mean_cached_tokens
 from gpuplan.serving.model import Replica
 
 
 def engine_max_sequences(replica: Replica, prompt: int, output: int) -> int:
-    """Sequences of ``prompt + output`` tokens the replica's engine keeps in its cache at once.
-
-    Each sequence's cache is rounded up to whole KV blocks; ``on_demand`` admission holds
-    sequences at their mean length (``prompt + output / 2``), ``reserve_full`` at their full one."""
-    eng = replica.engine
-    full = prompt + output
-    if eng is None:
-        return replica.max_sequences(full)
-    held = full if eng.features.kv_admission == "reserve_full" else prompt + output / 2
-    per_seq = cached_tokens(eng.block_tokens(held), replica.arch.sliding_window) * replica.kv_bytes_per_token_stage
-    # A sequence must still fit whole, even when admission counts its mean length.
-    if replica.sequence_bytes(eng.block_tokens(full)) > replica.kv_budget_bytes:
-        return 0
-    return max(0, math.floor(replica.kv_budget_bytes / per_seq)) * replica.layout.dp
+    """Sequences of ``prompt + output`` tokens the replica's engine keeps in its cache at once
+    (:meth:`~gpuplan.serving.model.Replica.admitted_sequences`)."""
+    return replica.admitted_sequences(prompt, output)
 
 
 def offline_batch(replica: Replica, prompt: int, output: int) -> int:

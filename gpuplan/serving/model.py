@@ -24,11 +24,11 @@ from gpuplan.core.units import GIB
 from gpuplan.model.arch import Architecture
 from gpuplan.hardware.loader import Catalog
 from gpuplan.hardware.schema import Gpu
-from gpuplan.physics.kv_cache import cached_tokens, kv_bytes_per_token_per_gpu
+from gpuplan.physics.kv_cache import cached_tokens, held_tokens, kv_bytes_per_token_per_gpu
 from gpuplan.physics.pipeline import layers_per_stage
 from gpuplan.hardware.serving_calibration import ServingConstants
 from gpuplan.serving.engine import KERNELS_PER_LAYER, Engine, resolve_engine
-from gpuplan.serving.moe import extra_kernels, permute_elements_per_token, tile_efficiency
+from gpuplan.serving.moe import moe_launch_s, moe_module_s
 from gpuplan.serving.links import Links, links_for
 from gpuplan.serving.weights import (  # noqa: F401  (re-exported)
     ComputePath,
@@ -144,6 +144,8 @@ class Replica:
     weights: WeightBytes
     matmul_flops_per_s: float
     attention_flops_per_s: float
+    #: The LM head's rate: quantisation recipes keep it in 16 bit, so it multiplies at 16-bit speed.
+    lm_head_flops_per_s: float
     bandwidth: float
     # per GPU, all layers (one TP rank's share of the whole model)
     fixed_stream_bytes: float
@@ -187,6 +189,22 @@ class Replica:
         per_group = math.floor(self.kv_budget_bytes / self.sequence_bytes(context))
         return max(0, per_group) * self.layout.dp
 
+    def admitted_sequences(self, prompt: int, output: int) -> int:
+        """Sequences of ``prompt + output`` tokens the engine keeps in the cache at once.
+
+        Paged on-demand allocation holds each at its mean length over its life, reservation at its
+        full length, each with its block waste (physics/kv_cache.py ``held_tokens``); a sequence
+        must still fit whole. Without an engine: contiguous full-length reservation."""
+        eng = self.engine
+        if eng is None:
+            return self.max_sequences(prompt + output)
+        f = eng.features
+        full = held_tokens(prompt, output, f.kv_block_tokens, False, self.arch.sliding_window)
+        if full * self.kv_bytes_per_token_stage > self.kv_budget_bytes:
+            return 0
+        held = held_tokens(prompt, output, f.kv_block_tokens, f.kv_admission == "on_demand", self.arch.sliding_window)
+        return max(0, math.floor(self.kv_budget_bytes / (held * self.kv_bytes_per_token_stage))) * self.layout.dp
+
     # -- communication ----------------------------------------------------------------------------
     def _comm_s(self, tokens: float) -> float:
         """TP all-reduces (two per layer; MoE layers with EP use dispatch + combine all-to-all)."""
@@ -229,17 +247,14 @@ class Replica:
         w = self.fixed_stream_bytes + experts
         quantised = self.quantised_stream_bytes + experts
         local = tokens / self.layout.dp
-        flops = (local * self.gemm_flops_per_token + tokens * self.expert_flops_per_token
-                 + logits / self.layout.dp * self.lm_head_flops_per_token)
-        # Expert GEMMs compute whole row tiles (serving/moe.py): the padding costs math time.
-        padding = tokens * self.expert_flops_per_token * (1.0 / tile_efficiency(a.experts, a.active_experts, tokens) - 1.0)
+        head_flops = logits / self.layout.dp * self.lm_head_flops_per_token
+        flops = local * self.gemm_flops_per_token + tokens * self.expert_flops_per_token + head_flops
         act = local * self.activation_bytes_per_token
-        if a.is_moe:
-            copies = local if self.layout.ep == 1 else tokens / self.layout.expert_shards
-            act += copies * permute_elements_per_token(a) * self.k.activation_bytes
         mem_s = (w - quantised + quantised / self.weight_stream_factor + act) / self.bandwidth
-        math_s = (flops + padding) / self.matmul_flops_per_s
-        return gemm_time_s(math_s, mem_s, self.k.gemm_stream_overlap), mem_s, flops, w, act
+        math_s = (flops - head_flops) / self.matmul_flops_per_s + head_flops / self.lm_head_flops_per_s
+        # The fused MoE module's gather, scatter and per-expert costs run beside the GEMM roofline.
+        moe_s = moe_module_s(a, self.k.moe, tokens, self.layout.ep, self.layout.dp, self.path.math == "fp4")
+        return gemm_time_s(math_s, mem_s, self.k.gemm_stream_overlap) + moe_s, mem_s, flops, w, act
 
     def step(self, batch: float, mean_context: float, requests: float = 0.0, prompt: int = 0) -> StepTime:
         """One engine step: ``batch`` decode tokens over caches of ``mean_context`` tokens, plus
@@ -268,8 +283,8 @@ class Replica:
         kv, f_attn = kv_decode + kv_prefill, f_decode + f_prefill
         comm_s = self._comm_s(max(tokens, 1.0)) + self._handoffs_s(max(tokens, 1.0))
         per_kernel_us = self.k.layer_latency_us / KERNELS_PER_LAYER
-        fixed_s = (a.layers * self.k.layer_latency_us + extra_kernels(a) * per_kernel_us
-                   + self.k.step_overhead_us) * 1e-6
+        fixed_s = ((a.layers * self.k.layer_latency_us + self.k.step_overhead_us) * 1e-6
+                   + moe_launch_s(a, self.k.moe, per_kernel_us))
         if eng is not None:
             # Without CUDA graphs the host launches every kernel: the step lasts at least that long.
             busy = gemm_s + attn_s + comm_s + fixed_s
@@ -309,6 +324,7 @@ def build_replica(gpu: Gpu, arch: Architecture, layout: Layout, precision: str, 
     attn_peak = gpu.peak_tflops(base)
     assert attn_peak is not None
     attention = attn_peak * 1e12 * gpu.matmul_efficiency(base) * k.attention_efficiency_vs_mamf
+    lm_head = min(matmul, attn_peak * 1e12 * gpu.matmul_efficiency(base) * k.gemm_efficiency_vs_mamf)
     bw = gpu.mem_bw_tbps * 1e12 * gpu.efficiency.mem_bw
     wb = weight_bytes(arch, precision, k)
     tp, pp, shards = layout.tp, layout.pp, layout.expert_shards
@@ -327,7 +343,7 @@ def build_replica(gpu: Gpu, arch: Architecture, layout: Layout, precision: str, 
     return Replica(
         gpu=gpu, arch=arch, layout=layout, path=path, kv_dtype=kv_dtype, k=k,
         links=links or links_for(gpu, catalog, k.collective_launch_us), weights=wb,
-        matmul_flops_per_s=matmul, attention_flops_per_s=attention, bandwidth=bw,
+        matmul_flops_per_s=matmul, attention_flops_per_s=attention, lm_head_flops_per_s=lm_head, bandwidth=bw,
         fixed_stream_bytes=fixed_stream, quantised_stream_bytes=quantised_stream, expert_bytes_per_gpu=expert_per_gpu,
         weight_stream_factor=weight_stream_factor(path, k),
         gemm_flops_per_token=2.0 * dense_active / tp,

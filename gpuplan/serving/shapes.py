@@ -50,6 +50,8 @@ def activation_elements_per_token(arch: Architecture, tp: int) -> float:
     GEMM inputs and outputs (QKV in/out, attention out, O-proj in/out, MLP up in/out, gated
     activation in/out, down in/out) and two fused residual-add + norm passes; the tensors that TP
     splits count ``1/tp``. LLM-Viewer (model_analyzer.py) counts the same load_act/store_act.
+    A routed-expert block's own traffic is part of the fused MoE module's measured cost
+    (serving/moe.py); only its shared experts count here.
     """
     h = arch.hidden
     if arch.is_mla:
@@ -64,7 +66,7 @@ def activation_elements_per_token(arch: Architecture, tp: int) -> float:
         return h + gate * width / tp + (gate + 1) * width / tp + width / tp + h
 
     dense = mlp(arch.ffn)
-    moe = mlp((arch.active_experts + arch.shared_experts) * arch.expert_ffn) if arch.is_moe else 0.0
+    moe = mlp(arch.shared_experts * arch.expert_ffn) if arch.is_moe and arch.shared_experts else 0.0
     attention = h + qkv_out + 2 * attn_out + h
     norms = 2 * 3 * h
     return (arch.layers * (attention + norms) + arch.dense_layer_count * dense + arch.moe_layers * moe)

@@ -80,3 +80,20 @@ def test_static_and_offline_throughput(catalog, preset, k):
     assert batch == rep.max_sequences(2000) and batch > 100
     assert tps == pytest.approx(static_batch_tokens_per_s(rep, batch, 1000, 1000), rel=0.05)
     assert static_batch_tokens_per_s(rep, 64, 1000, 1000) < tps
+
+
+def test_paged_engines_admit_sequences_at_their_mean_length(catalog, preset, k):
+    """The planner's replica capacity uses the engine's KV admission: vLLM's paged cache (block 16,
+    taken as tokens arrive) holds a 1,000 + 1,000 sequence at 1,507 tokens on average, TRT-LLM's
+    guaranteed-no-evict scheduler reserves 2,016 (63 blocks of 32): 2016 / 1507 = 1.34x more
+    sequences for vLLM from the same cache."""
+    gpu, arch = catalog.gpu("h100-sxm-80gb"), preset("llama-3.1-8b")
+    demand = Demand(prompt_tokens=1000, output_tokens=1000, ttft_s=10.0, tpot_s=1.0, percentile="p99")
+    caps = {}
+    for name in ("vllm", "trtllm"):
+        rep = build_replica(gpu, arch, Layout(), "fp8", "fp8", k, catalog, engine=resolve_engine(k, name))
+        per_seq = rep.kv_bytes_per_token_stage
+        caps[name] = ReplicaCapacity(rep, demand).max_sequences
+        held = 1000 + 999 / 2 + 7.5 if name == "vllm" else 2016
+        assert caps[name] == int(rep.kv_budget_bytes // (held * per_seq))
+    assert caps["vllm"] / caps["trtllm"] == pytest.approx(2016 / 1507.0, rel=0.01)

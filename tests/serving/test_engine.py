@@ -15,7 +15,8 @@ from gpuplan.serving.cases import predict
 from gpuplan.serving.engine import parse_version, resolve_engine
 from gpuplan.serving.fixed import evaluate_fixed
 from gpuplan.serving.model import Layout, build_replica
-from gpuplan.serving.moe import permute_elements_per_token, tile_efficiency
+from gpuplan.serving.moe import moe_launch_s, moe_module_s
+from gpuplan.serving.shapes import expected_experts_touched
 
 QWEN3_235B = dict(layers=94, hidden=4096, heads=64, kv_heads=4, head_dim=128, gated_mlp=True, vocab=151936,
                   experts=128, active_experts=8, expert_ffn=1536, ffn=12288)
@@ -119,11 +120,31 @@ def test_batch_limits_of_the_engine(catalog, preset, k):
 
 
 # -- MoE ----------------------------------------------------------------------------------------------
-def test_moe_tile_padding_and_permute():
-    assert tile_efficiency(128, 8, 256) == pytest.approx(16 / 64, rel=1e-3)   # 16 tokens per expert
-    assert tile_efficiency(128, 8, 1_000_000) == pytest.approx(1.0, rel=1e-3)
-    arch = _arch(QWEN3_235B)
-    assert permute_elements_per_token(arch) == 94 * 4 * 8 * 4096
+@pytest.mark.parametrize("shape, gpu, precision, ep, tokens, measured_us", [
+    # aiconfigurator moe_perf (TensorRT-LLM 1.3.0rc10 CUTLASS fused MoE, balanced routing):
+    ((2048, 768, 8, 128), "b200-sxm-180gb", "fp4", 1, 3072, 380.6),   # Qwen3-30B-A3B, one B200
+    ((4096, 1536, 8, 128), "b200-sxm-180gb", "fp4", 8, 4096, 161.3),  # Qwen3-235B-A22B, EP8
+])
+def test_moe_module_reproduces_measured_fused_moe_latency(catalog, k, shape, gpu, precision, ep, tokens, measured_us):
+    """One MoE layer: expert weights touched / bandwidth + expert FLOPs / rate (catalog efficiencies,
+    no overlap) + the module's launch chain, per-copy, per-token and per-expert costs."""
+    from gpuplan.serving.weights import compute_path
+
+    hidden, ffn, active, experts = shape
+    arch = _arch(dict(layers=1, hidden=hidden, heads=16, gated_mlp=True, experts=experts,
+                      active_experts=active, expert_ffn=ffn, ffn=ffn))
+    g = catalog.gpu(gpu)
+    path = compute_path(g, precision)
+    rate = g.peak_tflops(path.math) * 1e12 * g.matmul_efficiency(path.math) * k.gemm_efficiency_vs_mamf
+    bandwidth = g.mem_bw_tbps * 1e12 * g.efficiency.mem_bw
+    bytes_per_weight = {"fp4": 0.5625, "fp8": 1.0}[precision]
+    weights_s = expected_experts_touched(experts, active, tokens) / ep * 3 * hidden * ffn * bytes_per_weight / bandwidth
+    math_s = 6 * hidden * ffn * tokens * active / ep / rate
+    layer_s = (weights_s + math_s + moe_module_s(arch, k.moe, tokens, ep, 1, path.math == "fp4")
+               + k.moe.layer_latency_us * 1e-6)
+    assert layer_s * 1e6 == pytest.approx(measured_us, rel=0.2)
+    # The launch chain replaces a dense MLP's three kernels of the per-layer latency.
+    assert moe_launch_s(arch, k.moe, 3.0) == pytest.approx((k.moe.layer_latency_us - 9.0) * 1e-6)
 
 
 def test_moe_costs_reproduce_qwen3_235b(catalog):

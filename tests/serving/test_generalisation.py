@@ -1,10 +1,12 @@
 """Published serving measurements beyond the shared cases: one set of factors must keep generalising.
 
-The two tables in ``data/`` are every row of the TensorRT-LLM performance overview (2025, PyTorch
-backend, H100/H200/B200/GB200, dense and MoE, 128 to 20,000 prompt tokens) and of the v0.5/v0.6.1
-performance tables (2023, static batches and first-token latency). Not every row passes (the
-Qwen3-30B-A3B rows are 1.5-3x fast: docs/validation.md); the guard is the median and the count
-within 25 %, recorded when the engine, mixed-batching and MoE mechanisms landed.
+The tables in ``data/`` are every row of the TensorRT-LLM performance overview (2025, PyTorch
+backend, H100/H200/B200/GB200, dense and MoE, 128 to 20,000 prompt tokens), of its 1.2.0 release
+(per-GPU throughput, long outputs of 8,192 and 32,768 tokens, attention-data-parallel MoE layouts)
+and of the v0.5/v0.6.1 performance tables (2023, static batches and first-token latency). Not every
+row passes (docs/validation.md: the Qwen3-30B-A3B rows at a thousand and more sequences in flight,
+the attention-data-parallel MoE rows); the guard is the median and the count within 25 %, recorded
+when the fused-MoE module costs landed.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ DATA = Path(__file__).parent / "data"
 
 
 @pytest.mark.parametrize("name, max_median, min_within", [
-    ("trtllm-perf-overview.toml", 0.08, 126),   # was 12.6 %, 116 of 147 before engines
+    ("trtllm-perf-overview.toml", 0.085, 129),  # 12.6 %, 116 of 147 before engines; 7.4 %, 126 before
+                                                #   the fused-MoE costs (Qwen3-235B B200 rows -8 points)
+    ("trtllm-perf-overview-1.2.toml", 0.17, 41),  # unseen: dense 4 % median, MoE DEP rows 30-100 % fast
     ("trtllm-v0.5-v0.6.toml", 0.085, 46),        # was 8.4 %, 39 of 51
 ])
 def test_published_tables_generalise(catalog, name, max_median, min_within):
@@ -34,3 +38,22 @@ def test_published_tables_generalise(catalog, name, max_median, min_within):
 def test_published_extra_cases_pass(catalog):
     report = validate_files([str(DATA / "published-extra.toml")], catalog)
     assert report.ok, [(c.id, c.message) for c in report.cases if c.status != "pass"]
+
+
+#: Frontier serving cases the model still misses (docs/validation.md, "Frontier"): Qwen3-30B-A3B
+#: on one B200 at 1,000/1,000 keeps ~1,500 sequences in flight; the same model and GPU pass at
+#: 8,192 and 32,768-token outputs (few sequences), and GB200 (slower host CPU) runs the short rows
+#: 15-40 % slower than B200: a cost per scheduled sequence on the host that no catalog figure yet
+#: describes.
+FRONTIER_MISSES = {"trtllm-po-qwen3-30b-a3b-b200-fp4-tp1-1000-1000"}
+
+
+def test_frontier_serving_cases_are_modelled_and_pass_but_the_known_misses(catalog):
+    from gpuplan.ci.validate import packaged_files
+
+    rep = validate_files([packaged_files(("serving",))["<packaged>/frontier/serving.toml"]], catalog)
+    assert [c.id for c in rep.cases if c.status in ("not_modelled", "error")] == []
+    assert {c.id for c in rep.cases if c.status != "pass"} <= FRONTIER_MISSES
+    # The MoE miss was 72 % fast before the fused-MoE module costs.
+    miss = next(f for c in rep.cases if c.id in FRONTIER_MISSES for f in c.figures)
+    assert miss.error is not None and miss.error < 0.55
