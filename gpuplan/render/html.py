@@ -100,7 +100,7 @@ def roofline_svg(rf: Roofline | TrainingRoofline, *, title: str, width: int = 64
     x_hi = math.ceil(math.log10(max(xs) * 2))
 
     def roof(ai: float) -> float:
-        return min(rf.peak_tflops, rf.mem_bw_tbps * ai)
+        return min(rf.peak_tflops, rf.mem_bw_tb_per_s * ai)
 
     y_lo = math.floor(math.log10(roof(10 ** x_lo)))
     y_hi = math.ceil(math.log10(rf.peak_tflops * 1.5))
@@ -131,7 +131,7 @@ def roofline_svg(rf: Roofline | TrainingRoofline, *, title: str, width: int = 64
                                  "points": " ".join(f"{_f(px(a))},{_f(py(b))}" for a, b in roof_points)}))
     rx, ry = px(rf.ridge_flops_per_byte), py(rf.peak_tflops)
     parts.append(el("g", {"class": "ridge", "data-flops-per-byte": f"{rf.ridge_flops_per_byte:g}",
-                          "data-peak-tflops": f"{rf.peak_tflops:g}", "data-mem-bw-tbps": f"{rf.mem_bw_tbps:g}"},
+                          "data-peak-tflops": f"{rf.peak_tflops:g}", "data-mem-bw-tbps": f"{rf.mem_bw_tb_per_s:g}"},
                     el("line", {"x1": _f(rx), "y1": _f(ry), "x2": _f(rx), "y2": height - bottom,
                                 "stroke": "#8c959f", "stroke-dasharray": "4 3"}),
                     el("circle", {"cx": _f(rx), "cy": _f(ry), "r": 4, "fill": "#8c959f"}),
