@@ -182,7 +182,7 @@ def _frontend_bom(catalog, ports_per_node):
     topo = build_topology(design, switch="sn4600c", port_gbit=100, frontend=True)
     nic = catalog.nics["cx6dx-100g"]
     ic = Interconnect(scaleup_tech=gpu.scaleup_tech, scaleup_domain_gpus=gpu.scaleup_domain,
-                      scaleup_uni_gbps=gpu.scaleup_uni_gbps, scaleout_fabric="ethernet-100g", scaleout_kind="ethernet",
+                      scaleup_uni_gb_per_s=gpu.scaleup_uni_gb_per_s, scaleout_fabric="ethernet-100g", scaleout_kind="ethernet",
                       nic=nic.id, nics_per_node=-(-ports_per_node // nic.ports),
                       nic_gbit_per_gpu=ports_per_node * 100 / gpu.gpus_per_node, required_gbit_per_gpu=0.0,
                       rails=ports_per_node, reasons=[])

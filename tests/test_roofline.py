@@ -20,7 +20,7 @@ from gpuplan.physics.roofline import (
 
 def test_ridge_point_h100_bf16(catalog):
     h100 = catalog.gpu("h100-sxm-80gb")
-    ridge = ridge_point(h100.bf16_dense_tflops * 1e12, h100.mem_bw_tbps * 1e12)
+    ridge = ridge_point(h100.bf16_dense_tflops * 1e12, h100.mem_bw_tb_per_s * 1e12)
     assert ridge == pytest.approx(989.4 / 3.35, rel=1e-9)  # about 295 FLOP per byte
 
 
@@ -48,7 +48,7 @@ def test_batch1_decode_bound_llama2_7b_a100(catalog):
     arch = resolve(ArchitectureSpec.model_validate(catalog.models["llama-2-7b"].arch_fields()))[0]
     gpu = catalog.gpu("a100-sxm-80gb")
     weights = arch.total_params * 2
-    bound_tps = memory_bound_tokens_per_s(weights, gpu.mem_bw_tbps * 1e12)
+    bound_tps = memory_bound_tokens_per_s(weights, gpu.mem_bw_tb_per_s * 1e12)
     assert bound_tps == pytest.approx(151.3, rel=0.01)
     replica = build_replica(gpu, arch, Layout(), "bf16", "bf16", serving_constants(catalog), catalog)
     modelled = 1 / replica.decode_step(1, 105).total_s
@@ -57,7 +57,7 @@ def test_batch1_decode_bound_llama2_7b_a100(catalog):
     # The memory part alone is the bound times the catalog's MBU.
     step = replica.decode_step(1, 105)
     assert step.weight_bytes / step.gemm_memory_s == pytest.approx(
-        gpu.mem_bw_tbps * 1e12 * gpu.efficiency.mem_bw, rel=0.01)
+        gpu.mem_bw_tb_per_s * 1e12 * gpu.efficiency.mem_bw, rel=0.01)
 
 
 def test_achieved_point_of_a_decode_step_sits_below_the_memory_roof(catalog):
@@ -74,8 +74,8 @@ def test_achieved_point_of_a_decode_step_sits_below_the_memory_roof(catalog):
     gpu = catalog.gpu("a100-sxm-80gb")
     step = build_replica(gpu, arch, Layout(), "bf16", "bf16", serving_constants(catalog), catalog).decode_step(1, 105)
     ai = arithmetic_intensity(step.flops, step.bytes)
-    assert bound(ai, ridge_point(gpu.bf16_dense_tflops * 1e12, gpu.mem_bw_tbps * 1e12)) == "memory"
-    roof = attainable_flops(ai, gpu.bf16_dense_tflops * 1e12, gpu.mem_bw_tbps * 1e12) / 1e12
+    assert bound(ai, ridge_point(gpu.bf16_dense_tflops * 1e12, gpu.mem_bw_tb_per_s * 1e12)) == "memory"
+    roof = attainable_flops(ai, gpu.bf16_dense_tflops * 1e12, gpu.mem_bw_tb_per_s * 1e12) / 1e12
     got = achieved_tflops(step.flops, step.total_s)
     assert 0.5 * gpu.efficiency.mem_bw * roof < got < gpu.efficiency.mem_bw * roof
 

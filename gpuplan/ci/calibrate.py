@@ -126,10 +126,10 @@ def check_consistent(meas: Measurements) -> None:
     bus: dict[tuple[str, bool], tuple[str, float]] = {}
     for b in meas.busbw:
         key = (b.gpu, b.nodes > 1)
-        if key in bus and max(bus[key][1], b.busbw_gbps) / min(bus[key][1], b.busbw_gbps) > CONTRADICTION_RATIO:
+        if key in bus and max(bus[key][1], b.busbw_gb_per_s) / min(bus[key][1], b.busbw_gb_per_s) > CONTRADICTION_RATIO:
             raise InputError(f"contradictory measurements: {bus[key][0]} and {b.file} measure the bus bandwidth of "
-                             f"the same network {bus[key][1]:g} and {b.busbw_gbps:g} GB/s", field="MEASUREMENTS")
-        bus.setdefault(key, (b.file, b.busbw_gbps))
+                             f"the same network {bus[key][1]:g} and {b.busbw_gb_per_s:g} GB/s", field="MEASUREMENTS")
+        bus.setdefault(key, (b.file, b.busbw_gb_per_s))
 
 
 def case_params(cases: list[Case], cat: Catalog, points: dict[str, int]) -> list[Param]:
@@ -197,8 +197,8 @@ def fit(meas: Measurements, cat: Catalog, *, passes: int = 3) -> Fit:
     for b in meas.busbw:
         gpu = cat.gpu(b.gpu)
         if b.nodes <= 1:
-            name, field_rate = f"{gpu.id}.scaleup_busbw", gpu.scaleup_uni_gbps
-            value = b.busbw_gbps / field_rate
+            name, field_rate = f"{gpu.id}.scaleup_busbw", gpu.scaleup_uni_gb_per_s
+            value = b.busbw_gb_per_s / field_rate
             start[name] = gpu.efficiency.scaleup_busbw
         else:
             from gpuplan.physics.network import default_fabric
@@ -207,10 +207,10 @@ def fit(meas: Measurements, cat: Catalog, *, passes: int = 3) -> Fit:
             if fab is None or gpu.reference_scaleout_gbit_per_gpu <= 0:
                 raise InputError(f"{gpu.id} has no scale-out network to calibrate", file=b.file)
             name, field_rate = f"fabric.{fab.id}.efficiency", gpu.reference_scaleout_gbit_per_gpu / 8
-            value = b.busbw_gbps / field_rate
+            value = b.busbw_gb_per_s / field_rate
             start[name] = fab.efficiency
         if value > 1.0:
-            notes.append(f"{b.file}: bus bandwidth {b.busbw_gbps:g} GB/s is above the link rate {field_rate:g} GB/s "
+            notes.append(f"{b.file}: bus bandwidth {b.busbw_gb_per_s:g} GB/s is above the link rate {field_rate:g} GB/s "
                          "(in-network reduction?); capped at 1.0")
         values[name] = min(max(value, 0.05), 1.0)
         if name.startswith("fabric."):

@@ -23,7 +23,7 @@ from gpuplan.hardware.loader import Catalog
 from gpuplan.model.profile import Workload
 
 #: Version of the check JSON (its own contract, same versioning rule as the plan).
-CHECK_SCHEMA_VERSION = "1.1"
+CHECK_SCHEMA_VERSION = "2.0"
 
 
 class CheckResult(_Out):

@@ -35,7 +35,7 @@ class BusBandwidth:
 
     file: str
     gpu: str
-    busbw_gbps: float
+    busbw_gb_per_s: float
     ranks: int
     nodes: int
 
@@ -250,7 +250,7 @@ def parse_nccl(text: str, file: str, ctx: Context) -> BusBandwidth:
     if not rows:
         raise InputError("no result rows (size count type redop root time algbw busbw ...)", file=file)
     gpu = _need(ctx.gpu, "the GPU", file, "--gpu")
-    return BusBandwidth(file=file, gpu=gpu, busbw_gbps=max(rows)[1], ranks=len(ranks) or 8,
+    return BusBandwidth(file=file, gpu=gpu, busbw_gb_per_s=max(rows)[1], ranks=len(ranks) or 8,
                         nodes=len(set(ranks)) or 1)
 
 

@@ -60,7 +60,7 @@ class Bom(_Out):
 class Interconnect(_Out):
     scaleup_tech: str
     scaleup_domain_gpus: int
-    scaleup_uni_gbps: float
+    scaleup_uni_gb_per_s: float
     scaleout_fabric: str | None
     scaleout_kind: Literal["infiniband", "ethernet"] | None
     nic: str | None

@@ -25,7 +25,7 @@ class Roofline(_Out):
     """Where the phases sit on the chosen GPU's roofline (FLOP per byte of HBM traffic)."""
 
     peak_tflops: RoofFigure
-    mem_bw_tbps: RoofFigure
+    mem_bw_tb_per_s: RoofFigure
     ridge_flops_per_byte: RoofFigure
     prefill_flops_per_byte: float
     decode_flops_per_byte: float

@@ -98,7 +98,7 @@ class TrainingRoofline(_Out):
     """Where the training layout's layer GEMMs sit on the chosen GPU's roofline."""
 
     peak_tflops: RoofFigure
-    mem_bw_tbps: RoofFigure
+    mem_bw_tb_per_s: RoofFigure
     ridge_flops_per_byte: RoofFigure
     points: list[RooflinePoint]
 

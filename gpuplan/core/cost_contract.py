@@ -23,13 +23,13 @@ class StorageSizing(_Out):
     checkpoints_kept: int
     usable_tb_needed: float
     #: Write bandwidth so that one checkpoint drains in checkpoint_write_fraction of the interval.
-    write_gbps_needed: float
+    write_gb_per_s_needed: float
     checkpoint_interval_min: float | None
     checkpoint_write_fraction: float
     part: str
     units: int
     usable_tb: float
-    write_gbps: float
+    write_gb_per_s: float
 
 
 class Tco(_Out):

@@ -151,7 +151,7 @@ def _frontend_only(demand: TrafficDemand, gpu: Gpu, catalog: Catalog, nodes: int
                        f"tier, so nothing is oversubscribed.")
     reasons.append(_topology_reason(topo, design))
     ic = Interconnect(scaleup_tech=gpu.scaleup_tech, scaleup_domain_gpus=gpu.scaleup_domain,
-                      scaleup_uni_gbps=gpu.scaleup_uni_gbps, **_node_fields(gpu), scaleout_fabric=front.id, scaleout_kind=front.kind,
+                      scaleup_uni_gb_per_s=gpu.scaleup_uni_gb_per_s, **_node_fields(gpu), scaleout_fabric=front.id, scaleout_kind=front.kind,
                       nic=nic.id if nic else None, nics_per_node=frontend_nics(nic, ports),
                       nic_gbit_per_gpu=ports * FRONTEND_PLANES * front.port_gbit / gpu.gpus_per_node,
                       required_gbit_per_gpu=demand.frontend_gbit_per_node / gpu.gpus_per_node, rails=ports,
@@ -167,7 +167,7 @@ def choose_scaleout(demand: TrafficDemand, gpu: Gpu, catalog: Catalog, *, need: 
     if kind is None:
         raise InputError("the catalog has no scale-out fabric")
     fabrics = sorted((f for f in catalog.fabrics.values() if f.kind == kind), key=lambda f: (f.port_gbit, f.id))
-    cap = gpu.host_link_uni_gbps * 8
+    cap = gpu.host_link_uni_gb_per_s * 8
     ref = gpu.reference_scaleout_gbit_per_gpu
     on_die = gpu.reference_nic is None and ref > 0
     why_kind = _kind_reason(gpu, kind)
@@ -309,7 +309,7 @@ def _single_domain(demand: TrafficDemand, gpu: Gpu, nodes: int) -> bool:
 def _scaleup_reason(gpu: Gpu, gpus: int) -> str:
     if gpu.scaleup_domain <= 1:
         return f"Scale-up: none ({gpu.scaleup_tech}); every GPU talks to others over {gpu.host_link}."
-    text = (f"Scale-up: {gpu.scaleup_tech} domain of {gpu.scaleup_domain} GPUs at {gpu.scaleup_uni_gbps:g} GB/s "
+    text = (f"Scale-up: {gpu.scaleup_tech} domain of {gpu.scaleup_domain} GPUs at {gpu.scaleup_uni_gb_per_s:g} GB/s "
             f"per GPU per direction")
     if gpu.scaleup_domain > gpu.gpus_per_node:
         racks = -(-gpus // gpu.scaleup_domain)
@@ -347,7 +347,7 @@ def _interconnect(gpu: Gpu, out: ScaleOut | None, need: float, rails: int, reaso
     nic = out.nic if out else None
     nics_per_node = _nics(nic, rails) if nic else 0
     return Interconnect(scaleup_tech=gpu.scaleup_tech, scaleup_domain_gpus=gpu.scaleup_domain,
-                        scaleup_uni_gbps=gpu.scaleup_uni_gbps, **_node_fields(gpu), scaleout_fabric=fab.id if fab else None,
+                        scaleup_uni_gb_per_s=gpu.scaleup_uni_gb_per_s, **_node_fields(gpu), scaleout_fabric=fab.id if fab else None,
                         scaleout_kind=fab.kind if fab else None, nic=nic.id if nic else None,
                         nics_per_node=nics_per_node, nic_gbit_per_gpu=out.gbit_per_gpu if out else 0.0,
                         required_gbit_per_gpu=need, rails=rails, reasons=list(reasons))

@@ -67,18 +67,18 @@ def size_storage(need: StorageNeed, servers: int, catalog: Catalog) -> StorageSi
     if part is None or not part.usable_tb:
         return None
     units = max(1, math.ceil(usable / part.usable_tb - 1e-9))
-    if part.write_gbps:
-        units = max(units, math.ceil(write / part.write_gbps - 1e-9))
+    if part.write_gb_per_s:
+        units = max(units, math.ceil(write / part.write_gb_per_s - 1e-9))
     return StorageSizing(role=role, dataset_tb=dataset, checkpoint_tb=ckpt, checkpoints_kept=kept,  # type: ignore[arg-type]
-                         usable_tb_needed=usable, write_gbps_needed=write,
+                         usable_tb_needed=usable, write_gb_per_s_needed=write,
                          checkpoint_interval_min=None if interval is None else interval * 60,
                          checkpoint_write_fraction=float(cal.checkpoint_write_fraction), part=part.id, units=units,
-                         usable_tb=units * part.usable_tb, write_gbps=units * (part.write_gbps or 0.0))
+                         usable_tb=units * part.usable_tb, write_gb_per_s=units * (part.write_gb_per_s or 0.0))
 
 
 def storage_lines(sizing: StorageSizing, catalog: Catalog) -> list[BomItem]:
     part = catalog.parts.get(sizing.part)
-    note = (f"{sizing.usable_tb_needed:,.1f} TB usable and {sizing.write_gbps_needed:,.1f} GB/s of checkpoint "
+    note = (f"{sizing.usable_tb_needed:,.1f} TB usable and {sizing.write_gb_per_s_needed:,.1f} GB/s of checkpoint "
             f"writes needed" if sizing.role == "training" else f"model store, {sizing.usable_tb_needed:,.1f} TB")
     return [part_line(part, sizing.part, "storage", sizing.role, sizing.units, catalog, note)]
 

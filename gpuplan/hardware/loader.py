@@ -37,6 +37,7 @@ from gpuplan.hardware.schema import (
 from gpuplan.core.errors import InputError, did_you_mean
 from gpuplan.hardware.fleet_calibration import FleetCalibration
 from gpuplan.hardware.intervals import ResidualTable
+from gpuplan.hardware.renamed import refuse_renamed
 from gpuplan.hardware.serving_calibration import ServingConstants
 from gpuplan.hardware.training_calibration import TrainingCalibration
 from gpuplan.core.io import clip, parse_toml, pydantic_error, read_text
@@ -191,6 +192,7 @@ def _read_dir(root: Path) -> tuple[dict[str, list[tuple[str, dict[str, Any]]]], 
             if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
                 raise InputError(f"expected an array of tables ([[{key}]])", file=name, field=key)
             for i, item in enumerate(value):
+                refuse_renamed(key, item, file=name)
                 records[key].append((f"{name}:{key}[{i}]", item))
     return records, meta, calibration, raw
 

@@ -1,5 +1,5 @@
 """Physically plausible ranges of catalog figures, checked once at load (docs/catalog.md,
-"Plausible ranges"): a schema field declared ``_r(Positive, "memory_gib")`` refuses a value outside
+"Plausible ranges"): a schema field declared ``_r(Positive, "memory_label_gb")`` refuses a value outside
 its range with the file, record and field."""
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ from pydantic import AfterValidator
 #: typo or hostile (1e300 GiB would overflow the planners) and is refused at load with the file,
 #: record and field. Documented in docs/catalog.md ("Plausible ranges"); a test keeps both equal.
 RANGES: dict[str, tuple[float, float, str]] = {
-    "memory_gib": (1, 4096, "GiB"),
+    "memory_label_gb": (1, 4096, "GB"),
     "memory_usable_gib": (1, 4096, "GiB"),
-    "mem_bw_tbps": (0.05, 100, "TB/s"),
+    "mem_bw_tb_per_s": (0.05, 100, "TB/s"),
     "fp64_dense_tflops": (0, 10_000, "TFLOP/s"),
     "dense_tflops": (1, 100_000, "TFLOP/s (TOPS for integer formats; every other dense and sparse peak)"),
-    "scaleup_uni_gbps": (1, 100_000, "GB/s"),
-    "scaleup_p2p_uni_gbps": (1, 100_000, "GB/s"),
-    "host_link_uni_gbps": (1, 100_000, "GB/s"),
+    "scaleup_uni_gb_per_s": (1, 100_000, "GB/s"),
+    "scaleup_p2p_uni_gb_per_s": (1, 100_000, "GB/s"),
+    "host_link_uni_gb_per_s": (1, 100_000, "GB/s"),
     "reference_scaleout_gbit_per_gpu": (0, 100_000, "Gb/s"),
     "port_gbit": (1, 100_000, "Gb/s (fabrics, NICs)"),
     "gbit": (1, 100_000, "Gb/s (optics)"),

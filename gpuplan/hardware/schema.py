@@ -1,11 +1,11 @@
 """Schemas of the catalog files in ``catalog/``.
 
-Units are part of every key (``mem_bw_tbps``, ``scaleup_uni_gbps``). Conventions:
+Units are part of every key (``mem_bw_tb_per_s``, ``scaleup_uni_gb_per_s``). Conventions:
 
 * ``*_tflops`` / ``*_tops`` are **dense** peaks (no 2:4 sparsity), per GPU, 1e12 op/s.
 * ``*_gbps`` on links and NICs is per GPU, **one direction**, in GB/s (1e9 bytes/s) unless the key
   says ``gbit`` (line rates of ports, Gb/s).
-* ``memory_gib`` is the vendor label, which for HBM is GiB; ``memory_usable_gib`` is what a
+* ``memory_label_gb`` is the vendor label, which for HBM is GiB; ``memory_usable_gib`` is what a
   program can allocate.
 * Every figure is sourced: ``sources`` maps a figure group (see ``*_GROUPS``) to a source id in
   ``catalog/sources.toml``. The consistency test checks that each group a record sets is sourced.
@@ -68,9 +68,9 @@ class Gpu(BaseModel):
     form_factor: Literal["sxm", "oam", "pcie", "superchip"]
     launch: str
     # memory
-    memory_gib: _r(Positive, "memory_gib")
+    memory_label_gb: _r(Positive, "memory_label_gb")
     memory_usable_gib: _r(Positive, "memory_usable_gib")
-    mem_bw_tbps: _r(Positive, "mem_bw_tbps")
+    mem_bw_tb_per_s: _r(Positive, "mem_bw_tb_per_s")
     memory_type: str
     # dense compute peaks; None = the format has no tensor-core path on this GPU
     fp64_dense_tflops: _r(NonNegative, "fp64_dense_tflops") | None = None
@@ -87,15 +87,15 @@ class Gpu(BaseModel):
     fp4_sparse_tflops: Tflops | None = None
     # scale-up domain (NVLink / XGMI / on-die RoCE); PCIe cards have none (domain 1)
     scaleup_tech: str
-    scaleup_uni_gbps: _r(Positive, "scaleup_uni_gbps")
+    scaleup_uni_gb_per_s: _r(Positive, "scaleup_uni_gb_per_s")
     scaleup_domain: _r(PositiveInt, "scaleup_domain")
     #: Bandwidth between one pair of GPUs when the domain is a point-to-point mesh (XGMI).
-    scaleup_p2p_uni_gbps: _r(Positive, "scaleup_p2p_uni_gbps") | None = None
+    scaleup_p2p_uni_gb_per_s: _r(Positive, "scaleup_p2p_uni_gb_per_s") | None = None
     #: Switch trays of one rack-scale scale-up domain (9 NVLink switch trays in a GB200 NVL72);
     #: None where the domain is one server's baseboard (its switches are inside the server).
     scaleup_switch_trays: _r(PositiveInt, "scaleup_switch_trays") | None = None
     host_link: str
-    host_link_uni_gbps: _r(Positive, "host_link_uni_gbps")
+    host_link_uni_gb_per_s: _r(Positive, "host_link_uni_gb_per_s")
     tdp_w: _r(Positive, "tdp_w")
     # reference server
     server_name: str
@@ -175,10 +175,10 @@ class Gpu(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> "Gpu":
-        if self.memory_usable_gib > self.memory_gib * 1.0001:
-            raise ValueError("memory_usable_gib exceeds memory_gib")
-        if self.scaleup_p2p_uni_gbps and self.scaleup_p2p_uni_gbps > self.scaleup_uni_gbps:
-            raise ValueError("scaleup_p2p_uni_gbps exceeds scaleup_uni_gbps")
+        if self.memory_usable_gib > self.memory_label_gb * 1.0001:
+            raise ValueError("memory_usable_gib exceeds memory_label_gb")
+        if self.scaleup_p2p_uni_gb_per_s and self.scaleup_p2p_uni_gb_per_s > self.scaleup_uni_gb_per_s:
+            raise ValueError("scaleup_p2p_uni_gb_per_s exceeds scaleup_uni_gb_per_s")
         if self.scaleup_domain > 1 and self.scaleup_domain < self.gpus_per_node and self.form_factor != "pcie":
             raise ValueError("scaleup_domain smaller than gpus_per_node on a baseboard GPU")
         return self
@@ -187,8 +187,8 @@ class Gpu(BaseModel):
 GPU_GROUPS: dict[str, tuple[str, ...]] = {
     "compute": ("fp64_dense_tflops", "tf32_dense_tflops", "bf16_dense_tflops", "fp16_dense_tflops",
                 "fp8_dense_tflops", "int8_dense_tops", "fp4_dense_tflops", "int4_dense_tops"),
-    "memory": ("memory_gib", "memory_usable_gib", "mem_bw_tbps"),
-    "scaleup": ("scaleup_uni_gbps", "scaleup_domain", "scaleup_p2p_uni_gbps", "host_link_uni_gbps",
+    "memory": ("memory_label_gb", "memory_usable_gib", "mem_bw_tb_per_s"),
+    "scaleup": ("scaleup_uni_gb_per_s", "scaleup_domain", "scaleup_p2p_uni_gb_per_s", "host_link_uni_gb_per_s",
                 "scaleup_switch_trays"),
     "power": ("tdp_w", "node_power_kw"),
     "server": ("gpus_per_node", "node_rack_units", "reference_scaleout_gbit_per_gpu", "rack_servers",
@@ -309,8 +309,8 @@ class Part(BaseModel):
     #: Storage building block: usable capacity (after data protection), decimal TB.
     usable_tb: Positive | None = None
     #: Storage building block: sustained write / read bandwidth, GB/s (1e9 B/s).
-    write_gbps: Positive | None = None
-    read_gbps: Positive | None = None
+    write_gb_per_s: Positive | None = None
+    read_gb_per_s: Positive | None = None
     #: Servers in one unit (each with a management port): a 4-node storage chassis has 4.
     nodes: PositiveInt = 1
     #: Network ports of one unit and their line rate (storage nodes on the storage fabric).

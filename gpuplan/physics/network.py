@@ -21,9 +21,9 @@ def network_for(gpu: Gpu, catalog: Catalog, fabric: Fabric | None = None, *, gbi
     cal: CollectivesCalibration = catalog.table("collectives")
     pcie = gpu.scaleup_tech == "pcie"
     step_us = cal.pcie_step_latency_us if pcie else cal.scaleup_step_latency_us
-    up_bw = gpu.scaleup_uni_gbps * GB * gpu.efficiency.scaleup_busbw
+    up_bw = gpu.scaleup_uni_gb_per_s * GB * gpu.efficiency.scaleup_busbw
     scaleup = Tier(up_bw, step_us * 1e-6, gpu.efficiency.scaleup_in_network_reduction)
-    p2p = gpu.scaleup_p2p_uni_gbps * GB * gpu.efficiency.scaleup_busbw if gpu.scaleup_p2p_uni_gbps else None
+    p2p = gpu.scaleup_p2p_uni_gb_per_s * GB * gpu.efficiency.scaleup_busbw if gpu.scaleup_p2p_uni_gb_per_s else None
     gbit = gbit_per_gpu if gbit_per_gpu is not None else gpu.reference_scaleout_gbit_per_gpu
     if fabric is None and gbit > 0:
         fabric = default_fabric(gpu, catalog, gbit)

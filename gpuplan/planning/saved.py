@@ -19,7 +19,7 @@ from gpuplan.core.io import parse_json, pydantic_error, read_text
 from gpuplan.core.contract import SCHEMA_VERSION, Plan
 
 #: Oldest plan schema this gpuplan reads.
-MIN_SCHEMA_VERSION = "1.0"
+MIN_SCHEMA_VERSION = "2.0"
 
 
 def _version(text: str) -> tuple[int, ...] | None:

@@ -49,11 +49,11 @@ def _show(catalog: Catalog, rec: object, fmt: str, width: int | None = None) -> 
 
 def _list(kind: str, records: dict, width: int | None = None) -> str:
     if kind == "gpus":
-        rows = [[g.id, g.vendor, g.form_factor, num(g.memory_gib), num(g.mem_bw_tbps), num(g.bf16_dense_tflops or g.fp16_dense_tflops),
+        rows = [[g.id, g.vendor, g.form_factor, num(g.memory_label_gb), num(g.mem_bw_tb_per_s), num(g.bf16_dense_tflops or g.fp16_dense_tflops),
                  num(g.fp8_dense_tflops), f"{g.scaleup_tech} x{g.scaleup_domain}", num(g.tdp_w),
                  num(g.price_usd), num(g.cloud_usd_per_gpu_hour), ", ".join(sorted(set(g.sources.values())))]
                 for g in records.values()]
-        return table(["id", "vendor", "form", "mem GiB", "TB/s", "bf16 TF", "fp8 TF", "scale-up", "TDP W", "price $",
+        return table(["id", "vendor", "form", "mem GB", "TB/s", "bf16 TF", "fp8 TF", "scale-up", "TDP W", "price $",
                       "cloud $/h", "sources"], rows, right={3, 4, 5, 6, 8, 9, 10}, width=width, fold=11)
     if kind == "models":
         from gpuplan.model.arch import ArchitectureSpec, resolve

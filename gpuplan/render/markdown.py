@@ -102,7 +102,7 @@ def _roofline(rf: Roofline | TrainingRoofline | None, gpu: str | None, precision
     if rf is None:
         return ""
     return (f"\n**Roofline** ({gpu}, {precision}): ridge point {num(rf.ridge_flops_per_byte)} FLOP/byte "
-            f"({num(rf.peak_tflops)} TFLOP/s / {num(rf.mem_bw_tbps)} TB/s)\n\n"
+            f"({num(rf.peak_tflops)} TFLOP/s / {num(rf.mem_bw_tb_per_s)} TB/s)\n\n"
             + md_table(["kernels", "FLOP/byte", "x ridge", "bound"],
                        [[name, num(ai), f"{ai / rf.ridge_flops_per_byte:.2f}", bnd]
                         for name, ai, bnd in roofline_rows(rf)], right={1, 2}))

@@ -46,7 +46,7 @@ def roofline_svg(rf: Roofline | TrainingRoofline, *, title: str,
     points = [(name, ai, bnd) for name, ai, bnd in roofline_rows(rf) if ai > 0 and math.isfinite(ai)]
 
     def roof(ai: float) -> float:
-        return min(rf.peak_tflops, rf.mem_bw_tbps * ai)
+        return min(rf.peak_tflops, rf.mem_bw_tb_per_s * ai)
 
     xs = [ai for _, ai, _ in points] + [rf.ridge_flops_per_byte]
     x_lo, x_hi = math.floor(math.log10(min(xs) / 2)), math.ceil(math.log10(max(xs) * 2))
@@ -104,7 +104,7 @@ def roofline_svg(rf: Roofline | TrainingRoofline, *, title: str,
     parts += markers
     ridge_text = f"ridge {num(rf.ridge_flops_per_byte)} FLOP/byte, {num(rf.peak_tflops)} TFLOP/s"
     parts.append(el("g", {"class": "ridge", "data-flops-per-byte": f"{rf.ridge_flops_per_byte:g}",
-                          "data-peak-tflops": f"{rf.peak_tflops:g}", "data-mem-bw-tbps": f"{rf.mem_bw_tbps:g}"},
+                          "data-peak-tflops": f"{rf.peak_tflops:g}", "data-mem-bw-tbps": f"{rf.mem_bw_tb_per_s:g}"},
                     el("line", {"x1": f(rx), "y1": f(ry), "x2": f(rx), "y2": f(base), "stroke": "#8c959f",
                                 "stroke-dasharray": "4 3"}),
                     el("circle", {"cx": f(rx), "cy": f(ry), "r": 4, "fill": "#8c959f"}),

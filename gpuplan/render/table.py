@@ -143,7 +143,7 @@ def _roofline(r: _Report, rf: Roofline | TrainingRoofline | None, gpu: str | Non
     r.line()
     r.heading(f"Roofline ({gpu}, {precision})")
     r.line(f"ridge point {num(rf.ridge_flops_per_byte)} FLOP/byte = {num(rf.peak_tflops)} TFLOP/s / "
-           f"{num(rf.mem_bw_tbps)} TB/s")
+           f"{num(rf.mem_bw_tb_per_s)} TB/s")
     r.table(["kernels", "FLOP/byte", "x ridge", "bound"],
             [[name, num(ai), f"{ai / rf.ridge_flops_per_byte:.2f}", bnd] for name, ai, bnd in roofline_rows(rf)],
             right={1, 2})

@@ -172,7 +172,7 @@ def serving_layout(layout: ServingLayout | None) -> str:
 def fabric(ic: Interconnect | None) -> str:
     if ic is None:
         return "-"
-    up = f"{ic.scaleup_tech} x{ic.scaleup_domain_gpus} ({num(ic.scaleup_uni_gbps)} GB/s per GPU per direction)"
+    up = f"{ic.scaleup_tech} x{ic.scaleup_domain_gpus} ({num(ic.scaleup_uni_gb_per_s)} GB/s per GPU per direction)"
     front = f"; front end {ic.frontend_fabric}" if ic.frontend_fabric else ""
     if ic.scaleout_fabric is None:
         return up + "; no scale-out fabric" + front

@@ -19,7 +19,7 @@ from gpuplan.render.json_ import stable
 META = ("schema_version", "gpuplan_version", "catalog_version", "catalog_sha256", "input_sha256", "profile",
         "workload", "pricing")
 FINDING = ("severity", "code", "phase", "field", "message")
-NETWORK = ("scaleup_tech", "scaleup_domain_gpus", "scaleup_uni_gbps", "scaleout_fabric", "scaleout_kind", "nic",
+NETWORK = ("scaleup_tech", "scaleup_domain_gpus", "scaleup_uni_gb_per_s", "scaleout_fabric", "scaleout_kind", "nic",
            "nics_per_node", "nic_gbit_per_gpu", "required_gbit_per_gpu", "rails")
 TOPOLOGY = ("kind", "switch", "port_gbit", "tiers", "oversubscription", "nodes", "endpoints", "leaf_switches",
             "spine_switches", "core_switches", "node_leaf_links", "leaf_spine_links", "spine_core_links",

@@ -103,6 +103,6 @@ def links_for(gpu: Gpu, catalog: Catalog, launch_us: float) -> Links:
     if gpu.scaleup_tech == "pcie":
         pcie = net.scaleup
     else:
-        pcie = Tier(gpu.host_link_uni_gbps * GB * gpu.efficiency.scaleup_busbw, pcie_lat, False)
+        pcie = Tier(gpu.host_link_uni_gb_per_s * GB * gpu.efficiency.scaleup_busbw, pcie_lat, False)
     return Links(network=net, pcie=pcie, scaleup_domain=max(1, gpu.scaleup_domain),
                  gpus_per_node=gpu.gpus_per_node, launch_s=launch_us * 1e-6)

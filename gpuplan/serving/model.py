@@ -325,7 +325,7 @@ def build_replica(gpu: Gpu, arch: Architecture, layout: Layout, precision: str, 
     assert attn_peak is not None
     attention = attn_peak * 1e12 * gpu.matmul_efficiency(base) * k.attention_efficiency_vs_mamf
     lm_head = min(matmul, attn_peak * 1e12 * gpu.matmul_efficiency(base) * k.gemm_efficiency_vs_mamf)
-    bw = gpu.mem_bw_tbps * 1e12 * gpu.efficiency.mem_bw
+    bw = gpu.mem_bw_tb_per_s * 1e12 * gpu.efficiency.mem_bw
     wb = weight_bytes(arch, precision, k)
     tp, pp, shards = layout.tp, layout.pp, layout.expert_shards
     head_stream = wb.lm_head if wb.lm_head else wb.embedding  # tied: the embedding is the LM head

@@ -19,12 +19,12 @@ def _roofline(opt: Option) -> Roofline:
     rep = opt.replica
     assert opt.op is not None
     peak = rep.gpu.peak_tflops(rep.path.math) or rep.gpu.fp16_dense_tflops
-    ridge = ridge_point(peak * 1e12, rep.gpu.mem_bw_tbps * 1e12)
+    ridge = ridge_point(peak * 1e12, rep.gpu.mem_bw_tb_per_s * 1e12)
     pf = opt.capacity.prefill_step
     dec = opt.op.step
     pf_ai = arithmetic_intensity(pf.flops, pf.bytes)
     dec_ai = arithmetic_intensity(dec.flops, dec.bytes)
-    return Roofline(peak_tflops=peak, mem_bw_tbps=rep.gpu.mem_bw_tbps, ridge_flops_per_byte=ridge,
+    return Roofline(peak_tflops=peak, mem_bw_tb_per_s=rep.gpu.mem_bw_tb_per_s, ridge_flops_per_byte=ridge,
                     prefill_flops_per_byte=pf_ai, decode_flops_per_byte=dec_ai,
                     prefill_bound=bound(pf_ai, ridge), decode_bound=bound(dec_ai, ridge),
                     prefill_achieved_tflops=achieved_tflops(pf.flops, pf.total_s),
@@ -137,7 +137,7 @@ def _reasons(chosen: Option, workload: Workload, meeting: list[Option],
     step = op.step
     dec_ai = arithmetic_intensity(step.flops, step.bytes)
     peak = rep.gpu.peak_tflops(rep.path.math) or rep.gpu.fp16_dense_tflops
-    ridge = ridge_point(peak * 1e12, rep.gpu.mem_bw_tbps * 1e12)
+    ridge = ridge_point(peak * 1e12, rep.gpu.mem_bw_tb_per_s * 1e12)
     out.append(
         f"Decode is bound by {step.dominant()}: a step at concurrency {op.concurrency:.1f} streams "
         f"{step.weight_bytes / 1e9:.2f} GB of weights and {step.kv_bytes / 1e9:.2f} GB of KV cache per GPU "

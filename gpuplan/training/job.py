@@ -55,7 +55,7 @@ class Hardware:
         return Hardware(gpu=gpu, net=net,
                         gemm_flops=peak_gemm * 1e12 * gpu.matmul_efficiency(gemm_dtype),
                         attn_flops=peak16 * 1e12 * gpu.efficiency.matmul_bf16,
-                        mem_bw=gpu.mem_bw_tbps * 1e12 * gpu.efficiency.mem_bw,
+                        mem_bw=gpu.mem_bw_tb_per_s * 1e12 * gpu.efficiency.mem_bw,
                         peak_flops=peak16 * 1e12, domain=net.scaleup_domain,
                         operand_bytes=dtype_bytes(precision),
                         block_scaled_fp8=gpu.fp4_dense_tflops is not None)

@@ -46,8 +46,8 @@ def training_roofline(arch: Architecture, gpu: Gpu, precision: str, *, seq: int,
     tokens = micro_batch * seq / cp
     flops = sum(2.0 * m * k * n for m, k, n in layer_gemms(arch, tokens, tp))
     moved = sum(operand_bytes * (m * k + k * n + m * n) for m, k, n in layer_gemms(arch, tokens, tp))
-    ridge = ridge_point(peak * 1e12, gpu.mem_bw_tbps * 1e12)
+    ridge = ridge_point(peak * 1e12, gpu.mem_bw_tb_per_s * 1e12)
     ai = arithmetic_intensity(flops, moved)
     label = f"layer GEMMs ({tokens:,.0f} tokens per micro-batch, TP{tp})"
-    return TrainingRoofline(peak_tflops=peak, mem_bw_tbps=gpu.mem_bw_tbps, ridge_flops_per_byte=ridge,
+    return TrainingRoofline(peak_tflops=peak, mem_bw_tb_per_s=gpu.mem_bw_tb_per_s, ridge_flops_per_byte=ridge,
                             points=[RooflinePoint(name=label, flops_per_byte=ai, bound=bound(ai, ridge))])

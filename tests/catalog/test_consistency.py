@@ -168,15 +168,15 @@ def test_dense_is_half_of_sparse(cat, gid):
 @pytest.mark.parametrize("gid", REQUIRED_GPUS)
 def test_units_sanity(cat, gid):
     g = cat.gpus[gid]
-    assert 0.1 < g.mem_bw_tbps < 20
-    assert g.memory_usable_gib <= g.memory_gib
-    assert g.memory_usable_gib > 0.9 * g.memory_gib or gid == "b300-sxm-288gb"
+    assert 0.1 < g.mem_bw_tb_per_s < 20
+    assert g.memory_usable_gib <= g.memory_label_gb
+    assert g.memory_usable_gib > 0.9 * g.memory_label_gb or gid == "b300-sxm-288gb"
     chain = [v for v in (g.bf16_dense_tflops, g.fp8_dense_tflops, g.fp4_dense_tflops) if v is not None]
     assert chain == sorted(chain), f"{gid}: expected bf16 <= fp8 <= fp4"
     assert g.fp16_dense_tflops <= (g.fp8_dense_tflops or float("inf"))
     assert 50 <= g.tdp_w <= 2000
-    assert g.scaleup_uni_gbps <= 1000
-    assert g.host_link_uni_gbps <= 1000
+    assert g.scaleup_uni_gb_per_s <= 1000
+    assert g.host_link_uni_gb_per_s <= 1000
     assert g.node_power_kw * 1000 >= g.gpus_per_node * g.tdp_w, f"{gid}: node power below its GPUs' TDP"
     assert g.node_power_kw < 50
     assert 1 <= g.node_rack_units <= 12
@@ -205,12 +205,12 @@ def test_format_holes(cat):
 def test_known_figures(cat):
     h100 = cat.gpu("h100")
     assert h100.bf16_dense_tflops == pytest.approx(989.4)
-    assert h100.scaleup_uni_gbps == 450 and h100.scaleup_domain == 8
-    assert cat.gpu("h800").scaleup_uni_gbps == 200
+    assert h100.scaleup_uni_gb_per_s == 450 and h100.scaleup_domain == 8
+    assert cat.gpu("h800").scaleup_uni_gb_per_s == 200
     assert cat.gpu("h800").bf16_dense_tflops == h100.bf16_dense_tflops
     assert cat.gpu("gb200").scaleup_domain == 72 and cat.gpu("gb200").gpus_per_node == 4
     mi = cat.gpu("mi300x")
-    assert mi.scaleup_uni_gbps == 448 and mi.scaleup_p2p_uni_gbps == 64
+    assert mi.scaleup_uni_gb_per_s == 448 and mi.scaleup_p2p_uni_gb_per_s == 64
     for gid in ("l40s", "l4", "a10", "t4"):
         g = cat.gpu(gid)
         assert g.scaleup_tech == "pcie" and g.scaleup_domain == 1 and g.cloud_usd_per_gpu_hour

@@ -48,7 +48,7 @@ def test_readers_take_the_documented_fields():
     trt = by["trtllm-bench.txt#0"]
     assert trt.run["precision"] == "fp8" and trt.run["scenario"] == "offline" and trt.run["prompt_tokens"] == 128
     assert trt.measured["output_tokens_per_s"] == pytest.approx(23617.536)
-    assert [(b.ranks, b.nodes, b.busbw_gbps) for b in m.busbw] == [(8, 1, 361.4), (16, 2, 44.9)]
+    assert [(b.ranks, b.nodes, b.busbw_gb_per_s) for b in m.busbw] == [(8, 1, 361.4), (16, 2, 44.9)]
 
 
 def test_calibrating_one_gpu_lowers_its_median_error_by_a_third(cli, tmp_path):

@@ -62,11 +62,11 @@ def test_render_refuses_other_schema_versions(cli, saved):
 
     import re
 
-    saved.write_text(re.sub(r'"schema_version": "[0-9.]+"', '"schema_version": "2.0"', saved.read_text(), count=1))
+    saved.write_text(re.sub(r'"schema_version": "[0-9.]+"', '"schema_version": "1.2"', saved.read_text(), count=1))
     r = cli("render", str(saved))
     assert r.code == 2
-    assert r.err == (f"gpuplan: error: {saved}: schema_version: plan schema_version 2.0 is not supported; "
-                     f"this gpuplan reads 1.0 <= schema_version <= {SCHEMA_VERSION}\n")
+    assert r.err == (f"gpuplan: error: {saved}: schema_version: plan schema_version 1.2 is not supported; "
+                     f"this gpuplan reads 2.0 <= schema_version <= {SCHEMA_VERSION}\n")
 
 
 def test_table_on_a_pipe_is_plain(cli, saved, monkeypatch):

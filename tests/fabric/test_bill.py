@@ -121,7 +121,7 @@ def test_training_storage_is_sized_from_the_workload(shipped):
     assert st.checkpoint_tb == pytest.approx(0.98775, rel=1e-4)
     assert st.usable_tb_needed == pytest.approx(27.22, rel=1e-3)
     assert st.checkpoint_interval_min == pytest.approx(85.67, rel=1e-3)
-    assert st.write_gbps_needed == pytest.approx(3.843, rel=1e-3)
+    assert st.write_gb_per_s_needed == pytest.approx(3.843, rel=1e-3)
     assert st.units == 1
 
 
@@ -133,7 +133,7 @@ def test_checkpoint_bandwidth_can_decide_the_storage(shipped):
     st = plan.training.bom.storage
     assert plan.training.gpus == 6144
     assert st.checkpoint_interval_min == pytest.approx(16.357, rel=1e-3)
-    assert st.write_gbps_needed == pytest.approx(115.79, rel=1e-3)
+    assert st.write_gb_per_s_needed == pytest.approx(115.79, rel=1e-3)
     assert st.usable_tb_needed == pytest.approx(199.17, rel=1e-3) and st.usable_tb_needed < 294.9
     assert st.units == 2
 

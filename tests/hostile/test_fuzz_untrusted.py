@@ -198,8 +198,8 @@ test_special_files, test_special_files_slow = twin(
 # -- overlay magnitudes --------------------------------------------------------------------------
 
 #: Ranged GPU figures an overlay may set directly (RANGES keys that are Gpu fields).
-GPU_FIELDS = ["memory_gib", "mem_bw_tbps", "bf16_dense_tflops", "fp16_dense_tflops", "fp8_dense_tflops",
-              "tf32_dense_tflops", "fp64_dense_tflops", "scaleup_uni_gbps", "host_link_uni_gbps", "tdp_w",
+GPU_FIELDS = ["memory_label_gb", "mem_bw_tb_per_s", "bf16_dense_tflops", "fp16_dense_tflops", "fp8_dense_tflops",
+              "tf32_dense_tflops", "fp64_dense_tflops", "scaleup_uni_gb_per_s", "host_link_uni_gb_per_s", "tdp_w",
               "node_power_kw", "price_usd", "node_price_usd", "cloud_usd_per_gpu_hour",
               "reference_scaleout_gbit_per_gpu", "efficiency.matmul_bf16", "efficiency.mem_bw",
               "efficiency.scaleup_busbw", "scaleup_domain", "gpus_per_node"]

@@ -52,7 +52,7 @@ def _svgs(html: str) -> list[ET.Element]:
 
 
 def _ic(gpus_per_node: int, domain: int, switch_trays: int = 0, rails: int = 8) -> Interconnect:
-    return Interconnect(scaleup_tech="nvlink5", scaleup_domain_gpus=domain, scaleup_uni_gbps=900.0,
+    return Interconnect(scaleup_tech="nvlink5", scaleup_domain_gpus=domain, scaleup_uni_gb_per_s=900.0,
                         scaleout_fabric="ib-ndr", scaleout_kind="infiniband", nic="cx7-400g", nics_per_node=rails,
                         nic_gbit_per_gpu=400.0, required_gbit_per_gpu=100.0, rails=rails, reasons=[],
                         gpus_per_node=gpus_per_node, scaleup_switch_trays=switch_trays)

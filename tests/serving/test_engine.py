@@ -136,7 +136,7 @@ def test_moe_module_reproduces_measured_fused_moe_latency(catalog, k, shape, gpu
     g = catalog.gpu(gpu)
     path = compute_path(g, precision)
     rate = g.peak_tflops(path.math) * 1e12 * g.matmul_efficiency(path.math) * k.gemm_efficiency_vs_mamf
-    bandwidth = g.mem_bw_tbps * 1e12 * g.efficiency.mem_bw
+    bandwidth = g.mem_bw_tb_per_s * 1e12 * g.efficiency.mem_bw
     bytes_per_weight = {"fp4": 0.5625, "fp8": 1.0}[precision]
     weights_s = expected_experts_touched(experts, active, tokens) / ep * 3 * hidden * ffn * bytes_per_weight / bandwidth
     math_s = 6 * hidden * ffn * tokens * active / ep / rate

@@ -138,7 +138,7 @@ def test_weight_only_formats_stream_below_the_bandwidth_roofline(catalog, preset
         k.weight_only_bandwidth_factor.fp8
     int4 = build_replica(a100, arch, Layout(), "int4", "bf16", k, catalog)
     step = int4.decode_step(1, 100)
-    bw = a100.mem_bw_tbps * 1e12 * a100.efficiency.mem_bw
+    bw = a100.mem_bw_tb_per_s * 1e12 * a100.efficiency.mem_bw
     other = int4.fixed_stream_bytes - int4.quantised_stream_bytes + step.activation_bytes
     expected = (int4.quantised_stream_bytes / k.weight_only_bandwidth_factor.int4 + other) / bw
     assert step.gemm_memory_s == pytest.approx(expected, rel=1e-9)

@@ -101,7 +101,7 @@ def test_plan_fields_are_consistent(catalog, serving_profile):
     assert p.output_tokens_per_s == 20 * 400
     assert p.compute_dtype == "fp8" and p.roofline.decode_bound == "memory"
     # with the 0.85 load margin the H200 fleet is the cheaper one
-    assert p.roofline.ridge_flops_per_byte == pytest.approx(1978.9 / gpu.mem_bw_tbps, rel=1e-6)
+    assert p.roofline.ridge_flops_per_byte == pytest.approx(1978.9 / gpu.mem_bw_tb_per_s, rel=1e-6)
     assert 0 < p.peak_load_fraction <= 0.85 and p.peak_load_fraction == pytest.approx(p.utilization)
     assert p.disaggregation is not None and p.disaggregation.aggregated_gpus > 0
     assert p.disaggregation.kv_transfer_gbit_per_s == pytest.approx(20 * 2000 * 163_840 * 8 / 1e9)

@@ -62,7 +62,7 @@ variable "gpuplan_training" {
     network = object({
       scaleup_tech          = string
       scaleup_domain_gpus   = number
-      scaleup_uni_gbps      = number
+      scaleup_uni_gb_per_s  = number
       scaleout_fabric       = string
       scaleout_kind         = string
       nic                   = string
@@ -138,7 +138,7 @@ variable "gpuplan_serving" {
     network = object({
       scaleup_tech          = string
       scaleup_domain_gpus   = number
-      scaleup_uni_gbps      = number
+      scaleup_uni_gb_per_s  = number
       scaleout_fabric       = string
       scaleout_kind         = string
       nic                   = string
