@@ -12,7 +12,7 @@ from gpuplan.core.contract_base import RoofFigure, _Out  # noqa: F401  (re-expor
 from gpuplan.core.contract_fabric import Bom, BomItem, ClosParameters, Interconnect, Topology  # noqa: F401
 from gpuplan.core.contract_fleet import Autoscaling, Fleet, FleetStrategy, Risk  # noqa: F401  (re-exported)
 from gpuplan.core.contract_serving import (  # noqa: F401  (re-exported)
-    DisaggregationComparison, FrontierPoint, Roofline, ServingDeploy, ServingLayout, ServingOption, ServingPlan,
+    DisaggregatedPool, DisaggregationComparison, FrontierPoint, Roofline, ServingDeploy, ServingLayout, ServingOption, ServingPlan,
 )
 from gpuplan.core.contract_training import (  # noqa: F401  (re-exported)
     MemoryBreakdown, RooflinePoint, TrainingBreakdown, TrainingLayout, TrainingLayoutOption, TrainingOption,
@@ -20,7 +20,7 @@ from gpuplan.core.contract_training import (  # noqa: F401  (re-exported)
 )
 from gpuplan.core.cost_contract import PlanTco, StorageSizing, Tco  # noqa: F401  (re-exported)
 
-SCHEMA_VERSION = "1.2"
+SCHEMA_VERSION = "1.3"
 
 
 class AssumptionOut(_Out):

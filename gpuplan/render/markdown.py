@@ -143,11 +143,6 @@ def _serving(s: ServingPlan, pricing: str) -> str:
         return out
     out += "\n**Why**\n\n" + "".join(f"- {r}\n" for r in s.reasons)
     out += _roofline(s.roofline, s.gpu, s.precision)
-    d = s.disaggregation
-    if d is not None:
-        out += (f"\nDisaggregated prefill/decode: {d.prefill_gpus} + {d.decode_gpus} = {d.total_gpus} GPUs vs "
-                f"{d.aggregated_gpus} aggregated; {'recommended' if d.recommended else 'not recommended'}: "
-                f"{d.reason}\n")
     if s.alternatives:
         rows = [[a.gpu, f"{a.gpus:,}", a.replicas, f"TP{a.layout.tp} PP{a.layout.pp}", num(a.ttft_ms_p99),
                  num(a.tpot_ms), num(a.max_qps), serving_option_cost(a, pricing), usd(a.usd_per_million_output_tokens),
