@@ -225,8 +225,8 @@ def build_bom(phase: str, gpu: Gpu, gpus: int, interconnect: Interconnect, topol
     if servers:  # each pool's rack power and cloud rate, not the fabric GPU's
         rented = [g.billed_gpus(n * g.gpus_per_node) * g.cloud_usd_per_gpu_hour if g.cloud_usd_per_gpu_hour
                   else None for g, n in pools]
-        bom = bom.model_copy(update={"rack_power_kw": rack.rack_kw,
-                                     "cloud_usd_per_hour": None if None in rented else sum(rented)})  # type: ignore[arg-type]
+        cloud = None if None in rented else sum(r for r in rented if r is not None)
+        bom = bom.model_copy(update={"rack_power_kw": rack.rack_kw, "cloud_usd_per_hour": cloud})
     return bom.model_copy(update={"cooling": rack.cooling, "servers_per_rack": rack.servers_per_rack,
                                   "pue": cooling_pue, "facility_power_kw": bom.power_kw * cooling_pue,
                                   "storage": sizing})

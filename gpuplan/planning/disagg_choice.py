@@ -94,8 +94,8 @@ def _cost(plan: ServingPlan, pricing: str) -> float | None:
 def _considered(plan: ServingPlan, rec: Any) -> ServingPlan:
     if not plan.feasible:
         return plan
-    return plan.model_copy(update={"disaggregation": rec,
-                                   "reasons": [*plan.reasons, f"Disaggregated prefill/decode considered: {rec.reason}."]})
+    line = f"Disaggregated prefill/decode considered: {rec.reason}."
+    return plan.model_copy(update={"disaggregation": rec, "reasons": [*plan.reasons, line]})
 
 
 def _within_limits(plan: ServingPlan, workload: Workload) -> bool:

@@ -169,7 +169,8 @@ def reasons(f: DisaggFleet, spec: ServingSpec, op: Operating, agg: ServingPlan, 
     pre, dec = f.prefill.replica, f.decode.replica
     pct = spec.latency_percentile
     side, idle = f.idle_fraction
-    vs = (f"the best aggregated plan ({agg.gpus:,} x {agg.gpu}) costs {cost_words(agg.capex_usd, agg.cloud_usd_per_hour, pricing)}"
+    agg_cost = cost_words(agg.capex_usd, agg.cloud_usd_per_hour, pricing)
+    vs = (f"the best aggregated plan ({agg.gpus:,} x {agg.gpu}) costs {agg_cost}"
           if agg.feasible else "no aggregated plan meets the targets")
     return [
         f"Disaggregated prefill/decode: {summary(f)} on {f.fleet.nodes:,} server{'s' if f.fleet.nodes != 1 else ''} "
@@ -179,7 +180,8 @@ def reasons(f: DisaggFleet, spec: ServingSpec, op: Operating, agg: ServingPlan, 
         f"{spec.prompt_tokens}-token prompt and sustains {f.prefill_rate:.2f} req/s "
         f"({f.prefill_rate * spec.prompt_tokens:,.0f} prompt tokens/s) within the TTFT target; "
         f"{f.prefill_workers} carry the load at {spec.qps / (f.prefill_workers * f.prefill_rate):.0%}.",
-        f"Decode: each {_layout_name(dec.layout)} worker on {dec.gpu.id} holds up to {f.decode.concurrency:.1f} sequences "
+        f"Decode: each {_layout_name(dec.layout)} worker on {dec.gpu.id} holds up to {f.decode.concurrency:.1f} "
+        f"sequences "
         f"at TPOT {f.decode.step_s * 1e3:.1f} ms ({f.decode.rate:.2f} req/s, no prefill interrupting its steps); "
         f"{f.decode_workers} run {op.concurrency:.1f} each at the target QPS.",
         f"KV transfer: {f.kv_bytes / 1e6:,.1f} MB per request over {link_words(f)} in {op.transfer_s * 1e3:.1f} ms, "
@@ -209,8 +211,9 @@ def as_serving_plan(f: DisaggFleet, base: ServingPlan, workload: Workload, deman
             ttft_ms_p99=base.ttft_ms_p99, tpot_ms=base.tpot_ms, max_qps=base.max_qps, cost_usd=base.capex_usd,
             usd_per_million_output_tokens=base.usd_per_million_output_tokens, meets_target=True, bound=base.bound,
             cloud_usd_per_hour=base.cloud_usd_per_hour, network_included=base.bom is not None,
-            reason=f"aggregated: {cost_words(base.capex_usd, base.cloud_usd_per_hour, pricing)}, more than the "
-                   f"disaggregated fleet" if record.recommended else "aggregated (the profile asks for disaggregation)"))
+            reason=(f"aggregated: {cost_words(base.capex_usd, base.cloud_usd_per_hour, pricing)}, more than the "
+                    "disaggregated fleet") if record.recommended
+            else "aggregated (the profile asks for disaggregation)"))
     return base.model_copy(update=dict(
         feasible=True, gpu=dec.gpu.id, gpus=f.gpus, nodes=fleet.nodes, gpus_idle=idle_gpus(f, pricing),
         replicas=f.groups + f.spare, spare_replicas=f.spare, gpus_per_replica=f.group_gpus,

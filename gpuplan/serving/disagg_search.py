@@ -182,7 +182,8 @@ class _Search:
         return gpu.node_price_usd / gpu.gpus_per_node if gpu.node_price_usd is not None else math.inf
 
     def lower_bound(self, w: Replica, rate: float) -> float:
-        return self.per_gpu(w.gpu) * _count(self.need, rate) * w.layout.gpus
+        """Workers of ``w`` at ``rate`` or faster, and the spares (a spare group holds one at least)."""
+        return self.per_gpu(w.gpu) * (_count(self.need, rate) + self.spare) * w.layout.gpus
 
     def offer(self, fleet: DisaggFleet) -> None:
         key = (self.metric(fleet.fleet, fleet.gpus), fleet.gpus)
