@@ -48,6 +48,10 @@ def _cost(capex: float | None, cloud: float | None, pricing: str) -> str:
 
 def line(d: DisaggregationComparison, pricing: str) -> str:
     """One line: the fleet the plan runs, or the alternative it weighed and why not."""
+    if not d.pools:  # a plan saved before schema 1.3: the GPU counts and the verdict
+        return (f"{d.prefill_gpus:,} prefill + {d.decode_gpus:,} decode = {d.total_gpus:,} GPUs vs "
+                f"{d.aggregated_gpus:,} aggregated, KV transfer {num(d.kv_transfer_gbit_per_s)} Gb/s; "
+                f"{'recommended' if d.recommended else 'not recommended'}: {d.reason}")
     where = {"scale-out": "the scale-out NICs", "scale-up": "the scale-up domain", "pcie": "PCIe in one server"}
     kv = (f"KV {num(d.kv_bytes_per_request / 1e6)} MB per request over {where.get(d.placement or '', '-')} in "
           f"{num(d.kv_transfer_ms)} ms")
@@ -62,8 +66,8 @@ def line(d: DisaggregationComparison, pricing: str) -> str:
 
 
 def facts(s: ServingPlan, pricing: str) -> list[tuple[str, str]]:
-    """``pools`` (a summary fact) for the fleet the plan runs, ``disaggregation`` for the one it weighed."""
+    """``pools`` (a summary fact) for the fleet the plan runs, ``disagg`` for the one it weighed."""
     d = s.disaggregation
     if d is None or not s.feasible:
         return []
-    return [("pools" if d.chosen else "disaggregation", line(d, pricing))]
+    return [("pools" if d.chosen else "disagg", line(d, pricing))]

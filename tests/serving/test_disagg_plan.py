@@ -172,5 +172,7 @@ def test_the_plan_json_and_report_carry_the_pools_and_deploy_refuses_them(cli, t
     assert d["chosen"] and [x["role"] for x in d["pools"]] == ["prefill", "decode"]
     text = cli("recommend", str(p), "--phase", "serving").out
     assert "93 x 2P1D + 2 spare groups" in text and "pools" in text and "prefill 186 x gb200-nvl72 TP4" in text
+    html = cli("render", str(out), "-f", "html").out
+    assert "<th>pools</th>" in html and "93 x 2P1D" in html
     r = cli("deploy", str(out), "--engine", "vllm")
     assert r.code == 2 and "disaggregated" in r.err
