@@ -28,7 +28,7 @@ transfer-free prefill rate, at the GPU's price per GPU) is already above the bes
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from gpuplan.hardware.schema import Gpu
 from gpuplan.hardware.serving_calibration import Cost
@@ -143,6 +143,30 @@ def domain_fleet(gpu: Gpu, groups: int, span: int, local: int, pricing: str, cos
                      power_kw=bought.power_kw, objective=bought.objective, usd_per_hour=bought.usd_per_hour)
 
 
+#: Each replica's two workers and its prefill rates by link, per demand: neither depends on the QPS,
+#: so a sweep (or the fleet strategies planning serving again) sizes them once. The GPU (a catalog
+#: entry, unhashable) is keyed by identity; the cached workers hold the replica, so it stays alive.
+_WORKERS: dict[tuple[object, ...], tuple[PrefillWorker | None, DecodeWorker | None]] = {}
+_RATES: dict[tuple[object, ...], float] = {}
+_MEMO_MAX = 8192
+_REPLICA_FIELDS = tuple(f.name for f in fields(Replica) if f.name != "gpu")
+
+
+def _memo_key(r: Replica, demand: Demand) -> tuple[object, ...]:
+    return (id(r.gpu), demand, *(getattr(r, n) for n in _REPLICA_FIELDS))
+
+
+def _workers(r: Replica, demand: Demand) -> tuple[PrefillWorker | None, DecodeWorker | None]:
+    key = _memo_key(r, demand)
+    hit = _WORKERS.get(key)
+    if hit is None:
+        if len(_WORKERS) >= _MEMO_MAX:
+            _WORKERS.clear()
+            _RATES.clear()
+        hit = _WORKERS[key] = (prefill_worker(r, demand), decode_worker(r, demand))
+    return hit
+
+
 def _key(r: Replica) -> tuple[str, int, int, int]:
     return (r.gpu.id, r.layout.tp, r.layout.pp, r.layout.ep)
 
@@ -197,20 +221,24 @@ def search(replicas: list[Replica], demand: Demand, qps: float, spare: int, max_
     (every allowed GPU and layout), cheapest first: their networks differ, so the planner prices
     both with their fabric before it chooses."""
     s = _Search(demand, qps, spare, max_load, pricing, cost, by_gpus)
-    pres = [w for w in (prefill_worker(r, demand) for r in replicas) if w is not None]
-    decs = [w for w in (decode_worker(r, demand) for r in replicas) if w is not None]
+    workers = [(_memo_key(r, demand), _workers(r, demand)) for r in replicas]
+    pres = [w[0] for _, w in workers if w[0] is not None]
+    keys = [k for k, w in workers if w[0] is not None]
+    decs = [w[1] for _, w in workers if w[1] is not None]
     if not pres or not decs or qps <= 0:
         return []
-    free = [p.rate(demand, 0.0) for p in pres]
-    pre = sorted((i for i in range(len(pres)) if free[i] > 0),
-                 key=lambda i: (s.lower_bound(pres[i].replica, free[i]), _key(pres[i].replica)))
-    rates: dict[tuple[int, float], float] = {}
 
     def rate(i: int, extra: float) -> float:
-        key = (i, round(extra, 12))
-        if key not in rates:
-            rates[key] = pres[i].rate(demand, extra)
-        return rates[key]
+        key = (keys[i], round(extra, 12))
+        if key not in _RATES:
+            if len(_RATES) >= _MEMO_MAX:
+                _RATES.clear()
+            _RATES[key] = pres[i].rate(demand, extra)
+        return _RATES[key]
+
+    free = [rate(i, 0.0) for i in range(len(pres))]
+    pre = sorted((i for i in range(len(pres)) if free[i] > 0),
+                 key=lambda i: (s.lower_bound(pres[i].replica, free[i]), _key(pres[i].replica)))
 
     kv = request_kv_bytes(pres[0].replica, demand.prompt_tokens)
     _scaleout(s, pres, decs, pre, free, rate, kv)
