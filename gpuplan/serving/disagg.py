@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from gpuplan.physics.kv_cache import kv_bytes_per_token, mean_cached_tokens
 from gpuplan.physics.queueing import wait_s
 from gpuplan.serving.capacity import Demand
-from gpuplan.serving.model import Replica
+from gpuplan.serving.model import Replica, StepTime
 
 #: Bisection steps of the rate and concurrency searches (2^-50 of the bracket).
 BISECTIONS = 50
@@ -132,11 +132,15 @@ class DecodeWorker:
     step_s: float
     mean_context: float
 
-    def step_at(self, concurrency: float) -> float:
-        """``t0(C)``: a decode step at concurrency ``C`` (``pp`` micro-batches in flight)."""
+    def step(self, concurrency: float) -> StepTime:
+        """A decode step at concurrency ``C`` (``pp`` micro-batches in flight, ``C / pp`` each)."""
         c = max(concurrency, 1.0)
         micro = min(self.replica.layout.pp, c)
-        return self.replica.decode_step(c / micro, self.mean_context).total_s
+        return self.replica.decode_step(c / micro, self.mean_context)
+
+    def step_at(self, concurrency: float) -> float:
+        """``t0(C)``: the time of :meth:`step`."""
+        return self.step(concurrency).total_s
 
     def point(self, lam: float, steps: int) -> tuple[float, float]:
         """(concurrency, TPOT) carrying ``lam`` requests/s: ``C = lam n t0(C)``, by bisection."""

@@ -145,8 +145,7 @@ def _roofline(f: DisaggFleet, op: Operating) -> Roofline | None:
     peak = dec.gpu.peak_tflops(dec.path.math) or dec.gpu.fp16_dense_tflops
     ridge = ridge_point(peak * 1e12, dec.gpu.mem_bw_tbps * 1e12)
     pf = pre.prefill_step(1, f.prefill.prompt)
-    st = dec.decode_step(max(op.concurrency, 1.0) / min(dec.layout.pp, max(op.concurrency, 1.0)),
-                         f.decode.mean_context)
+    st = f.decode.step(op.concurrency)
     pf_ai, dec_ai = arithmetic_intensity(pf.flops, pf.bytes), arithmetic_intensity(st.flops, st.bytes)
     return Roofline(peak_tflops=peak, mem_bw_tbps=dec.gpu.mem_bw_tbps, ridge_flops_per_byte=ridge,
                     prefill_flops_per_byte=pf_ai, decode_flops_per_byte=dec_ai, prefill_bound=bound(pf_ai, ridge),
@@ -227,7 +226,7 @@ def as_serving_plan(f: DisaggFleet, base: ServingPlan, workload: Workload, deman
         prefill_ms=f.prefill.latency_s * 1e3, qps_per_replica=f.group_rate, max_qps=max_qps,
         output_tokens_per_s=spec.qps * spec.output_tokens, utilization=spec.qps / max_qps,
         peak_load_fraction=spec.qps / max_qps,
-        bound=dec.decode_step(max(op.concurrency, 1.0), f.decode.mean_context).dominant(),
+        bound=f.decode.step(op.concurrency).dominant(),
         roofline=_roofline(f, op), disaggregation=record, interconnect=None, topology=None, bom=None, tco=None,
         capex_usd=fleet.capex_usd, power_kw=fleet.power_kw, cloud_usd_per_hour=fleet.cloud_usd_per_hour,
         usd_per_million_output_tokens=usd_per_million_tokens(fleet.usd_per_hour, spec.qps * spec.output_tokens),
