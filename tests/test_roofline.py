@@ -7,6 +7,7 @@ import math
 import pytest
 
 from gpuplan.physics.roofline import (
+    achieved_tflops,
     arithmetic_intensity,
     attainable_flops,
     bound,
@@ -57,6 +58,26 @@ def test_batch1_decode_bound_llama2_7b_a100(catalog):
     step = replica.decode_step(1, 105)
     assert step.weight_bytes / step.gemm_memory_s == pytest.approx(
         gpu.mem_bw_tbps * 1e12 * gpu.efficiency.mem_bw, rel=0.01)
+
+
+def test_achieved_point_of_a_decode_step_sits_below_the_memory_roof(catalog):
+    """Hand calculation: 2e12 FLOPs in 0.5 s is 4 TFLOP/s. A modelled batch-1 decode step of
+    Llama-2-7B on A100 is memory-bound, and its achieved throughput lies under the memory roof
+    (AI x bandwidth) by about the catalog's memory-bandwidth efficiency, never above it."""
+    from gpuplan.model.arch import ArchitectureSpec, resolve
+    from gpuplan.hardware.serving_calibration import serving_constants
+    from gpuplan.serving.model import Layout, build_replica
+
+    assert achieved_tflops(2e12, 0.5) == 4.0
+    assert achieved_tflops(1e12, 0.0) is None
+    arch = resolve(ArchitectureSpec.model_validate(catalog.models["llama-2-7b"].arch_fields()))[0]
+    gpu = catalog.gpu("a100-sxm-80gb")
+    step = build_replica(gpu, arch, Layout(), "bf16", "bf16", serving_constants(catalog), catalog).decode_step(1, 105)
+    ai = arithmetic_intensity(step.flops, step.bytes)
+    assert bound(ai, ridge_point(gpu.bf16_dense_tflops * 1e12, gpu.mem_bw_tbps * 1e12)) == "memory"
+    roof = attainable_flops(ai, gpu.bf16_dense_tflops * 1e12, gpu.mem_bw_tbps * 1e12) / 1e12
+    got = achieved_tflops(step.flops, step.total_s)
+    assert 0.5 * gpu.efficiency.mem_bw * roof < got < gpu.efficiency.mem_bw * roof
 
 
 def test_memory_bound_needs_positive_bytes():

@@ -73,6 +73,11 @@ class Interconnect(_Out):
     #: Serving: the front-end (north-south) Ethernet, when it is a network of its own.
     frontend_fabric: str | None = None
     frontend_gbit_per_node: float = 0.0
+    #: GPUs of one node (server, or compute tray of a rack-scale system); 0 in plans saved before it.
+    gpus_per_node: int = 0
+    #: Switch trays of one rack-scale scale-up domain (9 in a GB200 NVL72); 0 when the domain is
+    #: one server's baseboard.
+    scaleup_switch_trays: int = 0
 
 
 class ClosParameters(_Out):

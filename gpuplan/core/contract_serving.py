@@ -31,6 +31,10 @@ class Roofline(_Out):
     decode_flops_per_byte: float
     prefill_bound: Literal["compute", "memory"]
     decode_bound: Literal["compute", "memory"]
+    #: What one GPU achieves in the planned steps: the step's FLOPs over its modelled time
+    #: (TFLOP/s); None in plans saved before it.
+    prefill_achieved_tflops: float | None = None
+    decode_achieved_tflops: float | None = None
 
 
 class DisaggregatedPool(_Out):

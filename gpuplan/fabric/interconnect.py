@@ -151,7 +151,7 @@ def _frontend_only(demand: TrafficDemand, gpu: Gpu, catalog: Catalog, nodes: int
                        f"tier, so nothing is oversubscribed.")
     reasons.append(_topology_reason(topo, design))
     ic = Interconnect(scaleup_tech=gpu.scaleup_tech, scaleup_domain_gpus=gpu.scaleup_domain,
-                      scaleup_uni_gbps=gpu.scaleup_uni_gbps, scaleout_fabric=front.id, scaleout_kind=front.kind,
+                      scaleup_uni_gbps=gpu.scaleup_uni_gbps, **_node_fields(gpu), scaleout_fabric=front.id, scaleout_kind=front.kind,
                       nic=nic.id if nic else None, nics_per_node=frontend_nics(nic, ports),
                       nic_gbit_per_gpu=ports * FRONTEND_PLANES * front.port_gbit / gpu.gpus_per_node,
                       required_gbit_per_gpu=demand.frontend_gbit_per_node / gpu.gpus_per_node, rails=ports,
@@ -337,12 +337,17 @@ def _traffic_reason(demand: TrafficDemand, need: float) -> str:
     return f"{groups} moves {gb:.3g} GB per GPU per second{kv}: needs {need:.3g} Gb/s per GPU."
 
 
+def _node_fields(gpu: Gpu) -> dict[str, int]:
+    """GPUs per node and the scale-up domain's switch trays, for the report's pictures."""
+    return {"gpus_per_node": gpu.gpus_per_node, "scaleup_switch_trays": gpu.scaleup_switch_trays or 0}
+
+
 def _interconnect(gpu: Gpu, out: ScaleOut | None, need: float, rails: int, reasons: list[str]) -> Interconnect:
     fab = out.fabric if out else None
     nic = out.nic if out else None
     nics_per_node = _nics(nic, rails) if nic else 0
     return Interconnect(scaleup_tech=gpu.scaleup_tech, scaleup_domain_gpus=gpu.scaleup_domain,
-                        scaleup_uni_gbps=gpu.scaleup_uni_gbps, scaleout_fabric=fab.id if fab else None,
+                        scaleup_uni_gbps=gpu.scaleup_uni_gbps, **_node_fields(gpu), scaleout_fabric=fab.id if fab else None,
                         scaleout_kind=fab.kind if fab else None, nic=nic.id if nic else None,
                         nics_per_node=nics_per_node, nic_gbit_per_gpu=out.gbit_per_gpu if out else 0.0,
                         required_gbit_per_gpu=need, rails=rails, reasons=list(reasons))

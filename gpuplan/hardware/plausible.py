@@ -36,6 +36,7 @@ RANGES: dict[str, tuple[float, float, str]] = {
     "reach_m": (0.1, 1e6, "m"),
     "scaleup_domain": (1, 100_000, "GPUs"),
     "gpus_per_node": (1, 1_024, "GPUs"),
+    "scaleup_switch_trays": (1, 1_000, "switch trays per scale-up domain"),
     "rack_units": (1, 100, "U (node_rack_units, switch rack_units)"),
     "ports": (1, 1_024, "ports, switch radix and cages"),
     "lanes_per_cage": (1, 64, "lanes"),

@@ -91,6 +91,9 @@ class Gpu(BaseModel):
     scaleup_domain: _r(PositiveInt, "scaleup_domain")
     #: Bandwidth between one pair of GPUs when the domain is a point-to-point mesh (XGMI).
     scaleup_p2p_uni_gbps: _r(Positive, "scaleup_p2p_uni_gbps") | None = None
+    #: Switch trays of one rack-scale scale-up domain (9 NVLink switch trays in a GB200 NVL72);
+    #: None where the domain is one server's baseboard (its switches are inside the server).
+    scaleup_switch_trays: _r(PositiveInt, "scaleup_switch_trays") | None = None
     host_link: str
     host_link_uni_gbps: _r(Positive, "host_link_uni_gbps")
     tdp_w: _r(Positive, "tdp_w")
@@ -185,7 +188,8 @@ GPU_GROUPS: dict[str, tuple[str, ...]] = {
     "compute": ("fp64_dense_tflops", "tf32_dense_tflops", "bf16_dense_tflops", "fp16_dense_tflops",
                 "fp8_dense_tflops", "int8_dense_tops", "fp4_dense_tflops", "int4_dense_tops"),
     "memory": ("memory_gib", "memory_usable_gib", "mem_bw_tbps"),
-    "scaleup": ("scaleup_uni_gbps", "scaleup_domain", "scaleup_p2p_uni_gbps", "host_link_uni_gbps"),
+    "scaleup": ("scaleup_uni_gbps", "scaleup_domain", "scaleup_p2p_uni_gbps", "host_link_uni_gbps",
+                "scaleup_switch_trays"),
     "power": ("tdp_w", "node_power_kw"),
     "server": ("gpus_per_node", "node_rack_units", "reference_scaleout_gbit_per_gpu", "rack_servers",
                "liquid_cooled"),

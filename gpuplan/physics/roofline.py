@@ -34,6 +34,15 @@ def attainable_flops(intensity: float, peak_flops: float, bandwidth_bytes_per_s:
     return min(peak_flops, intensity * bandwidth_bytes_per_s)
 
 
+def achieved_tflops(flops: float, seconds: float) -> float | None:
+    """Throughput a kernel or step achieves, TFLOP/s: its FLOPs over the time it takes (the point a
+    roofline plots below the roof; Williams et al. plot measured kernels the same way). None for a
+    step of no duration."""
+    if seconds <= 0 or flops < 0:
+        return None
+    return flops / seconds / 1e12
+
+
 def bound(intensity: float, ridge: float) -> Bound:
     """``"compute"`` at or above the ridge point, ``"memory"`` below it."""
     return "compute" if intensity >= ridge else "memory"

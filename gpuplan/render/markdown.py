@@ -33,6 +33,7 @@ from gpuplan.render.text import (
     roofline_rows,
     serving_facts,
     serving_option_cost,
+    sized,
     signed,
     training_facts,
     usd,
@@ -126,9 +127,9 @@ def _training(t: TrainingPlan, pricing: str) -> str:
         out += "\n" + details(f"Next best layouts on {t.gpu} ({len(t.layout_alternatives)})",
                               md_table(LAYOUT_HEADERS, layout_rows(t.layout_alternatives), right={1, 3, 4, 5, 6, 7, 8}))
     if t.alternatives:
-        rows = [[a.gpu, f"{a.gpus:,}", f"{a.nodes:,}", f"TP{a.layout.tp} PP{a.layout.pp} DP{a.layout.dp}",
-                 num(a.wall_clock_days), pct(a.mfu), usd(a.cost_usd), "yes" if a.meets_target else "no", a.bound]
-                for a in t.alternatives]
+        rows = [[a.gpu, sized(a, f"{a.gpus:,}"), sized(a, f"{a.nodes:,}"), f"TP{a.layout.tp} PP{a.layout.pp} DP{a.layout.dp}",
+                 sized(a, num(a.wall_clock_days)), sized(a, pct(a.mfu)), sized(a, usd(a.cost_usd)),
+                 "yes" if a.meets_target else "no", a.bound] for a in t.alternatives]
         out += "\n" + details(f"Alternatives ({len(t.alternatives)})",
                               md_table(["GPU", "GPUs", "nodes", "layout", "days", "MFU", "cost", "meets target",
                                         "bound"], rows, right={1, 2, 4, 5, 6}))
@@ -144,8 +145,9 @@ def _serving(s: ServingPlan, pricing: str) -> str:
     out += "\n**Why**\n\n" + "".join(f"- {r}\n" for r in s.reasons)
     out += _roofline(s.roofline, s.gpu, s.precision)
     if s.alternatives:
-        rows = [[a.gpu, f"{a.gpus:,}", a.replicas, f"TP{a.layout.tp} PP{a.layout.pp}", num(a.ttft_ms_p99),
-                 num(a.tpot_ms), num(a.max_qps), serving_option_cost(a, pricing), usd(a.usd_per_million_output_tokens),
+        rows = [[a.gpu, sized(a, f"{a.gpus:,}"), sized(a, a.replicas), f"TP{a.layout.tp} PP{a.layout.pp}",
+                 sized(a, num(a.ttft_ms_p99)), sized(a, num(a.tpot_ms)), sized(a, num(a.max_qps)),
+                 sized(a, serving_option_cost(a, pricing)), sized(a, usd(a.usd_per_million_output_tokens)),
                  "yes" if a.meets_target else "no", a.reason] for a in s.alternatives]
         out += "\n" + details(f"Alternatives ({len(s.alternatives)})",
                               md_table(["GPU", "GPUs", "replicas", "layout", "TTFT p99 ms", "TPOT ms", "max req/s",

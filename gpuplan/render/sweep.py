@@ -1,8 +1,8 @@
 """A sweep (``gpuplan sweep``) as a table, JSON, CSV or an HTML chart. Reads no files.
 
-The HTML chart plots, against the first swept field, the cost (capex, or $/h under cloud pricing),
-the GPU count and the latency (serving TTFT at the target percentile) or time to train, one panel
-each, and marks with a dashed line every point where the recommended GPU changes.
+The HTML page is the report's style: the chart of render/svg_sweep.py (the recommended GPU per
+phase as a band, then cost, GPU count and latency against the swept field, a dashed line where the
+recommended GPU changes) above the table.
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ import io
 from typing import Any
 
 from gpuplan.core.stable_json import stable, to_json
-from gpuplan.planning.sweep import SweepPoint, SweepResult
-from gpuplan.render.html import CSS, el, t
+from gpuplan.planning.sweep import SweepResult
+from gpuplan.render.html import CSS, el, html_table, t
+from gpuplan.render.svg_sweep import phases_of, sweep_svg, value
 
 SWEEP_FORMATS = ("table", "json", "csv", "html")
-_PHASES = ("training", "serving")
 #: (label, attribute, phase or None for both) of the columns of the table and the CSV.
 _COLUMNS = {
     "training": (("gpu", "gpu"), ("gpus", "gpus"), ("days", "wall_clock_days"), ("mfu", "mfu"),
@@ -25,19 +25,6 @@ _COLUMNS = {
                 ("tpot_ms", "tpot_ms"), ("max_qps", "max_qps"), ("capex_usd", "capex_usd"),
                 ("usd_per_h", "cloud_usd_per_hour"), ("kw", "power_kw")),
 }
-
-
-def _phases(result: SweepResult) -> list[str]:
-    return [p for p in _PHASES if any(getattr(pt, p) is not None for pt in result.sweep)]
-
-
-def _value(point: SweepPoint, phase: str, attr: str) -> Any:
-    summary = getattr(point, phase)
-    if summary is None:
-        return None
-    if not summary.feasible and attr not in ("gpu",):
-        return None
-    return getattr(summary, attr)
 
 
 def _fmt(v: Any) -> str:
@@ -52,14 +39,14 @@ def _fmt(v: Any) -> str:
 
 def _rows(result: SweepResult) -> tuple[list[str], list[list[Any]]]:
     header = list(result.fields)
-    phases = _phases(result)
+    phases = phases_of(result)
     for phase in phases:  # one phase: bare labels, so the table stays narrow
         header += [f"{phase}.{label}" if len(phases) > 1 else label for label, _ in _COLUMNS[phase]]
     rows = []
     for pt in result.sweep:
         row: list[Any] = [pt.values[f] for f in result.fields]
-        for phase in _phases(result):
-            row += [_value(pt, phase, attr) for _, attr in _COLUMNS[phase]]
+        for phase in phases_of(result):
+            row += [value(pt, phase, attr) for _, attr in _COLUMNS[phase]]
         rows.append(row)
     return header, rows
 
@@ -92,81 +79,21 @@ def render_json(result: SweepResult) -> str:
     return to_json(result)
 
 
-def _cost(point: SweepPoint, phase: str) -> float | None:
-    return _value(point, phase, "capex_usd") or _value(point, phase, "cloud_usd_per_hour")
-
-
-_PANELS = (
-    ("cost", _cost),
-    ("GPUs", lambda pt, ph: _value(pt, ph, "gpus")),
-    ("latency / time", lambda pt, ph: _value(pt, ph, "ttft_ms_at_percentile" if ph == "serving" else "wall_clock_days")),
-)
-_COLOURS = {"training": "#0969da", "serving": "#cf222e"}
-
-
-def _panel(result: SweepResult, title: str, getter: Any, width: int = 760, height: int = 170) -> str:
-    xs_raw = [pt.values[result.fields[0]] for pt in result.sweep]
-    numeric = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in xs_raw)
-    n = len(xs_raw)
-    left, right, top, bottom = 70, 20, 24, 34
-    pw, ph = width - left - right, height - top - bottom
-
-    def xpos(i: int) -> float:
-        if numeric and n > 1 and max(xs_raw) > min(xs_raw):
-            return left + pw * (xs_raw[i] - min(xs_raw)) / (max(xs_raw) - min(xs_raw))
-        return left + (pw * i / (n - 1) if n > 1 else pw / 2)
-
-    series = {phase: [getter(pt, phase) for pt in result.sweep] for phase in _phases(result)}
-    values = [v for vs in series.values() for v in vs if v is not None]
-    hi = max(values) if values else 1.0
-    hi = hi if hi > 0 else 1.0
-
-    def ypos(v: float) -> float:
-        return top + ph * (1 - v / hi)
-
-    parts = [el("text", {"x": left, "y": 15}, t(title)),
-             el("line", {"x1": left, "y1": top + ph, "x2": left + pw, "y2": top + ph, "stroke": "#57606a"}),
-             el("line", {"x1": left, "y1": top, "x2": left, "y2": top + ph, "stroke": "#57606a"}),
-             el("text", {"x": 4, "y": top + 4}, t(_fmt(hi))), el("text", {"x": 4, "y": top + ph}, "0")]
-    for i in {0, n - 1, n // 2}:
-        parts.append(el("text", {"x": round(xpos(i), 1), "y": height - 18, "text-anchor": "middle"},
-                        t(_fmt(xs_raw[i]))))
-    parts.append(el("text", {"x": left + pw / 2, "y": height - 4, "text-anchor": "middle"}, t(result.fields[0])))
-    for phase, vs in series.items():
-        pts = [(xpos(i), ypos(v)) for i, v in enumerate(vs) if v is not None]
-        if len(pts) > 1:
-            parts.append(el("polyline", {"points": " ".join(f"{x:.1f},{y:.1f}" for x, y in pts), "fill": "none",
-                                         "stroke": _COLOURS[phase], "stroke-width": 2}))
-        parts += [el("circle", {"cx": f"{x:.1f}", "cy": f"{y:.1f}", "r": 2.5, "fill": _COLOURS[phase]}) for x, y in pts]
-        gpus = [pt_gpu(pt, phase) for pt in result.sweep]
-        for i in range(1, n):
-            if gpus[i] != gpus[i - 1] and gpus[i] is not None:
-                x = (xpos(i - 1) + xpos(i)) / 2
-                parts.append(el("line", {"x1": f"{x:.1f}", "y1": top, "x2": f"{x:.1f}", "y2": top + ph,
-                                         "stroke": _COLOURS[phase], "stroke-dasharray": "4 3"}))
-                parts.append(el("text", {"x": f"{x + 3:.1f}", "y": top + 10 + 12 * _PHASES.index(phase)},
-                                t(f"{phase}: {gpus[i]}")))
-    return el("svg", {"width": width, "height": height, "viewBox": f"0 0 {width} {height}", "role": "img",
-                      "aria-label": f"{title} against {result.fields[0]}"}, *parts)
-
-
-def pt_gpu(point: SweepPoint, phase: str) -> str | None:
-    summary = getattr(point, phase)
-    return summary.gpu if summary is not None and summary.feasible else None
-
-
 def render_html(result: SweepResult) -> str:
+    """The report's page (render/html.py's style): a title, the chart (render/svg_sweep.py), the table."""
     header, rows = _rows(result)
-    legend = ", ".join(f'<span style="color:{_COLOURS[p]}">{p}</span>' for p in _phases(result))
-    table = el("table", None, el("tr", None, *(el("th", None, t(h)) for h in header)),
-               *(el("tr", None, *(el("td", None, t(_fmt(v))) for v in row)) for row in rows))
-    body = el("body", None, el("h1", None, t(f"gpuplan sweep: {result.workload}")),
-              el("p", {"class": "meta"}, t(f"{len(rows)} points over {', '.join(result.fields)}; "),
-                 legend, t("; dashed lines mark a change of the recommended GPU.")),
-              *(_panel(result, title, getter) for title, getter in _PANELS), table)
-    head = el("head", None, el("meta", {"charset": "utf-8"}), el("title", None, t(f"gpuplan sweep: {result.workload}")),
-              el("style", None, t(CSS)))
-    return "<!DOCTYPE html>\n" + el("html", {"lang": "en"}, head, body)
+    numeric = {i for i, h in enumerate(header) if not h.endswith("gpu") and i >= len(result.fields)}
+    title = f"gpuplan sweep: {result.workload}"
+    head = el("head", None, el("meta", {"charset": "utf-8"}),
+              el("meta", {"name": "viewport", "content": "width=device-width, initial-scale=1"}),
+              el("title", None, t(title)), el("style", None, t(CSS)))
+    body = el("body", None, el("h1", None, t(title)),
+              el("p", {"class": "meta"}, t(f"{len(rows)} points over {', '.join(result.fields)}; per point the "
+                                           "recommended GPU, its cost, GPU count and latency; a dashed line marks "
+                                           "a change of the recommended GPU.")),
+              sweep_svg(result),
+              html_table(header, [[_fmt(v) for v in row] for row in rows], right=numeric))
+    return "<!DOCTYPE html>\n" + el("html", {"lang": "en"}, head, body) + "\n"
 
 
 def render_sweep(result: SweepResult, fmt: str) -> str:

@@ -37,6 +37,7 @@ from gpuplan.render.text import (
     roofline_rows,
     serving_facts,
     serving_option_cost,
+    sized,
     signed,
     training_facts,
     usd,
@@ -184,8 +185,9 @@ def _training(r: _Report, t: TrainingPlan, pricing: str) -> None:
         r.heading("Alternatives")
         shown = _shown(r, t.alternatives)
         r.table(["gpu", "gpus", "nodes", "layout", "days", "MFU", "cost", "meets", "bound"],
-                [[a.gpu, f"{a.gpus:,}", f"{a.nodes:,}", f"TP{a.layout.tp} PP{a.layout.pp} DP{a.layout.dp}",
-                  num(a.wall_clock_days), pct(a.mfu), usd(a.cost_usd), "yes" if a.meets_target else "no", a.bound]
+                [[a.gpu, sized(a, f"{a.gpus:,}"), sized(a, f"{a.nodes:,}"),
+                  f"TP{a.layout.tp} PP{a.layout.pp} DP{a.layout.dp}", sized(a, num(a.wall_clock_days)),
+                  sized(a, pct(a.mfu)), sized(a, usd(a.cost_usd)), "yes" if a.meets_target else "no", a.bound]
                  for a in shown], right={1, 2, 4, 5, 6}, no_wrap={1, 2, 3, 4, 5, 6, 7})
         _more(r, t.alternatives, shown)
     _bom(r, t.bom)
@@ -209,9 +211,11 @@ def _serving(r: _Report, s: ServingPlan, pricing: str) -> None:
         r.heading("Alternatives")
         shown = _shown(r, s.alternatives)
         r.table(["gpu", "gpus", "layout", "TTFT p99", "TPOT", "req/s", "cost", "$/M tok", "meets"],
-                [[a.gpu, f"{a.gpus:,}", f"TP{a.layout.tp} PP{a.layout.pp}" + (f" EP{a.layout.ep}" if a.layout.ep > 1 else ""),
-                  f"{num(a.ttft_ms_p99)} ms", f"{num(a.tpot_ms)} ms", num(a.max_qps), serving_option_cost(a, pricing),
-                  usd(a.usd_per_million_output_tokens), "yes" if a.meets_target else "no"] for a in shown],
+                [[a.gpu, sized(a, f"{a.gpus:,}"),
+                  f"TP{a.layout.tp} PP{a.layout.pp}" + (f" EP{a.layout.ep}" if a.layout.ep > 1 else ""),
+                  sized(a, f"{num(a.ttft_ms_p99)} ms"), sized(a, f"{num(a.tpot_ms)} ms"), sized(a, num(a.max_qps)),
+                  sized(a, serving_option_cost(a, pricing)), sized(a, usd(a.usd_per_million_output_tokens)),
+                  "yes" if a.meets_target else "no"] for a in shown],
                 right={1, 3, 4, 5, 6, 7}, no_wrap={1, 2, 3, 4, 5, 6, 7, 8})
         if r.options.verbose:
             r.bullets([f"{a.gpu}: {a.reason}" for a in shown if a.reason])

@@ -357,6 +357,12 @@ def phase_cost(phase: TrainingPlan | ServingPlan, pricing: str) -> str:
     return f"capex {usd(phase.capex_usd)}" if phase.capex_usd is not None else "capex unpriced"
 
 
+def sized(option: object, text: str) -> str:
+    """A figure of an alternative, or "-" where the option has no sized layout (0 GPUs: it does not
+    qualify), so no table shows 0 GPUs or 0 ms for it."""
+    return text if getattr(option, "gpus", 0) else "-"
+
+
 def serving_option_cost(option: ServingOption, pricing: str) -> str:
     """A serving alternative's cost in the terms it was ranked on (cloud $/h or capex)."""
     if pricing == "cloud":

@@ -8,7 +8,7 @@ import math
 from gpuplan.hardware.schema import Gpu
 from gpuplan.core.contract import Roofline, ServingLayout, ServingOption, ServingPlan
 from gpuplan.model.profile import Workload
-from gpuplan.physics.roofline import arithmetic_intensity, bound, ridge_point
+from gpuplan.physics.roofline import achieved_tflops, arithmetic_intensity, bound, ridge_point
 from gpuplan.serving.capacity import Demand
 from gpuplan.serving.model import GIB, Replica
 from gpuplan.serving.options import LIMIT_WORDS, Option, ServingResult, _layout_name, representative
@@ -26,7 +26,9 @@ def _roofline(opt: Option) -> Roofline:
     dec_ai = arithmetic_intensity(dec.flops, dec.bytes)
     return Roofline(peak_tflops=peak, mem_bw_tbps=rep.gpu.mem_bw_tbps, ridge_flops_per_byte=ridge,
                     prefill_flops_per_byte=pf_ai, decode_flops_per_byte=dec_ai,
-                    prefill_bound=bound(pf_ai, ridge), decode_bound=bound(dec_ai, ridge))
+                    prefill_bound=bound(pf_ai, ridge), decode_bound=bound(dec_ai, ridge),
+                    prefill_achieved_tflops=achieved_tflops(pf.flops, pf.total_s),
+                    decode_achieved_tflops=achieved_tflops(dec.flops, dec.total_s))
 
 
 def _layout_out(opt: Option) -> ServingLayout:

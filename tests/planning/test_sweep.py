@@ -79,7 +79,8 @@ def test_every_format():
     assert rows[0][:3] == ["serving.qps", "gpu", "gpus"] and len(rows) == 4
     html = render_sweep(result, "html")
     root = ET.fromstring(html.removeprefix("<!DOCTYPE html>\n"))
-    assert len(root.findall(".//{*}svg") or root.findall(".//svg")) == 3
+    (chart,) = root.findall(".//{http://www.w3.org/2000/svg}svg")
+    assert chart.get("class") == "sweep" and chart.get("data-points") == "3"
     table = render_sweep(result, "table").splitlines()
     assert table[0].startswith("sweep of chat-8b-serving: 3 points")
 
@@ -90,3 +91,38 @@ def test_cli_bad_value_is_one_line_and_exit_2(tmp_path):
                            str(out)], capture_output=True, text=True)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "serving.qps" in proc.stderr
     assert not out.exists()
+
+
+def _serving_point(qps: float, gpu: str | None, gpus: int, capex: float, ttft: float):
+    from gpuplan.planning.sweep import ServingSummary, SweepPoint
+
+    return SweepPoint(values={"serving.qps": qps}, training=None, serving=ServingSummary(
+        feasible=gpu is not None, gpu=gpu, gpus=gpus, replicas=gpus, ttft_ms_at_percentile=ttft, tpot_ms=20.0,
+        max_qps=qps * 1.2, capex_usd=capex, cloud_usd_per_hour=None, power_kw=5.0))
+
+
+def test_the_sweep_chart_shows_cost_gpus_sku_and_latency_and_marks_each_sku_change():
+    from gpuplan.planning.sweep import SweepResult
+    from tests.render.test_pictures import assert_labels_apart
+
+    points = [_serving_point(5, "l4-pcie-24gb", 3, 140e3, 250.0), _serving_point(10, "l4-pcie-24gb", 5, 140e3, 240.0),
+              _serving_point(20, "l40s-pcie-48gb", 3, 184e3, 100.0), _serving_point(40, None, 0, 0.0, 0.0),
+              _serving_point(80, "h100-sxm-80gb", 2, 300e3, 30.0)]
+    result = SweepResult(workload="chat", fields=["serving.qps"], sweep=points)
+    root = ET.fromstring(render_sweep(result, "html").removeprefix("<!DOCTYPE html>\n"))
+    ns = "{http://www.w3.org/2000/svg}"
+    (chart,) = root.iter(f"{ns}svg")
+    assert chart.get("data-log") == "true"  # 5..80: a factor of 16, drawn on a log axis
+    panels = [g.get("data-title") for g in chart.iter(f"{ns}g") if g.get("class") == "panel"]
+    assert panels == ["serving: capex", "serving: GPUs", "serving: TTFT at the target percentile (ms)"]
+    runs = [(r.get("data-gpu")) for r in chart.iter(f"{ns}rect") if r.get("class") == "sku"]
+    assert runs == ["l4-pcie-24gb", "l40s-pcie-48gb", "-", "h100-sxm-80gb"]  # "-": no feasible plan there
+    changes = [(c.get("data-from"), c.get("data-to")) for c in chart.iter(f"{ns}line") if c.get("class") == "sku-change"]
+    assert changes == [("l4-pcie-24gb", "l40s-pcie-48gb"), ("l40s-pcie-48gb", "-"), ("-", "h100-sxm-80gb")]
+    # the infeasible point has no dot: 4 of 5 points per panel
+    dots = [len(list(g.iter(f"{ns}circle"))) for g in chart.iter(f"{ns}g") if g.get("class") == "panel"]
+    assert dots == [4, 4, 4]
+    assert_labels_apart(chart)
+    # the table is the report's: a header row, right-aligned numbers, "-" for the infeasible point
+    cells = [[c.text for c in row] for row in root.iter("tr")]
+    assert cells[0][:3] == ["serving.qps", "gpu", "gpus"] and cells[4][2] == "-"
