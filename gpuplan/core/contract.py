@@ -21,7 +21,7 @@ from gpuplan.core.contract_training import (  # noqa: F401  (re-exported)
 )
 from gpuplan.core.cost_contract import PlanTco, StorageSizing, Tco  # noqa: F401  (re-exported)
 
-SCHEMA_VERSION = "1.3"
+SCHEMA_VERSION = "1.4"
 
 
 class AssumptionOut(_Out):

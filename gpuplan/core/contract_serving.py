@@ -38,7 +38,7 @@ class Roofline(_Out):
 
 
 class DisaggregatedPool(_Out):
-    """One pool of a disaggregated fleet (since 1.3)."""
+    """One pool of a disaggregated fleet (since 1.4)."""
 
     role: Literal["prefill", "decode"]
     gpu: str
@@ -75,7 +75,7 @@ class DisaggregationComparison(_Out):
     #: Meets the targets for less than the best aggregated plan.
     recommended: bool
     reason: str
-    #: Since 1.3: ``[serving] disaggregation`` ("auto" or "always"; "never" plans no comparison).
+    #: Since 1.4: ``[serving] disaggregation`` ("auto" or "always"; "never" plans no comparison).
     mode: Literal["auto", "always"] = "auto"
     #: The plan's fleet is this one (recommended under "auto"; whenever feasible under "always").
     chosen: bool = False

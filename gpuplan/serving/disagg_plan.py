@@ -19,7 +19,7 @@ from gpuplan.core.units import GIB
 from gpuplan.fabric.demand import TrafficDemand
 from gpuplan.hardware.schema import Gpu
 from gpuplan.model.workload import ServingSpec, Workload
-from gpuplan.physics.roofline import arithmetic_intensity, bound, ridge_point
+from gpuplan.physics.roofline import achieved_tflops, arithmetic_intensity, bound, ridge_point
 from gpuplan.serving.capacity import Demand
 from gpuplan.serving.disagg_search import DisaggFleet
 from gpuplan.serving.fleet import FleetCost, usd_per_million_tokens
@@ -149,7 +149,8 @@ def _roofline(f: DisaggFleet, op: Operating) -> Roofline | None:
     pf_ai, dec_ai = arithmetic_intensity(pf.flops, pf.bytes), arithmetic_intensity(st.flops, st.bytes)
     return Roofline(peak_tflops=peak, mem_bw_tbps=dec.gpu.mem_bw_tbps, ridge_flops_per_byte=ridge,
                     prefill_flops_per_byte=pf_ai, decode_flops_per_byte=dec_ai, prefill_bound=bound(pf_ai, ridge),
-                    decode_bound=bound(dec_ai, ridge))
+                    decode_bound=bound(dec_ai, ridge), prefill_achieved_tflops=achieved_tflops(pf.flops, pf.total_s),
+                    decode_achieved_tflops=achieved_tflops(st.flops, st.total_s))
 
 
 def idle_gpus(f: DisaggFleet, pricing: str) -> int:
