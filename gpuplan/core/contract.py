@@ -12,7 +12,8 @@ from gpuplan.core.contract_base import RoofFigure, _Out  # noqa: F401  (re-expor
 from gpuplan.core.contract_fabric import Bom, BomItem, ClosParameters, Interconnect, Topology  # noqa: F401
 from gpuplan.core.contract_fleet import Autoscaling, Fleet, FleetStrategy, Risk  # noqa: F401  (re-exported)
 from gpuplan.core.contract_serving import (  # noqa: F401  (re-exported)
-    DisaggregationComparison, FrontierPoint, Roofline, ServingDeploy, ServingLayout, ServingOption, ServingPlan,
+    DisaggregatedPool, DisaggregationComparison, FrontierPoint, Roofline, ServingDeploy, ServingLayout, ServingOption,
+    ServingPlan,
 )
 from gpuplan.core.contract_training import (  # noqa: F401  (re-exported)
     MemoryBreakdown, RooflinePoint, TrainingBreakdown, TrainingLayout, TrainingLayoutOption, TrainingOption,

@@ -37,14 +37,76 @@ class Roofline(_Out):
     decode_achieved_tflops: float | None = None
 
 
+class DisaggregatedPool(_Out):
+    """One pool of a disaggregated fleet (since 1.4)."""
+
+    role: Literal["prefill", "decode"]
+    gpu: str
+    layout: ServingLayout
+    gpus_per_worker: int
+    #: Workers carrying the load, and spare ones beyond them.
+    workers: int
+    spare_workers: int
+    #: Every GPU of the pool, spares included.
+    gpus: int
+    #: Requests/s one worker sustains within its target (prefill: TTFT with the KV transfer; decode: TPOT).
+    rate_per_worker: float
+    #: Prefill: prompt tokens/s per worker at that rate; decode: sequences per worker at the TPOT target.
+    capacity_per_worker: float
+    #: Peak QPS over the capacity of the pool's active workers.
+    load_fraction: float
+    #: The pool's own servers and cost (None when both pools share the servers of one domain).
+    nodes: int | None = None
+    capex_usd: float | None = None
+    cloud_usd_per_hour: float | None = None
+
+
 class DisaggregationComparison(_Out):
+    """The cheapest disaggregated prefill/decode fleet and how it compares with the aggregated one.
+
+    ``prefill_gpus``, ``decode_gpus``, ``total_gpus`` and ``aggregated_gpus`` count the GPUs that
+    carry the load (spares left out on both sides); ``gpus`` counts every GPU."""
+
     prefill_gpus: int
     decode_gpus: int
     total_gpus: int
     aggregated_gpus: int
     kv_transfer_gbit_per_s: float
+    #: Meets the targets for less than the best aggregated plan.
     recommended: bool
     reason: str
+    #: Since 1.4: ``[serving] disaggregation`` ("auto" or "always"; "never" plans no comparison).
+    mode: Literal["auto", "always"] = "auto"
+    #: The plan's fleet is this one (recommended under "auto"; whenever feasible under "always").
+    chosen: bool = False
+    #: How the KV cache travels: "scale-out" (NICs between the pools' servers), "scale-up" or
+    #: "pcie" (a group of both kinds of worker inside one NVLink domain or server).
+    placement: Literal["scale-out", "scale-up", "pcie"] | None = None
+    #: Active replica groups of ``prefill_per_group`` prefill and ``decode_per_group`` decode workers.
+    groups: int = 0
+    prefill_per_group: int = 0
+    decode_per_group: int = 0
+    #: Spare capacity: whole groups (one-domain placement) or 1 prefill + 1 decode worker each (scale-out).
+    spare_groups: int = 0
+    gpus: int = 0
+    nodes: int = 0
+    kv_bytes_per_request: float = 0.0
+    #: Bytes/s between one prefill and one decode worker, as Gb/s, and one request's transfer time.
+    kv_link_gbit_per_s: float = 0.0
+    kv_transfer_ms: float = 0.0
+    ttft_ms_mean: float = 0.0
+    ttft_ms_at_percentile: float = 0.0
+    tpot_ms: float = 0.0
+    #: Rate matching: the side whose capacity exceeds the other's, and the share of it left idle.
+    idle_side: Literal["prefill", "decode"] | None = None
+    idle_fraction: float = 0.0
+    #: Capex (servers; the whole BOM when ``network_included``) or cloud $/h, and the aggregated plan's.
+    capex_usd: float | None = None
+    cloud_usd_per_hour: float | None = None
+    aggregated_capex_usd: float | None = None
+    aggregated_cloud_usd_per_hour: float | None = None
+    network_included: bool = False
+    pools: list[DisaggregatedPool] = []
 
 
 class ServingOption(_Out):

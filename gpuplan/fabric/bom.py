@@ -170,10 +170,17 @@ def _frontend_net(interconnect: Interconnect, nodes: int, catalog: Catalog) -> _
 
 # ---------------------------------------------------------------------------- the BOM
 def build_bom(phase: str, gpu: Gpu, gpus: int, interconnect: Interconnect, topology: Topology,
-              catalog: Catalog, *, storage: StorageNeed | None = None, pue: float | None = None) -> Bom:
-    """The bill of materials of one phase (see the module docstring for the rules)."""
-    nodes = max(topology.nodes, gpu.servers_for(gpus))
-    lines = _server_lines(gpu, nodes, catalog)
+              catalog: Catalog, *, storage: StorageNeed | None = None, pue: float | None = None,
+              servers: tuple[tuple[Gpu, int], ...] = ()) -> Bom:
+    """The bill of materials of one phase (see the module docstring for the rules).
+
+    ``servers``: (GPU, servers) of each pool when the phase runs on servers of several GPU types
+    (disaggregated prefill and decode pools); each pool gets its own server lines and compute
+    racks, ``gpu`` (whose fabric was designed) the network, storage and management racks. Empty:
+    every server is ``gpu``'s."""
+    pools = servers or ((gpu, max(topology.nodes, gpu.servers_for(gpus))),)
+    nodes = sum(n for _, n in pools)
+    lines = [line for g, n in pools for line in _server_lines(g, n, catalog)]
     nets: list[_Net] = []
     if topology.kind != "none" and topology.switch:
         role = "frontend" if phase == "serving" and interconnect.frontend_fabric is None else "compute"
@@ -194,8 +201,9 @@ def build_bom(phase: str, gpu: Gpu, gpus: int, interconnect: Interconnect, topol
                              port_gbit=snet.port_gbit, nic=catalog.nics.get(snet.nic_id or ""), nics=snet.nics))
     for net in nets:
         lines += _fabric_lines(net, gpu, catalog)
-    rack = rack_plan(gpu, nodes, catalog)
-    compute_racks = -(-nodes // rack.servers_per_rack)
+    racks = [(g, rack_plan(g, n, catalog), n) for g, n in pools]
+    rack = max((r for _, r, _ in racks), key=lambda r: r.rack_kw)
+    compute_racks = sum(-(-n // r.servers_per_rack) for _, r, n in racks)
     fabric_switches = sum(n.design.leaf_switches + n.design.spine_switches + n.design.core_switches for n in nets)
     heads = head_nodes(nodes, catalog)
     switch_lines = [i for i in lines if i.category == "switch" and i.part_id in catalog.switches]
@@ -205,15 +213,39 @@ def build_bom(phase: str, gpu: Gpu, gpus: int, interconnect: Interconnect, topol
     other_racks = -(-int(other_ru) // RACK_UNITS) if other_ru else 0
     other_kw = (sum(i.total_power_w or 0.0 for i in switch_lines) / 1000 + storage_kw
                 + heads * ((head.power_w or 0) if head else 0) / 1000)
-    facility = rack_lines(gpu, rack, compute_racks, other_racks, other_kw, catalog)
+    facility = [line for k, (g, r, n) in enumerate(racks) for line in
+                rack_lines(g, r, -(-n // r.servers_per_rack), other_racks if k == 0 else 0,
+                           other_kw if k == 0 else 0.0, catalog)]
+    facility = _merge(facility) if len(racks) > 1 else facility
     pdus = sum(i.quantity for i in facility if i.category == "power")
     lines += management_lines(nodes, fabric_switches, pdus, int(storage_nodes), catalog)
     lines += facility
     cooling_pue = pue if pue is not None else default_pue(rack.cooling, catalog)
     bom = _totals(lines, gpu, gpus, compute_racks + other_racks, min(rack.servers_per_rack, nodes))
+    if servers:  # each pool's rack power and cloud rate, not the fabric GPU's
+        rented = [g.billed_gpus(n * g.gpus_per_node) * g.cloud_usd_per_gpu_hour if g.cloud_usd_per_gpu_hour
+                  else None for g, n in pools]
+        cloud = None if None in rented else sum(r for r in rented if r is not None)
+        bom = bom.model_copy(update={"rack_power_kw": rack.rack_kw, "cloud_usd_per_hour": cloud})
     return bom.model_copy(update={"cooling": rack.cooling, "servers_per_rack": rack.servers_per_rack,
                                   "pue": cooling_pue, "facility_power_kw": bom.power_kw * cooling_pue,
                                   "storage": sizing})
+
+
+def _merge(lines: list[BomItem]) -> list[BomItem]:
+    """One line per part and tier: the racks, PDUs and cooling of two pools' racks add up."""
+    out: dict[tuple[str, str | None, str], BomItem] = {}
+    for i in lines:
+        key = (i.category, i.tier, i.part_id)
+        if key not in out:
+            out[key] = i
+            continue
+        q = out[key].quantity + i.quantity
+        out[key] = out[key].model_copy(update={
+            "quantity": q, "total_price_usd": None if i.unit_price_usd is None else i.unit_price_usd * q,
+            "total_power_w": None if out[key].total_power_w is None or i.total_power_w is None
+            else out[key].total_power_w + i.total_power_w})
+    return list(out.values())
 
 
 def _server_lines(gpu: Gpu, nodes: int, catalog: Catalog) -> list[BomItem]:

@@ -52,7 +52,7 @@ def phase_tco(bom: Bom, gpu: Gpu, gpus: int, given: tuple[tuple[str, float], ...
     colo = bom.power_kw * s["colocation_usd_per_kw_month"] * 12
     opex = energy + support + colo
     total = bom.capex_usd + years * opex
-    installed = next((i.quantity for i in bom.items if i.tier == "inside-server"), gpus)
+    installed = sum(i.quantity for i in bom.items if i.tier == "inside-server") or gpus  # every pool's servers
     work_hours = installed * HOURS_PER_YEAR * years * util
     per_gpu_hour = total / work_hours if work_hours > 0 else None
     per_run = per_gpu_hour * run_gpu_hours if per_gpu_hour is not None and run_gpu_hours else None

@@ -119,7 +119,7 @@ def _resolve_serving(s: ServingSection, name: str, notes: list[Assumption]) -> S
                        max_load_fraction=s.max_load_fraction, replica_start_s=s.replica_start_s,
                        hourly_qps=tuple(s.demand.hourly_qps) if s.demand else None,
                        growth_per_year=s.demand.growth_per_year if s.demand else 0.0,
-                       min_replicas=s.min_replicas)
+                       min_replicas=s.min_replicas, disaggregation=s.disaggregation)
 
 
 def _request_shape(s: ServingSection, name: str, notes: list[Assumption]) -> tuple[int, int, int]:

@@ -117,6 +117,9 @@ class ServingSection(BaseModel):
     engine_version: str | None = Field(default=None, min_length=1, max_length=32, pattern=r"^[0-9][0-9A-Za-z.+_-]*$")
     #: Peak QPS over the latency-limited capacity of the non-spare replicas (burst margin).
     max_load_fraction: Annotated[float, Field(gt=0, le=1, allow_inf_nan=False, strict=True)] = 0.85
+    #: Disaggregated prefill/decode pools (gpuplan/serving/disagg.py): "auto" plans them when they
+    #: meet the targets for less than the best aggregated fleet, "always" whenever they meet them.
+    disaggregation: Literal["auto", "never", "always"] = "auto"
     #: Seconds a new replica may take to load its weights over the front-end network.
     replica_start_s: Annotated[float, Field(gt=0, le=86400, allow_inf_nan=False, strict=True)] = 60.0
     constraints: ConstraintsSection | None = None

@@ -50,6 +50,8 @@ class ServingSpec:
     hourly_qps: tuple[float, ...] | None = None
     growth_per_year: float = 0.0
     min_replicas: int | None = None
+    #: "auto" | "never" | "always": whether disaggregated prefill/decode pools may be planned.
+    disaggregation: str = "auto"
 
 
 @dataclass(frozen=True)

@@ -71,6 +71,9 @@ def _idle(plan: Any, catalog: Catalog, workload: Workload) -> Any:
     """``gpus_idle``: GPUs bought (whole servers) or rented (whole instances) beyond the plan's."""
     if plan is None or not plan.feasible or plan.gpu is None:
         return plan
+    split = getattr(plan, "disaggregation", None)
+    if split is not None and split.chosen:  # two pools, maybe two GPU types: counted when sized
+        return plan
     gpu = catalog.gpus[plan.gpu]
     paid = gpu.billed_gpus(plan.gpus) if workload.constraints.pricing == "cloud" else plan.nodes * gpu.gpus_per_node
     return plan.model_copy(update={"gpus_idle": max(0, paid - plan.gpus)})
@@ -193,7 +196,9 @@ def _plan_serving(workload: Workload, catalog: Catalog) -> ServingPlan:
     from gpuplan.serving.autoscale import autoscaling
     from gpuplan.serving.planner import plan_serving
 
-    plan: ServingPlan = _plan_phase("serving", plan_serving, workload, catalog)
+    from gpuplan.planning.disagg_choice import with_disaggregation
+
+    plan: ServingPlan = with_disaggregation(_plan_phase("serving", plan_serving, workload, catalog), workload, catalog)
     assert workload.serving is not None
     plan = plan.model_copy(update={"autoscaling": autoscaling(plan, workload.serving, catalog,
                                                               workload.constraints.pricing)})

@@ -48,6 +48,11 @@ def launch_settings(plan: Plan, model: str | None = None) -> Launch:
     if not s.feasible or s.layout is None or s.gpu is None:
         raise InputError("the serving plan is infeasible: there is no layout to deploy", file=plan.profile,
                          field="serving")
+    if s.layout.disaggregated:
+        raise InputError("the serving plan is disaggregated into prefill and decode pools; gpuplan deploy writes "
+                         "aggregated replicas only (re-plan with [serving] disaggregation = \"never\", or launch each "
+                         "pool with the engine's prefill/decode options: docs/deploy.md)", file=plan.profile,
+                         field="serving.disaggregation")
     name = model or plan.model.hf_repo
     if not name:
         raise InputError(f"the plan's model {plan.model.name!r} names no Hugging Face repository; give --model "

@@ -144,11 +144,6 @@ def _serving(s: ServingPlan, pricing: str) -> str:
         return out
     out += "\n**Why**\n\n" + "".join(f"- {r}\n" for r in s.reasons)
     out += _roofline(s.roofline, s.gpu, s.precision)
-    d = s.disaggregation
-    if d is not None:
-        out += (f"\nDisaggregated prefill/decode: {d.prefill_gpus} + {d.decode_gpus} = {d.total_gpus} GPUs vs "
-                f"{d.aggregated_gpus} aggregated; {'recommended' if d.recommended else 'not recommended'}: "
-                f"{d.reason}\n")
     if s.alternatives:
         rows = [[a.gpu, sized(a, f"{a.gpus:,}"), sized(a, a.replicas), f"TP{a.layout.tp} PP{a.layout.pp}",
                  sized(a, num(a.ttft_ms_p99)), sized(a, num(a.tpot_ms)), sized(a, num(a.max_qps)),

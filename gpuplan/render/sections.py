@@ -24,7 +24,7 @@ SECTIONS: dict[str, str] = {
 }
 
 #: Facts of a feasible phase that the summary keeps (the rest are the ``facts`` section).
-SUMMARY_FACTS = {"GPUs", "layout", "time", "latency", "throughput", "cost", "power", "TCO"}
+SUMMARY_FACTS = {"GPUs", "layout", "pools", "time", "latency", "throughput", "cost", "power", "TCO"}
 
 #: Reasons the summary keeps per phase.
 SUMMARY_REASONS = 3

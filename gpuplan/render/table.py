@@ -204,11 +204,6 @@ def _serving(r: _Report, s: ServingPlan, pricing: str) -> None:
     why = summary_reasons(list(s.reasons), r.options)
     if s.interconnect is not None and shows(r.options, "network"):
         why += [f"network: {reason}" for reason in s.interconnect.reasons]
-    d = s.disaggregation
-    if d is not None and r.options.verbose:
-        why.append(f"disaggregation: {d.prefill_gpus} prefill + {d.decode_gpus} decode = {d.total_gpus} GPUs vs "
-                   f"{d.aggregated_gpus} aggregated, KV transfer {num(d.kv_transfer_gbit_per_s)} Gb/s; "
-                   f"{'recommended' if d.recommended else 'not recommended'}: {d.reason}")
     r.bullets(why)
     _roofline(r, s.roofline, s.gpu, s.precision)
     if s.alternatives and shows(r.options, "alternatives"):

@@ -268,10 +268,15 @@ def serving_facts(s: ServingPlan, pricing: str) -> list[tuple[str, str]]:
     """Label/value rows of the serving recommendation, in reading order."""
     if not s.feasible:
         return [("verdict", "infeasible"), *_fix(s), ("why", "; ".join(s.infeasible) or "-")]
+    from gpuplan.render import disagg_view
+
+    split = disagg_view.chosen(s)
+    groups = (f"{plural(s.replicas, 'replica')} of {s.gpus_per_replica} (+{s.spare_replicas} spare)" if split is None
+              else disagg_view.shape(split))
     return [
-        ("GPUs", f"{s.gpus:,} x {s.gpu} in {plural(s.nodes, 'node')}{_idle(s)}: {plural(s.replicas, 'replica')} of "
-                 f"{s.gpus_per_replica} (+{s.spare_replicas} spare)"),
+        ("GPUs", f"{disagg_view.gpu_label(s)} in {plural(s.nodes, 'node')}{_idle(s)}: {groups}"),
         ("layout", serving_layout(s.layout)),
+        *disagg_view.facts(s, pricing),
         ("latency", f"TTFT {num(s.ttft_ms_mean)} ms{rng(s, 'ttft_ms_mean')} mean, "
                     + ("" if s.latency_percentile in ("mean", "p99") else
                        f"{num(s.ttft_ms_at_percentile)} ms{rng(s, 'ttft_ms_at_percentile')} {s.latency_percentile}, ")
@@ -336,7 +341,12 @@ def headline(name: str, phase: TrainingPlan | ServingPlan, pricing: str) -> str:
     extra = (f"{num(phase.wall_clock_days)} days" if isinstance(phase, TrainingPlan)
              else f"TTFT p99 {num(phase.ttft_ms_p99)} ms, TPOT {num(phase.tpot_ms)} ms")
     idle = f", {phase.gpus_idle:,} idle" if phase.gpus_idle else ""
-    return (f"{name}: {phase.gpus:,} x {phase.gpu} ({plural(phase.nodes, 'node')}{idle}), {extra}, "
+    what = f"{phase.gpus:,} x {phase.gpu}"
+    if isinstance(phase, ServingPlan):
+        from gpuplan.render.disagg_view import gpu_label
+
+        what = gpu_label(phase)
+    return (f"{name}: {what} ({plural(phase.nodes, 'node')}{idle}), {extra}, "
             f"{phase_cost(phase, pricing)}, {num(phase.power_kw)} kW")
 
 

@@ -1,16 +1,23 @@
-"""Disaggregated prefill and decode pools, compared analytically with aggregated serving.
+"""Disaggregated prefill and decode workers: what one worker of each role sustains within its target.
 
-DistServe (Zhong et al., OSDI 2024) and Splitwise (Patel et al., ISCA 2024) run prompts and
-decode steps on separate GPU pools and ship each request's KV cache from one to the other:
+DistServe (Zhong et al., OSDI 2024) and Splitwise (Patel et al., ISCA 2024) run prompts and decode
+steps on separate workers and ship each request's KV cache from the one to the other (Mooncake,
+NVIDIA Dynamo with NIXL, vLLM and SGLang PD disaggregation do the same in production):
 
-* prefill pool: a replica is an M/G/1 server of service ``t_pf / pp``; its highest rate keeps
-  ``W_q + t_pf + t_kv <= TTFT target`` (``t_kv``: the prompt's KV cache over the fabric, every GPU
-  of the replica sending its shard in parallel) and ``rho <= max_utilisation``;
-* decode pool: no prefill interrupts the steps, so ``TPOT = t0(C)`` and ``lam = C / (n * t0(C))``
-  (Little's law), C up to the full-length KV capacity;
-* each pool needs ``ceil(QPS / rate)`` replicas; the fabric carries ``QPS * prompt * KV bytes``.
+* a **prefill worker** is an M/G/1 server of service ``s = t_pf / pp`` (one prompt of ``P`` tokens;
+  a pipeline accepts one every ``t_pf / pp``). DistServe section 3.1 models it as M/D/1,
+  ``TTFT = D + R D^2 / (2 (1 - R D))``; here the wait is the shared queue of
+  :mod:`gpuplan.physics.queueing` at the profile's percentile. Its highest rate keeps
+  ``W_q(lam) + t_pf + t_kv + r <= TTFT target`` and ``lam s <= max_utilisation``;
+* ``t_kv = bytes / B + alpha`` ships the prompt's KV cache, ``bytes = P x KV bytes per token``
+  (:func:`gpuplan.physics.kv_cache.kv_bytes_per_token`), over the link between the two workers
+  (:class:`KvLink`); the send is asynchronous (layer by layer in Mooncake and NIXL), so it adds to the
+  first token's latency, not to the prefill worker's service time; ``r`` is the decode worker's step
+  in flight when the cache arrives (its whole step at a percentile, half of it for the mean);
+* a **decode worker** runs no prefill: ``TPOT = t0(C)`` and, by Little's law, ``lam = C / (n t0(C))``
+  with ``n = output - 1`` decode steps, ``C`` up to the KV capacity of full-length sequences.
 
-The split is recommended when it needs fewer GPUs than the aggregated fleet.
+Sizing the two pools from these rates, their pairing and their cost is :mod:`gpuplan.serving.disagg_search`.
 """
 
 from __future__ import annotations
@@ -19,122 +26,160 @@ import math
 from dataclasses import dataclass
 
 from gpuplan.physics.kv_cache import kv_bytes_per_token, mean_cached_tokens
-from gpuplan.core.contract import DisaggregationComparison
 from gpuplan.physics.queueing import wait_s
 from gpuplan.serving.capacity import Demand
-from gpuplan.serving.model import Replica
+from gpuplan.serving.model import Replica, StepTime
+
+#: Bisection steps of the rate and concurrency searches (2^-50 of the bracket).
+BISECTIONS = 50
 
 
 @dataclass(frozen=True)
-class Pool:
+class KvLink:
+    """The path a request's KV cache takes from a prefill worker to a decode worker."""
+
+    #: "scale-out" (the NICs between servers), "scale-up" (NVLink/XGMI inside one domain) or
+    #: "pcie" (inside one server without a GPU-to-GPU link).
+    kind: str
+    #: Bytes/s between one prefill and one decode worker: every GPU of each sends or receives its
+    #: shard in parallel, so the slower side's GPUs x their per-GPU rate.
+    bytes_per_s: float
+    latency_s: float
+
+    def seconds(self, size_bytes: float) -> float:
+        return size_bytes / self.bytes_per_s + self.latency_s if size_bytes > 0 else 0.0
+
+
+def request_kv_bytes(replica: Replica, prompt: int) -> float:
+    """Bytes of one request's KV cache after prefill: ``prompt x KV bytes per token`` (every layer)."""
+    return prompt * kv_bytes_per_token(replica.arch, replica.kv_dtype)
+
+
+def scaleout_link(pre: Replica, dec: Replica) -> KvLink | None:
+    """KV over the scale-out NICs (each GPU's reference NIC from the catalog); None when either
+    server has none (its workers can only pair inside one server)."""
+    a, b = pre.links.network.scaleout, dec.links.network.scaleout
+    if a is None or b is None:
+        return None
+    bw = min(pre.layout.gpus * a.bandwidth_bytes_per_s, dec.layout.gpus * b.bandwidth_bytes_per_s)
+    return KvLink("scale-out", bw, max(a.latency_s, b.latency_s))
+
+
+def domain_link(pre: Replica, dec: Replica, span: int) -> KvLink | None:
+    """KV inside one scale-up domain or server holding ``span`` GPUs (the group of both workers);
+    None unless both run on the same GPU type and the group fits the domain or server."""
+    if pre.gpu.id != dec.gpu.id or span > pre.links.local_domain:
+        return None
+    tier = pre.links.tier(span)
+    if tier is None:
+        return None
+    kind = "scale-up" if span <= pre.links.scaleup_domain and pre.links.scaleup_domain > 1 else "pcie"
+    return KvLink(kind, min(pre.layout.gpus, dec.layout.gpus) * tier.bandwidth_bytes_per_s, tier.latency_s)
+
+
+@dataclass(frozen=True)
+class PrefillWorker:
+    """One prefill layout: its prompt's latency and service time (the link comes with the pairing)."""
+
+    replica: Replica
+    prompt: int
+    latency_s: float
+    service_s: float
+
+    def ttft_s(self, lam: float, demand: Demand, extra_s: float, stat: str | None = None) -> float:
+        """TTFT at ``lam`` requests/s: the wait at ``stat`` (default: the profile's percentile) +
+        prefill + ``extra_s`` (KV transfer and the decode step in flight)."""
+        k = self.replica.k.queueing
+        wait = wait_s(lam, self.service_s, stat or demand.percentile, k.prefill_service_scv)
+        return wait + self.latency_s + extra_s
+
+    def rate(self, demand: Demand, extra_s: float) -> float:
+        """Highest request rate within the TTFT target and the utilisation ceiling (0: none)."""
+        if self.latency_s + extra_s > demand.ttft_s:
+            return 0.0
+        hi = self.replica.k.queueing.max_utilisation / self.service_s
+        if self.ttft_s(hi, demand, extra_s) <= demand.ttft_s:
+            return hi
+        lo = 0.0
+        for _ in range(BISECTIONS):
+            mid = 0.5 * (lo + hi)
+            if self.ttft_s(mid, demand, extra_s) <= demand.ttft_s:
+                lo = mid
+            else:
+                hi = mid
+        return lo
+
+
+def prefill_worker(replica: Replica, demand: Demand) -> PrefillWorker | None:
+    """The prefill worker of ``replica``; None when the longest prompt's cache does not fit beside
+    the weights, or a step is not finite (a replica spanning servers without a fabric)."""
+    longest = max(demand.prompt_tokens, demand.context_tokens - demand.output_tokens)
+    if replica.max_sequences(longest) < 1:
+        return None
+    latency = replica.prefill_step(1, demand.prompt_tokens).total_s
+    if not math.isfinite(latency) or latency <= 0:
+        return None
+    return PrefillWorker(replica, demand.prompt_tokens, latency, latency / replica.layout.pp)
+
+
+@dataclass(frozen=True)
+class DecodeWorker:
+    """One decode layout: its ceiling (rate, concurrency, step) within the TPOT target and its KV capacity."""
+
     replica: Replica
     rate: float
-    replicas: int
+    concurrency: float
+    step_s: float
+    mean_context: float
 
-    @property
-    def gpus(self) -> int:
-        return self.replicas * self.replica.layout.gpus
+    def step(self, concurrency: float) -> StepTime:
+        """A decode step at concurrency ``C`` (``pp`` micro-batches in flight, ``C / pp`` each)."""
+        c = max(concurrency, 1.0)
+        micro = min(self.replica.layout.pp, c)
+        return self.replica.decode_step(c / micro, self.mean_context)
 
+    def step_at(self, concurrency: float) -> float:
+        """``t0(C)``: the time of :meth:`step`."""
+        return self.step(concurrency).total_s
 
-def kv_transfer_s(replica: Replica, prompt: int) -> float:
-    """Seconds to ship one prompt's KV cache out of a prefill replica (all its GPUs in parallel)."""
-    links = replica.links
-    tier = links.network.scaleout or links.pcie
-    size = prompt * kv_bytes_per_token(replica.arch, replica.kv_dtype)
-    return size / (tier.bandwidth_bytes_per_s * replica.layout.gpus) + tier.latency_s
-
-
-def prefill_rate(replica: Replica, demand: Demand) -> float:
-    """Highest request rate of a prefill-only replica within the TTFT target (0 if none, and 0
-    when the weights leave no room for one prompt's KV cache: the layout does not fit)."""
-    if replica.max_sequences(demand.prompt_tokens) < 1:
-        return 0.0
-    latency = replica.prefill_step(1, demand.prompt_tokens).total_s
-    service = latency / replica.layout.pp
-    fixed = latency + kv_transfer_s(replica, demand.prompt_tokens)
-    k = replica.k.queueing
-
-    def ttft(lam: float) -> float:
-        return wait_s(lam, service, demand.percentile, k.prefill_service_scv) + fixed
-
-    if fixed > demand.ttft_s:
-        return 0.0
-    hi = k.max_utilisation / service
-    if ttft(hi) <= demand.ttft_s:
-        return hi
-    lo = 0.0
-    for _ in range(50):
-        mid = 0.5 * (lo + hi)
-        if ttft(mid) <= demand.ttft_s:
-            lo = mid
-        else:
-            hi = mid
-    return lo
-
-
-def decode_rate(replica: Replica, demand: Demand) -> float:
-    """Highest request rate of a decode-only replica within the TPOT target and KV capacity."""
-    n = demand.decode_steps
-    if n == 0:
-        return math.inf
-    cap = replica.max_sequences(demand.prompt_tokens + demand.output_tokens)
-    if cap < 1:
-        return 0.0
-    ctx = mean_cached_tokens(demand.prompt_tokens, demand.output_tokens, replica.arch.sliding_window)
-
-    def t0(c: float) -> float:
-        micro = min(replica.layout.pp, max(c, 1.0))
-        return replica.decode_step(max(c, 1.0) / micro, ctx).total_s
-
-    if t0(1.0) > demand.tpot_s:
-        return 0.0
-    lo, hi = 1.0, float(cap)
-    if t0(hi) > demand.tpot_s:
-        for _ in range(40):
+    def point(self, lam: float, steps: int) -> tuple[float, float]:
+        """(concurrency, TPOT) carrying ``lam`` requests/s: ``C = lam n t0(C)``, by bisection."""
+        if lam >= self.rate:
+            return self.concurrency, self.step_s
+        lo, hi = 0.0, self.concurrency
+        for _ in range(BISECTIONS):
             mid = 0.5 * (lo + hi)
-            if t0(mid) <= demand.tpot_s:
+            if mid / (steps * self.step_at(mid)) < lam:
+                lo = mid
+            else:
+                hi = mid
+        return hi, self.step_at(hi)
+
+    def residual_s(self, stat: str) -> float:
+        """The decode step in flight when a cache arrives: half a step on average, a whole one at a percentile."""
+        return self.step_s / 2 if stat == "mean" else self.step_s
+
+
+def decode_worker(replica: Replica, demand: Demand) -> DecodeWorker | None:
+    """The decode worker of ``replica`` at its highest rate within the TPOT target; None when even
+    one sequence misses the target or the longest sequence's cache does not fit."""
+    n = demand.decode_steps
+    full = demand.prompt_tokens + demand.output_tokens
+    cap = replica.max_sequences(full)
+    if n == 0 or cap < 1 or replica.max_sequences(max(full, demand.context_tokens)) < 1:
+        return None
+    ctx = mean_cached_tokens(demand.prompt_tokens, demand.output_tokens, replica.arch.sliding_window)
+    probe = DecodeWorker(replica, 0.0, 0.0, 0.0, ctx)
+    if not math.isfinite(probe.step_at(1.0)) or probe.step_at(1.0) > demand.tpot_s:
+        return None
+    lo, hi = 1.0, float(cap)
+    if probe.step_at(hi) > demand.tpot_s:
+        for _ in range(BISECTIONS):
+            mid = 0.5 * (lo + hi)
+            if probe.step_at(mid) <= demand.tpot_s:
                 lo = mid
             else:
                 hi = mid
         hi = lo
-    return hi / (n * t0(hi))
-
-
-def best_pool(replicas: list[Replica], rate_of, qps: float) -> Pool | None:
-    pools = []
-    for rep in replicas:
-        rate = rate_of(rep)
-        if rate <= 0:
-            continue
-        count = 0 if math.isinf(rate) else math.ceil(qps / rate - 1e-9)
-        pools.append(Pool(rep, rate, count))
-    if not pools:
-        return None
-    return min(pools, key=lambda p: (p.gpus, p.replica.layout.gpus, p.replica.layout.tp))
-
-
-def compare(replicas: list[Replica], demand: Demand, qps: float,
-            aggregated_gpus: int) -> DisaggregationComparison | None:
-    """Size both pools over the candidate replicas of one GPU; None when a pool cannot meet its target."""
-    if not replicas:
-        return None
-    pre = best_pool(replicas, lambda r: prefill_rate(r, demand), qps)
-    dec = best_pool(replicas, lambda r: decode_rate(r, demand), qps)
-    kv_gbit = qps * demand.prompt_tokens * kv_bytes_per_token(replicas[0].arch, replicas[0].kv_dtype) * 8 / 1e9
-    if pre is None or dec is None:
-        missing = "prefill" if pre is None else "decode"
-        return DisaggregationComparison(
-            prefill_gpus=pre.gpus if pre else 0, decode_gpus=dec.gpus if dec else 0, total_gpus=0,
-            aggregated_gpus=aggregated_gpus, kv_transfer_gbit_per_s=kv_gbit, recommended=False,
-            reason=f"no {missing} pool layout meets its target on this GPU")
-    total = pre.gpus + dec.gpus
-    recommended = total < aggregated_gpus
-    pl, dl = pre.replica.layout, dec.replica.layout
-    detail = (f"prefill {pre.replicas} x TP{pl.tp}" + (f"xPP{pl.pp}" if pl.pp > 1 else "")
-              + f" ({pre.rate:.2f} req/s each) + decode {dec.replicas} x TP{dl.tp}"
-              + (f"xPP{dl.pp}" if dl.pp > 1 else "") + f" ({dec.rate:.2f} req/s each) = {total} GPUs"
-              + f" against {aggregated_gpus} aggregated (without spares); KV transfer {kv_gbit:.1f} Gbit/s")
-    verdict = "fewer GPUs: worth evaluating" if recommended else "no fewer GPUs: stay aggregated"
-    return DisaggregationComparison(prefill_gpus=pre.gpus, decode_gpus=dec.gpus, total_gpus=total,
-                                    aggregated_gpus=aggregated_gpus, kv_transfer_gbit_per_s=kv_gbit,
-                                    recommended=recommended, reason=f"{detail}: {verdict}")
+    step = probe.step_at(hi)
+    return DecodeWorker(replica, hi / (n * step), hi, step, ctx)

@@ -17,7 +17,6 @@ from gpuplan.model.arch import Architecture
 from gpuplan.hardware.loader import Catalog
 from gpuplan.hardware.schema import Gpu
 from gpuplan.model.profile import Workload
-from gpuplan.serving import disagg
 from gpuplan.serving.capacity import Demand, ReplicaCapacity, Workpoint
 from gpuplan.hardware.serving_calibration import ServingConstants, serving_constants
 from gpuplan.serving.engine import resolve_engine
@@ -132,22 +131,41 @@ def evaluate(replica: Replica, demand: Demand, qps: float, spare: int, pricing: 
                   usd_per_million_tokens(fleet.usd_per_hour, tokens_per_s))
 
 
+def gpu_replicas(gpu: Gpu, workload: Workload, k: ServingConstants, catalog: Catalog) -> list[Replica]:
+    """A replica of every candidate layout of ``gpu`` (the serving section's precisions and engine)."""
+    s = workload.serving
+    assert s is not None
+    links = links_for(gpu, catalog, k.collective_launch_us)
+    engine = resolve_engine(k, s.engine, s.engine_version)
+    return [replace(build_replica(gpu, workload.arch, lay, s.precision, s.kv_precision, k, catalog, links,
+                                  engine=engine), memory_headroom=workload.constraints.memory_headroom)
+            for lay in candidate_layouts(workload.arch, links)]
+
+
 def _gpu_options(gpu: Gpu, workload: Workload, demand: Demand, k: ServingConstants,
                  catalog: Catalog) -> tuple[list[Option], list[Replica]]:
     s = workload.serving
     assert s is not None
     c = workload.constraints
-    links = links_for(gpu, catalog, k.collective_launch_us)
-    options, replicas = [], []
-    for lay in candidate_layouts(workload.arch, links):
-        rep = build_replica(gpu, workload.arch, lay, s.precision, s.kv_precision, k, catalog, links,
-                            engine=resolve_engine(k, s.engine, s.engine_version))
-        rep = replace(rep, memory_headroom=c.memory_headroom)
-        replicas.append(rep)
-        options.append(evaluate(rep, demand, s.qps, s.spare_replicas, c.pricing, k, c.budget_usd, c.power_limit_kw,
-                                s.max_load_fraction))
+    replicas = gpu_replicas(gpu, workload, k, catalog)
+    options = [evaluate(rep, demand, s.qps, s.spare_replicas, c.pricing, k, c.budget_usd, c.power_limit_kw,
+                        s.max_load_fraction) for rep in replicas]
     options.sort(key=lambda o: o.rank())
     return options, replicas
+
+
+def plan_disaggregated(workload: Workload, catalog: Catalog, *, by_gpus: bool = False):
+    """The cheapest disaggregated prefill/decode fleet of each placement over the allowed GPUs
+    (:mod:`gpuplan.serving.disagg_search`), cheapest first; empty when none meets the targets."""
+    from gpuplan.serving.disagg_search import search
+
+    s = workload.serving
+    assert s is not None
+    k = serving_constants(catalog)
+    replicas = [r for gid in workload.constraints.allow_gpus for r in gpu_replicas(catalog.gpus[gid], workload, k,
+                                                                                   catalog)]
+    return search(replicas, _demand(workload), s.qps, s.spare_replicas, s.max_load_fraction,
+                  workload.constraints.pricing, k.cost, by_gpus=by_gpus)
 
 
 
@@ -173,9 +191,7 @@ def plan_serving(workload: Workload, catalog: Catalog) -> ServingResult:
     for gid, (opts, _) in per_gpu.items():
         if not opts:
             alternatives.append(_unfit_out(gid, "no TP/PP layout is possible for this model"))
-    replicas_for_disagg = per_gpu[chosen.gpu.id][1]
-    comparison = disagg.compare(replicas_for_disagg, demand, s.qps, chosen.active * chosen.replica.layout.gpus)
-    plan = _plan_out(chosen, workload, meeting, best, comparison, alternatives)
+    plan = _plan_out(chosen, workload, meeting, best, None, alternatives)
     points = [p for o in per_gpu[chosen.gpu.id][0] for p in layout_frontier(o.capacity, _layout_name(o.replica.layout))]
     engine_line = chosen.replica.engine.summary() if chosen.replica.engine else None
     plan = plan.model_copy(update={"frontier": points,

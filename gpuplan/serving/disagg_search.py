@@ -1,0 +1,309 @@
+"""The cheapest disaggregated fleet: a prefill and a decode layout (any GPU pair), their worker
+counts, their pairing over the KV link, and the cost, searched with a cost lower bound.
+
+For a demand of ``Q`` requests/s at most ``L`` (``max_load_fraction``) of the capacity:
+
+* **scale-out placement** (KV over the NICs; the pools on servers of their own, possibly of two
+  GPU types of one vendor): ``P = ceil(Q / (L r_p))`` prefill and ``D = ceil(Q / (L r_d))`` decode
+  workers, each pool with ``spare_replicas`` spare workers (N+1 per pool). As replica groups:
+  ``g = gcd(P, D)`` groups of ``(P/g)P(D/g)D``.
+* **in-domain placement** (DistServe's placement for clusters with slow links, OSDI 2024 section
+  4.2: a prefill and a decode worker share an NVLink domain or a server, the KV never leaves it):
+  groups of ``x`` prefill and ``y`` decode workers with ``x g_p + y g_d`` GPUs within the domain,
+  one GPU type, ``y`` rate-matched to ``x`` (``floor`` and ``ceil`` of ``x r_p / r_d``, and the most
+  that fit); ``n = ceil(Q / (L min(x r_p, y r_d)))`` groups plus ``spare_replicas`` spare groups.
+
+Rate matching loses the surplus of the larger side: a group carries ``min(x r_p, y r_d)``, so the
+other side idles a fraction ``1 - min / its capacity`` (:attr:`DisaggFleet.idle_fraction`). The
+aiconfigurator tool (NVIDIA, sdk/picking.py, 2026-08) rates a group the same way,
+``min(x r_p 0.9, y r_d 0.92)``, on measured static throughputs; its two derating factors stand for
+queueing and unfilled decode slots, which here are the M/G/1 wait at the TTFT percentile, the
+utilisation ceiling and ``L``, so they are not applied again.
+
+Cost is the planner's objective (capex of the servers, or cloud $/h; GPUs where nothing is
+priced). A pair is skipped when a lower bound of its cost (the GPUs it needs at its
+transfer-free prefill rate, at the GPU's price per GPU) is already above the best found.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+
+from gpuplan.hardware.schema import Gpu
+from gpuplan.hardware.serving_calibration import Cost
+from gpuplan.serving.capacity import Demand
+from gpuplan.serving.disagg import (
+    DecodeWorker,
+    KvLink,
+    PrefillWorker,
+    decode_worker,
+    domain_link,
+    prefill_worker,
+    request_kv_bytes,
+    scaleout_link,
+)
+from gpuplan.serving.fleet import FleetCost, fleet_cost
+from gpuplan.serving.model import Replica
+
+
+@dataclass(frozen=True)
+class DisaggFleet:
+    """A sized disaggregated fleet: both worker kinds, their counts, the KV link and the cost."""
+
+    prefill: PrefillWorker
+    decode: DecodeWorker
+    #: Prefill rate per worker within the TTFT target over this link (requests/s).
+    prefill_rate: float
+    link: KvLink
+    kv_bytes: float
+    #: Active groups and their shape (x prefill, y decode workers each).
+    groups: int
+    x: int
+    y: int
+    #: Spare capacity: whole groups in one domain, else ``spare`` prefill and ``spare`` decode workers.
+    spare: int
+    fleet: FleetCost
+    #: Scale-out placement only: each pool's own servers and cost.
+    prefill_fleet: FleetCost | None
+    decode_fleet: FleetCost | None
+    qps: float
+
+    @property
+    def in_domain(self) -> bool:
+        return self.link.kind != "scale-out"
+
+    @property
+    def prefill_workers(self) -> int:
+        return self.groups * self.x
+
+    @property
+    def decode_workers(self) -> int:
+        return self.groups * self.y
+
+    @property
+    def spare_prefill(self) -> int:
+        return self.spare * (self.x if self.in_domain else 1)
+
+    @property
+    def spare_decode(self) -> int:
+        return self.spare * (self.y if self.in_domain else 1)
+
+    @property
+    def prefill_gpus(self) -> int:
+        return (self.prefill_workers + self.spare_prefill) * self.prefill.replica.layout.gpus
+
+    @property
+    def decode_gpus(self) -> int:
+        return (self.decode_workers + self.spare_decode) * self.decode.replica.layout.gpus
+
+    @property
+    def gpus(self) -> int:
+        return self.prefill_gpus + self.decode_gpus
+
+    @property
+    def group_gpus(self) -> int:
+        return self.x * self.prefill.replica.layout.gpus + self.y * self.decode.replica.layout.gpus
+
+    @property
+    def group_rate(self) -> float:
+        """Requests/s one group carries: its smaller side (rate matching)."""
+        return min(self.x * self.prefill_rate, self.y * self.decode.rate)
+
+    @property
+    def idle_fraction(self) -> tuple[str, float]:
+        """The over-provisioned side and the share of its capacity the other side leaves idle."""
+        p, d = self.prefill_workers * self.prefill_rate, self.decode_workers * self.decode.rate
+        side, cap = ("prefill", p) if p > d else ("decode", d)
+        return side, 1.0 - min(p, d) / cap if cap > 0 else 0.0
+
+
+def _sum(a: FleetCost, b: FleetCost) -> FleetCost:
+    def add(x: float | None, y: float | None) -> float | None:
+        return None if x is None or y is None else x + y
+
+    return FleetCost(nodes=a.nodes + b.nodes, capex_usd=add(a.capex_usd, b.capex_usd),
+                     cloud_usd_per_hour=add(a.cloud_usd_per_hour, b.cloud_usd_per_hour),
+                     power_kw=a.power_kw + b.power_kw, objective=add(a.objective, b.objective),
+                     usd_per_hour=add(a.usd_per_hour, b.usd_per_hour))
+
+
+def domain_fleet(gpu: Gpu, groups: int, span: int, local: int, pricing: str, cost: Cost) -> FleetCost:
+    """Servers and cost of ``groups`` groups of ``span`` GPUs, none straddling a domain of ``local``
+    GPUs: a server holds ``floor(gpus_per_node / span)`` groups; a rack-scale domain (NVL72) holds
+    ``floor(local / span)`` and is bought whole, while a cloud rents only the trays in use."""
+    if local <= gpu.gpus_per_node:
+        return fleet_cost(gpu, groups, span, pricing, cost)
+    bought = fleet_cost(gpu, -(-groups // (local // span)), local, pricing, cost)
+    rented = fleet_cost(gpu, groups, span, pricing, cost)
+    if pricing == "cloud":
+        return FleetCost(nodes=bought.nodes, capex_usd=bought.capex_usd, cloud_usd_per_hour=rented.cloud_usd_per_hour,
+                         power_kw=bought.power_kw, objective=rented.objective, usd_per_hour=rented.usd_per_hour)
+    return FleetCost(nodes=bought.nodes, capex_usd=bought.capex_usd, cloud_usd_per_hour=rented.cloud_usd_per_hour,
+                     power_kw=bought.power_kw, objective=bought.objective, usd_per_hour=bought.usd_per_hour)
+
+
+#: Each replica's two workers and its prefill rates by link, per demand: neither depends on the QPS,
+#: so a sweep (or the fleet strategies planning serving again) sizes them once. The GPU (a catalog
+#: entry, unhashable) is keyed by identity; the cached workers hold the replica, so it stays alive.
+_WORKERS: dict[tuple[object, ...], tuple[PrefillWorker | None, DecodeWorker | None]] = {}
+_RATES: dict[tuple[object, ...], float] = {}
+_MEMO_MAX = 8192
+_REPLICA_FIELDS = tuple(f.name for f in fields(Replica) if f.name != "gpu")
+
+
+def _memo_key(r: Replica, demand: Demand) -> tuple[object, ...]:
+    return (id(r.gpu), demand, *(getattr(r, n) for n in _REPLICA_FIELDS))
+
+
+def _workers(r: Replica, demand: Demand) -> tuple[PrefillWorker | None, DecodeWorker | None]:
+    key = _memo_key(r, demand)
+    hit = _WORKERS.get(key)
+    if hit is None:
+        if len(_WORKERS) >= _MEMO_MAX:
+            _WORKERS.clear()
+            _RATES.clear()
+        hit = _WORKERS[key] = (prefill_worker(r, demand), decode_worker(r, demand))
+    return hit
+
+
+def _key(r: Replica) -> tuple[str, int, int, int]:
+    return (r.gpu.id, r.layout.tp, r.layout.pp, r.layout.ep)
+
+
+def _count(need: float, rate: float) -> int:
+    return max(1, math.ceil(need / rate - 1e-9))
+
+
+@dataclass
+class _Search:
+    demand: Demand
+    qps: float
+    spare: int
+    max_load: float
+    pricing: str
+    cost: Cost
+    #: Rank by GPU count (nothing is priced) instead of the objective.
+    by_gpus: bool
+    best: DisaggFleet | None = None
+    best_key: tuple[float, int] = (math.inf, 0)
+
+    @property
+    def need(self) -> float:
+        return self.qps / self.max_load
+
+    def metric(self, f: FleetCost, gpus: int) -> float:
+        if self.by_gpus:
+            return float(gpus)
+        return f.objective if f.objective is not None else math.inf
+
+    def per_gpu(self, gpu: Gpu) -> float:
+        """A lower bound of the cost of one GPU in the metric (whole servers and instances only add)."""
+        if self.by_gpus:
+            return 1.0
+        if self.pricing == "cloud":
+            return gpu.cloud_usd_per_gpu_hour if gpu.cloud_usd_per_gpu_hour is not None else math.inf
+        return gpu.node_price_usd / gpu.gpus_per_node if gpu.node_price_usd is not None else math.inf
+
+    def lower_bound(self, w: Replica, rate: float) -> float:
+        """Workers of ``w`` at ``rate`` or faster, and the spares (a spare group holds one at least)."""
+        return self.per_gpu(w.gpu) * (_count(self.need, rate) + self.spare) * w.layout.gpus
+
+    def offer(self, fleet: DisaggFleet) -> None:
+        key = (self.metric(fleet.fleet, fleet.gpus), fleet.gpus)
+        if math.isfinite(key[0]) and key < self.best_key:
+            self.best, self.best_key = fleet, key
+
+
+def search(replicas: list[Replica], demand: Demand, qps: float, spare: int, max_load: float, pricing: str,
+           cost: Cost, *, by_gpus: bool = False) -> list[DisaggFleet]:
+    """The cheapest disaggregated fleet of each placement (scale-out, one domain) over ``replicas``
+    (every allowed GPU and layout), cheapest first: their networks differ, so the planner prices
+    both with their fabric before it chooses."""
+    s = _Search(demand, qps, spare, max_load, pricing, cost, by_gpus)
+    workers = [(_memo_key(r, demand), _workers(r, demand)) for r in replicas]
+    pres = [w[0] for _, w in workers if w[0] is not None]
+    keys = [k for k, w in workers if w[0] is not None]
+    decs = [w[1] for _, w in workers if w[1] is not None]
+    if not pres or not decs or qps <= 0:
+        return []
+
+    def rate(i: int, extra: float) -> float:
+        key = (keys[i], round(extra, 12))
+        if key not in _RATES:
+            if len(_RATES) >= _MEMO_MAX:
+                _RATES.clear()
+            _RATES[key] = pres[i].rate(demand, extra)
+        return _RATES[key]
+
+    free = [rate(i, 0.0) for i in range(len(pres))]
+    pre = sorted((i for i in range(len(pres)) if free[i] > 0),
+                 key=lambda i: (s.lower_bound(pres[i].replica, free[i]), _key(pres[i].replica)))
+
+    kv = request_kv_bytes(pres[0].replica, demand.prompt_tokens)
+    _scaleout(s, pres, decs, pre, free, rate, kv)
+    d = _Search(demand, qps, spare, max_load, pricing, cost, by_gpus)
+    _in_domain(d, pres, decs, pre, free, rate, kv)
+    found = [(x.best_key, k, x.best) for k, x in enumerate((s, d)) if x.best is not None]
+    return [f for _, _, f in sorted(found, key=lambda t: (t[0], t[1]))]  # type: ignore[misc]
+
+
+def _scaleout(s: _Search, pres: list[PrefillWorker], decs: list[DecodeWorker], pre: list[int], free: list[float],
+              rate, kv: float) -> None:
+    dec = []
+    for w in decs:
+        d = _count(s.need, w.rate)
+        f = fleet_cost(w.replica.gpu, d + s.spare, w.replica.layout.gpus, s.pricing, s.cost)
+        dec.append((s.metric(f, (d + s.spare) * w.replica.layout.gpus), d, f, w))
+    dec.sort(key=lambda t: (t[0], _key(t[3].replica)))
+    if not dec:
+        return
+    for i in pre:
+        pw = pres[i]
+        lb = s.lower_bound(pw.replica, free[i])
+        if lb + dec[0][0] >= s.best_key[0]:
+            break
+        for d_cost, d, d_fleet, dw in dec:
+            if lb + d_cost >= s.best_key[0]:
+                break
+            if dw.replica.gpu.vendor != pw.replica.gpu.vendor:
+                continue  # the KV layout and transfer library are one vendor's (NIXL, Mooncake)
+            link = scaleout_link(pw.replica, dw.replica)
+            if link is None:
+                continue
+            r = rate(i, link.seconds(kv) + dw.residual_s(s.demand.percentile))
+            if r <= 0:
+                continue
+            p = _count(s.need, r)
+            p_fleet = fleet_cost(pw.replica.gpu, p + s.spare, pw.replica.layout.gpus, s.pricing, s.cost)
+            g = math.gcd(p, d)
+            s.offer(DisaggFleet(pw, dw, r, link, kv, g, p // g, d // g, s.spare, _sum(p_fleet, d_fleet),
+                                p_fleet, d_fleet, s.qps))
+
+
+def _in_domain(s: _Search, pres: list[PrefillWorker], decs: list[DecodeWorker], pre: list[int], free: list[float],
+               rate, kv: float) -> None:
+    for i in pre:
+        pw = pres[i]
+        gp = pw.replica.layout.gpus
+        for dw in decs:
+            if dw.replica.gpu.id != pw.replica.gpu.id:
+                continue
+            gd = dw.replica.layout.gpus
+            if s.lower_bound(pw.replica, free[i]) + s.lower_bound(dw.replica, dw.rate) >= s.best_key[0]:
+                continue
+            local = pw.replica.links.local_domain
+            for x in range(1, (local - gd) // gp + 1):
+                most = (local - x * gp) // gd
+                matched = x * free[i] / dw.rate
+                for y in sorted({max(1, min(most, math.floor(matched))), max(1, min(most, math.ceil(matched))), most}):
+                    span = x * gp + y * gd
+                    link = domain_link(pw.replica, dw.replica, span)
+                    if link is None:
+                        continue
+                    r = rate(i, link.seconds(kv) + dw.residual_s(s.demand.percentile))
+                    if r <= 0:
+                        continue
+                    n = _count(s.need, min(x * r, y * dw.rate))
+                    f = domain_fleet(pw.replica.gpu, n + s.spare, span, local, s.pricing, s.cost)
+                    s.offer(DisaggFleet(pw, dw, r, link, kv, n, x, y, s.spare, f, None, None, s.qps))
