@@ -11,7 +11,7 @@ Nothing better than the result is pruned:
 
 * every (TP, CP, EP, PP, VP, micro-batch) gets a lower bound of its ranking key: the step
   without DP sync, pipeline sends and optimizer, with the least recompute memory allows at the
-  largest DP, the bubble, the host share and the goodput of its GPU count; shapes are visited
+  largest DP, the bubble and the goodput of its GPU count (no host time: a lower bound); shapes are visited
   in bound order and the search stops once a bound exceeds the best key found;
 * recompute and ZeRO are tried from the cheapest; a costlier one only when memory demands;
 * a (TP, PP, CP, EP) whose 16-bit weights and gradients alone exceed memory is skipped, and
@@ -168,7 +168,7 @@ def _light_stage(ev: Evaluator, shape: Layout, dp: int, fixed: Fixed, outcome: S
 class _Scale(NamedTuple):
     """What the bound of one (TP, CP, EP, PP, micro-batch) needs, shared by its VP values."""
 
-    stage: float          # seconds per micro-batch on the slowest stage (bound), incl. host share
+    stage: float          # seconds per micro-batch on the slowest stage (a lower bound over VP)
     dps: list[int]
     mp: int
 
