@@ -101,8 +101,8 @@ def layer_cost(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
                attention: str, interleaved: bool = True) -> LayerCost:
     """Time of one transformer layer (dense or MoE) for one micro-batch on one GPU, in steps:
     GEMMs, attention core, elementwise kernels, MoE permutation, recompute, then the exposed
-    TP, CP and EP communication. ``interleaved``: the pipeline schedule can pair micro-batches
-    (PP 1, or interleaved stages), which the EP all-to-all overlap needs."""
+    TP, CP and EP communication. ``interleaved``: the pipeline runs interleaved stages (PP > 1,
+    VP > 1), where Megatron-Core's EP all-to-all overlap pairs micro-batches (ep_overlaps)."""
     arch, t = job.arch, layout.tp
     sq = job.seq / layout.cp                      # local queries per sequence
     tok = layout.micro_batch * sq                 # tokens of this GPU's micro-batch
@@ -300,9 +300,10 @@ def _cp_comm(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout, g
 
 def ep_overlaps(fw: Framework, layout: Layout, interleaved: bool, dispatch: str) -> bool:
     """Whether the EP all-to-all overlap (Megatron-Core overlap_moe_expert_parallel_comm) runs:
-    the framework has it, the layout meets its conditions (Megatron-Core transformer_config.py:
-    virtual pipeline stages when PP > 1, no full recompute), and the dispatcher is the
-    all-to-all one (NeMo 25.11 recipes pair moe_a2a_overlap with it, never with HybridEP)."""
+    the framework has it, the pipeline is interleaved and not fully recomputed (Megatron-Core
+    transformer_config.py requires virtual stages with PP > 1 and no full recompute), and the
+    dispatcher is the all-to-all one. NeMo 25.11 turns it on exactly there: the H100 Qwen3 and
+    B200 Qwen3-235B recipes (all-to-all, PP > 1 with VP), not the PP 1 ones nor with HybridEP."""
     return fw.ep_comm_overlap > 0 and interleaved and layout.recompute != "full" and dispatch == "alltoall"
 
 
