@@ -58,7 +58,7 @@ preset = "llama-3.1-70b"
 tokens = 1e12
 sequence_length = 8192
 global_batch_tokens = 16e6
-deadline_days = 33
+deadline_days = 29
 [constraints]
 allow_gpus = ["h100-sxm-80gb"]
 """
@@ -91,7 +91,7 @@ def test_infeasible_cluster_fails_the_gate_of_its_real_cause(catalog):
 
 def test_a_cluster_that_fits_only_without_the_headroom_warns(catalog):
     """16 H100 hold a 70B job at 78.6 of 79.1 GiB: it runs, below the 5% memory headroom."""
-    w = load_profile_text(TRAIN_480.replace("deadline_days = 33", "gpus = 480"), "p.toml", catalog)
+    w = load_profile_text(TRAIN_480.replace("deadline_days = 29", "gpus = 480"), "p.toml", catalog)
     r = run_check(w, catalog, 'gpu = "h100-sxm-80gb"\ngpus = 16\n', "c.toml")
     gates = {g.name: g for g in r.gates}
     assert gates["fits-memory"].passed

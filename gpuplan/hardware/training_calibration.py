@@ -51,11 +51,18 @@ class TrainingCalibration(BaseModel):
     elementwise_bwd_factor: float = _Pos
     kernel_gap_us: float = _NonNeg
     kernels_per_layer_fwd: int = Field(ge=0)
-    kernel_busy_fraction: float = Field(gt=0, le=1)
+    #: Host time per optimizer step and per micro-batch (seconds), and the per-GPU spread of
+    #: speed behind the straggler term (gpuplan/training/host.py).
+    host_step_s: float = _NonNeg
+    host_microbatch_s: float = _NonNeg
+    straggler_sigma: float = Field(ge=0, lt=1)
     #: MoE expert loop (gpuplan/training/moe.py): host launches per local expert and their cost.
     moe_launches_per_expert_fwd: int = Field(ge=0)
     moe_launches_per_expert_bwd: int = Field(ge=0)
     moe_launch_us: float = _NonNeg
+    #: HBM bytes per element of a standalone FP8 quantize kernel (read 16-bit, write row- and
+    #: column-wise 8-bit copies); current scaling re-reads the input for its amax.
+    fp8_cast_bytes: float = _NonNeg
     state_convention: Literal["mixed-adam-fp32-grads", "mixed-adam"]
     optimizer_bytes_per_param: float = _NonNeg
     fp8_weight_copy_bytes: float = _NonNeg
@@ -115,9 +122,11 @@ class TrainingCalibration(BaseModel):
         """(weights, gradients, optimizer) bytes per parameter of the named convention."""
         return STATE_CONVENTIONS[self.state_convention]
 
-    def gemm_fraction(self, gflop: float) -> float:
-        """Fraction of the matmul ceiling one GEMM of ``gflop`` reaches (log-linear curve)."""
-        return log_interp(self.gemm_size_curve, gflop)
+    def gemm_fraction(self, ideal_us: float) -> float:
+        """Fraction of the matmul ceiling one GEMM reaches that would take ``ideal_us``
+        microseconds at the ceiling (log-linear curve): the fixed cost of a kernel (launch,
+        ramp, tail) weighs on its duration, not on its FLOPs."""
+        return log_interp(self.gemm_size_curve, ideal_us)
 
     def collective_fraction(self, size_bytes: float) -> float:
         """Fraction of the large-message bus bandwidth a collective of this buffer reaches."""

@@ -36,6 +36,22 @@ class Framework(BaseModel):
     #: Expert-parallel all-to-all overlapped with another micro-batch's compute: the share of
     #: a layer's compute it can hide behind (dispatch/compute overlap); 0 = exposed.
     ep_comm_overlap: float = Field(ge=0, le=1)
+    #: The data-parallel gradient reduction runs under the backward pass (bucketed, as
+    #: gradients become ready) and the parameter all-gather under the forward; False: after
+    #: the pipeline flush, exposed.
+    dp_comm_overlap: bool = True
+    #: With interleaved stages, the steady-state pipeline sends run under the compute of the
+    #: next chunk; only those of the warm-up and the flush stay exposed. False: every send.
+    pp_comm_overlap: bool = False
+    #: Gradients are reduced in fp32 (a 32-bit main-gradient buffer); False: in the 16-bit
+    #: training dtype.
+    grad_reduce_fp32: bool = True
+    #: Which MoE token dispatcher the framework runs (gpuplan/training/moe.py): "alltoall"
+    #: (the permute + NCCL all-to-all dispatcher: dropless, it copies the token counts to the
+    #: host and synchronises every MoE layer), "flex" (DeepEP / HybridEP: permutation fused
+    #: into the dispatch kernels, no exposed host synchronisation), or "flex-rack-scale" (flex
+    #: where the scale-up domain spans more than one server, as on NVL72 racks; else all-to-all).
+    moe_dispatcher: Literal["alltoall", "flex", "flex-rack-scale"] = "alltoall"
     #: Hierarchical MoE dispatch (DeepEP, HybridEP): a token crosses the scale-out tier once per
     #: destination domain, then is forwarded over scale-up (groupcomm.group_all_to_all).
     ep_hierarchical_dispatch: bool = False

@@ -53,6 +53,10 @@ class RunSpec(BaseModel):
     recompute: Literal["none", "selective", "full"] | None = None
     sequence_parallel: bool | None = None
     zero: Annotated[int, Field(ge=0, le=3, strict=True)] | None = None
+    #: The MoE token dispatcher the run used, where its source names it (moe.py).
+    moe_dispatcher: Literal["alltoall", "flex"] | None = None
+    #: A power cap per GPU in watts, where the source states one (Llama 2's 350 W runs).
+    power_limit_w: Annotated[float, Field(gt=0, le=5000, allow_inf_nan=False)] | None = None
 
 
 def parse_run(case: CaseInput) -> RunSpec:
@@ -110,7 +114,8 @@ def predict(case: CaseInput, catalog: Catalog) -> dict[str, float]:
     if run.tokens is None and any(f in rest for f in ("gpu_hours", "wall_clock_days")):
         raise InputError("gpu_hours and wall_clock_days need tokens", file=case.file, field=f"{where}.tokens")
     tokens = run.tokens if run.tokens is not None else float(batch * seq)
-    job = Job(arch=arch, seq=seq, batch=batch, precision=run.precision, tokens=tokens, framework=run.framework)
+    job = Job(arch=arch, seq=seq, batch=batch, precision=run.precision, tokens=tokens, framework=run.framework,
+              moe_dispatcher=run.moe_dispatcher, power_limit_w=run.power_limit_w)
     ev = Evaluator(job, gpu, network_for(gpu, catalog), cal)
     fixed = Fixed(tp=run.tp, pp=run.pp, cp=run.cp, ep=run.ep, vp=run.vp, micro_batch=run.micro_batch,
                   recompute=run.recompute, sequence_parallel=run.sequence_parallel, zero=run.zero,

@@ -150,7 +150,7 @@ class Evaluator:
         self.attention = attention or self.framework.attention
         #: Fraction of the usable memory a layout must leave free (``[constraints] memory_headroom``).
         self.headroom = headroom
-        self.hw = Hardware.of(gpu, net, job.precision)
+        self.hw = Hardware.of(gpu, net, job.precision, job.power_limit_w)
         self.steps = job.tokens / job.tokens_per_step
         self.capacity = gpu.memory_usable_gib * GIB
         causal = self.framework.flop_convention == "causal"
@@ -163,14 +163,16 @@ class Evaluator:
     def layers(self, layout: Layout) -> tuple[LayerCost, LayerCost | None]:
         """Per-layer costs (dense, MoE) of the layout's TP, CP, EP, micro-batch, SP, recompute."""
         fold = folded(layout)
-        key = (layout.tp, layout.cp, layout.ep, layout.micro_batch, layout.sequence_parallel, layout.recompute, fold)
+        paired = layout.pp > 1 and layout.vp > 1
+        key = (layout.tp, layout.cp, layout.ep, layout.micro_batch, layout.sequence_parallel, layout.recompute, fold,
+               paired)
         hit = self._layers.get(key)
         if hit is None:
             probe = Layout(tp=layout.tp, pp=1, dp=max(layout.ep, 1), cp=layout.cp, ep=layout.ep, fold_experts=fold,
                            micro_batch=layout.micro_batch, recompute=layout.recompute,
                            sequence_parallel=layout.sequence_parallel)
-            dense = layer_cost(self.job, self.hw, self.cal, probe, False, self.attention)
-            moe = (layer_cost(self.job, self.hw, self.cal, probe, True, self.attention)
+            dense = layer_cost(self.job, self.hw, self.cal, probe, False, self.attention, paired)
+            moe = (layer_cost(self.job, self.hw, self.cal, probe, True, self.attention, paired)
                    if self.job.arch.moe_layers else None)
             hit = self._layers[key] = (dense, moe)
         return hit
@@ -185,13 +187,22 @@ class Evaluator:
     def stage_time(self, layout: Layout) -> float:
         """Seconds per micro-batch of the slowest stage with the layout's recompute."""
         key = (layout.tp, layout.cp, layout.ep, layout.micro_batch, layout.sequence_parallel, layout.recompute,
-               layout.pp, layout.recompute_layers, layout.fold_experts)
+               layout.pp, layout.recompute_layers, layout.fold_experts, layout.vp > 1)
         hit = self._stages.get(key)
         if hit is None:
             dense, moe = self.layers(layout)
             hit = self._stages[key] = stage_seconds(self.job, self.hw, self.cal, layout, dense, moe,
                                                     self.logits(layout))
         return hit
+
+    def stage_time_any_vp(self, layout: Layout) -> float:
+        """A lower bound of the stage seconds over the VP values (the search's bound): with
+        PP > 1 an MoE layer costs differently with and without interleaving (the EP all-to-all
+        overlap needs it), so the lesser of the two."""
+        base = self.stage_time(layout.but(vp=1))
+        if layout.pp == 1 or not self.job.arch.moe_layers:
+            return base
+        return min(base, self.stage_time(layout.but(vp=2)))
 
     def goodput(self, gpus: int) -> Goodput:
         hit = self._good.get(gpus)

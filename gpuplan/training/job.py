@@ -9,6 +9,7 @@ from gpuplan.core.units import dtype_bytes
 from gpuplan.hardware.schema import Gpu
 from gpuplan.model.arch import Architecture
 from gpuplan.physics.collectives import Network
+from gpuplan.physics.power import capped_clock_fraction
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,10 @@ class Job:
     tokens: float
     #: The training software (training.toml [frameworks.*]); None = the default framework.
     framework: str | None = None
+    #: The MoE token dispatcher a run names ("alltoall" or "flex"); None = the framework's.
+    moe_dispatcher: str | None = None
+    #: A power cap per GPU in watts below the board's rating (physics/power.py); None = none.
+    power_limit_w: float | None = None
 
     @property
     def tokens_per_step(self) -> int:
@@ -47,14 +52,17 @@ class Hardware:
     block_scaled_fp8: bool = False
 
     @staticmethod
-    def of(gpu: Gpu, net: Network, precision: str) -> "Hardware":
+    def of(gpu: Gpu, net: Network, precision: str, power_limit_w: float | None = None) -> "Hardware":
+        """The achievable rates of ``gpu`` in ``precision``; a power cap below the board's
+        rating slows the tensor-core rates (physics/power.py), not the HBM."""
         half = "bf16" if precision == "bf16" else "fp16"
         peak16 = gpu.peak_tflops(half) or gpu.peak_tflops("fp16") or 0.0
         gemm_dtype = "fp8" if precision == "fp8" else half
         peak_gemm = gpu.peak_tflops(gemm_dtype) or 0.0
+        clock = capped_clock_fraction(power_limit_w, gpu.tdp_w)
         return Hardware(gpu=gpu, net=net,
-                        gemm_flops=peak_gemm * 1e12 * gpu.matmul_efficiency(gemm_dtype),
-                        attn_flops=peak16 * 1e12 * gpu.efficiency.matmul_bf16,
+                        gemm_flops=peak_gemm * 1e12 * gpu.matmul_efficiency(gemm_dtype) * clock,
+                        attn_flops=peak16 * 1e12 * gpu.efficiency.matmul_bf16 * clock,
                         mem_bw=gpu.mem_bw_tb_per_s * 1e12 * gpu.efficiency.mem_bw,
                         peak_flops=peak16 * 1e12, domain=net.scaleup_domain,
                         operand_bytes=dtype_bytes(precision),

@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpuplan.hardware.training_calibration import TrainingCalibration
+from gpuplan.hardware.training_frameworks import Framework
 from gpuplan.model.arch import Architecture
 from gpuplan.physics.collectives import Network, p2p_s
 from gpuplan.training import moe as moe_exec
@@ -63,7 +64,9 @@ class LayerCost:
 
 
 def gemm_s(flops: float, nbytes: float, hw: Hardware, cal: TrainingCalibration) -> float:
-    """One GEMM: compute time at the size-dependent efficiency plus its HBM traffic time.
+    """One GEMM: compute time at the size-dependent efficiency plus its HBM traffic time. The
+    size is the GEMM's duration at the ceiling: a kernel's fixed cost weighs the same on a fast
+    GPU, so the same FLOPs reach less of a faster GPU's ceiling.
 
     The two are added, not overlapped (Calculon ``processing_mode = "no_overlap"``, the mode its
     A100 validation against Korthikanti 2022 uses): a GEMM's prologue and epilogue stream
@@ -71,8 +74,8 @@ def gemm_s(flops: float, nbytes: float, hw: Hardware, cal: TrainingCalibration) 
     """
     if flops <= 0:
         return 0.0
-    eff = cal.gemm_fraction(flops / 1e9)
-    return flops / (hw.gemm_flops * eff) + nbytes / hw.mem_bw
+    ideal = flops / hw.gemm_flops
+    return ideal / cal.gemm_fraction(ideal * 1e6) + nbytes / hw.mem_bw
 
 
 def _gemm(tokens: float, k: float, n: float, hw: Hardware, cal: TrainingCalibration) -> tuple[float, float]:
@@ -95,23 +98,31 @@ def _add(a: tuple[float, float], b: tuple[float, float], times: float = 1.0) -> 
     return a[0] + times * b[0], a[1] + times * b[1]
 
 def layer_cost(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout, moe: bool,
-               attention: str) -> LayerCost:
+               attention: str, interleaved: bool = True) -> LayerCost:
     """Time of one transformer layer (dense or MoE) for one micro-batch on one GPU, in steps:
     GEMMs, attention core, elementwise kernels, MoE permutation, recompute, then the exposed
-    TP, CP and EP communication."""
+    TP, CP and EP communication. ``interleaved``: the pipeline runs interleaved stages (PP > 1,
+    VP > 1), where Megatron-Core's EP all-to-all overlap pairs micro-batches (ep_overlaps)."""
     arch, t = job.arch, layout.tp
     sq = job.seq / layout.cp                      # local queries per sequence
     tok = layout.micro_batch * sq                 # tokens of this GPU's micro-batch
-    g, act_elems = _gemms(job, hw, cal, layout, moe, tok)
+    g, act_elems, loop = _gemms(job, hw, cal, layout, moe, tok)
     attn_f, attn_b, soft_f, soft_b = _attention_core(job, hw, cal, layout, attention, tok, sq)
     ew_f, ew_b, gap = _elementwise(arch, hw, cal, layout, moe, tok, act_elems)
+    cast_f, cast_b = _fp8_casts(job, hw, cal, layout, moe, tok)
+    ew_f, ew_b = ew_f + cast_f, ew_b + cast_b
 
     fwd = g[0] + attn_f + soft_f + ew_f + gap
     bwd = g[1] + attn_b + soft_b + ew_b + 2.0 * gap
+    fw = cal.framework(job.framework)
+    dispatch = moe_exec.dispatcher(job.moe_dispatcher, fw, hw.domain, hw.gpu.gpus_per_node) if moe else ""
+    overlap_ep = moe and layout.ep > 1 and ep_overlaps(fw, layout, interleaved, dispatch)
     if moe:
         # Token permutation traffic and the exposed host time of the expert loop (moe.py).
-        perm = moe_exec.permute_bytes(arch, tok * expert_tp(layout) / t, cal) / hw.mem_bw
-        host_f, host_b = moe_exec.host_seconds(arch, layout, cal, job.precision, hw.block_scaled_fp8)
+        perm = moe_exec.movement_bytes(arch, tok * expert_tp(layout) / t, moe_exec.local_experts(arch, layout), cal,
+                                       job.precision, hw.block_scaled_fp8, dispatch) / hw.mem_bw
+        host_f, host_b = moe_exec.host_seconds(arch, layout, cal, job.precision, hw.block_scaled_fp8, loop,
+                                               paired=overlap_ep)
         fwd += perm + host_f
         bwd += perm + host_b
     if layout.recompute == "full":
@@ -127,15 +138,16 @@ def layer_cost(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
     cp_exposed, scaleout = _cp_comm(job, hw, cal, layout, grp, tok, attn_f, attn_b)
     ep_exposed = 0.0
     if moe and layout.ep > 1:
-        ep_exposed, ep_bytes = _ep_comm(job, hw, cal, layout, grp, tok, fwd + bwd)
+        ep_exposed, ep_bytes = _ep_comm(job, hw, cal, layout, grp, tok, fwd + bwd, overlap_ep)
         scaleout += ep_bytes
     return LayerCost(fwd=fwd, bwd=bwd, recompute=recompute, tp_fwd=tp_f, tp_bwd=tp_b, tp_recompute=tp_r,
                      cp=cp_exposed, ep=ep_exposed, scaleout_bytes=scaleout)
 
 
 def _gemms(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout, moe: bool,
-           tok: float) -> tuple[tuple[float, float], float]:
-    """(forward, backward) seconds of the layer's GEMMs, and the elements of the MLP activation.
+           tok: float) -> tuple[tuple[float, float], float, tuple[float, float]]:
+    """(forward, backward) seconds of the layer's GEMMs, the elements of the MLP activation, and
+    the (forward, backward) seconds of the local experts' GEMMs alone (the expert loop).
 
     Attention projections, then the MLP: dense, or the router (16-bit), the local experts and
     the shared experts. Backward is dgrad + wgrad of the same sizes."""
@@ -156,8 +168,10 @@ def _gemms(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout, moe
         moe_tok = tok * e_t / t
         per_expert_tok = moe_tok * k * layout.ep / arch.experts
         g = _add(g, _gemm(tok / (t if sp else 1), h, arch.experts, hw.sixteen_bit(), cal))  # router
-        g = _add(g, _gemm(per_expert_tok, h, (mats - 1) * e_ffn / e_t, hw, cal), local_experts)
-        g = _add(g, _gemm(per_expert_tok, e_ffn / e_t, h, hw, cal), local_experts)
+        loop = _add(_gemm(per_expert_tok, h, (mats - 1) * e_ffn / e_t, hw, cal),
+                    _gemm(per_expert_tok, e_ffn / e_t, h, hw, cal))
+        loop = (loop[0] * local_experts, loop[1] * local_experts)
+        g = _add(g, loop)
         if arch.shared_experts:
             s_ffn = arch.shared_experts * e_ffn
             g = _add(g, _gemm(tok, h, (mats - 1) * s_ffn / t, hw, cal))
@@ -167,7 +181,34 @@ def _gemms(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout, moe
         g = _add(g, _gemm(tok, h, (mats - 1) * arch.ffn / t, hw, cal))
         g = _add(g, _gemm(tok, arch.ffn / t, h, hw, cal))
         act_elems = tok * arch.ffn / t
-    return g, act_elems
+        loop = (0.0, 0.0)
+    return g, act_elems, loop
+
+
+def _fp8_casts(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout, moe: bool,
+               tok: float) -> tuple[float, float]:
+    """(forward, backward) seconds of the FP8 quantization of the dense GEMMs' operands: each
+    input activation in the forward and each output gradient in the backward is cast to FP8
+    by its own memory-bound kernel (Transformer Engine quantize: ``fp8_cast_bytes`` per element,
+    plus a re-read for the amax with per-tensor current scaling). The routed experts' casts are
+    counted with the MoE data movement (moe.movement_bytes)."""
+    if job.precision != "fp8":
+        return 0.0, 0.0
+    arch, t = job.arch, layout.tp
+    h = arch.hidden
+    _, d_v = attention_dims(arch)
+    attn_out = arch.heads * d_v
+    qkv_out = (arch.attention_params_per_layer - attn_out * h) / h
+    if moe:
+        ffn = arch.shared_experts * arch.expert_ffn
+    else:
+        ffn = arch.ffn
+    mats = arch.mlp_matrices
+    inputs = (2 * h if ffn else h) + attn_out + ffn                 # QKV, proj, FC1, FC2 inputs
+    grads = qkv_out + h + ((mats - 1) * ffn + h if ffn else 0.0)     # their output gradients
+    per_elem = cal.fp8_cast_bytes + (0.0 if hw.block_scaled_fp8 else cal.activation_bytes)
+    scale = tok / t * per_elem / hw.mem_bw
+    return inputs * scale, grads * scale
 
 
 def _attention_core(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout, attention: str,
@@ -257,8 +298,17 @@ def _cp_comm(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout, g
     return cp_exposed, scaleout
 
 
+def ep_overlaps(fw: Framework, layout: Layout, interleaved: bool, dispatch: str) -> bool:
+    """Whether the EP all-to-all overlap (Megatron-Core overlap_moe_expert_parallel_comm) runs:
+    the framework has it, the pipeline is interleaved and not fully recomputed (Megatron-Core
+    transformer_config.py requires virtual stages with PP > 1 and no full recompute), and the
+    dispatcher is the all-to-all one. NeMo 25.11 turns it on exactly there: the H100 Qwen3 and
+    B200 Qwen3-235B recipes (all-to-all, PP > 1 with VP), not the PP 1 ones nor with HybridEP."""
+    return fw.ep_comm_overlap > 0 and interleaved and layout.recompute != "full" and dispatch == "alltoall"
+
+
 def _ep_comm(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout, grp: dict[str, Group],
-             tok: float, compute: float) -> tuple[float, float]:
+             tok: float, compute: float, overlap: bool) -> tuple[float, float]:
     """Expert parallelism: (exposed seconds, scale-out bytes) of the dispatch + combine
     all-to-all, forward and backward; ``compute`` is the layer's forward + backward seconds."""
     arch = job.arch
@@ -270,10 +320,9 @@ def _ep_comm(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout, g
     ep_exposed = count * one
     # Frameworks that overlap one micro-batch's dispatch/combine with another's compute
     # (Megatron-Core overlap_moe_expert_parallel_comm, DualPipe-style) hide up to
-    # ep_comm_overlap of the layer's compute (Megatron-Core needs VP > 1 with PP; the layer
-    # costs here do not depend on PP or VP, so that condition is not modelled).
+    # ep_comm_overlap of the layer's compute, where the layout allows it (ep_overlaps).
     share = fw.ep_comm_overlap
-    if share:
+    if share and overlap:
         ep_exposed = _overlapped(ep_exposed, 1.0, share * compute, _slowdown(cal, grp["ep"], hw.net))
     return ep_exposed, count * cross
 

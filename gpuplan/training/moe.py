@@ -19,15 +19,31 @@ Megatron-Core (``--moe-token-dispatcher-type alltoall``) spends:
   costs time per micro-batch whatever its size (NeMo 25.11 tables: Qwen3-30B-A3B on 8 B200
   reaches 214 model TFLOP/s, DeepSeek-V3 at EP 8 on B200 557, at EP 32 on GB200 1003).
 
-Not modelled here: router load imbalance (the NeMo benchmarks force-balance the routing) and
-the overlap of the all-to-all with another micro-batch's compute (a framework feature,
-``ep_comm_overlap``).
+Where the host time sits depends on the dispatcher and the schedule:
+
+* the all-to-all dispatcher synchronises the host in each MoE layer's forward, before the
+  all-to-all (``cuda_sync_point = "before_ep_alltoall"``: its split sizes must be on the host),
+  so the launches of the forward expert loop that follow run in series with the GPU. The
+  backward, launched by autograd with no synchronisation, runs ahead of the GPU; except under
+  the EP all-to-all overlap (``overlap_moe_expert_parallel_comm``, a "combined 1F1B" that
+  interleaves one micro-batch's forward with another's backward layer by layer), where the
+  backward's expert loop is launched after the same synchronisation and is in series too.
+  Evidence: NeMo 25.09 ran the same Qwen3-30B-A3B layouts with token dropping (static shapes,
+  no synchronisation) at 2x the throughput of the 25.11 dropless rows on H100 and B200
+  (Megatron-Bridge docs/performance-summary-archive.md: 10494 vs 5275 and 18066 vs 9299
+  tokens/s/GPU);
+* the flex dispatcher (DeepEP, HybridEP) fuses the permutation into its dispatch kernels and
+  leaves nothing exposed: the 25.11 GB200 Qwen3-30B-A3B row with HybridEP matches the 25.09
+  token-drop row (23766 vs 23723 tokens/s/GPU).
+
+Not modelled here: router load imbalance (the NeMo benchmarks force-balance the routing).
 """
 
 from __future__ import annotations
 
 from gpuplan.model.arch import Architecture
 from gpuplan.hardware.training_calibration import TrainingCalibration
+from gpuplan.hardware.training_frameworks import Framework
 from gpuplan.training.layout import Layout
 
 
@@ -40,22 +56,58 @@ def launches_per_expert(cal: TrainingCalibration, precision: str, block_scaled_f
     """(forward, backward) kernel launches the host issues per local expert per micro-batch."""
     fwd, bwd = float(cal.moe_launches_per_expert_fwd), float(cal.moe_launches_per_expert_bwd)
     if precision == "fp8":
-        per_cast = 1.0 if block_scaled_fp8 else 2.0       # MXFP8 cast, or amax + cast
+        per_cast = 1.0 if block_scaled_fp8 else 3.0       # MXFP8 cast, or amax, scale, cast
         fwd += 2 * per_cast                              # FC1 and FC2 inputs
         bwd += 2 * per_cast                              # the output gradients of FC2 and FC1
     return fwd, bwd
 
 
+def dispatcher(named: str | None, fw: Framework, domain: int, gpus_per_node: int) -> str:
+    """The MoE token dispatcher that runs: the one a run names, else the framework's
+    ("flex-rack-scale": flex where the scale-up domain spans more than one server)."""
+    if named is not None:
+        return named
+    if fw.moe_dispatcher == "flex-rack-scale":
+        return "flex" if domain > gpus_per_node else "alltoall"
+    return fw.moe_dispatcher
+
+
 def host_seconds(arch: Architecture, layout: Layout, cal: TrainingCalibration, precision: str,
-                 block_scaled_fp8: bool) -> tuple[float, float]:
-    """(forward, backward) exposed host seconds of one MoE layer for one micro-batch."""
+                 block_scaled_fp8: bool, loop_gpu: tuple[float, float] = (0.0, 0.0),
+                 paired: bool = False) -> tuple[float, float]:
+    """(forward, backward) exposed host seconds of one MoE layer for one micro-batch.
+
+    After the dispatcher's synchronisation the host launches the expert loop while the GPU runs
+    it: the loop takes the longer of the two, so what the host adds is its launch time beyond
+    the GPU time of the loop's GEMMs (``loop_gpu``): large experts hide their launches, many
+    small ones do not."""
     n = local_experts(arch, layout) * cal.moe_launch_us * 1e-6
     fwd, bwd = launches_per_expert(cal, precision, block_scaled_fp8)
-    return n * fwd, n * bwd
+    if paired:
+        return n * fwd, n * bwd
+    return max(0.0, n * fwd - loop_gpu[0]), max(0.0, n * bwd - loop_gpu[1])
 
 
-def permute_bytes(arch: Architecture, tokens: float, cal: TrainingCalibration) -> float:
-    """HBM bytes of the forward token permutation and unpermutation of one micro-batch's
-    ``tokens`` (read each token once and write its k routed copies, and back); the backward
-    moves the same bytes."""
-    return 2.0 * cal.activation_bytes * tokens * arch.hidden * (1 + arch.active_experts)
+def movement_bytes(arch: Architecture, tokens: float, local: int, cal: TrainingCalibration,
+                   precision: str, block_scaled_fp8: bool, dispatch: str = "alltoall") -> float:
+    """HBM bytes, one direction (the backward moves as many), of what a dropless MoE layer
+    does to its ``tokens`` besides the GEMMs and the all-to-all, each a memory-bound kernel
+    (Megatron-Core MoEAlltoAllTokenDispatcher with moe_permute_fusion, Transformer Engine
+    GroupedLinear):
+
+    * permutation: gather the k routed copies of each token (read and write k x h);
+    * with more than one local expert, the received copies are sorted by expert after the
+      dispatch and back before the combine (``sort_chunks_by_idxs``: read and write each time);
+    * unpermutation: read the k copies, weight them, write one token (k + 1);
+    * FP8: the expert GEMM inputs (k x h into FC1, k x expert FFN into FC2) are quantized by
+      their own kernels (the grouped GEMM's split quantize, not fused into a norm as in the
+      dense layers): read 2 B, write a row-wise and a column-wise 1 B copy, and with per-tensor
+      current scaling (no block scaling) read once more for the amax: ``fp8_cast_bytes``.
+    """
+    h, k, a = arch.hidden, arch.active_experts, cal.activation_bytes
+    copies = 2.0 * k + (4.0 * k if local > 1 else 0.0) + (k + 1.0) if dispatch == "alltoall" else 0.0
+    total = a * tokens * h * copies
+    if precision == "fp8":
+        per_elem = cal.fp8_cast_bytes + (0.0 if block_scaled_fp8 else a)
+        total += per_elem * tokens * k * (h + arch.expert_ffn)
+    return total

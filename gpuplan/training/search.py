@@ -11,7 +11,7 @@ Nothing better than the result is pruned:
 
 * every (TP, CP, EP, PP, VP, micro-batch) gets a lower bound of its ranking key: the step
   without DP sync, pipeline sends and optimizer, with the least recompute memory allows at the
-  largest DP, the bubble, the host share and the goodput of its GPU count; shapes are visited
+  largest DP, the bubble and the goodput of its GPU count (no host time: a lower bound); shapes are visited
   in bound order and the search stops once a bound exceeds the best key found;
 * recompute and ZeRO are tried from the cheapest; a costlier one only when memory demands;
 * a (TP, PP, CP, EP) whose 16-bit weights and gradients alone exceed memory is skipped, and
@@ -168,7 +168,7 @@ def _light_stage(ev: Evaluator, shape: Layout, dp: int, fixed: Fixed, outcome: S
 class _Scale(NamedTuple):
     """What the bound of one (TP, CP, EP, PP, micro-batch) needs, shared by its VP values."""
 
-    stage: float          # seconds per micro-batch on the slowest stage (bound), incl. host share
+    stage: float          # seconds per micro-batch on the slowest stage (a lower bound over VP)
     dps: list[int]
     mp: int
 
@@ -193,7 +193,6 @@ def _bounds(ev: Evaluator, fixed: Fixed, target: Target, outcome: SearchOutcome)
     the largest VP); groups whose bound already misses the target are left out. At most
     ``MAX_GROUPS`` groups (:func:`thin_axes`)."""
     arch, job = ev.job.arch, ev.job
-    busy = ev.cal.kernel_busy_fraction
     bounded: list[_Bounded] = []
     pps = pp_candidates(arch.layers, fixed, every=target.kind == "gpus")
     axes, outcome.thinned = thin_axes({"tp": tp_candidates(ev, fixed), "cp": cp_candidates(job.seq, fixed),
@@ -213,7 +212,7 @@ def _bounds(ev: Evaluator, fixed: Fixed, target: Target, outcome: SearchOutcome)
                             continue
                         base = Layout(tp=tp, pp=pp, dp=1, cp=cp, ep=ep, micro_batch=mb, sequence_parallel=sp,
                                       recompute=fixed.recompute or "none", fold_experts=fixed.fold_experts)
-                        scale = _Scale(ev.stage_time(base) / busy, dps, mp)
+                        scale = _Scale(ev.stage_time_any_vp(base), dps, mp)
                         vps = vp_candidates(arch.layers, pp, fixed)
                         b = _bound_shape(ev, base._replace(vp=vps[-1]), scale, target, GROUP)
                         outcome.bounded += 1
@@ -228,7 +227,7 @@ def _expand(ev: Evaluator, b: _Bounded, fixed: Fixed, target: Target) -> list[_B
     base = shape._replace(vp=1)
     mp = shape.tp * shape.pp * shape.cp
     dps = dp_candidates(ev, fixed, target, mp, shape.micro_batch, shape.ep, shape.cp, shape.tp)
-    scale = _Scale(ev.stage_time(base) / ev.cal.kernel_busy_fraction, dps, mp)
+    scale = _Scale(ev.stage_time_any_vp(base), dps, mp)
     out = []
     for vp in vp_candidates(ev.job.arch.layers, shape.pp, fixed):
         one = _bound_shape(ev, base._replace(vp=vp), scale, target, SHAPE)
@@ -290,7 +289,7 @@ def _refine(ev: Evaluator, b: _Bounded, fixed: Fixed, target: Target, outcome: S
     stage = _light_stage(ev, shape, b.dps[0] if descending else b.dps[-1], fixed, outcome)
     if stage is None:
         return None
-    scale = _Scale(stage / ev.cal.kernel_busy_fraction, sorted(b.dps) if descending else list(b.dps),
+    scale = _Scale(stage, sorted(b.dps) if descending else list(b.dps),
                    shape.tp * shape.pp * shape.cp)
     return _bound_shape(ev, shape, scale, target, REFINED)
 

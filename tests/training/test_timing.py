@@ -84,9 +84,15 @@ def test_gemm_size_curve(cal, evaluator):
     ev = evaluator(arch_of(**GPT_22B))
     big = gemm_s(1e12, 0.0, ev.hw, cal)
     small = gemm_s(1e9, 0.0, ev.hw, cal)
-    # 1 TFLOP runs at the flat top (0.95 of the MAMF ceiling), 1 GFLOP at 0.60 of it.
+    # On the A100 (MAMF 312 x 0.87 = 271 TFLOP/s) 1 TFLOP takes 3.7 ms at the ceiling: the flat
+    # top, 0.95 of it; 1 GFLOP takes 3.7 us: Calculon's 0.60.
     assert big == pytest.approx(1e12 / (312e12 * 0.87 * 0.95))
-    assert small == pytest.approx(1e9 / (312e12 * 0.87 * 0.60))
+    assert small == pytest.approx(1e9 / (312e12 * 0.87 * 0.60), rel=2e-3)
+    # The same GFLOP in FP8 on an H100 (1979 x 0.71 = 1405 TFLOP/s) takes 0.71 us at its
+    # ceiling, so it reaches less of it: 0.1 + 0.5 ln(0.712/0.037) / ln(3.7/0.037) = 0.421.
+    h100 = evaluator(arch_of(**GPT_22B), gpu="h100-sxm-80gb", precision="fp8", framework=None)
+    ideal = 1e9 / (1978.9e12 * 0.71)
+    assert gemm_s(1e9, 0.0, h100.hw, cal) == pytest.approx(ideal / 0.421, rel=5e-3)
     # Calculon's no-overlap mode: the HBM traffic time is added.
     assert gemm_s(1e12, 2e9, ev.hw, cal) == pytest.approx(big + 2e9 / (2.039e12 * 0.82))
 
@@ -120,7 +126,7 @@ def test_stage_layout_places_the_lm_head_on_a_short_stage():
 
 
 def test_dp_sync_hides_behind_the_last_backward(evaluator, catalog):
-    ev = evaluator(arch_of(**GPT_22B), batch=256, seq=2048)
+    ev = evaluator(arch_of(**GPT_22B), batch=256, seq=2048, framework="megatron-core")
     # One micro-batch of 8 sequences per step: its backward and forward are the overlap window.
     lay = Layout(tp=8, pp=1, dp=32, micro_batch=8, recompute="full", sequence_parallel=True, zero=1)
     s = ev.evaluate(lay).step
@@ -128,17 +134,32 @@ def test_dp_sync_hides_behind_the_last_backward(evaluator, catalog):
     # The exposed DP time is only the overlap slowdown when the window covers the traffic.
     assert s.dp_comm < 0.05 * s.dp_window
     slow = Network(scaleup=ev.hw.net.scaleup, scaleout=Tier(0.5 * GB, 5e-6), scaleup_domain=8)
-    s2 = evaluator(arch_of(**GPT_22B), batch=256, network=slow).evaluate(lay).step
+    s2 = evaluator(arch_of(**GPT_22B), batch=256, network=slow, framework="megatron-core").evaluate(lay).step
     assert s2.dp_comm > 1.0  # a 4 Gb/s network cannot hide 9 GB of fp32 gradients
     assert s2.dp_gbit_to_hide == pytest.approx(s.dp_gbit_to_hide)
 
 
-def test_host_share_and_total(evaluator, cal):
+def test_dp_sync_after_the_flush_in_megatron_lm(evaluator):
+    """Megatron-LM before --overlap-grad-reduce (2023) all-reduced the FP16 gradients after the
+    pipeline flush: nothing hides them. 22B on TP8 x DP32: 22e9/8 parameters x 2 B, a ring over
+    32 nodes of the catalog's 200 Gb/s per GPU."""
+    lay = Layout(tp=8, pp=1, dp=32, micro_batch=8, recompute="full", sequence_parallel=True, zero=0)
+    lm = evaluator(arch_of(**GPT_22B), batch=256).evaluate(lay).step
+    core = evaluator(arch_of(**GPT_22B), batch=256, framework="megatron-core").evaluate(lay).step
+    assert lm.dp_window == 0.0 and core.dp_window > 0
+    assert lm.dp_comm > 10 * core.dp_comm
+    assert lm.scaleout_bytes["dp"] == pytest.approx(core.scaleout_bytes["dp"] / 2)  # 16-bit, not fp32
+
+
+def test_host_time_per_step_micro_batch_and_straggler(evaluator, cal):
+    """host = per-step time + micro-batches x per-micro-batch time + the busy step times the
+    slowest of N GPUs' expected lag, sigma sqrt(2 ln N) (timing.straggler)."""
     ev = evaluator(arch_of(**GPT_22B), batch=4)
-    s = ev.evaluate(Layout(tp=8, pp=1, dp=1, micro_batch=4, recompute="full", sequence_parallel=True,
-                           zero=0)).step
+    lay = Layout(tp=8, pp=1, dp=1, micro_batch=4, recompute="full", sequence_parallel=True, zero=0)
+    s = ev.evaluate(lay).step
     busy = s.total - s.host
-    assert s.host == pytest.approx(busy * (1 / cal.kernel_busy_fraction - 1))
+    lag = cal.straggler_sigma * math.sqrt(2 * math.log(8))
+    assert s.host == pytest.approx(cal.host_step_s + 1 * cal.host_microbatch_s + busy * lag)
     assert s.total == pytest.approx(s.compute + s.recompute + s.tp_comm + s.pp_comm + s.dp_comm + s.ep_comm
                                     + s.cp_comm + s.bubble + s.optimizer + s.host)
 
@@ -167,3 +188,29 @@ def test_expert_parallel_all_to_all(evaluator, preset):
     e16 = ev.evaluate(Layout(tp=1, pp=2, dp=16, ep=16, micro_batch=1, zero=1))
     assert e16.step.ep_comm / 2 > inside / 4  # 16-way EP crosses nodes: slower per byte
     assert "ep" in e16.step.scaleout_bytes
+
+
+def test_interleaved_pipeline_sends_hide_in_the_steady_state(evaluator):
+    """Megatron-Core overlaps the steady-state sends of the interleaved schedule (overlap_p2p_comm,
+    default since 2023); the warm-up and the flush, 2 (p - 1) v sends, stay exposed. Megatron-LM
+    2021-2022 exposed all 2 m v + 2 (p - 1). PP 8 x VP 3, m = 64: 42 of 398 sends exposed, the
+    other 356 at the scale-out slowdown 0.02 (the pipeline group crosses nodes)."""
+    lay = Layout(tp=8, pp=8, dp=1, vp=3, micro_batch=1, recompute="full", sequence_parallel=True, zero=0)
+    lm = evaluator(arch_of(**GPT_175B), batch=64).evaluate(lay).step
+    core = evaluator(arch_of(**GPT_175B), batch=64, framework="megatron-core").evaluate(lay).step
+    assert core.pp_comm / lm.pp_comm == pytest.approx((42 + 0.02 * 356) / 398)
+
+
+def test_fp8_quantize_kernels_cost_hbm_time(evaluator):
+    """Each FP8 GEMM input and output gradient is cast by its own kernel: 4 B per element with
+    block scaling (MXFP8), 6 B with per-tensor current scaling (an amax pass first), none in BF16."""
+    from gpuplan.training.layer_time import _fp8_casts
+    arch = arch_of(**GPT_22B)
+    lay = Layout(tp=8, pp=1, dp=1, micro_batch=1, sequence_parallel=True)
+    b200 = evaluator(arch, gpu="b200-sxm-180gb", precision="fp8", framework=None)
+    h100 = evaluator(arch, gpu="h100-sxm-80gb", precision="fp8", framework=None)
+    mx = _fp8_casts(b200.job, b200.hw, b200.cal, lay, False, 2048.0)
+    cs = _fp8_casts(h100.job, h100.hw, h100.cal, lay, False, 2048.0)
+    assert cs[0] * h100.hw.mem_bw / (mx[0] * b200.hw.mem_bw) == pytest.approx(6 / 4)
+    bf16 = evaluator(arch, gpu="b200-sxm-180gb", precision="bf16", framework=None)
+    assert _fp8_casts(bf16.job, bf16.hw, bf16.cal, lay, False, 2048.0) == (0.0, 0.0)
