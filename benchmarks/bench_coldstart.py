@@ -30,8 +30,9 @@ WORST_CASE = PROFILES / "worst-case.toml"
 #: Modules that ``--version`` and ``--help`` must not import (they belong to the commands).
 HEAVY = ("networkx", "rich", "pydantic", "gpuplan.planning.compose", "gpuplan.training", "gpuplan.serving",
          "gpuplan.fabric", "gpuplan.hardware", "gpuplan.render")
-#: Targets as multiples of the bare interpreter (issue 8).
-VERSION_RATIO, RECOMMEND_RATIO, VALIDATE_S, WORST_S = 8.0, 20.0, 5.0, None
+#: Targets as multiples of the bare interpreter by CPU time (issue 21: 25x for recommend; issue 8
+#: had asked 20x by wall time).
+VERSION_RATIO, RECOMMEND_RATIO, VALIDATE_S, WORST_S = 8.0, 25.0, 5.0, None
 
 
 def _stats(runs: list) -> dict:
@@ -68,9 +69,10 @@ def cold_starts(repeat: int, example: Path = DEFAULT_EXAMPLE) -> dict:
     cmds[GPUPLAN_FLOOR] = [sys.executable, "-c", _FLOOR.format(example=str(example))]
     runs = interleaved(cmds, repeat)
     out = {name: _stats(r) for name, r in runs.items()}
-    bare = out["python -c pass"]["best_s"]
+    bare, bare_cpu = out["python -c pass"]["best_s"], out["python -c pass"]["cpu_s"]
     for row in out.values():
         row["ratio_to_python"] = row["best_s"] / bare
+        row["cpu_ratio_to_python"] = row["cpu_s"] / bare_cpu
     out["_notes"] = {"validation_cases": len(cases), "command": gp}
     return out
 
@@ -144,9 +146,10 @@ def main() -> None:
     args = parser.parse_args()
     rows = cold_starts(args.repeat, args.example.resolve())
     notes = rows.pop("_notes")
-    print(f"{'command':70} {'best s':>7} {'median s':>8} {'x python':>8} {'peak MiB':>8}")
+    print(f"{'command':70} {'best s':>7} {'median s':>8} {'x python':>8} {'CPU s':>7} {'x python':>8} {'peak MiB':>8}")
     for name, r in rows.items():
-        print(f"{name:70} {r['best_s']:7.3f} {r['median_s']:8.3f} {r['ratio_to_python']:8.1f} {r['peak_rss_mib']:8.1f}")
+        print(f"{name:70} {r['best_s']:7.3f} {r['median_s']:8.3f} {r['ratio_to_python']:8.1f} {r['cpu_s']:7.3f} "
+              f"{r['cpu_ratio_to_python']:8.1f} {r['peak_rss_mib']:8.1f}")
     print(f"validation case files: {notes['validation_cases']}")
     worst = worst_case()
     if worst is None:

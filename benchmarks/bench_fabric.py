@@ -71,7 +71,7 @@ def fabric_rows(gpu: str, sizes: list[int]) -> list[dict]:
     rows = []
     for n in sizes:
         res = subprocess.run([sys.executable, __file__, "--gpu", gpu, "--one", str(n)], check=True,
-                             capture_output=True, text=True, env=child_env())
+                             capture_output=True, text=True, env=child_env(installed=False))
         rows.append(json.loads(res.stdout))
     return rows
 

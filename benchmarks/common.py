@@ -28,10 +28,38 @@ if str(ROOT) not in sys.path:
 PYCACHE = Path(tempfile.gettempdir()) / "gpuplan-bench-pycache"
 
 
-def child_env() -> dict[str, str]:
+#: Child processes import gpuplan from here: the package laid out as its wheel installs it, with
+#: ``gpuplan/_catalog/`` and the pre-parsed ``gpuplan/_catalog.json`` that the wheel build writes
+#: (hatch_build.py), so that a cold start reads the catalog as a user's does. Rebuilt from this
+#: checkout once per benchmark process.
+INSTALL = Path(tempfile.gettempdir()) / "gpuplan-bench-install"
+_installed: list[Path] = []
+
+
+def install_tree() -> Path:
+    """:data:`INSTALL`, rebuilt from this checkout on the first call of the process."""
+    if not _installed:
+        from gpuplan.hardware.catalog_build import write_preparsed
+
+        shutil.rmtree(INSTALL, ignore_errors=True)
+        shutil.copytree(ROOT / "gpuplan", INSTALL / "gpuplan",
+                        ignore=shutil.ignore_patterns("__pycache__", "_catalog.json"))
+        shutil.copytree(ROOT / "catalog", INSTALL / "gpuplan" / "_catalog")
+        write_preparsed(ROOT / "catalog", INSTALL / "gpuplan" / "_catalog.json")
+        _installed.append(INSTALL)
+    return _installed[0]
+
+
+def child_env(*, installed: bool = True) -> dict[str, str]:
+    """The environment of a child process: bytecode cached, no catalog overlay, no colour; with
+    ``installed``, gpuplan imported from :func:`install_tree` (``PYTHONSAFEPATH``: not from the
+    working directory that ``python -c`` and ``-m`` would otherwise put first)."""
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
+    if installed:
+        env["PYTHONPATH"] = os.pathsep.join([str(install_tree()), *filter(None, [env.get("PYTHONPATH")])])
+        env["PYTHONSAFEPATH"] = "1"
     env.pop("GPUPLAN_CATALOG", None)
     env["NO_COLOR"] = "1"
     return env

@@ -70,18 +70,20 @@ def run(args: argparse.Namespace) -> dict:
     version, rec = cold["gpuplan --version"], cold[names[2]]
     rows.append(row("a", "python -c pass (reference)", f"{bare['best_s'] * 1e3:.0f} ms",
                     cpu=f"{bare['cpu_s'] * 1e3:.0f} ms"))
+    # targets by CPU time (issue 21): on a shared machine it is the better estimate of an idle run
     rows.append(row("a", "gpuplan --version, cold", f"{version['best_s'] * 1e3:.0f} ms = "
-                    f"{version['ratio_to_python']:.1f}x python", f"<= {bench_coldstart.VERSION_RATIO:g}x",
-                    version["ratio_to_python"] <= bench_coldstart.VERSION_RATIO, f"{version['cpu_s'] * 1e3:.0f} ms"))
+                    f"{version['ratio_to_python']:.1f}x python", f"<= {bench_coldstart.VERSION_RATIO:g}x (CPU)",
+                    version["cpu_ratio_to_python"] <= bench_coldstart.VERSION_RATIO,
+                    f"{version['cpu_s'] * 1e3:.0f} ms = {version['cpu_ratio_to_python']:.1f}x"))
     rows.append(row("a", names[2].replace(" --format json", " -f json") + ", cold",
                     f"{rec['best_s'] * 1e3:.0f} ms = {rec['ratio_to_python']:.1f}x python",
-                    f"<= {bench_coldstart.RECOMMEND_RATIO:g}x",
-                    rec["ratio_to_python"] <= bench_coldstart.RECOMMEND_RATIO and rec["rc"] == [0],
-                    f"{rec['cpu_s'] * 1e3:.0f} ms"))
+                    f"<= {bench_coldstart.RECOMMEND_RATIO:g}x (CPU)",
+                    rec["cpu_ratio_to_python"] <= bench_coldstart.RECOMMEND_RATIO and rec["rc"] == [0],
+                    f"{rec['cpu_s'] * 1e3:.0f} ms = {rec['cpu_ratio_to_python']:.1f}x"))
     for name in (bench_coldstart.STACK_FLOOR, bench_coldstart.GPUPLAN_FLOOR):
         r = cold[name]
         rows.append(row("a", name, f"{r['best_s'] * 1e3:.0f} ms = {r['ratio_to_python']:.1f}x python",
-                        cpu=f"{r['cpu_s'] * 1e3:.0f} ms"))
+                        cpu=f"{r['cpu_s'] * 1e3:.0f} ms = {r['cpu_ratio_to_python']:.1f}x"))
     step("lazy imports")
     lazy = bench_coldstart.lazy_imports()
     data["lazy_imports"] = lazy

@@ -22,6 +22,9 @@ Id = Annotated[str, Field(min_length=1, max_length=64, pattern=ID_PATTERN)]
 
 #: Every model read from a file: unknown keys are errors, objects are immutable.
 STRICT = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+#: STRICT for the catalog's records: their validators are built when first used, which a start
+#: from the pre-parsed catalog (gpuplan/hardware/preparsed.py) never does.
+CATALOG_STRICT = ConfigDict(STRICT, defer_build=True)
 
 #: SI multipliers a count may be written with in a profile (``tokens = "15T"``, ``params = "70B"``).
 #: Lowercase ``m`` (milli) is not one; ``B`` (billion) is the G of counts of parameters and tokens.

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from gpuplan.core.types import STRICT, Fraction, NonNegative, Positive, PositiveInt
+from gpuplan.core.types import CATALOG_STRICT, Fraction, NonNegative, Positive, PositiveInt
 from gpuplan.hardware.plausible import _r
 
 
 class CollectivesCalibration(BaseModel):
     """``calibration/collectives.toml``: latency terms of the collective model."""
 
-    model_config = STRICT
+    model_config = CATALOG_STRICT
     scaleup_step_latency_us: _r(NonNegative, "step_latency_us")
     pcie_step_latency_us: _r(NonNegative, "step_latency_us")
     scaleout_hops: _r(PositiveInt, "scaleout_hops")
@@ -21,7 +21,7 @@ class CollectivesCalibration(BaseModel):
 class BomCalibration(BaseModel):
     """``calibration/bom.toml``: constants of the bill of materials, facility and cost of ownership."""
 
-    model_config = STRICT
+    model_config = CATALOG_STRICT
     rack_power_kw: _r(Positive, "rack_power_kw")
     # facility (gpuplan/fabric/facility.py)
     air_rack_max_kw: Positive = 20.0

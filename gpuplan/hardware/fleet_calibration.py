@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gpuplan.core.types import NonNegative
 
-_STRICT = ConfigDict(extra="forbid", frozen=True)
+_STRICT = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # built on first use
 
 
 class Autoscaling(BaseModel):

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gpuplan.core.errors import InputError
 
-_STRICT = ConfigDict(extra="forbid", frozen=True)
+_STRICT = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # built on first use
 
 Scope = Literal["gpu", "generation", "kind"]
 #: The default level of every interval (docs/json.md, ``interval_level``).

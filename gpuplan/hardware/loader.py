@@ -11,6 +11,7 @@ figure); a new id adds a record. Every merged record goes through the same valid
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import os
@@ -41,6 +42,7 @@ from gpuplan.hardware.renamed import refuse_renamed
 from gpuplan.hardware.serving_calibration import ServingConstants
 from gpuplan.hardware.training_calibration import TrainingCalibration
 from gpuplan.core.io import clip, parse_toml, pydantic_error, read_text
+from gpuplan.hardware.preparsed import Preparsed, read_preparsed, registry
 
 KINDS: dict[str, type[BaseModel]] = {
     "source": Source,
@@ -52,6 +54,10 @@ KINDS: dict[str, type[BaseModel]] = {
     "model": ModelPreset,
     "part": Part,
 }
+#: The schema of each calibration table (``calibration/<name>.toml``).
+TABLES: dict[str, type[BaseModel]] = {"bom": BomCalibration, "collectives": CollectivesCalibration,
+                                      "training": TrainingCalibration, "serving": ServingConstants,
+                                      "fleet": FleetCalibration, "residuals": ResidualTable}
 #: At most this many files are read from one catalog directory (overlays come from PRs).
 MAX_FILES = 200
 #: At most this many directory entries are listed under one catalog directory.
@@ -162,20 +168,30 @@ def _toml_files(root: Path) -> list[Path]:
     return files
 
 
-def _read_dir(root: Path) -> tuple[dict[str, list[tuple[str, dict[str, Any]]]], dict[str, Any], dict[str, tuple[str, dict[str, Any]]], list[tuple[str, bytes]]]:
-    records: dict[str, list[tuple[str, dict[str, Any]]]] = {k: [] for k in KINDS}
-    meta: dict[str, Any] = {}
-    calibration: dict[str, tuple[str, dict[str, Any]]] = {}
-    raw: list[tuple[str, bytes]] = []
+def parse_dir(root: Path, pre: Preparsed | None = None) -> list[tuple[Path, str, bytes, dict[str, Any]]]:
+    """(path, path relative to ``root``, bytes, parsed TOML) of every catalog file under ``root``;
+    a file ``pre`` holds unchanged (the same bytes) is not parsed again."""
     if not root.exists():
         raise InputError("catalog directory not found", file=str(root))
     if not root.is_dir():
         raise InputError("catalog path is not a directory", file=str(root))
+    out = []
     for path in _toml_files(root):
-        name = str(path)
         text = read_text(path)
-        raw.append((path.relative_to(root).as_posix(), text.encode()))
-        data = parse_toml(text, name)
+        rel, blob = path.relative_to(root).as_posix(), text.encode()
+        data = pre.parsed(rel, blob) if pre is not None else None
+        out.append((path, rel, blob, parse_toml(text, str(path)) if data is None else data))
+    return out
+
+
+def _read_dir(root: Path, pre: Preparsed | None = None) -> tuple[dict[str, list[tuple[str, dict[str, Any]]]], dict[str, Any], dict[str, tuple[str, dict[str, Any]]], list[tuple[str, bytes]]]:
+    records: dict[str, list[tuple[str, dict[str, Any]]]] = {k: [] for k in KINDS}
+    meta: dict[str, Any] = {}
+    calibration: dict[str, tuple[str, dict[str, Any]]] = {}
+    raw: list[tuple[str, bytes]] = []
+    for path, rel_text, blob, data in parse_dir(root, pre):
+        name = str(path)
+        raw.append((rel_text, blob))
         rel = path.relative_to(root)
         if rel.parts[0] == "calibration":
             calibration[path.stem] = (name, data)
@@ -257,12 +273,19 @@ def _validate(kind: str, where: str, item: dict[str, Any]) -> BaseModel:
 def load_catalog(overlays: Iterable[str | os.PathLike[str]] = (), *, base: Path | None = None) -> Catalog:
     """Load the built-in catalog, then each overlay directory in order."""
     dirs = [base or builtin_dir(), *[Path(o) for o in overlays]]
+    # The shipped catalog pre-parsed at build (gpuplan/hardware/preparsed.py); never for a base
+    # directory given by the caller.
+    pre = read_preparsed() if base is None else None
+    if pre is not None and len(dirs) == 1:
+        done = _validated(dirs[0], pre)
+        if done is not None:
+            return done
     merged: dict[str, dict[str, tuple[str, dict[str, Any]]]] = {k: {} for k in KINDS}
     meta: dict[str, Any] = {}
     calibration: dict[str, dict[str, Any]] = {}
     digest = hashlib.sha256()
     for layer, root in enumerate(dirs):
-        records, layer_meta, layer_cal, raw = _read_dir(root)
+        records, layer_meta, layer_cal, raw = _read_dir(root, pre if layer == 0 else None)
         for rel, blob in raw:
             digest.update(f"{layer}:{rel}\0".encode())
             digest.update(hashlib.sha256(blob).digest())
@@ -318,14 +341,11 @@ def load_catalog(overlays: Iterable[str | os.PathLike[str]] = (), *, base: Path 
 def _validate_calibration(calibration: dict[str, dict[str, Any]], dirs: list[Path]) -> dict[str, BaseModel]:
     """Validate every calibration table (merged over overlays) against its schema, once, here;
     the models are what the planners read (:meth:`Catalog.table`)."""
-    schemas: dict[str, type[BaseModel]] = {"bom": BomCalibration, "collectives": CollectivesCalibration,
-                                           "training": TrainingCalibration, "serving": ServingConstants,
-                                           "fleet": FleetCalibration, "residuals": ResidualTable}
     out: dict[str, BaseModel] = {}
     for stem in sorted(calibration):
-        model = schemas.get(stem)
+        model = TABLES.get(stem)
         if model is None:
-            raise InputError(f"unknown calibration table; expected one of {', '.join(sorted(schemas))}",
+            raise InputError(f"unknown calibration table; expected one of {', '.join(sorted(TABLES))}",
                              file=f"calibration/{stem}.toml")
         try:
             out[stem] = model.model_validate(calibration[stem])
@@ -357,3 +377,24 @@ def _check_references(built: dict[str, dict[str, Any]], where: Mapping[tuple[str
         if gpu.reference_nic and gpu.reference_nic not in built["nic"]:
             raise InputError(f"unknown nic {gpu.reference_nic!r}", file=where.get(("gpu", ident)),
                              field=f"gpu[{ident}].reference_nic")
+
+
+@functools.lru_cache(maxsize=1)
+def catalog_classes() -> dict[str, type[BaseModel]]:
+    """Every model class a catalog holds, by name (the tags of a pre-parsed file)."""
+    return registry([*KINDS.values(), CatalogMeta, *TABLES.values()])
+
+
+def _validated(root: Path, pre: Preparsed) -> Catalog | None:
+    """The catalog of a pre-parsed file when every file under ``root`` is the one it was parsed
+    from, and the set of files the same; else None (the files are parsed and validated)."""
+    digest, hashes = hashlib.sha256(), {}
+    for path in _toml_files(root):
+        rel, file_hash = path.relative_to(root).as_posix(), hashlib.sha256(read_text(path).encode())
+        digest.update(f"0:{rel}\0".encode())  # as load_catalog hashes layer 0
+        digest.update(file_hash.digest())
+        hashes[rel] = file_hash.hexdigest()
+    if hashes != pre.hashes:
+        return None
+    parts = pre.catalog_parts(catalog_classes())
+    return Catalog(**parts) if parts is not None and parts.get("sha256") == digest.hexdigest() else None

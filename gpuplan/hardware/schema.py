@@ -18,7 +18,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, model_validator
 
 from gpuplan.model.arch import ArchitectureSpec
-from gpuplan.core.types import STRICT, Fraction, Id, NonNegative, Positive, PositiveInt
+from gpuplan.core.types import CATALOG_STRICT, Fraction, Id, NonNegative, Positive, PositiveInt
 from gpuplan.hardware.fabric_calibration import BomCalibration, CollectivesCalibration  # noqa: F401  (re-exported)
 from gpuplan.hardware.plausible import RANGES, _r  # noqa: F401  (re-exported)
 
@@ -31,7 +31,7 @@ DType = Literal["fp64", "tf32", "bf16", "fp16", "fp8", "int8", "fp4", "int4"]
 class Source(BaseModel):
     """A publication or dataset figures are taken from."""
 
-    model_config = STRICT
+    model_config = CATALOG_STRICT
     id: Id
     title: str
     url: str | None = None
@@ -43,7 +43,7 @@ class Source(BaseModel):
 class GpuEfficiency(BaseModel):
     """Measured fractions of the datasheet peaks, one set per GPU (never per validation case)."""
 
-    model_config = STRICT
+    model_config = CATALOG_STRICT
     #: Max achievable matmul FLOP/s over peak (MAMF / peak), per dtype.
     matmul_bf16: _r(Fraction, "efficiency")
     matmul_fp8: _r(Fraction, "efficiency") | None = None
@@ -59,7 +59,7 @@ class GpuEfficiency(BaseModel):
 class Gpu(BaseModel):
     """One accelerator SKU with its reference server."""
 
-    model_config = STRICT
+    model_config = CATALOG_STRICT
     id: Id
     aliases: list[Id] = []
     vendor: Literal["nvidia", "amd", "intel"]
@@ -202,7 +202,7 @@ GPU_GROUPS: dict[str, tuple[str, ...]] = {
 class Fabric(BaseModel):
     """A scale-out network technology at one port speed (``ib-ndr``, ``ethernet-400g``)."""
 
-    model_config = STRICT
+    model_config = CATALOG_STRICT
     id: Id
     name: str
     kind: Literal["infiniband", "ethernet"]
@@ -220,7 +220,7 @@ class Fabric(BaseModel):
 
 
 class Switch(BaseModel):
-    model_config = STRICT
+    model_config = CATALOG_STRICT
     id: Id
     name: str
     vendor: str
@@ -245,7 +245,7 @@ class Switch(BaseModel):
 
 
 class Nic(BaseModel):
-    model_config = STRICT
+    model_config = CATALOG_STRICT
     id: Id
     name: str
     kinds: list[Literal["infiniband", "ethernet"]]
@@ -264,7 +264,7 @@ class Nic(BaseModel):
 class Optic(BaseModel):
     """A transceiver module, active optical cable, copper cable or fibre."""
 
-    model_config = STRICT
+    model_config = CATALOG_STRICT
     id: Id
     name: str
     kind: Literal["transceiver", "aoc", "dac", "fiber"]
@@ -290,7 +290,7 @@ class Part(BaseModel):
     """A facility, storage or management part: racks, PDUs, power shelves, CDUs, rear-door heat
     exchangers, storage building blocks, head nodes (docs/bom.md)."""
 
-    model_config = STRICT
+    model_config = CATALOG_STRICT
     id: Id
     name: str
     category: Literal["rack", "storage", "management", "power", "cooling"]
@@ -322,6 +322,7 @@ class Part(BaseModel):
 class ModelPreset(ArchitectureSpec):
     """A published model architecture with its source."""
 
+    model_config = CATALOG_STRICT
     id: Id
     name: str
     published_params_b: Positive | None = None
@@ -329,6 +330,6 @@ class ModelPreset(ArchitectureSpec):
 
 
 class CatalogMeta(BaseModel):
-    model_config = STRICT
+    model_config = CATALOG_STRICT
     version: str
     description: str = ""

@@ -19,7 +19,7 @@ class HasTables(Protocol):
     def table(self, name: str) -> object: ...
 
 
-_STRICT = ConfigDict(extra="forbid", frozen=True)
+_STRICT = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # built on first use
 
 
 class ScaleBits(BaseModel):

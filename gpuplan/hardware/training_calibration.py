@@ -32,7 +32,7 @@ STATE_CONVENTIONS: dict[str, tuple[int, int, int]] = {
 
 
 class TrainingCalibration(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # built on first use
 
     gemm_size_curve: tuple[tuple[float, float], ...]
     #: The training software's features by name (hardware/training_frameworks.py).

@@ -14,7 +14,7 @@ FRAMEWORKS: tuple[str, ...] = ("megatron-core", "megatron-lm", "megatron-deepspe
 class Framework(BaseModel):
     """One framework's features (a ``[frameworks.<name>]`` table of training.toml)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # built on first use
 
     #: "flash" (no score matrix in HBM) or "materialized" (fused softmax over s x s scores).
     attention: Literal["flash", "materialized"]

@@ -73,7 +73,10 @@ class ArchitectureSpec(BaseModel):
         return self
 
     def arch_fields(self) -> dict[str, object]:
-        return {k: v for k, v in self.model_dump().items() if k in ArchitectureSpec.model_fields and v is not None}
+        # attribute reads, not model_dump: a catalog preset read from the pre-parsed catalog then
+        # never builds its serializer (every field here is a scalar, so the values are the same)
+        values = ((k, getattr(self, k)) for k in ArchitectureSpec.model_fields)
+        return {k: v for k, v in values if v is not None}
 
 
 @dataclass(frozen=True)

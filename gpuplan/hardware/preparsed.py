@@ -1,0 +1,205 @@
+"""The shipped catalog, pre-parsed when the wheel is built and checked against its sources at load.
+
+Parsing the catalog's TOML files and validating their records (which builds the pydantic
+validators of every catalog class) is about 35 ms of every start. The wheel build
+(``hatch_build.py``) loads ``catalog/`` the normal way, so every check of
+:mod:`gpuplan.hardware.loader` runs then, and writes ``gpuplan/_catalog.json`` beside the packaged
+``gpuplan/_catalog/``: for each TOML file its SHA-256 and its parsed data, and the validated
+catalog in a tagged JSON form (:func:`encode`) that is read back without validating again.
+
+At load the files of the shipped catalog are still read and hashed (the catalog's ``sha256`` is
+computed from them as always). A file whose hash differs from the recorded one is parsed from its
+TOML; the validated records are used only when every file, the set of files, the package version
+and the code that validates them (:func:`code_fingerprint`) all match. Anything else (no file: an
+editable or source install; a stale, foreign or unreadable one) falls back to parsing and
+validating, which gives the same catalog. Overlays are always validated: with an overlay only the
+parsed TOML of unchanged shipped files is reused, and every merged record goes through its schema.
+
+The file is data only: JSON read with :mod:`json`, classes named by the tags looked up in a table
+of the catalog's own schema classes (:func:`registry`), never imported by name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import typing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from gpuplan.core.version import __version__
+
+#: Raised to the next number whenever the layout of the file changes.
+FORMAT = 1
+#: The file's name, next to the packaged catalog directory ``_catalog``.
+FILE_NAME = "_catalog.json"
+PACKAGE = Path(__file__).resolve().parent.parent
+#: The code that parses and validates catalog files: a change to any of it makes a pre-parsed
+#: file stale even when the TOML files are unchanged (a source checkout after an edit).
+CODE = ("hardware/*.py", "core/types.py", "core/io.py", "model/arch.py")
+
+
+def preparsed_path() -> Path:
+    return PACKAGE / FILE_NAME
+
+
+def code_fingerprint() -> str:
+    """SHA-256 over the package version and the files of :data:`CODE`, in a fixed order."""
+    digest = hashlib.sha256(f"{FORMAT}:{__version__}\0".encode())
+    for pattern in CODE:
+        for path in sorted(PACKAGE.glob(pattern)):
+            digest.update(f"{path.relative_to(PACKAGE).as_posix()}\0".encode())
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class Preparsed:
+    """A pre-parsed catalog file, read and checked for format and code; its sources not yet."""
+
+    #: relative path -> SHA-256 (hex) of the file's bytes as the loader reads them
+    hashes: dict[str, str]
+    #: relative path -> the file's parsed TOML
+    raw: dict[str, Any]
+    #: the validated catalog's fields, encoded (:func:`encode`)
+    catalog: dict[str, Any]
+
+    def parsed(self, rel: str, blob: bytes) -> Any | None:
+        """The parsed TOML of ``rel`` when ``blob`` is the file it was parsed from, else None."""
+        want = self.hashes.get(rel)
+        if want is None or hashlib.sha256(blob).hexdigest() != want:
+            return None
+        return self.raw[rel]
+
+    def catalog_parts(self, classes: dict[str, type[BaseModel]]) -> dict[str, Any] | None:
+        """The validated catalog's fields by name; None when the file does not decode."""
+        try:
+            return {name: decode(value, classes) for name, value in self.catalog.items()}
+        except (ValueError, TypeError, KeyError, AttributeError):
+            return None
+
+
+def read_preparsed(path: Path | None = None) -> Preparsed | None:
+    """The pre-parsed file, or None when there is none or it is not for this code."""
+    path = path or preparsed_path()
+    try:
+        if not path.is_file():
+            return None
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("format") != FORMAT or data.get("code") != code_fingerprint():
+            return None
+        files = data["files"]
+        return Preparsed(hashes={f["path"]: f["sha256"] for f in files}, raw={f["path"]: f["data"] for f in files},
+                         catalog=data["catalog"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None  # unreadable or malformed: the catalog is parsed from its sources instead
+
+
+# -- the tagged encoding of validated records ---------------------------------------------------
+# JSON keeps str, int, float (inf and nan as JSON's Infinity and NaN), bool, None and lists as they
+# are; a pydantic model, tuple and dict are tagged objects, so every value decodes to the type
+# validation gave it.
+
+def encode(value: Any) -> Any:
+    """``value`` as JSON data; models by their fields and which of them were set."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, BaseModel):
+        if value.__pydantic_extra__ or value.__pydantic_private__:
+            raise TypeError(f"{type(value).__name__}: extra or private attributes are not encoded")
+        return {"$model": type(value).__name__,
+                "fields": {name: encode(getattr(value, name)) for name in type(value).model_fields},
+                "set": sorted(value.model_fields_set)}
+    if isinstance(value, tuple):
+        return {"$tuple": [encode(v) for v in value]}
+    if isinstance(value, list):
+        return [encode(v) for v in value]
+    if isinstance(value, dict):
+        if not all(isinstance(k, str) for k in value):
+            raise TypeError("only string keys are encoded")
+        return {"$dict": [[k, encode(v)] for k, v in value.items()]}
+    raise TypeError(f"cannot encode a {type(value).__name__}")
+
+
+def decode(data: Any, classes: dict[str, type[BaseModel]]) -> Any:
+    """The value :func:`encode` gave ``data`` for; models are built without validation (they were
+    validated when the file was written). A ValueError for a class not in ``classes``."""
+    if isinstance(data, list):
+        return [decode(v, classes) if isinstance(v, (list, dict)) else v for v in data]
+    if not isinstance(data, dict):
+        return data
+    if "$model" in data:
+        cls = classes.get(data["$model"])
+        if cls is None:
+            raise ValueError(f"unknown catalog class {data['$model']!r}")
+        fields = {k: decode(v, classes) if isinstance(v, (list, dict)) else v for k, v in data["fields"].items()}
+        return cls.model_construct(_fields_set=set(data["set"]), **fields)
+    if "$tuple" in data:
+        return tuple(decode(v, classes) if isinstance(v, (list, dict)) else v for v in data["$tuple"])
+    if "$dict" in data:
+        return {k: decode(v, classes) if isinstance(v, (list, dict)) else v for k, v in data["$dict"]}
+    raise ValueError("untagged object in a pre-parsed catalog")
+
+
+def registry(roots: typing.Iterable[type[BaseModel]]) -> dict[str, type[BaseModel]]:
+    """The model classes reachable from ``roots`` through their field annotations, by name."""
+    found: dict[str, type[BaseModel]] = {}
+    todo = list(roots)
+    while todo:
+        cls = todo.pop()
+        if found.get(cls.__name__) is cls:
+            continue
+        if cls.__name__ in found:
+            raise TypeError(f"two catalog classes are named {cls.__name__}")
+        found[cls.__name__] = cls
+        stack = [f.annotation for f in cls.model_fields.values()]
+        while stack:
+            ann = stack.pop()
+            if isinstance(ann, type) and issubclass(ann, BaseModel):
+                todo.append(ann)
+            stack.extend(a for a in typing.get_args(ann) if not isinstance(a, (str, int, float, bool)))
+    return found
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equal values of the same types all the way down (models: the same fields set too)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, BaseModel):
+        return a.model_fields_set == b.model_fields_set and all(
+            same(getattr(a, n), getattr(b, n)) for n in type(a).model_fields)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, float) and math.isnan(a):
+        return math.isnan(b)
+    return bool(a == b)
+
+
+def preparsed_text(catalog: dict[str, Any], files: list[tuple[str, bytes, Any]],
+                   classes: dict[str, type[BaseModel]]) -> str:
+    """The file's text for a validated catalog (its fields by name) loaded from ``files``
+    (relative path, bytes, parsed TOML). Raises ValueError when a value would not read back as
+    the same value of the same type (a build that cannot ship a faithful file fails)."""
+    encoded = {name: encode(value) for name, value in catalog.items()}
+    body = {"format": FORMAT, "code": code_fingerprint(),
+            "files": [{"path": rel, "sha256": hashlib.sha256(blob).hexdigest(), "data": data}
+                      for rel, blob, data in files],
+            "catalog": encoded}
+    try:
+        text = json.dumps(body, sort_keys=False, separators=(",", ":"), ensure_ascii=True)
+    except TypeError as exc:  # a TOML date or time in a file: JSON has none
+        raise ValueError(f"the catalog does not encode as JSON: {exc}") from None
+    back = json.loads(text)
+    for (rel, _, data), again in zip(files, back["files"]):
+        if not same(data, again["data"]):
+            raise ValueError(f"{rel}: its parsed TOML does not survive JSON (a date or time value?)")
+    for name, value in catalog.items():
+        if not same(value, decode(back["catalog"][name], classes)):
+            raise ValueError(f"catalog field {name!r} does not read back as validated")
+    return text + "\n"
