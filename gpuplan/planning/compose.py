@@ -145,7 +145,29 @@ def _storage_need(phase: str, plan: Any, workload: Workload, catalog: Catalog) -
 RERANK_WITH_NETWORK = 4
 
 
-def _plan_training(workload: Workload, catalog: Catalog) -> TrainingPlan:
+def plan_summary(workload: Workload, catalog: Catalog, phases: tuple[str, ...] = ("training", "serving")
+                 ) -> tuple[TrainingPlan | None, ServingPlan | None]:
+    """Each phase's plan as far as a sweep summarises it (planning/sweep.py): the recommended GPU,
+    its count, time or latency, cost and power, exactly as :func:`plan_workload` gives them.
+
+    The phase planners rank only the ``RERANK_WITH_NETWORK`` best GPU types (those the capex
+    re-rank prices: the others cannot win) and the rest of a full plan is left out: the
+    alternatives beyond those, the next best layouts, the closest fix of an infeasible phase,
+    autoscaling, deployment, the fleet strategies, intervals and findings."""
+    from functools import partial
+
+    from gpuplan.serving.planner import plan_serving
+
+    training = serving = None
+    if workload.training is not None and "training" in phases:
+        training = _plan_training(workload.for_phase("training"), catalog, top=RERANK_WITH_NETWORK)
+    if workload.serving is not None and "serving" in phases:
+        serving = _plan_phase("serving", partial(plan_serving, top=RERANK_WITH_NETWORK),
+                              workload.for_phase("serving"), catalog)
+    return training, serving
+
+
+def _plan_training(workload: Workload, catalog: Catalog, top: int | None = None) -> TrainingPlan:
     from functools import partial
 
     from gpuplan.training.planner import layout_alternatives, plan_training
@@ -153,8 +175,10 @@ def _plan_training(workload: Workload, catalog: Catalog) -> TrainingPlan:
     # One memo for this run: the capex re-ranking plans the runners-up again without re-searching;
     # the next best layouts are searched once, for the plan that wins.
     memo: dict[tuple[object, ...], object] = {}
-    planner = partial(plan_training, memo=memo, layouts=False)
+    planner = partial(plan_training, memo=memo, layouts=False, top=top)
     plan = _fit_training_budget(_plan_phase("training", planner, workload, catalog), planner, workload, catalog)
+    if top is not None:
+        return plan
     return plan.model_copy(update={"layout_alternatives": layout_alternatives(workload, catalog, plan, memo)})
 
 

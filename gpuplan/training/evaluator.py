@@ -125,6 +125,14 @@ class _Parts:
         self.states: dict[tuple[object, ...], tuple[float, float, float]] = {}
         self.dps: dict[tuple[object, ...], list[int]] = {}
         self.logits: dict[tuple[object, ...], tuple[float, float]] = {}
+        #: The search's deadline-independent work (training/search.py): the bounded groups of a
+        #: search space, the best (recompute, ZeRO) of a (shape, DP) and the light stage time of a
+        #: shape, keyed by what else they read (memory capacity and headroom, the fixed fields).
+        self.groups: dict[tuple[object, ...], object] = {}
+        self.fits: dict[tuple[object, ...], object] = {}
+        self.light: dict[tuple[object, ...], object] = {}
+        #: Deadline searches with the deadlines each result holds for (training/search.py).
+        self.searches: dict[tuple[object, ...], list[tuple[float, float, object]]] = {}
 
     @classmethod
     def of(cls, job: Job, gpu: Gpu, net: Network, cal: TrainingCalibration, attention: str) -> "_Parts":
@@ -158,6 +166,8 @@ class Evaluator:
         parts = _Parts.of(job, gpu, net, cal, self.attention)
         self._layers, self._stages, self._good = parts.layers, parts.stages, parts.good
         self._acts, self._states, self._dps, self._logits = parts.acts, parts.states, parts.dps, parts.logits
+        self._groups, self._fits, self._light = parts.groups, parts.fits, parts.light
+        self._searches = parts.searches
 
     # -- cached parts ----------------------------------------------------------------------------
     def layers(self, layout: Layout) -> tuple[LayerCost, LayerCost | None]:
