@@ -148,12 +148,10 @@ RERANK_WITH_NETWORK = 4
 def plan_summary(workload: Workload, catalog: Catalog, phases: tuple[str, ...] = ("training", "serving")
                  ) -> tuple[TrainingPlan | None, ServingPlan | None]:
     """Each phase's plan as far as a sweep summarises it (planning/sweep.py): the recommended GPU,
-    its count, time or latency, cost and power, exactly as :func:`plan_workload` gives them.
-
-    The phase planners rank only the ``RERANK_WITH_NETWORK`` best GPU types (those the capex
-    re-rank prices: the others cannot win) and the rest of a full plan is left out: the
-    alternatives beyond those, the next best layouts, the closest fix of an infeasible phase,
-    autoscaling, deployment, the fleet strategies, intervals and findings."""
+    its count, time or latency, cost and power, exactly as :func:`plan_workload` gives them. The
+    phase planners rank only the ``RERANK_WITH_NETWORK`` best GPU types (the capex re-rank prices
+    no others) and the rest of a full plan is left out: other alternatives, the next best layouts,
+    the closest fix, autoscaling, deployment, the fleet strategies, intervals and findings."""
     from functools import partial
 
     from gpuplan.serving.planner import plan_serving

@@ -149,6 +149,8 @@ def plan_training(workload: Workload, catalog: Catalog, memo: Memo | None = None
         key = ("gpu", job, gid, target, catalog.sha256, c.budget_usd, c.power_limit_kw, c.memory_headroom,
                workload.cluster_network, limit)
         cutoff = _cutoff(cands, target, top)
+        if cutoff is None and top is not None and target.kind == "deadline":
+            cutoff = math.inf  # a GPU type that misses the deadline is no alternative: no miss to explain
         if key in memo or cutoff is None:
             cand, why = memoized(memo, key, lambda: plan_gpu(ev, target, workload, catalog, limit))
         else:  # only a plan that can rank among the top is wanted: search up to the top-th cost

@@ -28,7 +28,6 @@ import math
 from dataclasses import replace
 from typing import NamedTuple
 
-from gpuplan.hardware.schema import Gpu
 from gpuplan.training.framework import constrain
 from gpuplan.training.fit import MEMO_ENTRIES, _best_fit, _fit_once, _light_stage, _partial  # noqa: F401
 from gpuplan.training.layout import Layout, layers_per_stage  # noqa: F401  (re-exported)
@@ -66,10 +65,10 @@ from gpuplan.training.space import (  # noqa: F401  (re-exported)
 )
 
 # -- lower bounds ------------------------------------------------------------------------------------
-def _rank_key(e: Evaluation, target: Target, gpu: Gpu) -> tuple[float, float, Layout]:
+def _rank_key(e: Evaluation, target: Target, ev: Evaluator) -> tuple[float, float, Layout]:
     """Ranking of evaluations of one GPU type: lower is better."""
     if target.kind == "deadline":
-        cost = cost_usd(gpu, e.gpus, e.gpu_hours, target.pricing)
+        cost = ev.cost(e.gpus, e.gpu_hours if target.pricing == "cloud" else 0.0, target.pricing)
         return (cost if cost is not None else e.gpu_hours, e.wall_days, e.layout)
     if target.kind in ("budget", "fastest"):
         return (e.wall_days, 0.0, e.layout)
@@ -91,16 +90,19 @@ class _Bounded(NamedTuple):
     level: int
 
 
-def _bounds(ev: Evaluator, fixed: Fixed, target: Target, outcome: SearchOutcome) -> list[_Bounded]:
+def _bounds(ev: Evaluator, fixed: Fixed, target: Target, outcome: SearchOutcome,
+            cap: float = math.inf) -> list[_Bounded]:
     """Every (TP, CP, EP, PP, micro-batch) group (training/groups.py) with a first bound of its key
-    (no recompute, the largest VP); groups whose bound already misses the target are left out."""
+    (no recompute, the largest VP); groups whose bound already misses the target are left out, and
+    so are those whose bound costs more than ``cap`` (a search's cutoff: they would never be
+    taken from the heap, and every entry left in it costs less)."""
     found = search_groups(ev, fixed, target, outcome.max_groups)
     outcome.thinned = found.thinned
     outcome.bounded += len(found.groups)
     bounded = []
     for shape, scale in found.groups:
-        b = _bound_shape(ev, shape, scale, target, GROUP)
-        if b is not None:
+        b = _bound_shape(ev, shape, scale, target, GROUP, cap)
+        if b is not None and not b.key[0] > cap:
             bounded.append(b)
     return bounded
 
@@ -120,7 +122,8 @@ def _expand(ev: Evaluator, b: _Bounded, fixed: Fixed, target: Target) -> list[_B
     return out
 
 
-def _bound_shape(ev: Evaluator, shape: Layout, scale: Scale, target: Target, level: int) -> _Bounded | None:
+def _bound_shape(ev: Evaluator, shape: Layout, scale: Scale, target: Target, level: int,
+                 cap: float = math.inf) -> _Bounded | None:
     """Bound of one shape's ranking key over its DP values (see the module docstring).
 
     Deadline: (cost, days) at the smallest DP whose bound meets the deadline (a larger DP only
@@ -140,21 +143,30 @@ def _bound_shape(ev: Evaluator, shape: Layout, scale: Scale, target: Target, lev
         return _Bounded(((batch / (d * mb) + bubble) * stage, 0.0), shape, (d,), level)
     if target.kind == "deadline":
         deadline = target.deadline_days
+        goodput = ev.goodput
         # Smallest DP that can meet the deadline with the best goodput of these counts: a DP
         # below it cannot (goodput only falls with the GPU count), so the scan starts there.
-        g = ev.goodput(mp * dps[0]).fraction
+        g = goodput(mp * dps[0]).fraction
         room = deadline * g / per_day - bubble  # type: ignore[operator]
         if room <= 0:
             return None
         i = bisect.bisect_left(dps, batch / (mb * room) * (1 - 1e-12))
-        while i < len(dps) and days(dps[i]) > deadline:  # type: ignore[operator]
+        count = len(dps)
+        if cap < math.inf and i < count and target.pricing != "cloud":
+            # Capex grows with the count: no DP from here on costs less than this one.
+            least = ev.cost(mp * dps[i], 0.0, target.pricing)
+            if least is not None and least > cap:
+                return None
+        while i < count:  # the first DP whose bound (days(d), inlined: the search's hot path) meets it
+            d = dps[i]
+            t = per_day * (batch / (d * mb) + bubble) / goodput(mp * d).fraction
+            if not t > deadline:  # type: ignore[operator]
+                break
             i += 1
-        if i == len(dps):
+        else:
             return None
-        d = dps[i]
-        t = days(d)
         n = mp * d
-        cost = cost_usd(ev.gpu, n, t * HOURS_PER_DAY * n, target.pricing)
+        cost = ev.cost(n, t * HOURS_PER_DAY * n, target.pricing)
         return _Bounded((cost if cost is not None else t * HOURS_PER_DAY * n, t), shape, tuple(dps[i:]), level)
     if target.kind == "fastest":
         return _Bounded((days(dps[-1]), 0.0), shape, tuple(reversed(dps)), level)
@@ -191,10 +203,11 @@ def search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: boo
     either, and the fastest plan the message quotes does not depend on the deadline. So a sweep that
     plans its longest deadline first (planning/sweep.py) searches once per distinct result.
 
-    ``cutoff`` (a deadline search of a priced GPU for its best plan only): plans that cost more are
-    not wanted (planning needs the cheapest few GPU types only), so the search starts with that
-    cost as its incumbent and finds nothing when no plan costs at most ``cutoff``; what it finds
-    is the best plan, as without a cutoff. A result from the memo may cost more than ``cutoff``."""
+    ``cutoff`` (a deadline search for the best plan only, when planning needs only the best few
+    GPU types): plans of a higher ranking cost (``inf``: none) are not wanted, so the search starts
+    with it as its incumbent and finds nothing (no miss to explain) when no plan costs at most
+    ``cutoff``; what it finds is the best plan, as without a cutoff. A result from the memo may
+    cost more than ``cutoff``."""
     if target.kind != "deadline" or limit is not None or target.deadline_days is None:
         return _search(ev, fixed, target, top, relax, limit, max_groups)
     deadline = target.deadline_days
@@ -205,13 +218,22 @@ def search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: boo
         if low <= deadline <= high and (held.best or relaxed == relax):  # type: ignore[attr-defined]
             return replace(held, best=list(held.best))  # type: ignore[type-var]
     if cutoff is not None:
+        # Nothing costing at most c meets D: then nothing costing at most c' <= c meets D' <= D.
+        none = ev._searches.setdefault((*key, "none within"), [])
+        if any(deadline <= d and cutoff <= c for d, c, *_ in none):
+            return SearchOutcome(max_groups=max_groups)
         relax = False  # nothing found within the cutoff is no miss to explain
     found = _search(ev, fixed, target, top, relax, limit, max_groups, cutoff)
     if found.best:
         low = max(e.wall_days for e in found.best)
-    elif found.fastest is not None and cutoff is None:  # the message quotes the fastest plan at any size
+    elif cutoff is not None:
+        if len(none) >= 256:
+            del none[:128]
+        none.append((deadline, cutoff, False, found))
+        return found
+    elif found.fastest is not None:  # the message quotes the fastest plan at any size
         low = -math.inf
-    else:  # nothing within the cutoff, or a message quoting the least memory this search saw
+    else:  # a message quoting the least memory this search saw: it depends on the deadline
         return found
     if len(known) >= 256:
         del known[:128]
@@ -230,7 +252,7 @@ def _search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: bo
     """
     outcome = SearchOutcome(max_groups=max_groups)
     fixed = constrain(ev.framework, fixed)
-    heap = _bounds(ev, fixed, target, outcome)
+    heap = _bounds(ev, fixed, target, outcome, math.inf if cutoff is None else cutoff)
     heapq.heapify(heap)
     pool: list[Evaluation] = []
     worst: tuple[float, float] = (math.inf if cutoff is None else cutoff, math.inf)
@@ -253,13 +275,13 @@ def _search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: bo
             if b.key > worst:
                 continue
         chosen = _evaluate_shape(ev, b, fixed, target, outcome)
-        if chosen is None or (cutoff is not None and _rank_key(chosen, target, ev.gpu)[0] > cutoff):
+        if chosen is None or (cutoff is not None and _rank_key(chosen, target, ev)[0] > cutoff):
             continue
         pool.append(chosen)
-        pool.sort(key=lambda e: _rank_key(e, target, ev.gpu))
+        pool.sort(key=lambda e: _rank_key(e, target, ev))
         del pool[top:]
         if len(pool) == top:
-            k = _rank_key(pool[-1], target, ev.gpu)
+            k = _rank_key(pool[-1], target, ev)
             worst = (k[0], k[1])
     outcome.best = pool
     if not pool and relax and target.kind in ("deadline", "budget"):
