@@ -145,26 +145,6 @@ def _storage_need(phase: str, plan: Any, workload: Workload, catalog: Catalog) -
 RERANK_WITH_NETWORK = 4
 
 
-def plan_summary(workload: Workload, catalog: Catalog, phases: tuple[str, ...] = ("training", "serving")
-                 ) -> tuple[TrainingPlan | None, ServingPlan | None]:
-    """Each phase's plan as far as a sweep summarises it (planning/sweep.py): the recommended GPU,
-    its count, time or latency, cost and power, exactly as :func:`plan_workload` gives them. The
-    phase planners rank only the ``RERANK_WITH_NETWORK`` best GPU types (the capex re-rank prices
-    no others) and the rest of a full plan is left out: other alternatives, the next best layouts,
-    the closest fix, autoscaling, deployment, the fleet strategies, intervals and findings."""
-    from functools import partial
-
-    from gpuplan.serving.planner import plan_serving
-
-    training = serving = None
-    if workload.training is not None and "training" in phases:
-        training = _plan_training(workload.for_phase("training"), catalog, top=RERANK_WITH_NETWORK)
-    if workload.serving is not None and "serving" in phases:
-        serving = _plan_phase("serving", partial(plan_serving, top=RERANK_WITH_NETWORK),
-                              workload.for_phase("serving"), catalog)
-    return training, serving
-
-
 def _plan_training(workload: Workload, catalog: Catalog, top: int | None = None) -> TrainingPlan:
     from functools import partial
 

@@ -23,7 +23,7 @@ from gpuplan.core.contract import Plan, ServingPlan, TrainingPlan
 from gpuplan.core.errors import InputError, did_you_mean
 from gpuplan.hardware.loader import Catalog, load_catalog
 from gpuplan.model.profile import Profile, load_profile_text
-from gpuplan.planning.compose import plan_summary
+from gpuplan.planning.summary import plan_summary
 
 #: A sweep is bounded work: more points than this is an input error, not an hour of CPU.
 MAX_POINTS = 2_000

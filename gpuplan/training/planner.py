@@ -118,7 +118,7 @@ def supports(gpu: Gpu, precision: str) -> bool:
         return gpu.bf16_dense_tflops is not None
     return True
 def plan_training(workload: Workload, catalog: Catalog, memo: Memo | None = None,
-                  layouts: bool = True, top: int | None = None) -> TrainingResult:
+                  layouts: bool = True, top: int | None = None, ceiling: float | None = None) -> TrainingResult:
     """Plan the ``[training]`` phase of ``workload`` over its allowed GPUs. ``memo`` (a dict the
     caller owns) lets repeated calls of one planning run reuse each GPU's search. ``layouts=False``
     leaves ``layout_alternatives`` empty (one search less: a caller comparing several plans asks
@@ -127,7 +127,8 @@ def plan_training(workload: Workload, catalog: Catalog, memo: Memo | None = None
     ``top``: only the best ``top`` GPU types that meet the target are needed (a sweep's summary:
     the plan and the runners-up the capex re-rank prices). The plan and its first ``top - 1``
     alternatives are those of the full plan; the GPU types that cannot rank among them are not
-    searched (:func:`_search_order`), and ``alternatives`` and ``infeasible`` stop there."""
+    searched (:func:`_search_order`), and ``alternatives`` and ``infeasible`` stop there.
+    ``ceiling`` (with ``top``, under a deadline): nor is a GPU type whose plan costs more."""
     memo = {} if memo is None else memo
     cal = calibration(catalog)
     if workload.training is None:
@@ -144,11 +145,11 @@ def plan_training(workload: Workload, catalog: Catalog, memo: Memo | None = None
         if ev is None:
             infeasible.append(f"{gid}: no {job.precision} tensor cores")
             continue
-        if top is not None and (floor == math.inf or _outranked(floor, cands, target, top)):
+        if top is not None and (floor == math.inf or _outranked(floor, cands, target, top, ceiling)):
             continue
         key = ("gpu", job, gid, target, catalog.sha256, c.budget_usd, c.power_limit_kw, c.memory_headroom,
                workload.cluster_network, limit)
-        cutoff = _cutoff(cands, target, top)
+        cutoff = _cutoff(cands, target, top, ceiling)
         if cutoff is None and top is not None and target.kind == "deadline":
             cutoff = math.inf  # a GPU type that misses the deadline is no alternative: no miss to explain
         if key in memo or cutoff is None:
@@ -209,19 +210,24 @@ def _search_order(workload: Workload, catalog: Catalog, job: Job, target: Target
     return out
 
 
-def _cutoff(cands: list[Candidate], target: Target, top: int | None) -> float | None:
+def _cutoff(cands: list[Candidate], target: Target, top: int | None, ceiling: float | None = None) -> float | None:
     """The cost a GPU type's plan must not exceed to rank among the ``top`` best of ``cands``
-    (ranked; None: any may). A priced plan ranks by its cost before anything else, an unpriced one
-    after every priced one (:func:`~gpuplan.training.candidates.rank`); equal costs rank on."""
-    if top is None or target.kind != "deadline" or len(cands) < top or cands[top - 1].cost is None:
+    (ranked), and not above ``ceiling`` (None: any may). A priced plan ranks by its cost before
+    anything else, an unpriced one after every priced one (:func:`~gpuplan.training.candidates.rank`);
+    equal costs rank on."""
+    if top is None or target.kind != "deadline":
         return None
-    return cands[top - 1].cost
+    kth = cands[top - 1].cost if len(cands) >= top else None
+    if ceiling is None:
+        return kth
+    return ceiling if kth is None else min(kth, ceiling)
 
 
-def _outranked(floor: float | None, cands: list[Candidate], target: Target, top: int) -> bool:
+def _outranked(floor: float | None, cands: list[Candidate], target: Target, top: int,
+               ceiling: float | None = None) -> bool:
     """Whether a GPU type whose plans cost at least ``floor`` (None: unpriced) cannot rank among the
-    ``top`` best of ``cands`` (:func:`_cutoff`)."""
-    cutoff = _cutoff(cands, target, top)
+    ``top`` best of ``cands`` within ``ceiling`` (:func:`_cutoff`)."""
+    cutoff = _cutoff(cands, target, top, ceiling)
     return cutoff is not None and (floor is None or floor > cutoff)
 
 
