@@ -63,8 +63,9 @@ def thin_axes(axes: dict[str, list[int]], limit: int) -> tuple[dict[str, list[in
 def search_groups(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> Groups:
     """Every group of the space (at most ``max_groups``, :func:`thin_axes`), memoised on the
     Evaluator's shared parts: the key holds everything but the job, GPU and network it reads."""
-    key = (ev.capacity, ev.headroom, fixed, target.kind, target.gpus, target.power_limit_kw, target.whole_nodes,
-           max_groups)
+    exact = target.kind == "gpus"  # the only kind whose DP values and PP depths differ (space.py)
+    key = (ev.capacity, ev.headroom, fixed, exact, target.gpus if exact else None, target.power_limit_kw,
+           target.whole_nodes, max_groups)
     hit = ev._groups.get(key)
     if hit is None:
         if len(ev._groups) >= 64:

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from gpuplan.training.evaluator import _Parts
+from gpuplan.planning.memo import clear_memos
 from gpuplan.training.groups import deadline_cost_floor
 from gpuplan.training.search import Fixed, Target, cost_usd, search
 
@@ -16,7 +16,7 @@ DEADLINES = (200.0, 140.0, 90.0, 61.0, 60.0, 45.0, 30.0, 60.0, 140.0)
 
 def _fresh(make):
     """An Evaluator whose memoised parts nothing else has touched."""
-    _Parts._shared.clear()
+    clear_memos()
     return make()
 
 
