@@ -21,13 +21,13 @@ def _best_fit(ev: Evaluator, base: Layout, fixed: Fixed, outcome: SearchOutcome)
     """:func:`_fit_once`, memoised on the Evaluator's shared parts: it reads neither the target nor
     the deadline, so a search that meets a (shape, DP) another search of the space evaluated (a
     runner-up re-planned, a sweep point) reuses it, and what it told that search's outcome."""
-    key = (ev.capacity, ev.headroom, fixed, base)
-    hit = ev._fits.get(key)
+    table = _table(ev, ev._fits, fixed)
+    hit = table.get(base)
     if hit is None:
-        if len(ev._fits) >= MEMO_ENTRIES:
-            ev._fits.clear()
+        if len(table) >= MEMO_ENTRIES:
+            table.clear()
         own = SearchOutcome()
-        hit = ev._fits[key] = (_fit_once(ev, base, fixed, own), own.evaluated, own.min_memory, own.min_memory_layout)
+        hit = table[base] = (_fit_once(ev, base, fixed, own), own.evaluated, own.min_memory, own.min_memory_layout)
     best, evaluated, least, least_layout = hit  # type: ignore[misc]
     outcome.evaluated += evaluated
     if least < outcome.min_memory:
@@ -35,8 +35,23 @@ def _best_fit(ev: Evaluator, base: Layout, fixed: Fixed, outcome: SearchOutcome)
     return best
 
 
-#: Entries of each search memo per Evaluator parts (bounded: cleared when full).
-MEMO_ENTRIES = 200_000
+#: Entries of each search memo per Evaluator parts and memory limit (bounded: cleared when full).
+MEMO_ENTRIES = 20_000
+
+
+def _table(ev: Evaluator, store: dict[tuple[object, ...], object], fixed: Fixed) -> dict[object, object]:
+    """The memo of ``store`` for the Evaluator's memory limit and ``fixed``, looked up by identity
+    on the Evaluator (hashing the key once per search, not once per shape)."""
+    mine: dict[tuple[int, int, float, float], tuple[Fixed, dict[object, object]]] = ev.__dict__.setdefault(
+        "_memo_tables", {})
+    key = (id(store), id(fixed), ev.capacity, ev.headroom)
+    hit = mine.get(key)
+    if hit is None or hit[0] is not fixed:
+        if len(store) >= 64:
+            store.clear()
+        table = store.setdefault((ev.capacity, ev.headroom, fixed), {})
+        hit = mine[key] = (fixed, table)  # type: ignore[assignment]
+    return hit[1]
 
 
 def _fit_once(ev: Evaluator, base: Layout, fixed: Fixed, outcome: SearchOutcome) -> Evaluation | None:
@@ -91,13 +106,13 @@ def _partial(ev: Evaluator, lay: Layout) -> Layout:
 
 def _light_stage(ev: Evaluator, shape: Layout, dp: int, fixed: Fixed, outcome: SearchOutcome) -> float | None:
     """:func:`_light_once`, memoised as :func:`_best_fit` is."""
-    key = (ev.capacity, ev.headroom, fixed, shape, dp)
-    hit = ev._light.get(key)
+    table = _table(ev, ev._light, fixed)
+    hit = table.get((shape, dp))
     if hit is None:
-        if len(ev._light) >= MEMO_ENTRIES:
-            ev._light.clear()
+        if len(table) >= MEMO_ENTRIES:
+            table.clear()
         own = SearchOutcome()
-        hit = ev._light[key] = (_light_once(ev, shape, dp, fixed, own), own.min_memory, own.min_memory_layout)
+        hit = table[(shape, dp)] = (_light_once(ev, shape, dp, fixed, own), own.min_memory, own.min_memory_layout)
     stage, least, least_layout = hit  # type: ignore[misc]
     if least < outcome.min_memory:
         outcome.min_memory, outcome.min_memory_layout = least, least_layout

@@ -28,19 +28,19 @@ def ramp(tier: Tier, size_bytes: float, cal: TrainingCalibration) -> Tier:
     return Tier(tier.bandwidth_bytes_per_s * frac, tier.latency_s, tier.in_network_reduction)
 
 
-#: Ramped networks by (network, buffer size, calibration identity): a layout search asks for the
-#: same few buffer sizes thousands of times. The calibration is held in the entry so its id
-#: stays its own. Bounded: cleared when full.
-_RAMPED: dict[tuple[Network, float, int], tuple[Network, TrainingCalibration]] = {}
+#: Ramped networks by (network identity, buffer size, calibration identity): a layout search asks
+#: for the same few buffer sizes thousands of times. The network and calibration are held in the
+#: entry so their ids stay their own. Bounded: cleared when full.
+_RAMPED: dict[tuple[int, float, int], tuple[Network, Network, TrainingCalibration]] = {}
 
 
 def _ramped(net: Network, size_bytes: float, cal: TrainingCalibration) -> Network:
-    key = (net, size_bytes, id(cal))
+    key = (id(net), size_bytes, id(cal))
     hit = _RAMPED.get(key)
     if hit is None:
         if len(_RAMPED) >= 4096:
             _RAMPED.clear()
-        hit = _RAMPED[key] = (_ramp_network(net, size_bytes, cal), cal)
+        hit = _RAMPED[key] = (_ramp_network(net, size_bytes, cal), net, cal)
     return hit[0]
 
 
