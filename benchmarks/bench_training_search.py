@@ -17,7 +17,9 @@ PROFILE = PROFILES / "frontier-405b-both.toml"
 
 
 def training_search(repeat: int) -> dict:
+    import gpuplan.training.candidates as candidates
     import gpuplan.training.planner as tplan
+    from gpuplan.planning.memo import clear_memos
     from gpuplan.hardware import load_catalog
     from gpuplan.model.profile import load_profile_text
 
@@ -35,11 +37,12 @@ def training_search(repeat: int) -> dict:
         return found
 
     best, median, cpu, result = best_of(lambda: tplan.plan_training(workload, catalog), repeat)
-    tplan.search = counting
+    tplan.search = candidates.search = counting  # the per-GPU searches and the next best layouts'
     try:
+        clear_memos()  # count a search from scratch, not the memo hits of the runs above
         tplan.plan_training(workload, catalog)
     finally:
-        tplan.search = real
+        tplan.search = candidates.search = real
     plan = result.plan  # type: ignore[attr-defined]
     return {"best_s": best, "median_s": median, "cpu_s": cpu, "gpu_types": len(workload.constraints.allow_gpus),
             "bounded": counts["bounded"], "evaluated": counts["evaluated"],

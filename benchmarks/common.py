@@ -117,10 +117,16 @@ class Timing(NamedTuple):
 
 
 def best_of(fn: Callable[[], object], repeat: int) -> Timing:
-    """Wall and CPU seconds of ``fn`` over ``repeat`` runs after one warm-up, and its result."""
+    """Wall and CPU seconds of ``fn`` over ``repeat`` runs after one warm-up, and its result.
+
+    The planners' memos are emptied before every run (gpuplan.planning.memo): each run plans from
+    scratch, as a fresh process does, instead of finding the previous run's searches."""
+    from gpuplan.planning.memo import clear_memos
+
     result = fn()
     times, cpu = [], []
     for _ in range(max(1, repeat)):
+        clear_memos()
         start, start_cpu = time.perf_counter(), time.process_time()
         result = fn()
         times.append(time.perf_counter() - start)

@@ -106,6 +106,9 @@ def test_more_gpus_than_any_fabric_reaches_is_an_infeasible_plan_not_bad_input(c
     plan = _plan(text, catalog)
     assert not plan.training.feasible
     assert "four-tier fabrics are not modelled" in plan.training.infeasible[0]
+    # the reason says how far three tiers reach (400 GbE on 128-port SN5600: 128^3 / 4 endpoints)
+    assert "endpoints exceed three tiers" in plan.training.infeasible[0]
+    assert "(at most 524,288)" in plan.training.infeasible[0]
     assert [f.code for f in plan.findings if f.severity == "error"] == ["training-infeasible"]
 
 

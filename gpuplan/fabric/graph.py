@@ -27,6 +27,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from gpuplan.core.collector import collector_paused
 from gpuplan.fabric.sizing import ClosDesign
 from gpuplan.fabric.topology import design_of
 from gpuplan.core.contract import Topology
@@ -66,7 +67,7 @@ class FabricGraph:
         self.graph: dict[str, Any] = dict(attrs)
         self.nodes: dict[str, dict[str, Any]] = {}
         self.adj: dict[str, dict[str, dict[str, Any]]] = {}
-        self._edges: list[tuple[str, str, dict[str, Any]]] = []
+        self._edges: list[tuple[str, str]] = []
 
     def add_nodes_from(self, items: Iterable[tuple[str, dict[str, Any]]]) -> None:
         for name, attrs in items:
@@ -75,17 +76,24 @@ class FabricGraph:
 
     def add_edges_from(self, items: Iterable[tuple[str, str, dict[str, Any]]]) -> None:
         """Edges between nodes already added (the builders add every vertex first); a repeated
-        edge updates the attributes of the first, as networkx does."""
+        edge updates the attributes of the first, as networkx does.
+
+        Edges may share one attribute dict (the builders give all edges of a tier one: a million
+        edges then cost a million adjacency entries, not a million dicts); the graph treats them as
+        read-only, and a repeated edge gets a merged copy."""
+        adj, edges = self.adj, self._edges
         for u, v, attrs in items:
-            known = self.adj[u].get(v)
+            au = adj[u]
+            known = au.get(v)
             if known is not None:
-                known.update(attrs)
+                au[v] = adj[v][u] = {**known, **attrs}
                 continue
-            self.adj[u][v] = self.adj[v][u] = attrs
-            self._edges.append((u, v, attrs))
+            au[v] = adj[v][u] = attrs
+            edges.append((u, v))
 
     def edges(self) -> Iterator[tuple[str, str, dict[str, Any]]]:
-        return iter(self._edges)
+        adj = self.adj
+        return ((u, v, adj[u][v]) for u, v in self._edges)
 
     def number_of_nodes(self) -> int:
         return len(self.nodes)
@@ -111,12 +119,18 @@ def build_graph(topology: Topology) -> FabricGraph:
 
 
 def graph_of_design(design: ClosDesign, *, port_gbit: float, switch: str = "", kind: str = "") -> FabricGraph:
+    with collector_paused():
+        return _graph_of_design(design, port_gbit=port_gbit, switch=switch, kind=kind)
+
+
+def _graph_of_design(design: ClosDesign, *, port_gbit: float, switch: str, kind: str) -> FabricGraph:
     g = FabricGraph(kind=kind, switch=switch, port_gbit=float(port_gbit), tiers=design.tiers,
                     copies=design.copies, nodes=design.spec.nodes)
     spec = design.spec
     k = spec.radix
     per_node = design.ports_per_slot
-    g.add_nodes_from((f"server{n}", {"kind": "server", "index": n, "copy": -1, "pod": -1}) for n in range(spec.nodes))
+    servers = [f"server{n}" for n in range(spec.nodes)]
+    g.add_nodes_from((name, {"kind": "server", "index": n, "copy": -1, "pod": -1}) for n, name in enumerate(servers))
     fill = design.leaf_fill()
     pod_size = design.pod_leaves if design.tiers == 3 else max(1, design.leaves)
     for c in range(design.copies):
@@ -127,10 +141,9 @@ def graph_of_design(design: ClosDesign, *, port_gbit: float, switch: str = "", k
             leaf_nodes.append((name, {"kind": "leaf", "copy": c, "pod": i // pod_size, "radix": k,
                                       "reserved_ports": res * per_node, "index": i}))
         g.add_nodes_from(leaf_nodes)
-        cap = per_node * port_gbit
-        g.add_edges_from((f"server{n}", f"{p}leaf{i}", {"multiplicity": per_node, "capacity_gbit": cap,
-                                                        "tier": "node-leaf"})
-                         for i, (first, end, _) in enumerate(fill) for n in range(first, end))
+        attrs = {"multiplicity": per_node, "capacity_gbit": per_node * port_gbit, "tier": "node-leaf"}
+        g.add_edges_from((servers[n], leaf, attrs)
+                         for (leaf, _), (first, end, _) in zip(leaf_nodes, fill) for n in range(first, end))
         if design.tiers == 2:
             _two_tier_edges(g, design, c, port_gbit)
         elif design.tiers == 3:
@@ -149,7 +162,7 @@ def _two_tier_edges(g: FabricGraph, d: ClosDesign, copy: int, port_gbit: float) 
     _switches(g, spines, "spine", copy, d.spec.radix, [0] * d.spines)
     m = d.leaf_up // d.spines
     attrs = {"multiplicity": m, "capacity_gbit": m * port_gbit, "tier": "leaf-spine"}
-    g.add_edges_from((f"{p}leaf{i}", s, dict(attrs)) for i in range(d.leaves) for s in spines)
+    g.add_edges_from((f"{p}leaf{i}", s, attrs) for i in range(d.leaves) for s in spines)
 
 
 def _three_tier_edges(g: FabricGraph, d: ClosDesign, copy: int, port_gbit: float) -> None:
@@ -165,30 +178,42 @@ def _three_tier_edges(g: FabricGraph, d: ClosDesign, copy: int, port_gbit: float
     _switches(g, names, "spine", copy, d.spec.radix, pods)
     cores = [f"{p}core{c}" for c in range(d.cores)]
     _switches(g, cores, "core", copy, d.spec.radix, [-1] * d.cores)
+    by_index = dict(zip((pod * sp + j for pod in range(d.pods) for j in range(sl if (partial and pod == d.pods - 1)
+                                                                          else sp)), names))
+    shared: dict[tuple[str, int], dict[str, Any]] = {}  # one attribute dict per (tier, multiplicity)
+
+    def attrs(tier: str, m: int) -> dict[str, Any]:
+        return shared.setdefault((tier, m), {"multiplicity": m, "capacity_gbit": m * port_gbit, "tier": tier})
+
     edges = []
     for i in range(d.leaves):
         pod = i // P
         count = sl if (partial and pod == d.pods - 1) else sp
-        m = d.leaf_up // count
-        edges.extend((f"{p}leaf{i}", f"{p}spine{pod * sp + j}",
-                      {"multiplicity": m, "capacity_gbit": m * port_gbit, "tier": "leaf-spine"}) for j in range(count))
+        up = attrs("leaf-spine", d.leaf_up // count)
+        leaf = f"{p}leaf{i}"
+        edges.extend((leaf, by_index[pod * sp + j], up) for j in range(count))
     cg = d.cores_per_group
     for pod in range(d.pods):
         last = partial and pod == d.pods - 1
         count = sl if last else sp
         per_group = (d.group_links_last if last else d.group_links_full) // cg
+        core_attrs = attrs("spine-core", per_group)
         groups_per_spine = sp // count
         for j in range(count):
+            spine = by_index[pod * sp + j]
             for grp in range(j * groups_per_spine, (j + 1) * groups_per_spine):
-                edges.extend((f"{p}spine{pod * sp + j}", cores[grp * cg + c],
-                              {"multiplicity": per_group, "capacity_gbit": per_group * port_gbit, "tier": "spine-core"})
-                             for c in range(cg))
+                edges.extend((spine, cores[grp * cg + c], core_attrs) for c in range(cg))
     g.add_edges_from(edges)
 
 
 # ---------------------------------------------------------------------------- checks
 def check_graph(g: FabricGraph) -> GraphChecks:
     """Ports within radix, even uplinks, bisection, worst-case hops and equal-cost paths."""
+    with collector_paused():
+        return _check_graph(g)
+
+
+def _check_graph(g: FabricGraph) -> GraphChecks:
     adj = g.adj
     nodes = g.nodes
     violations, worst, links, switches = [], 0.0, 0, 0
@@ -232,22 +257,29 @@ def _leaf_names(g: FabricGraph, copy: int) -> list[str]:
                   key=lambda n: g.nodes[n]["index"])
 
 
-def _switch_bfs(g: FabricGraph, start: str) -> tuple[dict[str, int], dict[str, int]]:
+def _switch_adjacency(g: FabricGraph) -> dict[str, list[str]]:
+    """Each switch's switch neighbours, in adjacency order (the breadth-first searches walk
+    switches only; servers are left out once here, not at every step)."""
+    nodes = g.nodes
+    return {n: [nb for nb in g.adj[n] if nodes[nb]["kind"] != "server"]
+            for n, a in nodes.items() if a["kind"] != "server"}
+
+
+def _switch_bfs(switch_adj: dict[str, list[str]], start: str) -> tuple[dict[str, int], dict[str, int]]:
     """Distances and shortest-path counts from ``start`` over switches only."""
-    adj, nodes = g.adj, g.nodes
     dist, count = {start: 0}, {start: 1}
     queue = deque([start])
     while queue:
         n = queue.popleft()
-        for nb in adj[n]:
-            if nodes[nb]["kind"] == "server":
-                continue
-            if nb not in dist:
-                dist[nb] = dist[n] + 1
-                count[nb] = count[n]
+        here, paths = dist[n] + 1, count[n]
+        for nb in switch_adj[n]:
+            seen = dist.get(nb)
+            if seen is None:
+                dist[nb] = here
+                count[nb] = paths
                 queue.append(nb)
-            elif dist[nb] == dist[n] + 1:
-                count[nb] += count[n]
+            elif seen == here:
+                count[nb] += paths
     return dist, count
 
 
@@ -256,11 +288,11 @@ def _hops_and_paths(g: FabricGraph) -> tuple[int, int]:
     if not leaves:
         return 0, 0
     first, last = leaves[0], leaves[-1]
+    switch_adj = _switch_adjacency(g)
     hops = 1
-    for start in (first, last):
-        dist, _ = _switch_bfs(g, start)
+    from_first, count = _switch_bfs(switch_adj, first)
+    for dist in (from_first, _switch_bfs(switch_adj, last)[0] if last != first else from_first):
         hops = max(hops, max(dist[n] for n in leaves if n in dist) + 1)
-    dist, count = _switch_bfs(g, first)
     return hops, count.get(last, 0) if first != last else 1
 
 

@@ -274,12 +274,24 @@ def _size(out: ScaleOut, gpu: Gpu, catalog: Catalog, nodes: int, layout: Layout,
     raise SizingError(f"no fabric in the catalog connects {nodes:,} nodes of {rails} rails: {last_err}")
 
 
+#: Checked topologies by what they are built from: a design's graph is built and checked once,
+#: however often a plan's runners-up or a sweep's points need the same fabric. Bounded.
+_CHECKED: dict[tuple[object, ...], Topology] = {}
+
+
 def _finish(design: ClosDesign, switch_id: str, port_gbit: float, check: bool | None, *,
             frontend: bool = False) -> Topology:
     topo = build_topology(design, switch=switch_id, port_gbit=port_gbit, frontend=frontend)
     if check or (check is None and design.endpoints <= GRAPH_CHECK_LIMIT):
         from gpuplan.fabric.graph import checked_topology
-        topo = checked_topology(topo)
+
+        key = (design, switch_id, port_gbit, frontend)
+        hit = _CHECKED.get(key)
+        if hit is None:
+            if len(_CHECKED) >= 256:
+                _CHECKED.clear()
+            hit = _CHECKED[key] = checked_topology(topo)
+        topo = hit
     return topo
 
 

@@ -59,12 +59,15 @@ def switch_for(fabric: Fabric, catalog: Catalog, endpoints: int, ratio: float) -
     cands = [catalog.switches[fabric.default_switch]] if fabric.default_switch in catalog.switches else []
     cands += sorted((s for s in catalog.switches.values() if fabric.kind in s.kinds and s.id != fabric.default_switch),
                     key=lambda s: (-(s.radix(fabric.port_gbit) or 0), s.id))
+    most = 0
     for sw in cands:
         k = sw.radix(fabric.port_gbit)
-        if k and tier_capacity(k, 3, down_ports(k, ratio)) >= endpoints:
+        cap = tier_capacity(k, 3, down_ports(k, ratio)) if k else 0
+        if k and cap >= endpoints:
             return sw.id, k
-    raise SizingError(f"{endpoints} endpoints exceed three tiers of every {fabric.kind} switch at "
-                      f"{fabric.port_gbit:g}G in the catalog")
+        most = max(most, cap)
+    raise SizingError(f"{endpoints:,} endpoints exceed three tiers of every {fabric.kind} switch at "
+                      f"{fabric.port_gbit:g}G in the catalog (at most {most:,})")
 
 
 def down_ports(k: int, ratio: float) -> int:

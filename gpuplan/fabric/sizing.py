@@ -91,8 +91,8 @@ def size_clos(spec: ClosSpec) -> ClosDesign:
     three = _three_tier(leaves, leaf_down, k, spec, unit_leaves=groups * per_group)
     if three is None:
         cap = tier_capacity(k, 3, leaf_down)
-        raise SizingError(f"{spec.nodes * ports} endpoints per plane exceed the three-tier capacity of a "
-                          f"{k}-port switch ({cap}); use a larger-radix switch or more planes")
+        raise SizingError(f"{spec.nodes * ports:,} endpoints per plane exceed the three-tier capacity of a "
+                          f"{k}-port switch ({cap:,}); use a larger-radix switch or more planes")
     return ClosDesign(**common, tiers=3, **three)
 
 

@@ -148,7 +148,7 @@ def _storage_need(phase: str, plan: Any, workload: Workload, catalog: Catalog) -
 RERANK_WITH_NETWORK = 4
 
 
-def _plan_training(workload: Workload, catalog: Catalog) -> TrainingPlan:
+def _plan_training(workload: Workload, catalog: Catalog, top: int | None = None) -> TrainingPlan:
     from functools import partial
 
     from gpuplan.training.planner import layout_alternatives, plan_training
@@ -156,8 +156,10 @@ def _plan_training(workload: Workload, catalog: Catalog) -> TrainingPlan:
     # One memo for this run: the capex re-ranking plans the runners-up again without re-searching;
     # the next best layouts are searched once, for the plan that wins.
     memo: dict[tuple[object, ...], object] = {}
-    planner = partial(plan_training, memo=memo, layouts=False)
+    planner = partial(plan_training, memo=memo, layouts=False, top=top)
     plan = _fit_training_budget(_plan_phase("training", planner, workload, catalog), planner, workload, catalog)
+    if top is not None:
+        return plan
     return plan.model_copy(update={"layout_alternatives": layout_alternatives(workload, catalog, plan, memo)})
 
 

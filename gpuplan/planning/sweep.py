@@ -19,11 +19,11 @@ from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict
 
-from gpuplan.core.contract import Plan
+from gpuplan.core.contract import Plan, ServingPlan, TrainingPlan
 from gpuplan.core.errors import InputError, did_you_mean
 from gpuplan.hardware.loader import Catalog, load_catalog
 from gpuplan.model.profile import Profile, load_profile_text
-from gpuplan.planning.compose import plan_workload
+from gpuplan.planning.summary import plan_summary
 
 #: A sweep is bounded work: more points than this is an input error, not an hour of CPU.
 MAX_POINTS = 2_000
@@ -161,7 +161,11 @@ def grid(sets: list[tuple[str, list[Any]]]) -> list[dict[str, Any]]:
 
 
 def summarize(values: dict[str, Any], plan: Plan) -> SweepPoint:
-    t, s = plan.training, plan.serving
+    """The summary of a full plan (what ``gpuplan recommend`` gives) at one grid point."""
+    return summary_of(values, plan.training, plan.serving)
+
+
+def summary_of(values: dict[str, Any], t: TrainingPlan | None, s: ServingPlan | None) -> SweepPoint:
     training = None if t is None else TrainingSummary(
         feasible=t.feasible, gpu=t.gpu, gpus=t.gpus, nodes=t.nodes, wall_clock_days=t.wall_clock_days, mfu=t.mfu,
         capex_usd=t.capex_usd, cloud_usd_per_hour=t.cloud_usd_per_hour, power_kw=t.power_kw)
@@ -183,18 +187,32 @@ def _init_worker(text: str, name: str, overlays: list[str], phases: tuple[str, .
 def _plan_point(values: dict[str, Any]) -> SweepPoint:
     w = _WORKER
     workload = load_profile_text(w["text"], w["name"], w["catalog"], overrides=values)
-    return summarize(values, plan_workload(workload, w["catalog"], phases=w["phases"]))
+    return summary_of(values, *plan_summary(workload, w["catalog"], phases=w["phases"]))
+
+
+#: Fields whose larger values only relax the target: a sweep plans the largest value first, so
+#: that each search's result also serves the tighter values it holds for (training/search.py).
+LOOSEST_FIRST = ("training.deadline_days",)
+
+
+def plan_order(points: list[dict[str, Any]]) -> list[int]:
+    """The order in which the grid's points are planned (the output keeps the grid's order):
+    the grid's, except that the values of a :data:`LOOSEST_FIRST` field go from the largest."""
+    swept = [f for f in LOOSEST_FIRST if points and f in points[0]]
+    return sorted(range(len(points)), key=lambda i: tuple(-points[i][f] for f in swept))
 
 
 def run_sweep(text: str, name: str, sets: list[tuple[str, list[Any]]], catalog: Catalog, *, overlays: list[str],
               phases: tuple[str, ...] = ("training", "serving"), jobs: int = 1,
               on_point: Callable[[int, int], None] | None = None) -> SweepResult:
     """Plan every grid point of ``sets`` over the profile ``text`` (named ``name`` in errors)."""
-    points = grid(sets)
+    grid_points = grid(sets)
+    order = plan_order(grid_points)
+    points = [grid_points[i] for i in order]
     # The first point is planned here: a value the profile rejects fails once, with one line,
     # before any worker starts.
     first = load_profile_text(text, name, catalog, overrides=points[0])
-    results = [summarize(points[0], plan_workload(first, catalog, phases=phases))]
+    results = [summary_of(points[0], *plan_summary(first, catalog, phases=phases))]
     if on_point:
         on_point(1, len(points))
     for values in points[1:]:  # every value is validated before the long part starts
@@ -219,4 +237,7 @@ def run_sweep(text: str, name: str, sets: list[tuple[str, list[Any]]], catalog: 
             results.append(_plan_point(values))
             if on_point:
                 on_point(i, len(points))
-    return SweepResult(workload=first.name, fields=[f for f, _ in sets], sweep=results)
+    in_grid = [results[0]] * len(results)
+    for k, i in enumerate(order):
+        in_grid[i] = results[k]
+    return SweepResult(workload=first.name, fields=[f for f, _ in sets], sweep=in_grid)

@@ -97,6 +97,8 @@ class ReplicaCapacity:
         self.fits_context = (replica.max_sequences(max(demand.context_tokens, full)) >= 1)
         #: Decode steps by concurrency: the searches over concurrency revisit the same points.
         self._steps: dict[float, StepTime] = {}
+        #: Workpoints by rate (at_rate): the runners-up a plan re-plans ask for the same ones.
+        self._loads: dict[tuple[float, float], Workpoint] = {}
 
     # -- decode -----------------------------------------------------------------------------------
     def step(self, concurrency: float) -> StepTime:
@@ -227,6 +229,15 @@ class ReplicaCapacity:
         """The workpoint carrying ``lam`` requests/s (below the ceiling's rate)."""
         if lam >= ceiling.rate:
             return ceiling
+        key = (lam, ceiling.concurrency)
+        hit = self._loads.get(key)
+        if hit is None:
+            if len(self._loads) >= 4096:
+                self._loads.clear()
+            hit = self._loads[key] = self._at_rate(lam, ceiling)
+        return hit
+
+    def _at_rate(self, lam: float, ceiling: Workpoint) -> Workpoint:
         lo_c, hi_c = 0.0, ceiling.concurrency
         for _ in range(50):
             mid = 0.5 * (lo_c + hi_c)

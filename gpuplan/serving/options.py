@@ -3,8 +3,10 @@ the words for a limit; shared by serving/planner.py and serving/report.py."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 from gpuplan.hardware.schema import Gpu
 from gpuplan.fabric.demand import TrafficDemand
@@ -43,8 +45,17 @@ class Option:
     active: int = 0
     replicas: int = 0
     fleet: FleetCost | None = None
-    op: Workpoint | None = None
     usd_per_mtok: float | None = None
+    #: Requests/s each active replica carries (``op`` is the workpoint at that rate).
+    load: float | None = None
+
+    @cached_property
+    def op(self) -> Workpoint | None:
+        """The workpoint at the option's load, found when first needed (a bisection; most options
+        of a plan are ranked on their cost and never need it)."""
+        if self.ceiling is None or self.load is None:
+            return None
+        return self.capacity.at_rate(self.load, self.ceiling)
 
     @property
     def meets(self) -> bool:
@@ -59,10 +70,23 @@ class Option:
         return self.fleet.objective if self.fleet else None
 
     def rank(self) -> tuple:
-        obj = self.objective
         op_tpot = self.op.tpot_s if self.op else math.inf
-        return (not self.meets, obj is None, obj if obj is not None else 0.0, self.gpus, op_tpot,
-                self.replica.layout.gpus)
+        return (*self.rank_first(), op_tpot, self.replica.layout.gpus)
+
+    def rank_first(self) -> tuple:
+        """The part of :meth:`rank` that needs no workpoint."""
+        obj = self.objective
+        return (not self.meets, obj is None, obj if obj is not None else 0.0, self.gpus)
+
+
+def by_rank(options: list[Option]) -> list[Option]:
+    """``options`` sorted by :meth:`Option.rank` (stable), reading the workpoint of only those that
+    tie on :meth:`Option.rank_first`."""
+    out: list[Option] = []
+    for _, group in itertools.groupby(sorted(options, key=Option.rank_first), key=Option.rank_first):
+        tied = list(group)
+        out += sorted(tied, key=Option.rank) if len(tied) > 1 else tied
+    return out
 
 
 
@@ -83,7 +107,7 @@ def representative(options: list[Option]) -> Option:
         return options[0]
     sized = [o for o in options if o.ceiling is not None]
     if sized:
-        return min(sized, key=lambda o: o.rank())
+        return by_rank(sized)[0]
     fitting = [o for o in options if o.replica.kv_budget_bytes > 0]
     if fitting:
         return min(fitting, key=lambda o: (o.limit == "kv", o.capacity.prefill_latency_s, o.replica.layout.gpus))

@@ -11,7 +11,7 @@ Each GPU keeps its cheapest layout; the cheapest GPU (capex or cloud $/h, per
 from __future__ import annotations
 
 import math
-from dataclasses import fields, replace
+from dataclasses import replace
 
 from gpuplan.model.arch import Architecture
 from gpuplan.hardware.loader import Catalog
@@ -23,9 +23,12 @@ from gpuplan.serving.engine import resolve_engine
 from gpuplan.serving.frontier import layout_frontier
 from gpuplan.serving.fleet import fleet_cost, usd_per_million_tokens
 from gpuplan.serving.links import Links, links_for
+from gpuplan.core.contract import ServingPlan
 from gpuplan.serving.model import GIB, Layout, Replica, build_replica
 from gpuplan.serving.traffic import serving_demand
-from gpuplan.serving.options import LIMIT_WORDS, Option, ServingResult, _layout_name, representative  # noqa: F401
+from gpuplan.serving.options import LIMIT_WORDS, Option, ServingResult, _layout_name, by_rank, representative  # noqa: F401
+
+_Ceiling = tuple[ReplicaCapacity, Workpoint | None, str]
 from gpuplan.serving.report import _infeasible, _ms, _option_out, _plan_out, _unfit_out
 
 #: Tensor- and pipeline-parallel degrees searched (powers of two; TP must divide the heads).
@@ -85,40 +88,63 @@ def _failure_text(cap: ReplicaCapacity, limit: str, demand: Demand) -> str:
     return f"misses the {LIMIT_WORDS.get(limit, limit)} at {where}"
 
 
-#: Each replica's capacity and ceiling (its best workpoint within every limit) by the replica and the
-#: demand: neither depends on the QPS, so a sweep over QPS (or a plan repeated by the fleet
-#: strategies) sizes each replica once. Bounded: cleared when full.
-#: The GPU (a catalog entry, unhashable) is keyed by identity; the cached capacity holds the replica,
-#: so that GPU stays alive and its id is not reused while the entry exists.
-_CEILINGS: dict[tuple[object, ...], tuple[ReplicaCapacity, Workpoint | None, str]] = {}
-_CEILINGS_MAX = 4096
-_REPLICA_FIELDS = tuple(f.name for f in fields(Replica) if f.name != "gpu")
+#: The replicas of each GPU (one per candidate layout) by what they are built from, each with its
+#: capacity and ceiling (its best workpoint within every limit) by demand: none of it depends on
+#: the QPS, the spare replicas or the pricing, so the runners-up a plan re-plans, the fleet
+#: strategies and every point of a QPS sweep build and size each replica once. The catalog is
+#: keyed by identity and held in the entry, so its id is not reused while the entry lives.
+#: Bounded: cleared when full.
+_REPLICAS: dict[tuple[object, ...], tuple[Catalog, list[tuple[Replica, dict[Demand, _Ceiling]]]]] = {}
+_REPLICAS_MAX = 512
+_CEILINGS_MAX = 256
 
 
-def _ceiling(replica: Replica, demand: Demand) -> tuple[ReplicaCapacity, Workpoint | None, str]:
-    key = (id(replica.gpu), demand, *(getattr(replica, n) for n in _REPLICA_FIELDS))
-    hit = _CEILINGS.get(key)
+def _replicas(gpu: Gpu, workload: Workload, k: ServingConstants,
+              catalog: Catalog) -> list[tuple[Replica, dict[Demand, _Ceiling]]]:
+    s, c = workload.serving, workload.constraints
+    assert s is not None
+    key = (id(catalog), gpu.id, id(k), workload.arch, s.precision, s.kv_precision, s.engine, s.engine_version,
+           c.memory_headroom)
+    hit = _REPLICAS.get(key)
+    if hit is None:
+        links = links_for(gpu, catalog, k.collective_launch_us)
+        built = []
+        for lay in candidate_layouts(workload.arch, links):
+            rep = build_replica(gpu, workload.arch, lay, s.precision, s.kv_precision, k, catalog, links,
+                                engine=resolve_engine(k, s.engine, s.engine_version))
+            built.append((replace(rep, memory_headroom=c.memory_headroom), {}))
+        if len(_REPLICAS) >= _REPLICAS_MAX:
+            _REPLICAS.clear()
+        hit = _REPLICAS[key] = (catalog, built)
+    return hit[1]
+
+
+def _ceiling(replica: Replica, demand: Demand, sized: dict[Demand, _Ceiling] | None = None) -> _Ceiling:
+    """The replica's capacity for ``demand``, its ceiling and the limit that sets it (memoised in
+    ``sized``, the replica's entry of :data:`_REPLICAS`)."""
+    hit = None if sized is None else sized.get(demand)
     if hit is None:
         cap = ReplicaCapacity(replica, demand)
         hit = (cap, *cap.best())
-        if len(_CEILINGS) >= _CEILINGS_MAX:
-            _CEILINGS.clear()
-        _CEILINGS[key] = hit
+        if sized is not None:
+            if len(sized) >= _CEILINGS_MAX:
+                sized.clear()
+            sized[demand] = hit
     return hit
 
 
 def evaluate(replica: Replica, demand: Demand, qps: float, spare: int, pricing: str, k: ServingConstants,
              budget_usd: float | None = None, power_limit_kw: float | None = None,
-             max_load: float = 1.0) -> Option:
+             max_load: float = 1.0, sized: dict[Demand, _Ceiling] | None = None) -> Option:
     """Size a fleet of ``replica`` for ``qps`` requests/s (targets from ``demand``): enough
-    active replicas that the peak is at most ``max_load`` of their latency-limited capacity."""
-    cap, ceiling, limit = _ceiling(replica, demand)
+    active replicas that the peak is at most ``max_load`` of their latency-limited capacity. The
+    operating point at that load (a bisection) is found when the option's ``op`` is first read."""
+    cap, ceiling, limit = _ceiling(replica, demand, sized)
     if ceiling is None:
         return Option(replica.gpu, replica, cap, None, limit, _failure_text(cap, limit, demand))
     active = max(1, math.ceil(qps / (ceiling.rate * max_load) - 1e-9))
     replicas = active + spare
     fleet = fleet_cost(replica.gpu, replicas, replica.layout.gpus, pricing, k.cost)
-    op = cap.at_rate(qps / active, ceiling)
     tokens_per_s = qps * demand.output_tokens
     failure = None
     if budget_usd is not None and fleet.capex_usd is None:  # fail closed: an unpriced fleet cannot pass a budget
@@ -127,19 +153,14 @@ def evaluate(replica: Replica, demand: Demand, qps: float, spare: int, pricing: 
         failure = f"capex ${fleet.capex_usd:,.0f} exceeds the budget ${budget_usd:,.0f}"
     elif power_limit_kw is not None and fleet.power_kw > power_limit_kw:
         failure = f"{fleet.power_kw:,.1f} kW exceeds the power limit {power_limit_kw:,.1f} kW"
-    return Option(replica.gpu, replica, cap, ceiling, limit, failure, active, replicas, fleet, op,
-                  usd_per_million_tokens(fleet.usd_per_hour, tokens_per_s))
+    return Option(replica.gpu, replica, cap, ceiling, limit, failure, active, replicas, fleet,
+                  usd_per_million_tokens(fleet.usd_per_hour, tokens_per_s), load=qps / active)
 
 
 def gpu_replicas(gpu: Gpu, workload: Workload, k: ServingConstants, catalog: Catalog) -> list[Replica]:
-    """A replica of every candidate layout of ``gpu`` (the serving section's precisions and engine)."""
-    s = workload.serving
-    assert s is not None
-    links = links_for(gpu, catalog, k.collective_launch_us)
-    engine = resolve_engine(k, s.engine, s.engine_version)
-    return [replace(build_replica(gpu, workload.arch, lay, s.precision, s.kv_precision, k, catalog, links,
-                                  engine=engine), memory_headroom=workload.constraints.memory_headroom)
-            for lay in candidate_layouts(workload.arch, links)]
+    """A replica of every candidate layout of ``gpu`` (the serving section's precisions and engine;
+    built once per catalog and workload shape, see :data:`_REPLICAS`)."""
+    return [rep for rep, _ in _replicas(gpu, workload, k, catalog)]
 
 
 def _gpu_options(gpu: Gpu, workload: Workload, demand: Demand, k: ServingConstants,
@@ -147,11 +168,12 @@ def _gpu_options(gpu: Gpu, workload: Workload, demand: Demand, k: ServingConstan
     s = workload.serving
     assert s is not None
     c = workload.constraints
-    replicas = gpu_replicas(gpu, workload, k, catalog)
-    options = [evaluate(rep, demand, s.qps, s.spare_replicas, c.pricing, k, c.budget_usd, c.power_limit_kw,
-                        s.max_load_fraction) for rep in replicas]
-    options.sort(key=lambda o: o.rank())
-    return options, replicas
+    options, replicas = [], []
+    for rep, sized in _replicas(gpu, workload, k, catalog):
+        replicas.append(rep)
+        options.append(evaluate(rep, demand, s.qps, s.spare_replicas, c.pricing, k, c.budget_usd, c.power_limit_kw,
+                                s.max_load_fraction, sized))
+    return by_rank(options), replicas
 
 
 def plan_disaggregated(workload: Workload, catalog: Catalog, *, by_gpus: bool = False):
@@ -168,9 +190,12 @@ def plan_disaggregated(workload: Workload, catalog: Catalog, *, by_gpus: bool = 
                   workload.constraints.pricing, k.cost, by_gpus=by_gpus)
 
 
+def plan_serving(workload: Workload, catalog: Catalog, top: int | None = None) -> ServingResult:
+    """Plan the serving phase of ``workload`` over its allowed GPUs.
 
-def plan_serving(workload: Workload, catalog: Catalog) -> ServingResult:
-    """Plan the serving phase of ``workload`` over its allowed GPUs."""
+    ``top``: only the best ``top`` GPU types are needed (a sweep's summary: the plan and the
+    runners-up the capex re-rank prices); ``alternatives`` stop after the ``top - 1``-th that meets
+    the targets with a capex, and the disaggregation comparison and the frontier are left out."""
     s = workload.serving
     if s is None:
         raise ValueError("the workload has no [serving] table")
@@ -187,6 +212,8 @@ def plan_serving(workload: Workload, catalog: Catalog) -> ServingResult:
     chosen = meeting[0]
     others = [o for gid, o in sorted(best.items()) if gid != chosen.gpu.id]
     others.sort(key=lambda o: (not o.meets, o.objective is None, o.objective or 0.0, o.gpus, o.gpu.id))
+    if top is not None:
+        return _top_plan(chosen, workload, meeting, best, _leading(others, top - 1))
     alternatives = [_option_out(o, chosen, workload) for o in others]
     for gid, (opts, _) in per_gpu.items():
         if not opts:
@@ -196,8 +223,31 @@ def plan_serving(workload: Workload, catalog: Catalog) -> ServingResult:
     engine_line = chosen.replica.engine.summary() if chosen.replica.engine else None
     plan = plan.model_copy(update={"frontier": points,
                                    "reasons": plan.reasons + ([engine_line] if engine_line else [])})
-    assert chosen.fleet is not None
+    return _result(plan, chosen, workload)
+
+
+def _result(plan: ServingPlan, chosen: Option, workload: Workload) -> ServingResult:
+    s = workload.serving
+    assert s is not None and chosen.fleet is not None
     traffic = serving_demand(chosen.replica, chosen.active, chosen.replicas, chosen.fleet.nodes, s.qps,
                              s.prompt_tokens, s.output_tokens, s.replica_start_s)
     return ServingResult(plan=plan, demand=traffic, chosen_gpu=chosen.gpu)
+
+
+def _leading(others: list[Option], count: int) -> list[Option]:
+    """The ranked ``others`` up to the ``count``-th that meets the targets with a capex (the
+    runners-up the capex re-rank of planning/compose.py prices)."""
+    out: list[Option] = []
+    for o in others:
+        if sum(1 for x in out if x.meets and x.fleet is not None and x.fleet.capex_usd is not None) >= count:
+            break
+        out.append(o)
+    return out
+
+
+def _top_plan(chosen: Option, workload: Workload, meeting: list[Option], best: dict[str, Option],
+              others: list[Option]) -> ServingResult:
+    """The plan of :func:`plan_serving` with ``top``: the chosen option, the leading alternatives."""
+    plan = _plan_out(chosen, workload, meeting, best, None, [_option_out(o, chosen, workload) for o in others])
+    return _result(plan, chosen, workload)
 

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
+from gpuplan.core.collector import collector_paused
 from gpuplan.core.contract import TrainingOption
 from gpuplan.hardware.loader import Catalog
 from gpuplan.hardware.schema import Gpu
@@ -61,13 +62,19 @@ def memoized(memo: Memo, key: tuple[object, ...], make: Callable[[], R]) -> R:
     return memo[key]  # type: ignore[return-value]
 
 
-def plan_gpu(ev: Evaluator, target: Target, workload: Workload,
-             catalog: Catalog | None = None, max_groups: int = MAX_GROUPS) -> tuple[Candidate | None, str]:
-    """Best option of one GPU type for the target, or the closest miss and why it misses."""
+def plan_gpu(ev: Evaluator, target: Target, workload: Workload, catalog: Catalog | None = None,
+             max_groups: int = MAX_GROUPS, cutoff: float | None = None) -> tuple[Candidate | None, str | None]:
+    """Best option of one GPU type for the target, or the closest miss and why it misses.
+
+    ``cutoff`` (deadline targets): only a plan costing at most that is wanted; (None, None) when
+    there is none (search's ``cutoff``)."""
     gpu, cap = ev.gpu, workload.constraints.budget_usd
     if target.kind == "budget" and cost_usd(gpu, gpu.gpus_per_node, 1.0, target.pricing) is None:
         return None, f"no {target.pricing} price in the catalog: the ${target.budget_usd:,.0f} budget cannot be checked"
-    found = search(ev, Fixed(), target, top=1, max_groups=max_groups)
+    with collector_paused():  # the search frees what it allocates by refcount (core/collector.py)
+        found = search(ev, Fixed(), target, top=1, max_groups=max_groups, cutoff=cutoff)
+    if cutoff is not None and not found.best:
+        return None, None
     if not found.best and target.kind == "gpus" and workload.training is not None:
         # No DP of this count divides the power-of-two batch: the batch nearest the requested one
         # that some DP of the count divides (stated in the plan's reasons).

@@ -125,6 +125,16 @@ class _Parts:
         self.states: dict[tuple[object, ...], tuple[float, float, float]] = {}
         self.dps: dict[tuple[object, ...], list[int]] = {}
         self.logits: dict[tuple[object, ...], tuple[float, float]] = {}
+        #: The search's deadline-independent work (training/search.py): the bounded groups of a
+        #: search space, the best (recompute, ZeRO) of a (shape, DP) and the light stage time of a
+        #: shape, keyed by what else they read (memory capacity and headroom, the fixed fields).
+        self.groups: dict[tuple[object, ...], object] = {}
+        self.fits: dict[tuple[object, ...], object] = {}
+        self.light: dict[tuple[object, ...], object] = {}
+        #: Server capex by GPU count (:meth:`Evaluator.cost`).
+        self.capex: dict[int, float | None] = {}
+        #: Deadline searches with the deadlines each result holds for (training/search.py).
+        self.searches: dict[tuple[object, ...], list[tuple[float, float, object]]] = {}
 
     @classmethod
     def of(cls, job: Job, gpu: Gpu, net: Network, cal: TrainingCalibration, attention: str) -> "_Parts":
@@ -158,6 +168,8 @@ class Evaluator:
         parts = _Parts.of(job, gpu, net, cal, self.attention)
         self._layers, self._stages, self._good = parts.layers, parts.stages, parts.good
         self._acts, self._states, self._dps, self._logits = parts.acts, parts.states, parts.dps, parts.logits
+        self._groups, self._fits, self._light = parts.groups, parts.fits, parts.light
+        self._searches, self._capex = parts.searches, parts.capex
 
     # -- cached parts ----------------------------------------------------------------------------
     def layers(self, layout: Layout) -> tuple[LayerCost, LayerCost | None]:
@@ -209,6 +221,15 @@ class Evaluator:
         if hit is None:
             hit = self._good[gpus] = goodput(gpus, self.cal)
         return hit
+
+    def cost(self, gpus: int, gpu_hours: float, pricing: str) -> float | None:
+        """:func:`cost_usd` on this GPU; the capex (which reads only the count) memoised."""
+        if pricing == "cloud":
+            return cost_usd(self.gpu, gpus, gpu_hours, pricing)
+        hit = self._capex.get(gpus, False)
+        if hit is False:
+            hit = self._capex[gpus] = cost_usd(self.gpu, gpus, gpu_hours, pricing)
+        return hit  # type: ignore[return-value]
 
     def activation_pair(self, layout: Layout) -> tuple[float, float]:
         key = (layout.tp, layout.cp, layout.micro_batch, layout.sequence_parallel, layout.recompute)

@@ -28,7 +28,23 @@ def ramp(tier: Tier, size_bytes: float, cal: TrainingCalibration) -> Tier:
     return Tier(tier.bandwidth_bytes_per_s * frac, tier.latency_s, tier.in_network_reduction)
 
 
+#: Ramped networks by (network identity, buffer size, calibration identity): a layout search asks
+#: for the same few buffer sizes thousands of times. The network and calibration are held in the
+#: entry so their ids stay their own. Bounded: cleared when full.
+_RAMPED: dict[tuple[int, float, int], tuple[Network, Network, TrainingCalibration]] = {}
+
+
 def _ramped(net: Network, size_bytes: float, cal: TrainingCalibration) -> Network:
+    key = (id(net), size_bytes, id(cal))
+    hit = _RAMPED.get(key)
+    if hit is None:
+        if len(_RAMPED) >= 4096:
+            _RAMPED.clear()
+        hit = _RAMPED[key] = (_ramp_network(net, size_bytes, cal), net, cal)
+    return hit[0]
+
+
+def _ramp_network(net: Network, size_bytes: float, cal: TrainingCalibration) -> Network:
     up = ramp(net.scaleup, size_bytes, cal)
     out = ramp(net.scaleout, size_bytes, cal) if net.scaleout is not None else None
     p2p = net.scaleup_p2p_bytes_per_s * cal.collective_fraction(size_bytes) if net.scaleup_p2p_bytes_per_s else None

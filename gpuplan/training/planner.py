@@ -21,6 +21,7 @@ from gpuplan.model.profile import Assumption, Workload
 from gpuplan.physics.collectives import Network
 from gpuplan.training.candidates import Candidate, Memo, batch_of, memoized, option_of, plan_gpu, rank
 from gpuplan.training.flops import training_flops
+from gpuplan.training.groups import deadline_cost_floor
 from gpuplan.training.framework import summary
 from gpuplan.training.memory import GIB
 from gpuplan.training.plan_record import (  # noqa: F401  (bound_of re-exported)
@@ -117,11 +118,17 @@ def supports(gpu: Gpu, precision: str) -> bool:
         return gpu.bf16_dense_tflops is not None
     return True
 def plan_training(workload: Workload, catalog: Catalog, memo: Memo | None = None,
-                  layouts: bool = True) -> TrainingResult:
+                  layouts: bool = True, top: int | None = None, ceiling: float | None = None) -> TrainingResult:
     """Plan the ``[training]`` phase of ``workload`` over its allowed GPUs. ``memo`` (a dict the
     caller owns) lets repeated calls of one planning run reuse each GPU's search. ``layouts=False``
     leaves ``layout_alternatives`` empty (one search less: a caller comparing several plans asks
-    :func:`layout_alternatives` for the one it keeps)."""
+    :func:`layout_alternatives` for the one it keeps).
+
+    ``top``: only the best ``top`` GPU types that meet the target are needed (a sweep's summary:
+    the plan and the runners-up the capex re-rank prices). The plan and its first ``top - 1``
+    alternatives are those of the full plan; the GPU types that cannot rank among them are not
+    searched (:func:`_search_order`), and ``alternatives`` and ``infeasible`` stop there.
+    ``ceiling`` (with ``top``, under a deadline): nor is a GPU type whose plan costs more."""
     memo = {} if memo is None else memo
     cal = calibration(catalog)
     if workload.training is None:
@@ -133,18 +140,29 @@ def plan_training(workload: Workload, catalog: Catalog, memo: Memo | None = None
     misses: list[Candidate] = []
     infeasible: list[str] = []
     limit = group_limit(len(workload.constraints.allow_gpus))  # the work of a plan is bounded, not per type
-    for gid in sorted(workload.constraints.allow_gpus):
-        gpu = catalog.gpus[gid]
-        if not supports(gpu, job.precision):
+    c = workload.constraints
+    for gid, ev, floor in _search_order(workload, catalog, job, target, limit, top):
+        if ev is None:
             infeasible.append(f"{gid}: no {job.precision} tensor cores")
             continue
-        c = workload.constraints
-        ev = Evaluator(job, gpu, search_network(workload, gpu, catalog), cal, headroom=c.memory_headroom)
+        if top is not None and (floor == math.inf or _outranked(floor, cands, target, top, ceiling)):
+            continue
         key = ("gpu", job, gid, target, catalog.sha256, c.budget_usd, c.power_limit_kw, c.memory_headroom,
                workload.cluster_network, limit)
-        cand, why = memoized(memo, key, lambda: plan_gpu(ev, target, workload, catalog, limit))
+        cutoff = _cutoff(cands, target, top, ceiling)
+        if cutoff is None and top is not None and target.kind == "deadline":
+            cutoff = math.inf  # a GPU type that misses the deadline is no alternative: no miss to explain
+        if key in memo or cutoff is None:
+            cand, why = memoized(memo, key, lambda: plan_gpu(ev, target, workload, catalog, limit))
+        else:  # only a plan that can rank among the top is wanted: search up to the top-th cost
+            cand, why = plan_gpu(ev, target, workload, catalog, limit, cutoff=cutoff)
+            if cand is None and why is None:
+                continue
+            memo[key] = (cand, why)
         if cand is not None and cand.meets:
             cands.append(cand)
+            if top is not None:
+                cands.sort(key=lambda c: rank(c, target))
         else:
             if cand is not None:
                 misses.append(cand)
@@ -158,12 +176,59 @@ def plan_training(workload: Workload, catalog: Catalog, memo: Memo | None = None
         return TrainingResult(plan=plan, demand=None, chosen_gpu=None)
     chosen = cands[0]
     alternatives = [option_of(c, batch_of(c, job)) for c in cands[1:]] + [option_of(c, batch_of(c, job)) for c in misses]
+    if top is not None:
+        alternatives = [option_of(c, batch_of(c, job)) for c in cands[1:top]]
     plan = _plan(chosen.job or job, chosen.gpu, chosen.best, target, workload, catalog, cal,
                  alternatives[:MAX_ALTERNATIVES], infeasible, ranked=cands)
     if layouts:
         plan = plan.model_copy(update={"layout_alternatives": layout_alternatives(workload, catalog, plan, memo)})
     return TrainingResult(plan=plan, demand=traffic_demand(chosen.gpu, chosen.best, catalog), chosen_gpu=chosen.gpu,
                           ranked=tuple(cands))
+
+
+def _search_order(workload: Workload, catalog: Catalog, job: Job, target: Target, limit: int,
+                  top: int | None) -> list[tuple[str, Evaluator | None, float | None]]:
+    """The allowed GPU types in the order they are searched, each with its Evaluator (None: no
+    tensor cores for the precision) and, when only the ``top`` best are needed under a deadline, a
+    floor of the cost of any plan on it (:func:`~gpuplan.training.groups.deadline_cost_floor`;
+    None: unpriced), cheapest floor first, so that the best are found first and the rest are
+    skipped. Otherwise by id, the floor 0."""
+    out: list[tuple[str, Evaluator | None, float | None]] = []
+    cal = calibration(catalog)
+    c = workload.constraints
+    for gid in sorted(c.allow_gpus):
+        gpu = catalog.gpus[gid]
+        if not supports(gpu, job.precision):
+            out.append((gid, None, 0.0))
+            continue
+        ev = Evaluator(job, gpu, search_network(workload, gpu, catalog), cal, headroom=c.memory_headroom)
+        floor = (deadline_cost_floor(ev, Fixed(), target, limit)
+                 if top is not None and target.kind == "deadline" else 0.0)
+        out.append((gid, ev, floor))
+    if top is not None and target.kind == "deadline":
+        out.sort(key=lambda g: (g[2] is None, g[2] or 0.0, g[0]))
+    return out
+
+
+def _cutoff(cands: list[Candidate], target: Target, top: int | None, ceiling: float | None = None) -> float | None:
+    """The cost a GPU type's plan must not exceed to rank among the ``top`` best of ``cands``
+    (ranked), and not above ``ceiling`` (None: any may). A priced plan ranks by its cost before
+    anything else, an unpriced one after every priced one (:func:`~gpuplan.training.candidates.rank`);
+    equal costs rank on."""
+    if top is None or target.kind != "deadline":
+        return None
+    kth = cands[top - 1].cost if len(cands) >= top else None
+    if ceiling is None:
+        return kth
+    return ceiling if kth is None else min(kth, ceiling)
+
+
+def _outranked(floor: float | None, cands: list[Candidate], target: Target, top: int,
+               ceiling: float | None = None) -> bool:
+    """Whether a GPU type whose plans cost at least ``floor`` (None: unpriced) cannot rank among the
+    ``top`` best of ``cands`` within ``ceiling`` (:func:`_cutoff`)."""
+    cutoff = _cutoff(cands, target, top, ceiling)
+    return cutoff is not None and (floor is None or floor > cutoff)
 
 
 def layout_alternatives(workload: Workload, catalog: Catalog, plan: TrainingPlan,

@@ -25,20 +25,12 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
+from dataclasses import replace
 from typing import NamedTuple
 
-from gpuplan.hardware.schema import Gpu
 from gpuplan.training.framework import constrain
-from gpuplan.training.layout import (
-    Layout,
-    check,
-    layers_per_stage,
-)
-from gpuplan.training.memory import (
-    Memory,
-    recompute_layers_to_fit,
-)
-
+from gpuplan.training.fit import MEMO_ENTRIES, _best_fit, _fit_once, _light_stage, _partial  # noqa: F401
+from gpuplan.training.layout import Layout, layers_per_stage  # noqa: F401  (re-exported)
 from gpuplan.training.evaluator import (  # noqa: F401  (re-exported: the search's public names)
     HOURS_PER_DAY,
     MAX_GROUPS,
@@ -56,6 +48,7 @@ from gpuplan.training.evaluator import (  # noqa: F401  (re-exported: the search
     cost_usd,
     group_limit,
 )
+from gpuplan.training.groups import Scale, search_groups, thin_axes  # noqa: F401  (re-exported)
 from gpuplan.training.space import (  # noqa: F401  (re-exported)
     cp_candidates,
     dp_candidates,
@@ -71,62 +64,11 @@ from gpuplan.training.space import (  # noqa: F401  (re-exported)
     zero_candidates,
 )
 
-# -- evaluation of one (shape, DP) -------------------------------------------------------------------
-def _best_fit(ev: Evaluator, base: Layout, fixed: Fixed, outcome: SearchOutcome) -> Evaluation | None:
-    """The fastest (recompute, ZeRO) of ``base`` that fits memory. For each recompute setting,
-    least first, the smallest ZeRO stage that fits; more recompute is tried only while the last one
-    needed more than the smallest ZeRO stage (it may fit with less sharding: ZeRO-2/3 add a
-    reduce-scatter or all-gather per micro-batch, which can cost more than recomputing layers)."""
-    zeros = zero_candidates(fixed, base.pp, base.dp * base.cp)
-    rcs = recompute_candidates(ev, fixed)
-    if check(base.but(recompute=rcs[0], zero=zeros[0]), ev.job.arch, ev.job.seq, ev.job.batch, ev.hw.domain):
-        return None
-    partial = fixed.recompute is None
-
-    def fit(rc: str, zero: int) -> tuple[Layout, Memory]:
-        lay = base.but(recompute=rc, zero=zero, recompute_layers=0)
-        if rc == "full" and partial:
-            lay = _partial(ev, lay)
-        return lay, ev.memory(lay)
-
-    best: Evaluation | None = None
-    for rc in rcs:
-        lay, mem = fit(rc, zeros[-1])
-        if not mem.fits:
-            # The most sharded stage does not fit: no smaller one will.
-            if mem.total < outcome.min_memory:
-                outcome.min_memory, outcome.min_memory_layout = mem.total, lay
-            continue
-        for zc in zeros[:-1]:
-            # The cheapest stage that also fits has the least traffic.
-            cheaper, m2 = fit(rc, zc)
-            if m2.fits:
-                lay, mem = cheaper, m2
-                break
-        e = ev.evaluate(lay, mem)
-        outcome.evaluated += 1
-        if math.isfinite(e.step_time) and (best is None or (e.step_time, e.layout) < (best.step_time, best.layout)):
-            best = e
-        if lay.zero == zeros[0]:
-            break  # the least sharding already: more recompute would only add compute
-    return best
-
-
-def _partial(ev: Evaluator, lay: Layout) -> Layout:
-    """Recompute only as many layers per stage as memory needs (Megatron --recompute-num-layers)."""
-    arch = ev.job.arch
-    k = recompute_layers_to_fit(arch, ev.job.seq, ev.job.batch, lay, ev.attention, ev.cal,
-                                ev.activation_budget(lay), pair=ev.activation_pair(lay))
-    if k is None or k >= layers_per_stage(arch.layers, lay.pp):
-        return lay
-    return lay.but(recompute_layers=k)
-
-
 # -- lower bounds ------------------------------------------------------------------------------------
-def _rank_key(e: Evaluation, target: Target, gpu: Gpu) -> tuple[float, float, Layout]:
+def _rank_key(e: Evaluation, target: Target, ev: Evaluator) -> tuple[float, float, Layout]:
     """Ranking of evaluations of one GPU type: lower is better."""
     if target.kind == "deadline":
-        cost = cost_usd(gpu, e.gpus, e.gpu_hours, target.pricing)
+        cost = ev.cost(e.gpus, e.gpu_hours if target.pricing == "cloud" else 0.0, target.pricing)
         return (cost if cost is not None else e.gpu_hours, e.wall_days, e.layout)
     if target.kind in ("budget", "fastest"):
         return (e.wall_days, 0.0, e.layout)
@@ -148,76 +90,20 @@ class _Bounded(NamedTuple):
     level: int
 
 
-def _light_stage(ev: Evaluator, shape: Layout, dp: int, fixed: Fixed, outcome: SearchOutcome) -> float | None:
-    """Stage seconds with the least recompute that can fit at ``dp`` with the largest ZeRO
-    stage (None: nothing fits, and ``outcome`` keeps the least memory seen); a lower bound of the
-    stage time at any DP <= ``dp``."""
-    zero = fixed.zero if fixed.zero is not None else (3 if shape.pp == 1 else 2)
-    for rc in recompute_candidates(ev, fixed):
-        lay = shape.but(dp=dp, recompute=rc, zero=zero)
-        if rc == "full" and fixed.recompute is None:
-            lay = _partial(ev, lay)
-        mem = ev.memory(lay)
-        if mem.fits:
-            return ev.stage_time(lay)
-        if mem.total < outcome.min_memory:
-            outcome.min_memory, outcome.min_memory_layout = mem.total, lay
-    return None
-
-
-class _Scale(NamedTuple):
-    """What the bound of one (TP, CP, EP, PP, micro-batch) needs, shared by its VP values."""
-
-    stage: float          # seconds per micro-batch on the slowest stage (a lower bound over VP)
-    dps: list[int]
-    mp: int
-
-
-def thin_axes(axes: dict[str, list[int]], limit: int) -> tuple[dict[str, list[int]], tuple[str, ...]]:
-    """Keep the product of the axis lengths within ``limit``: halve the longest axis (every other
-    value, both ends kept) until it fits. Deterministic; returns the axes and what was thinned."""
-    out = {k: list(v) for k, v in axes.items()}
-    before = {k: len(v) for k, v in axes.items()}
-    while math.prod(len(v) for v in out.values()) > limit:
-        name = max(out, key=lambda k: (len(out[k]), k))
-        values = out[name]
-        if len(values) <= 2:
-            break
-        out[name] = values[::2] if values[-1] in values[::2] else values[::2] + [values[-1]]
-    notes = tuple(f"{k.upper()} {before[k]} -> {len(out[k])} values" for k in axes if len(out[k]) < before[k])
-    return out, notes
-
-
-def _bounds(ev: Evaluator, fixed: Fixed, target: Target, outcome: SearchOutcome) -> list[_Bounded]:
-    """Every (TP, CP, EP, PP, micro-batch) group with a first bound of its key (no recompute,
-    the largest VP); groups whose bound already misses the target are left out. At most
-    ``MAX_GROUPS`` groups (:func:`thin_axes`)."""
-    arch, job = ev.job.arch, ev.job
-    bounded: list[_Bounded] = []
-    pps = pp_candidates(arch.layers, fixed, every=target.kind == "gpus")
-    axes, outcome.thinned = thin_axes({"tp": tp_candidates(ev, fixed), "cp": cp_candidates(job.seq, fixed),
-                                       "ep": ep_candidates(ev, fixed), "pp": pps,
-                                       "mb": mb_candidates(fixed, job.batch)}, outcome.max_groups)
-    for tp in axes["tp"]:
-        sp = fixed.sequence_parallel if fixed.sequence_parallel is not None else tp > 1
-        for cp in axes["cp"]:
-            for ep in axes["ep"]:
-                for pp in axes["pp"]:
-                    if not states_can_fit(ev, tp, pp, cp, ep, fixed):
-                        continue
-                    mp = tp * pp * cp
-                    for mb in axes["mb"]:
-                        dps = dp_candidates(ev, fixed, target, mp, mb, ep, cp, tp)
-                        if not dps:
-                            continue
-                        base = Layout(tp=tp, pp=pp, dp=1, cp=cp, ep=ep, micro_batch=mb, sequence_parallel=sp,
-                                      recompute=fixed.recompute or "none", fold_experts=fixed.fold_experts)
-                        scale = _Scale(ev.stage_time_any_vp(base), dps, mp)
-                        vps = vp_candidates(arch.layers, pp, fixed)
-                        b = _bound_shape(ev, base._replace(vp=vps[-1]), scale, target, GROUP)
-                        outcome.bounded += 1
-                        if b is not None:
-                            bounded.append(b)
+def _bounds(ev: Evaluator, fixed: Fixed, target: Target, outcome: SearchOutcome,
+            cap: float = math.inf) -> list[_Bounded]:
+    """Every (TP, CP, EP, PP, micro-batch) group (training/groups.py) with a first bound of its key
+    (no recompute, the largest VP); groups whose bound already misses the target are left out, and
+    so are those whose bound costs more than ``cap`` (a search's cutoff: they would never be
+    taken from the heap, and every entry left in it costs less)."""
+    found = search_groups(ev, fixed, target, outcome.max_groups)
+    outcome.thinned = found.thinned
+    outcome.bounded += len(found.groups)
+    bounded = []
+    for shape, scale in found.groups:
+        b = _bound_shape(ev, shape, scale, target, GROUP, cap)
+        if b is not None and not b.key[0] > cap:
+            bounded.append(b)
     return bounded
 
 
@@ -227,7 +113,7 @@ def _expand(ev: Evaluator, b: _Bounded, fixed: Fixed, target: Target) -> list[_B
     base = shape._replace(vp=1)
     mp = shape.tp * shape.pp * shape.cp
     dps = dp_candidates(ev, fixed, target, mp, shape.micro_batch, shape.ep, shape.cp, shape.tp)
-    scale = _Scale(ev.stage_time_any_vp(base), dps, mp)
+    scale = Scale(ev.stage_time_any_vp(base), dps, mp)
     out = []
     for vp in vp_candidates(ev.job.arch.layers, shape.pp, fixed):
         one = _bound_shape(ev, base._replace(vp=vp), scale, target, SHAPE)
@@ -236,7 +122,8 @@ def _expand(ev: Evaluator, b: _Bounded, fixed: Fixed, target: Target) -> list[_B
     return out
 
 
-def _bound_shape(ev: Evaluator, shape: Layout, scale: _Scale, target: Target, level: int) -> _Bounded | None:
+def _bound_shape(ev: Evaluator, shape: Layout, scale: Scale, target: Target, level: int,
+                 cap: float = math.inf) -> _Bounded | None:
     """Bound of one shape's ranking key over its DP values (see the module docstring).
 
     Deadline: (cost, days) at the smallest DP whose bound meets the deadline (a larger DP only
@@ -256,21 +143,30 @@ def _bound_shape(ev: Evaluator, shape: Layout, scale: _Scale, target: Target, le
         return _Bounded(((batch / (d * mb) + bubble) * stage, 0.0), shape, (d,), level)
     if target.kind == "deadline":
         deadline = target.deadline_days
+        goodput = ev.goodput
         # Smallest DP that can meet the deadline with the best goodput of these counts: a DP
         # below it cannot (goodput only falls with the GPU count), so the scan starts there.
-        g = ev.goodput(mp * dps[0]).fraction
+        g = goodput(mp * dps[0]).fraction
         room = deadline * g / per_day - bubble  # type: ignore[operator]
         if room <= 0:
             return None
         i = bisect.bisect_left(dps, batch / (mb * room) * (1 - 1e-12))
-        while i < len(dps) and days(dps[i]) > deadline:  # type: ignore[operator]
+        count = len(dps)
+        if cap < math.inf and i < count and target.pricing != "cloud":
+            # Capex grows with the count: no DP from here on costs less than this one.
+            least = ev.cost(mp * dps[i], 0.0, target.pricing)
+            if least is not None and least > cap:
+                return None
+        while i < count:  # the first DP whose bound (days(d), inlined: the search's hot path) meets it
+            d = dps[i]
+            t = per_day * (batch / (d * mb) + bubble) / goodput(mp * d).fraction
+            if not t > deadline:  # type: ignore[operator]
+                break
             i += 1
-        if i == len(dps):
+        else:
             return None
-        d = dps[i]
-        t = days(d)
         n = mp * d
-        cost = cost_usd(ev.gpu, n, t * HOURS_PER_DAY * n, target.pricing)
+        cost = ev.cost(n, t * HOURS_PER_DAY * n, target.pricing)
         return _Bounded((cost if cost is not None else t * HOURS_PER_DAY * n, t), shape, tuple(dps[i:]), level)
     if target.kind == "fastest":
         return _Bounded((days(dps[-1]), 0.0), shape, tuple(reversed(dps)), level)
@@ -289,14 +185,64 @@ def _refine(ev: Evaluator, b: _Bounded, fixed: Fixed, target: Target, outcome: S
     stage = _light_stage(ev, shape, b.dps[0] if descending else b.dps[-1], fixed, outcome)
     if stage is None:
         return None
-    scale = _Scale(stage, sorted(b.dps) if descending else list(b.dps),
+    scale = Scale(stage, sorted(b.dps) if descending else list(b.dps),
                    shape.tp * shape.pp * shape.cp)
     return _bound_shape(ev, shape, scale, target, REFINED)
 
 
 # -- the search --------------------------------------------------------------------------------------
 def search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: bool = True,
-           limit: int | None = None, max_groups: int = MAX_GROUPS) -> SearchOutcome:
+           limit: int | None = None, max_groups: int = MAX_GROUPS, cutoff: float | None = None) -> SearchOutcome:
+    """:func:`_search`; a deadline search reuses an earlier search of the same space whose result
+    holds for this deadline too (memoised on the Evaluator's shared parts).
+
+    The result of a deadline ``D`` holds for every deadline ``D'`` from the longest time of the
+    ``top`` plans found up to ``D``: each of them still meets ``D'``, and a tighter deadline only
+    removes plans, so none better appears (a shape's plan is its fewest GPUs that meet the deadline;
+    they only grow as the deadline tightens). When nothing meets ``D``, nothing meets a tighter one
+    either, and the fastest plan the message quotes does not depend on the deadline. So a sweep that
+    plans its longest deadline first (planning/sweep.py) searches once per distinct result.
+
+    ``cutoff`` (a deadline search for the best plan only, when planning needs only the best few
+    GPU types): plans of a higher ranking cost (``inf``: none) are not wanted, so the search starts
+    with it as its incumbent and finds nothing (no miss to explain) when no plan costs at most
+    ``cutoff``; what it finds is the best plan, as without a cutoff. A result from the memo may
+    cost more than ``cutoff``."""
+    if target.kind != "deadline" or limit is not None or target.deadline_days is None:
+        return _search(ev, fixed, target, top, relax, limit, max_groups)
+    deadline = target.deadline_days
+    key = (ev.capacity, ev.headroom, fixed, target.pricing, target.power_limit_kw, target.whole_nodes, top,
+           max_groups)
+    known = ev._searches.setdefault(key, [])
+    for low, high, relaxed, held in known:
+        if low <= deadline <= high and (held.best or relaxed == relax):  # type: ignore[attr-defined]
+            return replace(held, best=list(held.best))  # type: ignore[type-var]
+    if cutoff is not None:
+        # Nothing costing at most c meets D: then nothing costing at most c' <= c meets D' <= D.
+        none = ev._searches.setdefault((*key, "none within"), [])
+        if any(deadline <= d and cutoff <= c for d, c, *_ in none):
+            return SearchOutcome(max_groups=max_groups)
+        relax = False  # nothing found within the cutoff is no miss to explain
+    found = _search(ev, fixed, target, top, relax, limit, max_groups, cutoff)
+    if found.best:
+        low = max(e.wall_days for e in found.best)
+    elif cutoff is not None:
+        if len(none) >= 256:
+            del none[:128]
+        none.append((deadline, cutoff, False, found))
+        return found
+    elif found.fastest is not None:  # the message quotes the fastest plan at any size
+        low = -math.inf
+    else:  # a message quoting the least memory this search saw: it depends on the deadline
+        return found
+    if len(known) >= 256:
+        del known[:128]
+    known.append((low, deadline, relax, replace(found, best=list(found.best))))
+    return found
+
+
+def _search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: bool = True,
+            limit: int | None = None, max_groups: int = MAX_GROUPS, cutoff: float | None = None) -> SearchOutcome:
     """Branch and bound over the layout space of one GPU type for ``target``; keeps ``top``.
 
     Groups of shapes wait in a heap ordered by their bound; a group reaching the top is split
@@ -306,10 +252,10 @@ def search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: boo
     """
     outcome = SearchOutcome(max_groups=max_groups)
     fixed = constrain(ev.framework, fixed)
-    heap = _bounds(ev, fixed, target, outcome)
+    heap = _bounds(ev, fixed, target, outcome, math.inf if cutoff is None else cutoff)
     heapq.heapify(heap)
     pool: list[Evaluation] = []
-    worst: tuple[float, float] = (math.inf, math.inf)
+    worst: tuple[float, float] = (math.inf if cutoff is None else cutoff, math.inf)
     while heap:
         b = heapq.heappop(heap)
         if b.key > worst or (limit is not None and outcome.evaluated >= limit):
@@ -329,13 +275,13 @@ def search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: boo
             if b.key > worst:
                 continue
         chosen = _evaluate_shape(ev, b, fixed, target, outcome)
-        if chosen is None:
+        if chosen is None or (cutoff is not None and _rank_key(chosen, target, ev)[0] > cutoff):
             continue
         pool.append(chosen)
-        pool.sort(key=lambda e: _rank_key(e, target, ev.gpu))
+        pool.sort(key=lambda e: _rank_key(e, target, ev))
         del pool[top:]
         if len(pool) == top:
-            k = _rank_key(pool[-1], target, ev.gpu)
+            k = _rank_key(pool[-1], target, ev)
             worst = (k[0], k[1])
     outcome.best = pool
     if not pool and relax and target.kind in ("deadline", "budget"):

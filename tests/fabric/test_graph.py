@@ -158,3 +158,54 @@ def test_recommend_plans_and_checks_the_fabric_without_networkx():
             "p = plan_workload(w, cat); assert p.training.topology.graph_checked; "
             "assert 'networkx' not in sys.modules, 'networkx imported'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parents[2])
+
+
+def test_the_collector_is_paused_only_while_a_graph_is_built_and_checked():
+    import gc
+
+    from gpuplan.fabric.graph import FabricGraph
+
+    t = topo(ClosSpec(radix=64, nodes=512, rails=8, scalable_unit_nodes=32))
+    assert gc.isenabled()
+    seen = []
+    real = FabricGraph.add_edges_from
+
+    def spy(self, items):
+        seen.append(gc.isenabled())
+        return real(self, items)
+
+    FabricGraph.add_edges_from = spy  # type: ignore[method-assign]
+    try:
+        check_graph(build_graph(t))
+    finally:
+        FabricGraph.add_edges_from = real  # type: ignore[method-assign]
+    assert seen and not any(seen) and gc.isenabled()
+    gc.disable()  # a caller that paused it keeps it paused
+    try:
+        build_graph(t)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_shared_edge_attributes_are_copied_on_a_repeated_edge():
+    from gpuplan.fabric.graph import FabricGraph
+
+    g = FabricGraph()
+    g.add_nodes_from((n, {"kind": "leaf"}) for n in "abc")
+    tier = {"multiplicity": 1, "tier": "leaf-spine"}
+    g.add_edges_from([("a", "b", tier), ("a", "c", tier)])
+    g.add_edges_from([("b", "a", {"multiplicity": 2})])  # networkx: the repeat updates the edge
+    assert g.adj["a"]["b"] == g.adj["b"]["a"] == {"multiplicity": 2, "tier": "leaf-spine"}
+    assert g.adj["a"]["c"] == {"multiplicity": 1, "tier": "leaf-spine"} and tier["multiplicity"] == 1
+    assert [(u, v, e["multiplicity"]) for u, v, e in g.edges()] == [("a", "b", 2), ("a", "c", 1)]
+    assert g.number_of_edges() == 2
+
+
+def test_edges_grow_no_faster_than_links():
+    # 3 tiers, every edge at least one link: the graph (and its build and check) stays linear in
+    # the GPUs even where parallel links stop merging into one edge.
+    for nodes in (1024, 4096, 8192):
+        t = topo(ClosSpec(radix=64, nodes=nodes, rails=8, scalable_unit_nodes=32))
+        g = build_graph(t)
+        assert g.number_of_edges() <= t.node_leaf_links + t.leaf_spine_links + t.spine_core_links

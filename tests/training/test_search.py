@@ -45,7 +45,7 @@ def _brute(ev, fixed, target):
                                     c = cost_usd(ev.gpu, e.gpus, e.gpu_hours, target.pricing)
                                     if c is None or c > target.budget_usd:
                                         continue
-                                if best is None or _rank_key(e, target, ev.gpu) < _rank_key(best, target, ev.gpu):
+                                if best is None or _rank_key(e, target, ev) < _rank_key(best, target, ev):
                                     best = e
     return best
 
@@ -63,7 +63,7 @@ def test_branch_and_bound_finds_the_brute_force_optimum(evaluator, preset, model
     brute = _brute(evaluator(preset(model), gpu=gpu, seq=seq, batch=batch, precision="bf16", tokens=tokens),
                    Fixed(), target)
     assert brute is not None and found.best
-    assert _rank_key(found.best[0], target, ev.gpu)[:2] == pytest.approx(_rank_key(brute, target, ev.gpu)[:2])
+    assert _rank_key(found.best[0], target, ev)[:2] == pytest.approx(_rank_key(brute, target, ev)[:2])
     assert found.evaluated < 0.25 * len(list(_all_layouts(ev, target)))
 
 

@@ -1,0 +1,24 @@
+"""The planners' memos, in one place to clear.
+
+Planning reuses, across plans in one process, what does not depend on the field a caller varies
+(issue 21): serving replicas and their ceilings (serving/planner.py), the training search's shared
+parts, evaluations and deadline searches (training/evaluator.py, training/search.py), ramped
+collective networks (training/groupcomm.py) and checked fabric graphs (fabric/interconnect.py).
+Every memo is bounded and exact (a plan is the same with or without it); :func:`clear_memos`
+empties them, for a benchmark that times a plan from scratch or a long-lived process that wants
+the memory back.
+"""
+
+from __future__ import annotations
+
+
+def clear_memos() -> None:
+    """Empty every planning memo of this process."""
+    from gpuplan.fabric import interconnect
+    from gpuplan.serving import planner as serving_planner
+    from gpuplan.training import evaluator, groupcomm
+
+    evaluator._Parts._shared.clear()
+    groupcomm._RAMPED.clear()
+    serving_planner._REPLICAS.clear()
+    interconnect._CHECKED.clear()

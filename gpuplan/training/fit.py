@@ -1,0 +1,136 @@
+"""Evaluate one shape of the layout search (training/search.py) at one DP: the fastest
+(recompute, ZeRO) that fits memory, and the light stage time a shape's bound is refined with.
+
+Neither reads the target or the deadline, so both are memoised on the Evaluator's shared parts
+(training/evaluator.py, ``_Parts``) with what they told the search's outcome: a search that meets a
+(shape, DP) another search of the same space evaluated (a runner-up re-planned, a point of a
+deadline or budget sweep) reuses it, and its outcome is the same as if it had evaluated it.
+"""
+
+from __future__ import annotations
+
+import math
+
+from gpuplan.training.evaluator import Evaluation, Evaluator, Fixed, SearchOutcome
+from gpuplan.training.layout import Layout, check, layers_per_stage
+from gpuplan.training.memory import Memory, recompute_layers_to_fit
+from gpuplan.training.space import recompute_candidates, zero_candidates
+
+
+def _best_fit(ev: Evaluator, base: Layout, fixed: Fixed, outcome: SearchOutcome) -> Evaluation | None:
+    """:func:`_fit_once`, memoised on the Evaluator's shared parts: it reads neither the target nor
+    the deadline, so a search that meets a (shape, DP) another search of the space evaluated (a
+    runner-up re-planned, a sweep point) reuses it, and what it told that search's outcome."""
+    table = _table(ev, ev._fits, fixed)
+    hit = table.get(base)
+    if hit is None:
+        if len(table) >= MEMO_ENTRIES:
+            table.clear()
+        own = SearchOutcome()
+        hit = table[base] = (_fit_once(ev, base, fixed, own), own.evaluated, own.min_memory, own.min_memory_layout)
+    best, evaluated, least, least_layout = hit  # type: ignore[misc]
+    outcome.evaluated += evaluated
+    if least < outcome.min_memory:
+        outcome.min_memory, outcome.min_memory_layout = least, least_layout
+    return best
+
+
+#: Entries of each search memo per Evaluator parts and memory limit (bounded: cleared when full).
+MEMO_ENTRIES = 20_000
+
+
+def _table(ev: Evaluator, store: dict[tuple[object, ...], object], fixed: Fixed) -> dict[object, object]:
+    """The memo of ``store`` for the Evaluator's memory limit and ``fixed``, looked up by identity
+    on the Evaluator (hashing the key once per search, not once per shape)."""
+    mine: dict[tuple[int, int, float, float], tuple[Fixed, dict[object, object]]] = ev.__dict__.setdefault(
+        "_memo_tables", {})
+    key = (id(store), id(fixed), ev.capacity, ev.headroom)
+    hit = mine.get(key)
+    if hit is None or hit[0] is not fixed:
+        if len(store) >= 64:
+            store.clear()
+        table = store.setdefault((ev.capacity, ev.headroom, fixed), {})
+        hit = mine[key] = (fixed, table)  # type: ignore[assignment]
+    return hit[1]
+
+
+def _fit_once(ev: Evaluator, base: Layout, fixed: Fixed, outcome: SearchOutcome) -> Evaluation | None:
+    """The fastest (recompute, ZeRO) of ``base`` that fits memory. For each recompute setting,
+    least first, the smallest ZeRO stage that fits; more recompute is tried only while the last one
+    needed more than the smallest ZeRO stage (it may fit with less sharding: ZeRO-2/3 add a
+    reduce-scatter or all-gather per micro-batch, which can cost more than recomputing layers)."""
+    zeros = zero_candidates(fixed, base.pp, base.dp * base.cp)
+    rcs = recompute_candidates(ev, fixed)
+    if check(base.but(recompute=rcs[0], zero=zeros[0]), ev.job.arch, ev.job.seq, ev.job.batch, ev.hw.domain):
+        return None
+    partial = fixed.recompute is None
+
+    def fit(rc: str, zero: int) -> tuple[Layout, Memory]:
+        lay = base.but(recompute=rc, zero=zero, recompute_layers=0)
+        if rc == "full" and partial:
+            lay = _partial(ev, lay)
+        return lay, ev.memory(lay)
+
+    best: Evaluation | None = None
+    for rc in rcs:
+        lay, mem = fit(rc, zeros[-1])
+        if not mem.fits:
+            # The most sharded stage does not fit: no smaller one will.
+            if mem.total < outcome.min_memory:
+                outcome.min_memory, outcome.min_memory_layout = mem.total, lay
+            continue
+        for zc in zeros[:-1]:
+            # The cheapest stage that also fits has the least traffic.
+            cheaper, m2 = fit(rc, zc)
+            if m2.fits:
+                lay, mem = cheaper, m2
+                break
+        e = ev.evaluate(lay, mem)
+        outcome.evaluated += 1
+        if math.isfinite(e.step_time) and (best is None or (e.step_time, e.layout) < (best.step_time, best.layout)):
+            best = e
+        if lay.zero == zeros[0]:
+            break  # the least sharding already: more recompute would only add compute
+    return best
+
+
+def _partial(ev: Evaluator, lay: Layout) -> Layout:
+    """Recompute only as many layers per stage as memory needs (Megatron --recompute-num-layers)."""
+    arch = ev.job.arch
+    k = recompute_layers_to_fit(arch, ev.job.seq, ev.job.batch, lay, ev.attention, ev.cal,
+                                ev.activation_budget(lay), pair=ev.activation_pair(lay))
+    if k is None or k >= layers_per_stage(arch.layers, lay.pp):
+        return lay
+    return lay.but(recompute_layers=k)
+
+
+def _light_stage(ev: Evaluator, shape: Layout, dp: int, fixed: Fixed, outcome: SearchOutcome) -> float | None:
+    """:func:`_light_once`, memoised as :func:`_best_fit` is."""
+    table = _table(ev, ev._light, fixed)
+    hit = table.get((shape, dp))
+    if hit is None:
+        if len(table) >= MEMO_ENTRIES:
+            table.clear()
+        own = SearchOutcome()
+        hit = table[(shape, dp)] = (_light_once(ev, shape, dp, fixed, own), own.min_memory, own.min_memory_layout)
+    stage, least, least_layout = hit  # type: ignore[misc]
+    if least < outcome.min_memory:
+        outcome.min_memory, outcome.min_memory_layout = least, least_layout
+    return stage
+
+
+def _light_once(ev: Evaluator, shape: Layout, dp: int, fixed: Fixed, outcome: SearchOutcome) -> float | None:
+    """Stage seconds with the least recompute that can fit at ``dp`` with the largest ZeRO
+    stage (None: nothing fits, and ``outcome`` keeps the least memory seen); a lower bound of the
+    stage time at any DP <= ``dp``."""
+    zero = fixed.zero if fixed.zero is not None else (3 if shape.pp == 1 else 2)
+    for rc in recompute_candidates(ev, fixed):
+        lay = shape.but(dp=dp, recompute=rc, zero=zero)
+        if rc == "full" and fixed.recompute is None:
+            lay = _partial(ev, lay)
+        mem = ev.memory(lay)
+        if mem.fits:
+            return ev.stage_time(lay)
+        if mem.total < outcome.min_memory:
+            outcome.min_memory, outcome.min_memory_layout = mem.total, lay
+    return None

@@ -1,0 +1,136 @@
+"""The groups of one GPU type's layout search (training/search.py), and a floor on its GPU count.
+
+A group is a (TP, CP, EP, PP, micro-batch) whose 16-bit weights can fit, with the DP values that
+fill whole nodes, and the seconds per micro-batch of its slowest stage without recompute (a lower
+bound for every VP, recompute and ZeRO stage of the group). None of it depends on the deadline or
+the budget, so the groups are enumerated once per job, GPU, network, memory limit and search
+space, and every later search of the same space (the re-planned runners-up of a plan, each point
+of a deadline or budget sweep) starts from them.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+from gpuplan.training.framework import constrain
+from gpuplan.training.evaluator import HOURS_PER_DAY, Evaluator, Fixed, Target, cost_usd
+from gpuplan.training.layout import Layout
+from gpuplan.training.space import (
+    cp_candidates,
+    dp_candidates,
+    ep_candidates,
+    mb_candidates,
+    pp_candidates,
+    states_can_fit,
+    tp_candidates,
+    vp_candidates,
+)
+
+
+class Scale(NamedTuple):
+    """What the bound of one (TP, CP, EP, PP, micro-batch) needs, shared by its VP values."""
+
+    stage: float          # seconds per micro-batch on the slowest stage (a lower bound over VP; no host time)
+    dps: list[int]
+    mp: int
+
+
+class Groups(NamedTuple):
+    #: (shape at its largest VP, its scale), in the enumeration order of the axes.
+    groups: tuple[tuple[Layout, Scale], ...]
+    thinned: tuple[str, ...]
+    #: Least GPU-seconds of one sequence over the groups (stage x TP x PP x CP / micro-batch):
+    #: every layout of the space takes at least this long per sequence (infinite: no group).
+    seconds_per_sequence: float
+
+
+def thin_axes(axes: dict[str, list[int]], limit: int) -> tuple[dict[str, list[int]], tuple[str, ...]]:
+    """Keep the product of the axis lengths within ``limit``: halve the longest axis (every other
+    value, both ends kept) until it fits. Deterministic; returns the axes and what was thinned."""
+    out = {k: list(v) for k, v in axes.items()}
+    before = {k: len(v) for k, v in axes.items()}
+    while math.prod(len(v) for v in out.values()) > limit:
+        name = max(out, key=lambda k: (len(out[k]), k))
+        values = out[name]
+        if len(values) <= 2:
+            break
+        out[name] = values[::2] if values[-1] in values[::2] else values[::2] + [values[-1]]
+    notes = tuple(f"{k.upper()} {before[k]} -> {len(out[k])} values" for k in axes if len(out[k]) < before[k])
+    return out, notes
+
+
+def search_groups(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> Groups:
+    """Every group of the space (at most ``max_groups``, :func:`thin_axes`), memoised on the
+    Evaluator's shared parts: the key holds everything but the job, GPU and network it reads."""
+    exact = target.kind == "gpus"  # the only kind whose DP values and PP depths differ (space.py)
+    key = (ev.capacity, ev.headroom, fixed, exact, target.gpus if exact else None, target.power_limit_kw,
+           target.whole_nodes, max_groups)
+    hit = ev._groups.get(key)
+    if hit is None:
+        if len(ev._groups) >= 64:
+            ev._groups.clear()
+        hit = ev._groups[key] = _enumerate(ev, fixed, target, max_groups)
+    return hit  # type: ignore[return-value]
+
+
+def _enumerate(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> Groups:
+    arch, job = ev.job.arch, ev.job
+    pps = pp_candidates(arch.layers, fixed, every=target.kind == "gpus")
+    axes, thinned = thin_axes({"tp": tp_candidates(ev, fixed), "cp": cp_candidates(job.seq, fixed),
+                               "ep": ep_candidates(ev, fixed), "pp": pps,
+                               "mb": mb_candidates(fixed, job.batch)}, max_groups)
+    out: list[tuple[Layout, Scale]] = []
+    floors: list[float] = []
+    for tp in axes["tp"]:
+        sp = fixed.sequence_parallel if fixed.sequence_parallel is not None else tp > 1
+        for cp in axes["cp"]:
+            for ep in axes["ep"]:
+                for pp in axes["pp"]:
+                    if not states_can_fit(ev, tp, pp, cp, ep, fixed):
+                        continue
+                    mp = tp * pp * cp
+                    for mb in axes["mb"]:
+                        dps = dp_candidates(ev, fixed, target, mp, mb, ep, cp, tp)
+                        if not dps:
+                            continue
+                        base = Layout(tp=tp, pp=pp, dp=1, cp=cp, ep=ep, micro_batch=mb, sequence_parallel=sp,
+                                      recompute=fixed.recompute or "none", fold_experts=fixed.fold_experts)
+                        scale = Scale(ev.stage_time_any_vp(base), dps, mp)
+                        floors.append(scale.stage * mp / mb)
+                        vps = vp_candidates(arch.layers, pp, fixed)
+                        out.append((base._replace(vp=vps[-1]), scale))
+    return Groups(tuple(out), thinned, min(floors, default=math.inf))
+
+
+def deadline_cost_floor(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> float | None:
+    """A lower bound of the cost of any plan of this space that meets ``target.deadline_days``
+    (``inf``: none can; None: the GPU has no price for the target's pricing): :func:`cost_floor`
+    at the space's least GPU-seconds per sequence."""
+    if cost_usd(ev.gpu, ev.gpu.gpus_per_node, 1.0, target.pricing) is None:
+        return None
+    per_seq = search_groups(ev, constrain(ev.framework, fixed), target, max_groups).seconds_per_sequence
+    return cost_floor(ev, target, per_seq)
+
+
+def cost_floor(ev: Evaluator, target: Target, per_seq: float) -> float:
+    """A lower bound of the cost of a plan meeting ``target.deadline_days`` whose group takes at
+    least ``per_seq`` GPU-seconds per sequence (``inf``: none can; the GPU must be priced).
+
+    Any layout's days are at least the search's bound of its group, ``steps x stage x (B / (DP x
+    mb) + bubble) / 86400 / goodput(N)``, so with ``N = TP x PP x CP x DP`` GPUs,
+    ``days >= (tokens / seq) x per_seq / 86400 / (N x goodput(N))``. Goodput only falls with the
+    GPU count, so ``N >= A / (deadline x goodput(N0))`` for any count ``N0`` already known to be a
+    floor; two passes from ``goodput <= 1`` give the floor of N, and the cost is non-decreasing in
+    N (capex) or in GPU-hours ``>= 24 x A / goodput(N)`` (cloud). Non-decreasing in ``per_seq``."""
+    deadline = target.deadline_days
+    assert target.kind == "deadline" and deadline is not None
+    if not math.isfinite(per_seq) or deadline <= 0:
+        return math.inf
+    gpu_days = ev.job.tokens / ev.job.seq * per_seq / 86400.0  # A: N x goodput x days >= A
+    n = max(1, math.ceil(gpu_days / deadline * (1 - 1e-9)))
+    for _ in range(2):
+        n = max(n, math.ceil(gpu_days / (deadline * ev.goodput(n).fraction) * (1 - 1e-9)))
+    cost = cost_usd(ev.gpu, n, HOURS_PER_DAY * gpu_days / ev.goodput(n).fraction, target.pricing)
+    assert cost is not None
+    return cost
