@@ -16,6 +16,7 @@ The split is recommended when it needs fewer GPUs than the aggregated fleet.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from gpuplan.physics.kv_cache import kv_bytes_per_token, mean_cached_tokens
@@ -62,14 +63,7 @@ def prefill_rate(replica: Replica, demand: Demand) -> float:
     hi = k.max_utilisation / service
     if ttft(hi) <= demand.ttft_s:
         return hi
-    lo = 0.0
-    for _ in range(50):
-        mid = 0.5 * (lo + hi)
-        if ttft(mid) <= demand.ttft_s:
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    return _largest_within(ttft, demand.ttft_s, 0.0, hi, steps=50)
 
 
 def decode_rate(replica: Replica, demand: Demand) -> float:
@@ -88,16 +82,21 @@ def decode_rate(replica: Replica, demand: Demand) -> float:
 
     if t0(1.0) > demand.tpot_s:
         return 0.0
-    lo, hi = 1.0, float(cap)
+    hi = float(cap)
     if t0(hi) > demand.tpot_s:
-        for _ in range(40):
-            mid = 0.5 * (lo + hi)
-            if t0(mid) <= demand.tpot_s:
-                lo = mid
-            else:
-                hi = mid
-        hi = lo
+        hi = _largest_within(t0, demand.tpot_s, 1.0, hi, steps=40)
     return hi / (n * t0(hi))
+
+
+def _largest_within(f: Callable[[float], float], target: float, lo: float, hi: float, *, steps: int) -> float:
+    """Bisection for the largest x in [lo, hi] with f(x) <= target, f increasing and f(lo) <= target."""
+    for _ in range(steps):
+        mid = 0.5 * (lo + hi)
+        if f(mid) <= target:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 def best_pool(replicas: list[Replica], rate_of, qps: float) -> Pool | None:
