@@ -26,7 +26,7 @@ from gpuplan.training.memory import GIB
 from gpuplan.training.plan_record import (  # noqa: F401  (bound_of re-exported)
     bound_of, breakdown_record, empty_plan, layout_record, meets_target, memory_record, search_layout,
 )
-from gpuplan.training.reasons import plan_reasons, unvalidated_note  # noqa: F401  (re-exported)
+from gpuplan.training.reasons import miss_text, plan_reasons, unvalidated_note  # noqa: F401  (re-exported)
 from gpuplan.training.roofline import training_roofline
 from gpuplan.training.search import Evaluation, Evaluator, Fixed, Target, cost_usd, group_limit, search
 from gpuplan.training.sizing import search_network, sizing_notes
@@ -142,13 +142,13 @@ def plan_training(workload: Workload, catalog: Catalog, memo: Memo | None = None
         ev = Evaluator(job, gpu, search_network(workload, gpu, catalog), cal, headroom=c.memory_headroom)
         key = ("gpu", job, gid, target, catalog.sha256, c.budget_usd, c.power_limit_kw, c.memory_headroom,
                workload.cluster_network, limit)
-        cand, why = memoized(memo, key, lambda: plan_gpu(ev, target, workload, catalog, limit))
+        cand, miss = memoized(memo, key, lambda: plan_gpu(ev, target, workload, catalog, limit))
         if cand is not None and cand.meets:
             cands.append(cand)
         else:
             if cand is not None:
                 misses.append(cand)
-            infeasible.append(f"{gid}: {why}")
+            infeasible.append(f"{gid}: {miss_text(miss, target) if miss else ''}")
     cands.sort(key=lambda c: rank(c, target))
     misses.sort(key=lambda c: (c.best.wall_days, c.gpu.id))
     if not cands:
