@@ -39,8 +39,9 @@ def one(gpu_id: str, gpus: int) -> dict:
                            cross_node_groups=("dp", "pp"), scaleout_bytes_per_gpu=2.1e9, window_s=4.3,
                            required_gbit_per_gpu=8.0, rail_aligned=True)
     t_load = time.perf_counter()
-    interconnect, topology = design_fabric(demand, gpu, catalog, check=False)
-    bom = build_bom("training", gpu, gpus, interconnect, topology, catalog)
+    fabric = design_fabric(demand, gpu, catalog, check=False)
+    bom = build_bom("training", gpu, gpus, fabric, catalog)
+    interconnect, topology = fabric.interconnect, fabric.topology
     t_plan = time.perf_counter()
     graph = build_graph(topology)
     t_build = time.perf_counter()

@@ -6,7 +6,7 @@ import pytest
 
 from gpuplan.fabric.bom import build_bom, network_cost_per_gpu, nodes_per_rack
 from gpuplan.hardware import load_catalog
-from gpuplan.fabric.interconnect import design_fabric
+from gpuplan.fabric.interconnect import FabricDesign, design_fabric
 from gpuplan.fabric.sizing import ClosSpec, size_clos
 from gpuplan.fabric.topology import build_topology
 from gpuplan.core.contract import Interconnect
@@ -23,8 +23,7 @@ def priced_catalog():
 
 def plan_bom(catalog, demand, **kw):
     gpu = catalog.gpu(demand.gpu)
-    ic, topo = design_fabric(demand, gpu, catalog, **kw)
-    return build_bom(demand.phase, gpu, demand.gpus, ic, topo, catalog)
+    return build_bom(demand.phase, gpu, demand.gpus, design_fabric(demand, gpu, catalog, **kw), catalog)
 
 
 def qty(bom, category=None, part=None, tier_prefix=None):
@@ -186,7 +185,7 @@ def _frontend_bom(catalog, ports_per_node):
                       nic=nic.id, nics_per_node=-(-ports_per_node // nic.ports),
                       nic_gbit_per_gpu=ports_per_node * 100 / gpu.gpus_per_node, required_gbit_per_gpu=0.0,
                       rails=ports_per_node, reasons=[])
-    return design, build_bom("serving", gpu, 1024, ic, topo, catalog)
+    return design, build_bom("serving", gpu, 1024, FabricDesign(ic, topo, design), catalog)
 
 
 def test_1024_gpu_ratio_under_the_reference_estimates_own_serving_bandwidth(priced_catalog):

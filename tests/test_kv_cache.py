@@ -24,9 +24,20 @@ def _preset(catalog, name: str) -> Architecture:
     return resolve(ArchitectureSpec.model_validate(catalog.models[name].arch_fields()))[0]
 
 
+def test_opt_13b_is_the_vllm_papers_800_kb_per_token():
+    """Kwon et al. 2023 (vLLM, SOSP), section 3: "for the 13B parameter OPT model, the KV cache of a
+    single token demands 800 KB of space, calculated as 2 (key and value vectors) x 5120 (hidden
+    state size) x 40 (number of layers) x 2 (bytes per FP16)" = 819,200 B."""
+    opt13b = Architecture(layers=40, hidden=5120, heads=40, kv_heads=40, head_dim=128, ffn=20480, gated_mlp=False,
+                          vocab=50272, tied_embeddings=True)
+    assert kv_bytes_per_token(opt13b, "fp16") == 819_200
+
+
 def test_llama2_7b_mha_bf16(catalog):
+    # 2 * 32 layers * 32 heads * 128 * 2 B = 524,288 B = 0.5 MiB a token (the figure vLLM and
+    # TensorRT-LLM sizing guides quote for Llama 2 7B in 16-bit).
     arch = _preset(catalog, "llama-2-7b")
-    assert kv_bytes_per_token(arch, "bf16") == 524_288  # 2 * 32 layers * 32 heads * 128 * 2 B
+    assert kv_bytes_per_token(arch, "bf16") == 524_288
 
 
 def test_llama31_70b_gqa_bf16(catalog):

@@ -58,6 +58,32 @@ def _plan_profile(path: Path, catalog: "Catalog", phases: tuple[str, ...], *, qu
         return plan_workload(workload, catalog, phases=phases)
 
 
+def _saved_or_planned(source: Path, catalog: Optional[list[Path]], phases: tuple[str, ...], out: Optional[Path], *,
+                      quiet: bool, allow_outside_paths: bool = False) -> tuple["Plan", list[str]]:
+    """The plan a single-source command reads (a saved plan JSON, or a profile planned for
+    ``phases``) and the files it read (``inputs``, which ``out`` must not overwrite)."""
+    from gpuplan.core.io import check_output
+    from gpuplan.planning.saved import is_plan_file, load_plan
+
+    inputs = [str(source), *catalog_inputs(catalog)]
+    if out is not None:
+        check_output(out, inputs)
+    if is_plan_file(source):
+        return load_plan(source), inputs
+    return _plan_profile(source, load_catalog_cli(catalog), phases, quiet=quiet, inputs=inputs,
+                         allow_outside_paths=allow_outside_paths), inputs
+
+
+def _write_text(text: str, out: Optional[Path], inputs: list[str]) -> None:
+    """``text`` to stdout, or to ``out`` (never over one of ``inputs``)."""
+    from gpuplan.core.io import write_output, write_stdout
+
+    if out is None:
+        write_stdout(text)
+    else:
+        write_output(out, text, protect=inputs)
+
+
 @app.command(
     "render",
     help="\b\nExample:  gpuplan render plan.json --format markdown -o plan.md\n\n"
@@ -217,20 +243,12 @@ def graph_command(
 
     from gpuplan.core.errors import InputError
     from gpuplan.fabric.graph import graphml_text, node_link
-    from gpuplan.core.io import check_output, write_output, write_stdout
-    from gpuplan.planning.saved import is_plan_file, load_plan
 
     check_formats(fmt, [], ("graphml", "node-link"))
     if phase not in ("training", "serving"):
         raise InputError(f"expected training or serving, got {phase!r}", field="--phase")
-    inputs = [str(source), *catalog_inputs(catalog)]
-    if out is not None:
-        check_output(out, inputs)
-    if is_plan_file(source):
-        plan = load_plan(source)
-    else:
-        plan = _plan_profile(source, load_catalog_cli(catalog), (phase,), quiet=quiet, inputs=inputs,
-                             allow_outside_paths=allow_outside_paths)
+    plan, inputs = _saved_or_planned(source, catalog, (phase,), out, quiet=quiet,
+                                     allow_outside_paths=allow_outside_paths)
     planned = getattr(plan, phase)
     topology = planned.topology if planned is not None else None
     if topology is None or topology.clos is None:
@@ -238,10 +256,7 @@ def graph_command(
     from gpuplan.render.safe import json_text
 
     text = graphml_text(topology) if fmt == "graphml" else json_text(json.dumps(node_link(topology), sort_keys=True) + "\n")
-    if out is None:
-        write_stdout(text)
-        return
-    write_output(out, text, protect=inputs)
+    _write_text(text, out, inputs)
 
 
 @app.command(
@@ -307,25 +322,14 @@ def deploy_command(
     catalog: Optional[list[Path]] = CatalogOpt,
     quiet: bool = QuietOpt,
 ) -> None:
-    from gpuplan.core.io import check_output, write_output, write_stdout
-    from gpuplan.planning.saved import is_plan_file, load_plan
     from gpuplan.render.deploy import DEPLOY_FORMATS, deploy, render_deploy
     from gpuplan.serving.deploy_engines import engine as engine_named
 
     check_formats(fmt, [], DEPLOY_FORMATS)
     engine_named(engine)
-    inputs = [str(source), *catalog_inputs(catalog)]
-    if out is not None:
-        check_output(out, inputs)
-    if is_plan_file(source):
-        plan = load_plan(source)
-    else:
-        plan = _plan_profile(source, load_catalog_cli(catalog), ("serving",), quiet=quiet, inputs=inputs)
+    plan, inputs = _saved_or_planned(source, catalog, ("serving",), out, quiet=quiet)
     result = deploy(plan, engine, k8s=k8s, model=model, image=image)
     text = render_deploy(result, fmt)
     for line in result.notes:
         note(line, quiet=quiet)
-    if out is None:
-        write_stdout(text)
-    else:
-        write_output(out, text, protect=inputs)
+    _write_text(text, out, inputs)

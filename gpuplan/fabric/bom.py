@@ -31,9 +31,10 @@ from gpuplan.fabric.media import (
 from gpuplan.fabric.facility import (
     RACK_UNITS, default_pue, head_nodes, management_lines, part_for, rack_lines, rack_plan, servers_per_rack,
 )
-from gpuplan.fabric.sizing import ClosDesign, ClosSpec, size_clos
+from gpuplan.fabric.frontend import FrontEnd
+from gpuplan.fabric.interconnect import FabricDesign
+from gpuplan.fabric.sizing import ClosDesign
 from gpuplan.fabric.storage import StorageNeed, size_storage, storage_lines, storage_network
-from gpuplan.fabric.topology import design_of
 from gpuplan.core.contract import Bom, BomItem, Interconnect, Topology
 
 NETWORK = ("nic", "switch", "transceiver", "cable")
@@ -150,43 +151,40 @@ def _module_lines(counts: ModuleCounts, lpc: int, node_lpm: int, net: _Net, cata
     return lines
 
 
-def _compute_net(interconnect: Interconnect, topology: Topology, catalog: Catalog, role: str) -> _Net:
-    design = design_of(topology)
+def _compute_net(interconnect: Interconnect, topology: Topology, design: ClosDesign, catalog: Catalog,
+                 role: str) -> _Net:
     switch = catalog.switches[topology.switch or ""]
     nic = catalog.nics.get(interconnect.nic or "")
     return _Net(role=role, design=design, switch=switch, port_gbit=topology.port_gbit, nic=nic,
                 nics=topology.nodes * interconnect.nics_per_node)
 
 
-def _frontend_net(interconnect: Interconnect, nodes: int, catalog: Catalog) -> _Net:
-    """The separate front end of a serving phase with an east-west fabric (same rules as design_fabric)."""
-    from gpuplan.fabric.frontend import frontend_design, frontend_nics
-
-    # the same dual-homed design as design_fabric's front end (fabric/frontend.py)
-    front, ports, _, switch_id, design, nic = frontend_design(interconnect.frontend_gbit_per_node, nodes, catalog)
-    return _Net(role="frontend", design=design, switch=catalog.switches[switch_id], port_gbit=front.port_gbit,
-                nic=nic, nics=nodes * frontend_nics(nic, ports))
+def _frontend_net(front: FrontEnd, nodes: int, catalog: Catalog) -> _Net:
+    """The separate front end of a serving phase with an east-west fabric, as design_fabric made it."""
+    return _Net(role="frontend", design=front.design, switch=catalog.switches[front.switch_id],
+                port_gbit=front.fabric.port_gbit, nic=front.nic, nics=nodes * front.nics_per_node)
 
 
 # ---------------------------------------------------------------------------- the BOM
-def build_bom(phase: str, gpu: Gpu, gpus: int, interconnect: Interconnect, topology: Topology,
-              catalog: Catalog, *, storage: StorageNeed | None = None, pue: float | None = None,
+def build_bom(phase: str, gpu: Gpu, gpus: int, fabric: FabricDesign, catalog: Catalog, *,
+              storage: StorageNeed | None = None, pue: float | None = None,
               servers: tuple[tuple[Gpu, int], ...] = ()) -> Bom:
-    """The bill of materials of one phase (see the module docstring for the rules).
+    """The bill of materials of one phase from its designed fabric (see the module docstring for the rules).
 
     ``servers``: (GPU, servers) of each pool when the phase runs on servers of several GPU types
     (disaggregated prefill and decode pools); each pool gets its own server lines and compute
     racks, ``gpu`` (whose fabric was designed) the network, storage and management racks. Empty:
     every server is ``gpu``'s."""
+    interconnect, topology = fabric.interconnect, fabric.topology
     pools = servers or ((gpu, max(topology.nodes, gpu.servers_for(gpus))),)
     nodes = sum(n for _, n in pools)
     lines = [line for g, n in pools for line in _server_lines(g, n, catalog)]
     nets: list[_Net] = []
-    if topology.kind != "none" and topology.switch:
+    if topology.kind != "none" and topology.switch and fabric.compute is not None:
         role = "frontend" if phase == "serving" and interconnect.frontend_fabric is None else "compute"
-        nets.append(_compute_net(interconnect, topology, catalog, role))
-    if phase == "serving" and interconnect.frontend_fabric is not None:
-        nets.append(_frontend_net(interconnect, nodes, catalog))
+        nets.append(_compute_net(interconnect, topology, fabric.compute, catalog, role))
+    if phase == "serving" and fabric.frontend is not None:
+        nets.append(_frontend_net(fabric.frontend, nodes, catalog))
     sizing = size_storage(storage, nodes, catalog) if storage is not None else None
     storage_nodes = storage_ru = storage_kw = 0.0
     if sizing is not None:

@@ -242,9 +242,12 @@ def _check_graph(g: FabricGraph) -> GraphChecks:
                        edges=g.number_of_edges(), links=links)
 
 
-def checked_topology(topology: Topology) -> Topology:
-    """Build and check the graph; the topology with the graph's figures and ``graph_checked``."""
-    checks = check_graph(build_graph(topology))
+def checked_topology(topology: Topology, design: ClosDesign | None = None) -> Topology:
+    """Build and check the graph (of ``design`` when the caller has it, else rebuilt from the
+    topology's Clos parameters); the topology with the graph's figures and ``graph_checked``."""
+    graph = (build_graph(topology) if design is None else
+             graph_of_design(design, port_gbit=topology.port_gbit, switch=topology.switch or "", kind=topology.kind))
+    checks = check_graph(graph)
     if not checks.ok:
         raise ValueError(f"fabric graph check failed: {', '.join(checks.violations[:5]) or 'uneven uplinks'}")
     return topology.model_copy(update={"bisection_gbit": checks.bisection_gbit,

@@ -1,8 +1,10 @@
 """Choose the interconnect of a phase from the traffic its layout puts on the network.
 
-``design_fabric`` takes a :class:`~gpuplan.fabric.demand.TrafficDemand` and returns the
-:class:`~gpuplan.core.contract.Interconnect` (scale-up domain, scale-out technology, speed, NICs, rails,
-and the reasons in numbers) and the :class:`~gpuplan.core.contract.Topology` (sized in closed form).
+``design_fabric`` takes a :class:`~gpuplan.fabric.demand.TrafficDemand` and returns a
+:class:`FabricDesign`: the :class:`~gpuplan.core.contract.Interconnect` (scale-up domain, scale-out
+technology, speed, NICs, rails, and the reasons in numbers), the
+:class:`~gpuplan.core.contract.Topology` (sized in closed form), and the designs behind them (the
+Clos of the topology, a serving phase's separate front end), which the BOM prices as they are.
 
 Defaults an experienced engineer would pick (docs/fabric-model.md, "Choosing the interconnect"):
 
@@ -29,7 +31,7 @@ from gpuplan.hardware.schema import Fabric, Gpu, Nic
 from gpuplan.core.errors import InputError
 from gpuplan.fabric.compact import compact_reason, fewest_switches
 from gpuplan.fabric.demand import TrafficDemand
-from gpuplan.fabric.frontend import FRONTEND_PLANES, frontend_design, frontend_nics
+from gpuplan.fabric.frontend import FRONTEND_PLANES, FrontEnd, frontend_design
 from gpuplan.fabric.parts import (  # noqa: F401  (re-exported)
     FRONTEND_MIN_GBIT,
     FRONTEND_RATIOS,
@@ -52,6 +54,19 @@ GRAPH_CHECK_LIMIT = 4096
 
 
 @dataclass(frozen=True)
+class FabricDesign:
+    """The network of one phase as designed: what the plan reports (interconnect, topology) and
+    the designs behind it, so that nothing downstream sizes the fabric again."""
+
+    interconnect: Interconnect
+    topology: Topology
+    #: The Clos behind ``topology`` (a frontend-only serving phase: the front end's); None without one.
+    compute: ClosDesign | None
+    #: A serving phase's separate dual-homed front end (next to an east-west fabric).
+    frontend: FrontEnd | None = None
+
+
+@dataclass(frozen=True)
 class ScaleOut:
     """A chosen scale-out network: technology, port speed, ports per GPU and NIC."""
 
@@ -67,8 +82,8 @@ class ScaleOut:
 
 def design_fabric(demand: TrafficDemand, gpu: Gpu, catalog: Catalog, *, oversubscription: float | None = None,
                   topology: str | None = None, scalable_unit_nodes: int | None = None,
-                  reserved_node_slots: int = 0, check: bool | None = None) -> tuple[Interconnect, Topology]:
-    """Interconnect and topology of one phase (``topology`` None = the phase default).
+                  reserved_node_slots: int = 0, check: bool | None = None) -> FabricDesign:
+    """Interconnect, topology and designs of one phase (``topology`` None = the phase default).
 
     ``topology``: "rail-optimized" (training default), "fat-tree" / "leaf-spine", "rail-only".
     ``check``: build and check the graph (default: fabrics up to GRAPH_CHECK_LIMIT endpoints).
@@ -85,7 +100,7 @@ def design_fabric(demand: TrafficDemand, gpu: Gpu, catalog: Catalog, *, oversubs
                         reserved_node_slots, check)
     if _single_domain(demand, gpu, nodes):
         reasons.append(f"All {demand.gpus} GPUs sit in one scale-up domain: no scale-out fabric.")
-        return _interconnect(gpu, None, demand.required_gbit_per_gpu, 0, reasons), no_fabric(nodes)
+        return FabricDesign(_interconnect(gpu, None, demand.required_gbit_per_gpu, 0, reasons), no_fabric(nodes), None)
     out = choose_scaleout(demand, gpu, catalog, need=demand.required_gbit_per_gpu)
     reasons += out.reasons
     layout = _layout(topology, gpu, default="rail-optimized", reasons=reasons)
@@ -93,16 +108,16 @@ def design_fabric(demand: TrafficDemand, gpu: Gpu, catalog: Catalog, *, oversubs
     if ratio > 1:
         reasons.append(f"Leaf tier oversubscribed {ratio:g}:1 at the user's request: cross-leaf traffic gets "
                        f"1/{ratio:g} of the NIC rate; the step time is re-evaluated with it.")
-    topo, out = _size(out, gpu, catalog, nodes, layout, ratio, scalable_unit_nodes, reserved_node_slots, check,
-                      reasons, rail_planes=_rail_planes(demand, gpu, topology))
+    topo, design, out = _size(out, gpu, catalog, nodes, layout, ratio, scalable_unit_nodes, reserved_node_slots,
+                              check, reasons, rail_planes=_rail_planes(demand, gpu, topology))
     rails = gpu.gpus_per_node * out.ports_per_gpu
-    return _interconnect(gpu, out, demand.required_gbit_per_gpu, rails, reasons), topo
+    return FabricDesign(_interconnect(gpu, out, demand.required_gbit_per_gpu, rails, reasons), topo, design)
 
 
 # ---------------------------------------------------------------------------- serving
 def _serving(demand: TrafficDemand, gpu: Gpu, catalog: Catalog, nodes: int, reasons: list[str],
              oversubscription: float | None, topology: str | None, su: int | None, reserved: int,
-             check: bool | None) -> tuple[Interconnect, Topology]:
+             check: bool | None) -> FabricDesign:
     front, front_ports = choose_frontend(demand.frontend_gbit_per_node, catalog)
     crosses = bool(demand.cross_node_groups) or demand.kv_transfer_gbit_per_gpu > 0
     fr_reason = (f"Front end: {demand.frontend_gbit_per_node:.3g} Gb/s of requests and responses per node -> "
@@ -119,26 +134,30 @@ def _serving(demand: TrafficDemand, gpu: Gpu, catalog: Catalog, nodes: int, reas
     default: Layout = "rail-optimized" if demand.rail_aligned else "fat-tree"
     layout = _layout(topology, gpu, default=default, reasons=reasons)
     ratio = 1.0 if oversubscription is None else oversubscription
-    topo, out = _size(out, gpu, catalog, nodes, layout, ratio, su, reserved, check, reasons,
-                      rail_planes=_rail_planes(demand, gpu, topology))
+    topo, design, out = _size(out, gpu, catalog, nodes, layout, ratio, su, reserved, check, reasons,
+                              rail_planes=_rail_planes(demand, gpu, topology))
     reasons.append(fr_reason + " It is a separate network (BOM: front-end lines).")
+    try:  # the front end has its own default units and no reserved slots
+        frontend = frontend_design(demand.frontend_gbit_per_node, nodes, catalog)
+    except SizingError as exc:
+        raise SizingError(f"the front end cannot connect {nodes:,} nodes: {exc}") from None
     ic = _interconnect(gpu, out, need, gpu.gpus_per_node * out.ports_per_gpu, reasons)
     ic = ic.model_copy(update={"frontend_fabric": front.id, "frontend_gbit_per_node": demand.frontend_gbit_per_node})
-    return ic, topo
+    return FabricDesign(ic, topo, design, frontend)
 
 
 def _frontend_only(demand: TrafficDemand, gpu: Gpu, catalog: Catalog, nodes: int, front: Fabric, ports: int,
                    reasons: list[str], oversubscription: float | None, topology: str | None, su: int | None,
-                   reserved: int, check: bool | None) -> tuple[Interconnect, Topology]:
+                   reserved: int, check: bool | None) -> FabricDesign:
     if topology is not None and TOPOLOGY_CHOICES[topology] != "fat-tree":
         reasons.append(f"Requested topology {topology!r} ignored: a front-end network is a plain leaf-spine.")
     try:
-        front, ports, ratio, switch_id, design, nic = frontend_design(
-            demand.frontend_gbit_per_node, nodes, catalog, oversubscription=oversubscription, su=su,
-            reserved=reserved)
+        fe = frontend_design(demand.frontend_gbit_per_node, nodes, catalog, oversubscription=oversubscription, su=su,
+                             reserved=reserved)
     except SizingError as exc:
         raise SizingError(f"the front end cannot connect {nodes:,} nodes: {exc}") from None
-    topo = _finish(design, switch_id, front.port_gbit, check, frontend=True)
+    front, ports, ratio, design, nic = fe.fabric, fe.ports, fe.ratio, fe.design, fe.nic
+    topo = _finish(design, fe.switch_id, front.port_gbit, check, frontend=True)
     reasons.append(f"Dual-homed: every node has {ports} x {front.port_gbit:g}G in each of {FRONTEND_PLANES} "
                    f"independent front-end planes, and either plane alone carries its traffic (a failed port, "
                    f"NIC port or switch does not cut a server off).")
@@ -152,11 +171,11 @@ def _frontend_only(demand: TrafficDemand, gpu: Gpu, catalog: Catalog, nodes: int
     reasons.append(_topology_reason(topo, design))
     ic = Interconnect(scaleup_tech=gpu.scaleup_tech, scaleup_domain_gpus=gpu.scaleup_domain,
                       scaleup_uni_gb_per_s=gpu.scaleup_uni_gb_per_s, **_node_fields(gpu), scaleout_fabric=front.id, scaleout_kind=front.kind,
-                      nic=nic.id if nic else None, nics_per_node=frontend_nics(nic, ports),
+                      nic=nic.id if nic else None, nics_per_node=fe.nics_per_node,
                       nic_gbit_per_gpu=ports * FRONTEND_PLANES * front.port_gbit / gpu.gpus_per_node,
                       required_gbit_per_gpu=demand.frontend_gbit_per_node / gpu.gpus_per_node, rails=ports,
                       reasons=reasons, frontend_gbit_per_node=demand.frontend_gbit_per_node)
-    return ic, topo
+    return FabricDesign(ic, topo, design)
 
 
 # ---------------------------------------------------------------------------- scale-out choice
@@ -246,7 +265,7 @@ def _rail_planes(demand: TrafficDemand, gpu: Gpu, topology: str | None) -> bool:
 
 def _size(out: ScaleOut, gpu: Gpu, catalog: Catalog, nodes: int, layout: Layout, ratio: float, su: int | None,
           reserved: int, check: bool | None, reasons: list[str], *,
-          rail_planes: bool = False) -> tuple[Topology, ScaleOut]:
+          rail_planes: bool = False) -> tuple[Topology, ClosDesign, ScaleOut]:
     """Size the compute fabric; fall back to the other technology at the same speed when it cannot reach."""
     rails = gpu.gpus_per_node * out.ports_per_gpu
     candidates = [out.fabric] + sorted((f for f in catalog.fabrics.values() if f.kind != out.fabric.kind
@@ -270,7 +289,7 @@ def _size(out: ScaleOut, gpu: Gpu, catalog: Catalog, nodes: int, layout: Layout,
         if design.spec != spec:
             reasons.append(compact_reason(design, size_clos(spec)))
         reasons.append(_topology_reason(topo, design))
-        return topo, out
+        return topo, design, out
     raise SizingError(f"no fabric in the catalog connects {nodes:,} nodes of {rails} rails: {last_err}")
 
 
@@ -290,7 +309,7 @@ def _finish(design: ClosDesign, switch_id: str, port_gbit: float, check: bool | 
         if hit is None:
             if len(_CHECKED) >= 256:
                 _CHECKED.clear()
-            hit = _CHECKED[key] = checked_topology(topo)
+            hit = _CHECKED[key] = checked_topology(topo, design)
         topo = hit
     return topo
 

@@ -90,26 +90,27 @@ def _attach_network(phase: str, result: Any, workload: Workload, catalog: Catalo
     if not plan.feasible or gpu is None or result.demand is None:
         return plan
     try:
-        interconnect, topology = design_fabric(result.demand, gpu, catalog)
+        fabric = design_fabric(result.demand, gpu, catalog)
     except SizingError as exc:  # a plan whose cluster no modelled fabric reaches is infeasible, not bad input
         why = f"{gpu.id}: {plan.gpus:,} GPUs: {exc}; four-tier fabrics are not modelled"
         return plan.model_copy(update={"feasible": False, "infeasible": [why, *plan.infeasible]})
+    interconnect, topology = fabric.interconnect, fabric.topology
     if phase == "training" and interconnect.scaleout_fabric is not None:
         from gpuplan.physics.network import network_for
         from gpuplan.training.planner import with_network
 
         cluster = workload.cluster_network  # check: the proposed cluster's own network
-        fabric = catalog.fabrics[cluster.fabric if cluster and cluster.fabric else interconnect.scaleout_fabric]
+        tech = catalog.fabrics[cluster.fabric if cluster and cluster.fabric else interconnect.scaleout_fabric]
         gbit = (cluster.nic_gbit_per_gpu if cluster and cluster.nic_gbit_per_gpu is not None
                 else interconnect.nic_gbit_per_gpu)
         over = cluster.oversubscription if cluster else topology.oversubscription
-        network = network_for(gpu, catalog, fabric, gbit_per_gpu=gbit, oversubscription=over,
+        network = network_for(gpu, catalog, tech, gbit_per_gpu=gbit, oversubscription=over,
                               hops=topology.max_switch_hops or None)
         result = with_network(result, workload, catalog, network)
         plan = result.plan
     given = workload.constraints.tco
     try:  # the storage and front-end networks are sized from catalog switches too
-        bom = build_bom(phase, gpu, plan.gpus, interconnect, topology, catalog,
+        bom = build_bom(phase, gpu, plan.gpus, fabric, catalog,
                         storage=_storage_need(phase, plan, workload, catalog), pue=dict(given).get("pue"))
     except SizingError as exc:
         why = f"{gpu.id}: {plan.gpus:,} GPUs: storage or front-end network: {exc}"

@@ -124,8 +124,9 @@ def _network(fleet: Any, workload: Workload, catalog: Catalog, base: ServingPlan
     gpu = fleet.decode.replica.gpu
     weights = fleet.decode.replica.resident_weight_bytes * fleet.decode.replica.layout.gpus
     try:
-        interconnect, topology = design_fabric(traffic, gpu, catalog)
-        bom = build_bom("serving", gpu, traffic.gpus, interconnect, topology, catalog,
+        fabric = design_fabric(traffic, gpu, catalog)
+        interconnect, topology = fabric.interconnect, fabric.topology
+        bom = build_bom("serving", gpu, traffic.gpus, fabric, catalog,
                         storage=StorageNeed("serving", float(workload.arch.total_params), weights_bytes=weights),
                         pue=dict(workload.constraints.tco).get("pue"), servers=servers if len(servers) > 1 else ())
     except SizingError:

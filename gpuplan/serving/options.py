@@ -33,6 +33,17 @@ class ServingResult:
 
 
 @dataclass(frozen=True)
+class Miss:
+    """Why an option misses the targets, as figures (the words are written from the results, by
+    serving/report.py): ``"limit"``, a limit of the replica (``Option.limit`` says which);
+    ``"unpriced"``, a budget that cannot be checked; ``"budget"``, capex over ``limit`` dollars;
+    ``"power"``, fleet power over ``limit`` kW."""
+
+    kind: str
+    limit: float = 0.0
+
+
+@dataclass(frozen=True)
 class Option:
     """One GPU and layout, sized for the workload."""
 
@@ -41,7 +52,7 @@ class Option:
     capacity: ReplicaCapacity
     ceiling: Workpoint | None
     limit: str
-    failure: str | None
+    miss: Miss | None
     active: int = 0
     replicas: int = 0
     fleet: FleetCost | None = None
@@ -59,7 +70,7 @@ class Option:
 
     @property
     def meets(self) -> bool:
-        return self.failure is None
+        return self.miss is None
 
     @property
     def gpus(self) -> int:

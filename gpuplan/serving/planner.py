@@ -24,12 +24,12 @@ from gpuplan.serving.frontier import layout_frontier
 from gpuplan.serving.fleet import fleet_cost, usd_per_million_tokens
 from gpuplan.serving.links import Links, links_for
 from gpuplan.core.contract import ServingPlan
-from gpuplan.serving.model import GIB, Layout, Replica, build_replica
+from gpuplan.serving.model import Layout, Replica, build_replica
 from gpuplan.serving.traffic import serving_demand
-from gpuplan.serving.options import LIMIT_WORDS, Option, ServingResult, _layout_name, by_rank, representative  # noqa: F401
+from gpuplan.serving.options import Miss, Option, ServingResult, _layout_name, by_rank, representative  # noqa: F401
 
 _Ceiling = tuple[ReplicaCapacity, Workpoint | None, str]
-from gpuplan.serving.report import _infeasible, _ms, _option_out, _plan_out, _unfit_out
+from gpuplan.serving.report import _infeasible, _option_out, _plan_out, _unfit_out
 
 #: Tensor- and pipeline-parallel degrees searched (powers of two; TP must divide the heads).
 TP_CHOICES = (1, 2, 4, 8, 16, 32, 64)
@@ -59,33 +59,6 @@ def _demand(workload: Workload) -> Demand:
     assert s is not None
     return Demand(prompt_tokens=s.prompt_tokens, output_tokens=s.output_tokens, ttft_s=s.ttft_ms / 1e3,
                   tpot_s=s.tpot_ms / 1e3, percentile=s.latency_percentile, context_tokens=s.context_length)
-
-
-def _failure_text(cap: ReplicaCapacity, limit: str, demand: Demand) -> str:
-    rep = cap.replica
-    lay = rep.layout
-    where = _layout_name(lay)
-    if limit == "kv":
-        usable = rep.gpu.memory_usable_gib
-        weights = rep.resident_weight_bytes / GIB
-        if rep.kv_budget_bytes <= 0:
-            return (f"does not fit at {where}: {weights:.1f} GiB of weights per GPU + "
-                    f"{rep.k.runtime_overhead_gib:g} GiB runtime exceed {usable:g} GiB")
-        full = max(demand.prompt_tokens + demand.output_tokens, demand.context_tokens)
-        need = rep.sequence_bytes(full) / GIB
-        return (f"no room for one {full}-token sequence at {where}: it needs {need:.2f} GiB of KV cache per "
-                f"GPU, {rep.kv_budget_bytes / GIB:.2f} GiB are free")
-    if limit == "network":
-        return (f"a step time is not finite at {where}: the replica spans servers without a scale-out fabric, "
-                f"or a catalog figure is degenerate")
-    idle = cap.at(1e-6)
-    if limit == "tpot":
-        return (f"TPOT target {demand.tpot_s * 1e3:g} ms is below the batch-1 decode step "
-                f"{_ms(idle.step_s)} ms at {where}")
-    if limit == "ttft":
-        return (f"TTFT target {demand.ttft_s * 1e3:g} ms is below the prefill of {demand.prompt_tokens} tokens "
-                f"({_ms(cap.prefill_latency_s)} ms + {_ms(idle.step_s)} ms decode step) at {where}")
-    return f"misses the {LIMIT_WORDS.get(limit, limit)} at {where}"
 
 
 #: The replicas of each GPU (one per candidate layout) by what they are built from, each with its
@@ -141,19 +114,19 @@ def evaluate(replica: Replica, demand: Demand, qps: float, spare: int, pricing: 
     operating point at that load (a bisection) is found when the option's ``op`` is first read."""
     cap, ceiling, limit = _ceiling(replica, demand, sized)
     if ceiling is None:
-        return Option(replica.gpu, replica, cap, None, limit, _failure_text(cap, limit, demand))
+        return Option(replica.gpu, replica, cap, None, limit, Miss("limit"))
     active = max(1, math.ceil(qps / (ceiling.rate * max_load) - 1e-9))
     replicas = active + spare
     fleet = fleet_cost(replica.gpu, replicas, replica.layout.gpus, pricing, k.cost)
     tokens_per_s = qps * demand.output_tokens
-    failure = None
+    miss = None
     if budget_usd is not None and fleet.capex_usd is None:  # fail closed: an unpriced fleet cannot pass a budget
-        failure = f"no server price in the catalog: the ${budget_usd:,.0f} budget cannot be checked"
+        miss = Miss("unpriced", budget_usd)
     elif budget_usd is not None and fleet.capex_usd is not None and fleet.capex_usd > budget_usd:
-        failure = f"capex ${fleet.capex_usd:,.0f} exceeds the budget ${budget_usd:,.0f}"
+        miss = Miss("budget", budget_usd)
     elif power_limit_kw is not None and fleet.power_kw > power_limit_kw:
-        failure = f"{fleet.power_kw:,.1f} kW exceeds the power limit {power_limit_kw:,.1f} kW"
-    return Option(replica.gpu, replica, cap, ceiling, limit, failure, active, replicas, fleet,
+        miss = Miss("power", power_limit_kw)
+    return Option(replica.gpu, replica, cap, ceiling, limit, miss, active, replicas, fleet,
                   usd_per_million_tokens(fleet.usd_per_hour, tokens_per_s), load=qps / active)
 
 

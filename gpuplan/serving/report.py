@@ -9,7 +9,7 @@ from gpuplan.hardware.schema import Gpu
 from gpuplan.core.contract import Roofline, ServingLayout, ServingOption, ServingPlan
 from gpuplan.model.profile import Workload
 from gpuplan.physics.roofline import achieved_tflops, arithmetic_intensity, bound, ridge_point
-from gpuplan.serving.capacity import Demand
+from gpuplan.serving.capacity import Demand, ReplicaCapacity
 from gpuplan.serving.model import GIB, Replica
 from gpuplan.serving.options import LIMIT_WORDS, Option, ServingResult, _layout_name, representative
 
@@ -65,11 +65,11 @@ def _option_out(opt: Option, chosen: Option, workload: Workload) -> ServingOptio
             ttft_ms_p99=_finite_ms(idle.ttft_p99_s) if idle else 0.0,
             tpot_ms=_finite_ms(idle.step_s) if idle else 0.0,
             max_qps=0.0, cost_usd=None, usd_per_million_output_tokens=None, meets_target=False,
-            bound=opt.limit, cloud_usd_per_hour=None, reason=opt.failure)
+            bound=opt.limit, cloud_usd_per_hour=None, reason=failure_text(opt))
     f = opt.fleet
     assert f is not None
     if not opt.meets:
-        reason = opt.failure
+        reason = failure_text(opt)
     elif opt.objective is None:
         reason = f"meets the targets; no {'cloud rate' if pricing == 'cloud' else 'server price'} in the catalog"
     elif chosen.objective:
@@ -83,6 +83,47 @@ def _option_out(opt: Option, chosen: Option, workload: Workload) -> ServingOptio
         max_qps=_max_qps(opt.ceiling.rate, opt.replicas, workload.serving.spare_replicas),  # type: ignore[union-attr]
         cost_usd=f.capex_usd, usd_per_million_output_tokens=opt.usd_per_mtok, meets_target=opt.meets,
         bound=opt.op.step.dominant(), cloud_usd_per_hour=f.cloud_usd_per_hour, reason=reason)
+
+
+def failure_text(opt: Option) -> str | None:
+    """Why ``opt`` misses the targets, in words (None when it meets them)."""
+    miss, f = opt.miss, opt.fleet
+    if miss is None:
+        return None
+    if miss.kind == "unpriced":
+        return f"no server price in the catalog: the ${miss.limit:,.0f} budget cannot be checked"
+    if miss.kind == "budget" and f is not None and f.capex_usd is not None:
+        return f"capex ${f.capex_usd:,.0f} exceeds the budget ${miss.limit:,.0f}"
+    if miss.kind == "power" and f is not None:
+        return f"{f.power_kw:,.1f} kW exceeds the power limit {miss.limit:,.1f} kW"
+    return _limit_text(opt.capacity, opt.limit)
+
+
+def _limit_text(cap: ReplicaCapacity, limit: str) -> str:
+    """The replica limit that no workpoint of ``cap`` meets, with the figures that break it."""
+    rep, demand = cap.replica, cap.demand
+    where = _layout_name(rep.layout)
+    if limit == "kv":
+        usable = rep.gpu.memory_usable_gib
+        weights = rep.resident_weight_bytes / GIB
+        if rep.kv_budget_bytes <= 0:
+            return (f"does not fit at {where}: {weights:.1f} GiB of weights per GPU + "
+                    f"{rep.k.runtime_overhead_gib:g} GiB runtime exceed {usable:g} GiB")
+        full = max(demand.prompt_tokens + demand.output_tokens, demand.context_tokens)
+        need = rep.sequence_bytes(full) / GIB
+        return (f"no room for one {full}-token sequence at {where}: it needs {need:.2f} GiB of KV cache per "
+                f"GPU, {rep.kv_budget_bytes / GIB:.2f} GiB are free")
+    if limit == "network":
+        return (f"a step time is not finite at {where}: the replica spans servers without a scale-out fabric, "
+                f"or a catalog figure is degenerate")
+    idle = cap.at(1e-6)
+    if limit == "tpot":
+        return (f"TPOT target {demand.tpot_s * 1e3:g} ms is below the batch-1 decode step "
+                f"{_ms(idle.step_s)} ms at {where}")
+    if limit == "ttft":
+        return (f"TTFT target {demand.ttft_s * 1e3:g} ms is below the prefill of {demand.prompt_tokens} tokens "
+                f"({_ms(cap.prefill_latency_s)} ms + {_ms(idle.step_s)} ms decode step) at {where}")
+    return f"misses the {LIMIT_WORDS.get(limit, limit)} at {where}"
 
 
 def _ms(seconds: float) -> str:
@@ -161,7 +202,7 @@ def _reasons(chosen: Option, workload: Workload, meeting: list[Option],
     cheaper_failing = [o for gid, o in sorted(best.items()) if not o.meets and gid != chosen.gpu.id
                        and _cheaper_unit(o.gpu, chosen.gpu, pricing)]
     for o in cheaper_failing[:4]:
-        out.append(f"Cheaper {o.gpu.id} does not qualify: {o.failure}.")
+        out.append(f"Cheaper {o.gpu.id} does not qualify: {failure_text(o)}.")
     return out
 
 
@@ -213,7 +254,7 @@ def _infeasible(workload: Workload, per_gpu: dict[str, tuple[list[Option], list[
             alternatives.append(_unfit_out(gid, "no TP/PP layout is possible for this model"))
             continue
         rep = representative(opts)
-        problems.append(f"{gid}: {rep.failure}")
+        problems.append(f"{gid}: {failure_text(rep)}")
         alternatives.append(_option_out(rep, rep, workload))
         for o in opts:
             if o.capacity.max_sequences >= 1 and o.capacity.fits_context:

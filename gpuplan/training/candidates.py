@@ -13,8 +13,8 @@ from gpuplan.core.contract import TrainingOption
 from gpuplan.hardware.loader import Catalog
 from gpuplan.hardware.schema import Gpu
 from gpuplan.model.profile import Workload
-from gpuplan.training.memory import GIB
-from gpuplan.training.plan_record import bound_of, layout_record, short_layout
+from gpuplan.training.layout import Layout
+from gpuplan.training.plan_record import bound_of, layout_record
 from gpuplan.training.search import (
     MAX_GROUPS,
     Evaluation,
@@ -27,7 +27,7 @@ from gpuplan.training.search import (
     min_model_parallel,
     search,
 )
-from gpuplan.training.sizing import batch_options, counts_phrase, fixed_count_dps, usable_text
+from gpuplan.training.sizing import batch_options, fixed_count_dps, nearest_counts
 from gpuplan.training.timing import Job
 
 #: Search results shared by the calls of one planning run (see plan_training).
@@ -62,15 +62,48 @@ def memoized(memo: Memo, key: tuple[object, ...], make: Callable[[], R]) -> R:
     return memo[key]  # type: ignore[return-value]
 
 
+@dataclass(frozen=True)
+class Miss:
+    """Why a GPU type misses the target, as the facts its search found; the words are written from
+    them after the search (:func:`gpuplan.training.reasons.miss_text`).
+
+    ``kind``: "unpriced" (a budget that cannot be checked, ``limit`` dollars), "budget" (``value``
+    dollars over ``limit``), "power" (``gpus`` drawing ``value`` kW over ``limit``), "isolated" (no
+    scale-out network, a ``domain``-GPU scale-up domain), "states" (the model states fit no TP x PP),
+    "count-memory" (``value`` bytes per GPU at least on ``gpus``), "memory" (``value`` bytes at
+    ``layout``), "count" (no layout on exactly ``gpus`` at a batch near ``batch``), "limits" (the
+    power limit or the batch), "deadline" (about ``gpus`` GPUs at the speed of ``plan``), "none"."""
+
+    kind: str
+    limit: float = 0.0
+    value: float = 0.0
+    gpus: int = 0
+    #: TP x PP the model states need (None: nothing fits; 1: no constraint).
+    states: int | None = None
+    #: The fastest plan found (deadline and budget misses).
+    plan: Evaluation | None = None
+    #: The leanest layout the search saw (memory misses).
+    layout: Layout | None = None
+    batch: int = 0
+    domain: int = 0
+    #: Nearest whole-server counts below and above ``gpus`` that some layout can use.
+    nearest: tuple[int | None, int | None] = (None, None)
+    #: The GPU's usable GiB, the bytes a layout may use, and the headroom kept free.
+    usable: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    #: Search axes thinned to stay within ``max_groups`` (said after the reason).
+    thinned: tuple[str, ...] = ()
+    max_groups: int = 0
+
+
 def plan_gpu(ev: Evaluator, target: Target, workload: Workload, catalog: Catalog | None = None,
-             max_groups: int = MAX_GROUPS, cutoff: float | None = None) -> tuple[Candidate | None, str | None]:
+             max_groups: int = MAX_GROUPS, cutoff: float | None = None) -> tuple[Candidate | None, Miss | None]:
     """Best option of one GPU type for the target, or the closest miss and why it misses.
 
     ``cutoff`` (deadline targets): only a plan costing at most that is wanted; (None, None) when
     there is none (search's ``cutoff``)."""
     gpu, cap = ev.gpu, workload.constraints.budget_usd
     if target.kind == "budget" and cost_usd(gpu, gpu.gpus_per_node, 1.0, target.pricing) is None:
-        return None, f"no {target.pricing} price in the catalog: the ${target.budget_usd:,.0f} budget cannot be checked"
+        return None, Miss("unpriced", limit=target.budget_usd or 0.0)
     with collector_paused():  # the search frees what it allocates by refcount (core/collector.py)
         found = search(ev, Fixed(), target, top=1, max_groups=max_groups, cutoff=cutoff)
     if cutoff is not None and not found.best:
@@ -88,72 +121,57 @@ def plan_gpu(ev: Evaluator, target: Target, workload: Workload, catalog: Catalog
                 ev, found = other, again
                 break
     if not found.best:
-        cand, why = _nearest(ev, target, found)
-        return cand, why + (f" (layout space thinned to {max_groups:,} groups: {'; '.join(found.thinned)})"
-                            if found.thinned else "")
+        cand, miss = _nearest(ev, target, found)
+        return cand, replace(miss, thinned=found.thinned, max_groups=max_groups)
     best = found.best[0]
     cost = cost_usd(gpu, best.gpus, best.gpu_hours, target.pricing)
     cand = Candidate(gpu, best, tuple(found.best[1:]), cost, True, found.thinned, job=ev.job, max_groups=max_groups)
     if cap is not None and cost is None:  # fail closed: an unpriced plan cannot pass a budget
-        return replace(cand, meets=False), (f"no {target.pricing} price in the catalog: the ${cap:,.0f} budget "
-                                            f"cannot be checked")
+        return replace(cand, meets=False), Miss("unpriced", limit=cap)
     if cap is not None and cost is not None and cost > cap:
-        return replace(cand, meets=False), (f"the plan costs ${cost:,.0f}, over the ${cap:,.0f} budget "
-                                            f"by {cost / cap - 1:.0%}")
+        return replace(cand, meets=False), Miss("budget", limit=cap, value=cost)
     limit = workload.constraints.power_limit_kw
     power = gpu.servers_for(best.gpus) * gpu.node_power_kw
     if limit is not None and power > limit:
-        return replace(cand, meets=False), (f"{best.gpus:,} GPUs draw {power:,.0f} kW, over the "
-                                            f"{limit:,.0f} kW power limit by {power / limit - 1:.0%}")
-    return cand, ""
+        return replace(cand, meets=False), Miss("power", limit=limit, value=power, gpus=best.gpus)
+    return cand, None
 
 
-def _nearest(ev: Evaluator, target: Target, found: SearchOutcome) -> tuple[Candidate | None, str]:
-    """Explain why nothing met the target, with the closest option when there is one."""
+def _nearest(ev: Evaluator, target: Target, found: SearchOutcome) -> tuple[Candidate | None, Miss]:
+    """Why nothing met the target, with the closest option when there is one."""
     gpu = ev.gpu
+    usable = (gpu.memory_usable_gib, ev.limit, ev.headroom)
     if found.fastest is None:
         if ev.hw.net.scaleout is None and ev.hw.domain < gpu.gpus_per_node:
-            return None, (f"the reference server has no scale-out network and a {ev.hw.domain}-GPU scale-up "
-                          f"domain: its GPUs cannot train one model together")
+            return None, Miss("isolated", domain=ev.hw.domain)
         need = min_model_parallel(ev)
-        states = f"; the model states need TP*PP >= {need}" if need and need > 1 else ""
         if need is None:
-            return None, f"does not fit: the model states exceed {gpu.memory_usable_gib:.1f} GiB at any TP x PP"
+            return None, Miss("states", usable=usable)
         if target.kind == "gpus" and target.gpus is not None:
             least = min_memory_at(ev, target.gpus)
             if least > ev.limit:
-                return None, (f"does not fit on {target.gpus:,} GPUs: needs at least {least / GIB:.1f} GiB per GPU "
-                              f"(full recompute, ZeRO-2/3), has {usable_text(ev)}{states}"
-                              f"{counts_phrase(ev, target.gpus)}")
+                return None, Miss("count-memory", value=least, gpus=target.gpus, states=need, usable=usable,
+                                  nearest=nearest_counts(ev, target.gpus))
         if found.min_memory < math.inf:
-            lay = found.min_memory_layout
-            where = f" (best: TP{lay.tp} PP{lay.pp} DP{lay.dp})" if lay else ""
-            return None, (f"does not fit: needs {found.min_memory / GIB:.1f} GiB per GPU{where}, "
-                          f"has {usable_text(ev)}{states}")
+            return None, Miss("memory", value=found.min_memory, layout=found.min_memory_layout, states=need,
+                              usable=usable)
         if target.kind == "gpus":
-            return None, (f"no valid layout on exactly {target.gpus:,} GPUs (TP x PP x CP x DP must match "
-                          f"and DP x micro-batch divide a global batch near {ev.job.batch}){states}"
-                          f"{counts_phrase(ev, target.gpus or 0)}")
-        return None, f"no layout fits the power limit or the global batch{states}"
+            return None, Miss("count", gpus=target.gpus or 0, batch=ev.job.batch, states=need,
+                              nearest=nearest_counts(ev, target.gpus or 0))
+        return None, Miss("limits", states=need)
     e = found.fastest
     cost = cost_usd(gpu, e.gpus, e.gpu_hours, target.pricing)
     cand = Candidate(gpu, e, (), cost, False)
     mp = min_model_parallel(ev)
-    states = f"; the model states need TP*PP >= {mp}" if mp and mp > 1 else ""
     if target.kind == "deadline":
         deadline = target.deadline_days or math.inf
-        need = math.ceil(e.gpus * e.wall_days / deadline)
-        limit = ("the power limit" if target.power_limit_kw is not None else
-                 f"the global batch of {ev.job.batch} sequences")
-        return cand, (f"needs about {need:,} GPUs for the {deadline:g}-day deadline at the per-GPU speed of its "
-                      f"fastest plan found ({e.gpus:,} GPUs, {short_layout(e.layout)}: {e.wall_days:.1f} days, "
-                      f"{e.wall_days / deadline - 1:.0%} over), more than {limit} allows{states}")
+        return cand, Miss("deadline", limit=deadline, gpus=math.ceil(e.gpus * e.wall_days / deadline), plan=e,
+                          batch=ev.job.batch, states=mp)
     if target.kind == "budget":
         if cost is None:
-            return cand, f"no {target.pricing} price in the catalog: the ${target.budget_usd:,.0f} budget cannot be checked"
-        return cand, (f"the cheapest plan found ({e.gpus:,} GPUs, {e.wall_days:.1f} days) costs ${cost:,.0f}, "
-                      f"{cost / target.budget_usd - 1:.0%} over the ${target.budget_usd:,.0f} budget")  # type: ignore[operator]
-    return cand, "no layout fits"
+            return cand, Miss("unpriced", limit=target.budget_usd or 0.0)
+        return cand, Miss("budget", limit=target.budget_usd or 0.0, value=cost, plan=e)
+    return cand, Miss("none")
 
 
 def rank(c: Candidate, target: Target) -> tuple[object, ...]:

@@ -27,7 +27,7 @@ from gpuplan.training.memory import GIB
 from gpuplan.training.plan_record import (  # noqa: F401  (bound_of re-exported)
     bound_of, breakdown_record, empty_plan, layout_record, meets_target, memory_record, search_layout,
 )
-from gpuplan.training.reasons import plan_reasons, unvalidated_note  # noqa: F401  (re-exported)
+from gpuplan.training.reasons import miss_text, plan_reasons, unvalidated_note  # noqa: F401  (re-exported)
 from gpuplan.training.roofline import training_roofline
 from gpuplan.training.search import Evaluation, Evaluator, Fixed, Target, cost_usd, group_limit, search
 from gpuplan.training.sizing import search_network, sizing_notes
@@ -153,12 +153,12 @@ def plan_training(workload: Workload, catalog: Catalog, memo: Memo | None = None
         if cutoff is None and top is not None and target.kind == "deadline":
             cutoff = math.inf  # a GPU type that misses the deadline is no alternative: no miss to explain
         if key in memo or cutoff is None:
-            cand, why = memoized(memo, key, lambda: plan_gpu(ev, target, workload, catalog, limit))
+            cand, miss = memoized(memo, key, lambda: plan_gpu(ev, target, workload, catalog, limit))
         else:  # only a plan that can rank among the top is wanted: search up to the top-th cost
-            cand, why = plan_gpu(ev, target, workload, catalog, limit, cutoff=cutoff)
-            if cand is None and why is None:
+            cand, miss = plan_gpu(ev, target, workload, catalog, limit, cutoff=cutoff)
+            if cand is None and miss is None:
                 continue
-            memo[key] = (cand, why)
+            memo[key] = (cand, miss)
         if cand is not None and cand.meets:
             cands.append(cand)
             if top is not None:
@@ -166,7 +166,7 @@ def plan_training(workload: Workload, catalog: Catalog, memo: Memo | None = None
         else:
             if cand is not None:
                 misses.append(cand)
-            infeasible.append(f"{gid}: {why}")
+            infeasible.append(f"{gid}: {miss_text(miss, target) if miss else ''}")
     cands.sort(key=lambda c: rank(c, target))
     misses.sort(key=lambda c: (c.best.wall_days, c.gpu.id))
     if not cands:

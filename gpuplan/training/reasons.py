@@ -6,10 +6,11 @@ from gpuplan.hardware.loader import Catalog
 from gpuplan.hardware.schema import Gpu
 from gpuplan.hardware.training_calibration import TrainingCalibration
 from gpuplan.physics.network import network_for
-from gpuplan.training.candidates import Candidate
+from gpuplan.training.candidates import Candidate, Miss
 from gpuplan.training.layout import groups, layers_per_stage
 from gpuplan.training.memory import GIB
 from gpuplan.training.plan_record import bound_of, short_layout
+from gpuplan.training.sizing import counts_phrase, usable_text
 from gpuplan.training.search import MAX_GROUPS, Evaluation, Evaluator, Target, min_model_parallel
 from gpuplan.training.timing import Job
 
@@ -74,6 +75,51 @@ def plan_reasons(job: Job, gpu: Gpu, e: Evaluation, target: Target, catalog: Cat
         out.append(f"search: the layout space of {gpu.id} exceeds {ranked[0].max_groups:,} (TP, CP, EP, PP, micro-batch) "
                    f"groups and was thinned evenly ({'; '.join(ranked[0].thinned)}): the plan is the best of those")
     return out
+
+
+def miss_text(miss: Miss, target: Target) -> str:
+    """Why a GPU type misses ``target``, in words, from the facts its search found."""
+    return _miss_words(miss, target) + (f" (layout space thinned to {miss.max_groups:,} groups: "
+                                        f"{'; '.join(miss.thinned)})" if miss.thinned else "")
+
+
+def _miss_words(m: Miss, target: Target) -> str:
+    states = f"; the model states need TP*PP >= {m.states}" if m.states and m.states > 1 else ""
+    if m.kind == "unpriced":
+        return f"no {target.pricing} price in the catalog: the ${m.limit:,.0f} budget cannot be checked"
+    if m.kind == "budget" and m.plan is None:
+        return f"the plan costs ${m.value:,.0f}, over the ${m.limit:,.0f} budget by {m.value / m.limit - 1:.0%}"
+    if m.kind == "budget" and m.plan is not None:
+        return (f"the cheapest plan found ({m.plan.gpus:,} GPUs, {m.plan.wall_days:.1f} days) costs ${m.value:,.0f}, "
+                f"{m.value / m.limit - 1:.0%} over the ${m.limit:,.0f} budget")
+    if m.kind == "power":
+        return (f"{m.gpus:,} GPUs draw {m.value:,.0f} kW, over the {m.limit:,.0f} kW power limit by "
+                f"{m.value / m.limit - 1:.0%}")
+    if m.kind == "isolated":
+        return (f"the reference server has no scale-out network and a {m.domain}-GPU scale-up domain: its GPUs "
+                f"cannot train one model together")
+    if m.kind == "states":
+        return f"does not fit: the model states exceed {m.usable[0]:.1f} GiB at any TP x PP"
+    if m.kind == "count-memory":
+        return (f"does not fit on {m.gpus:,} GPUs: needs at least {m.value / GIB:.1f} GiB per GPU (full recompute, "
+                f"ZeRO-2/3), has {usable_text(*m.usable)}{states}{counts_phrase(m.nearest)}")
+    if m.kind == "memory":
+        lay = m.layout
+        where = f" (best: TP{lay.tp} PP{lay.pp} DP{lay.dp})" if lay else ""
+        return f"does not fit: needs {m.value / GIB:.1f} GiB per GPU{where}, has {usable_text(*m.usable)}{states}"
+    if m.kind == "count":
+        return (f"no valid layout on exactly {m.gpus:,} GPUs (TP x PP x CP x DP must match and DP x micro-batch "
+                f"divide a global batch near {m.batch}){states}{counts_phrase(m.nearest)}")
+    if m.kind == "limits":
+        return f"no layout fits the power limit or the global batch{states}"
+    if m.kind == "deadline" and m.plan is not None:
+        e = m.plan
+        limit = ("the power limit" if target.power_limit_kw is not None else
+                 f"the global batch of {m.batch} sequences")
+        return (f"needs about {m.gpus:,} GPUs for the {m.limit:g}-day deadline at the per-GPU speed of its fastest "
+                f"plan found ({e.gpus:,} GPUs, {short_layout(e.layout)}: {e.wall_days:.1f} days, "
+                f"{e.wall_days / m.limit - 1:.0%} over), more than {limit} allows{states}")
+    return "no layout fits"
 
 
 def unvalidated_note(gpu_id: str, cal: TrainingCalibration) -> str:

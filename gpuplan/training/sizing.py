@@ -83,10 +83,9 @@ def nearest_counts(ev: "Evaluator", gpus: int, *, scan: int = NEAREST_SCAN_SERVE
     return below, above
 
 
-def counts_phrase(ev: "Evaluator", gpus: int) -> str:
-    """'; the nearest counts that work: 1,008 or 1,024 GPUs' (empty when none is found)."""
-    below, above = nearest_counts(ev, gpus)
-    found = [f"{n:,}" for n in (below, above) if n is not None]
+def counts_phrase(nearest: tuple[int | None, int | None]) -> str:
+    """'; the nearest counts that work: 1,008 or 1,024 GPUs' (empty when none was found)."""
+    found = [f"{n:,}" for n in nearest if n is not None]
     return f"; the nearest counts that work: {' or '.join(found)} GPUs" if found else ""
 
 
@@ -103,12 +102,11 @@ def search_network(workload: "Workload", gpu: "Gpu", catalog: "Catalog") -> "Net
                        oversubscription=cluster.oversubscription)
 
 
-def usable_text(ev: "Evaluator") -> str:
+def usable_text(usable_gib: float, limit_bytes: float, headroom: float) -> str:
     """Usable GiB, and what the headroom leaves of it."""
-    usable = ev.gpu.memory_usable_gib
-    if ev.headroom <= 0:
-        return f"{usable:.1f}"
-    return f"{usable:.1f} ({ev.limit / GIB:.1f} with the {ev.headroom:.0%} memory headroom kept free)"
+    if headroom <= 0:
+        return f"{usable_gib:.1f}"
+    return f"{usable_gib:.1f} ({limit_bytes / GIB:.1f} with the {headroom:.0%} memory headroom kept free)"
 
 
 def sizing_notes(job: "Job", e: "Evaluation", workload: "Workload") -> list[str]:

@@ -10,9 +10,14 @@ from gpuplan.fabric.interconnect import design_fabric
 from .helpers import serving_demand, training_demand
 
 
+def _design(*args, **kw):
+    d = design_fabric(*args, **kw)
+    return d.interconnect, d.topology
+
+
 def test_h100_training_defaults(catalog):
     gpu = catalog.gpu("h100-sxm-80gb")
-    ic, topo = design_fabric(training_demand(), gpu, catalog)
+    ic, topo = _design(training_demand(), gpu, catalog)
     assert (ic.scaleout_fabric, ic.scaleout_kind, ic.nic) == ("ib-ndr", "infiniband", "cx7-400g")
     assert (ic.nics_per_node, ic.rails, ic.nic_gbit_per_gpu) == (8, 8, 400)
     assert (ic.scaleup_tech, ic.scaleup_domain_gpus) == ("nvlink4", 8)
@@ -28,7 +33,7 @@ def test_h100_training_defaults(catalog):
 
 def test_a_need_beyond_the_host_link_is_reported_as_a_shortfall(catalog):
     """H100's PCIe Gen5 x16 host link (64 GB/s = 512 Gb/s) feeds at most one 400G port per GPU."""
-    ic, _ = design_fabric(training_demand(need=1147.0), catalog.gpu("h100-sxm-80gb"), catalog)
+    ic, _ = _design(training_demand(need=1147.0), catalog.gpu("h100-sxm-80gb"), catalog)
     text = " ".join(ic.reasons)
     assert "needs 1,147 Gb/s per GPU to stay hidden" in text
     assert "achievable 372 Gb/s at 93% efficiency = 3.1x short of the 1,147 Gb/s needed" in text  # 1147 / 372
@@ -37,34 +42,34 @@ def test_a_need_beyond_the_host_link_is_reported_as_a_shortfall(catalog):
 
 def test_amd_gets_roce_ethernet(catalog):
     gpu = catalog.gpu("mi300x-oam-192gb")
-    ic, topo = design_fabric(training_demand(gpu.id), gpu, catalog)
+    ic, topo = _design(training_demand(gpu.id), gpu, catalog)
     assert ic.scaleout_kind == "ethernet" and ic.scaleout_fabric == "ethernet-400g"
     assert topo.switch == catalog.fabrics["ethernet-400g"].default_switch
 
 
 def test_speed_rises_only_when_the_reference_falls_short(catalog):
     gpu = catalog.gpu("a100-sxm-80gb")  # reference 200G HDR
-    ic, _ = design_fabric(training_demand(gpu.id, need=150), gpu, catalog)
+    ic, _ = _design(training_demand(gpu.id, need=150), gpu, catalog)
     assert ic.scaleout_fabric == "ib-hdr"
-    ic, _ = design_fabric(training_demand(gpu.id, need=250), gpu, catalog)
+    ic, _ = _design(training_demand(gpu.id, need=250), gpu, catalog)
     assert ic.scaleout_fabric == "ib-hdr"  # NDR 400G would exceed PCIe4 x16 (256 Gb/s): shortfall
     assert any("Shortfall" in r for r in ic.reasons)
     pcie5 = catalog.gpu("h100-pcie-80gb")  # reference 200G, PCIe5 x16 feeds 512 Gb/s
-    ic, _ = design_fabric(training_demand(pcie5.id, need=250), pcie5, catalog)
+    ic, _ = _design(training_demand(pcie5.id, need=250), pcie5, catalog)
     assert ic.scaleout_fabric == "ib-ndr"  # the smallest speed that meets 250 Gb/s
     assert ic.nic_gbit_per_gpu * catalog.fabrics["ib-ndr"].efficiency >= 250
 
 
 def test_never_above_what_the_host_link_feeds(catalog):
     gpu = catalog.gpu("h100-sxm-80gb")  # PCIe5 x16 = 512 Gb/s; XDR 800G would not be fed
-    ic, _ = design_fabric(training_demand(need=600), gpu, catalog)
+    ic, _ = _design(training_demand(need=600), gpu, catalog)
     assert ic.scaleout_fabric == "ib-ndr"
     assert any("Shortfall" in r for r in ic.reasons)
 
 
 def test_oversubscription_is_exposed_for_the_step_time(catalog):
     gpu = catalog.gpu("h100-sxm-80gb")
-    ic, topo = design_fabric(training_demand(), gpu, catalog, oversubscription=2.0)
+    ic, topo = _design(training_demand(), gpu, catalog, oversubscription=2.0)
     assert topo.oversubscription == 2.0
     assert (topo.leaf_switches, topo.spine_switches) == (32, 8)
     assert any("re-evaluated" in r for r in ic.reasons)
@@ -72,7 +77,7 @@ def test_oversubscription_is_exposed_for_the_step_time(catalog):
 
 def test_rail_only_option(catalog):
     gpu = catalog.gpu("h100-sxm-80gb")
-    _, topo = design_fabric(training_demand(gpus=512), gpu, catalog, topology="rail-only")
+    _, topo = _design(training_demand(gpus=512), gpu, catalog, topology="rail-only")
     assert topo.kind == "rail-only"
     assert topo.leaf_switches + topo.spine_switches == 8  # one 64-port switch per rail (64 nodes)
     pcie = catalog.gpu("l40s-pcie-48gb")
@@ -84,7 +89,7 @@ def test_rail_only_option(catalog):
 
 def test_serving_in_one_node_gets_only_a_front_end(catalog):
     gpu = catalog.gpu("h100-sxm-80gb")
-    ic, topo = design_fabric(serving_demand(), gpu, catalog)
+    ic, topo = _design(serving_demand(), gpu, catalog)
     assert (ic.scaleout_fabric, ic.scaleout_kind, ic.nic, ic.rails) == ("ethernet-100g", "ethernet", "cx6dx-100g", 1)
     assert ic.frontend_fabric is None and ic.frontend_gbit_per_node == 5.0
     assert topo.kind == "leaf-spine" and topo.switch == "sn4600c"
@@ -98,33 +103,33 @@ def test_serving_in_one_node_gets_only_a_front_end(catalog):
 
 def test_front_end_ratio_and_speed_follow_the_traffic(catalog):
     gpu = catalog.gpu("h100-sxm-80gb")
-    _, topo = design_fabric(serving_demand(frontend=25.0), gpu, catalog)
+    _, topo = _design(serving_demand(frontend=25.0), gpu, catalog)
     assert topo.oversubscription == 3.0  # 25 x 4 > 80 Gb/s achievable, 25 x 3 fits
-    ic, topo = design_fabric(serving_demand(frontend=120.0), gpu, catalog)
+    ic, topo = _design(serving_demand(frontend=120.0), gpu, catalog)
     assert ic.scaleout_fabric == "ethernet-200g" and topo.port_gbit == 200
 
 
 def test_serving_across_nodes_adds_an_east_west_fabric(catalog):
     gpu = catalog.gpu("h100-sxm-80gb")
-    ic, topo = design_fabric(serving_demand(gpus=256, groups=("ep",), need=150, frontend=20), gpu, catalog)
+    ic, topo = _design(serving_demand(gpus=256, groups=("ep",), need=150, frontend=20), gpu, catalog)
     assert ic.scaleout_fabric == "ib-ndr" and ic.frontend_fabric == "ethernet-100g"
     assert topo.kind == "fat-tree" and topo.oversubscription == 1.0
-    ic, topo = design_fabric(serving_demand(gpus=256, kv=50, frontend=20, rail_aligned=True), gpu, catalog)
+    ic, topo = _design(serving_demand(gpus=256, kv=50, frontend=20, rail_aligned=True), gpu, catalog)
     assert ic.required_gbit_per_gpu == 50 and topo.kind == "rail-optimized-fat-tree"
 
 
 def test_one_scale_up_domain_needs_no_fabric(catalog):
     gpu = catalog.gpu("gb200-nvl72")
-    ic, topo = design_fabric(training_demand(gpu.id, gpus=72, gpus_per_node=4), gpu, catalog)
+    ic, topo = _design(training_demand(gpu.id, gpus=72, gpus_per_node=4), gpu, catalog)
     assert topo.kind == "none" and ic.scaleout_fabric is None
-    ic, topo = design_fabric(training_demand(gpu.id, gpus=576, gpus_per_node=4), gpu, catalog)
+    ic, topo = _design(training_demand(gpu.id, gpus=576, gpus_per_node=4), gpu, catalog)
     assert ic.rails == 4 and topo.nodes == 144
     assert "8 rack-scale domains of 18 trays" in ic.reasons[0]
 
 
 def test_beyond_three_tiers_of_ndr_falls_back_to_ethernet(catalog):
     gpu = catalog.gpu("h100-sxm-80gb")
-    ic, topo = design_fabric(training_demand(gpus=131072), gpu, catalog)
+    ic, topo = _design(training_demand(gpus=131072), gpu, catalog)
     assert ic.scaleout_fabric == "ethernet-400g" and topo.tiers == 3
     assert (topo.leaf_switches, topo.spine_switches, topo.core_switches) == (2048, 2048, 1024)
     assert not topo.graph_checked  # above GRAPH_CHECK_LIMIT the graph runs on request

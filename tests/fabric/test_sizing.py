@@ -128,11 +128,15 @@ def test_divisor_rule_prefers_a_few_more_uplinks_to_many_spines():
 
 
 def test_partial_pod_three_tier():
+    """17 SU = 544 DGX x 8 rails = 4,352 endpoints on 136 leaves. Pods of 32 leaves (4 SU): 4 full
+    pods and a last pod of 8 leaves. A full pod's 32 x 32 leaf uplinks land on 32 spines (32 down,
+    32 up each); the last pod's 8 x 32 on 8 spines: 4 x 32 + 8 = 136 spines. Core group j joins
+    spine j of every pod: 32 groups of 4 cores = 128. Non-blocking, so every tier carries all
+    4,352 endpoints: 4,352 node-leaf, 4,352 leaf-spine and 4,352 spine-core links."""
     d = size_clos(dgx(17 * 32))
-    assert d.tiers == 3 and d.pods == 5 and d.last_pod_leaves == 8
-    assert d.spines == 4 * 32 + 8
-    assert d.cores % d.spines_per_pod == 0
-    assert d.spine_core_links == d.spines_per_pod * (4 * d.group_links_full + d.group_links_last)
+    assert d.tiers == 3 and d.pods == 5 and d.last_pod_leaves == 8 and d.leaves == 136
+    assert d.spines == 136 and d.cores == 128
+    assert d.node_leaf_links == d.leaf_spine_links == d.spine_core_links == 4352
 
 
 def test_bisection_non_blocking_is_half_the_endpoints():

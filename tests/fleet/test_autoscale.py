@@ -45,7 +45,6 @@ def test_scale_up_reads_the_weights_over_the_front_end(catalog):
     # 100G or more (ethernet-100g, 80 % efficiency): 42.95e9 x 8 / 80e9 = 4.295 s, + 130 s server start.
     plan = serving_plan().model_copy(update={"weights_gib_per_gpu": 10.0, "interconnect": None})
     seconds, why = scale_up_seconds(plan, catalog)
-    assert seconds == pytest.approx(130.0 + 4 * 10 * 2**30 * 8 / 80e9)
     assert seconds == pytest.approx(134.295, abs=1e-3)
     assert "130 s server start" in why
 

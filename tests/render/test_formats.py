@@ -39,9 +39,36 @@ def test_verbose_table_lists_every_bom_line(plan, options, golden):
     assert "unpriced" in text and "osfp-2x400g-sr8" in text
 
 
-@pytest.mark.parametrize("fmt", sorted(FORMATS))
-def test_output_is_deterministic(fmt, options):
-    assert render(synthetic_plan(), fmt, options) == render(synthetic_plan(), fmt, options)
+def test_two_fresh_processes_plan_the_same_bytes_in_every_format(tmp_path):
+    """The same profile planned from scratch in two Python processes (different hash seeds, so set
+    and dict orders that leak into an output would differ) gives byte-identical files in every
+    format. Rendering one in-memory plan twice could not catch that; this can."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    profile = root / "examples" / "a100-train-t4-serve.toml"
+    procs = []
+    for seed in ("1", "2"):
+        cwd = tmp_path / f"run-{seed}"
+        cwd.mkdir()
+        argv = [sys.executable, "-m", "gpuplan", "recommend", str(profile), "--exit-zero", "-q"]
+        for fmt in sorted(FORMATS):
+            argv += ["--output", f"{fmt}:out.{fmt}"]
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("GPUPLAN_", "PYTHONHASHSEED", "NO_COLOR"))}
+        env.update(PYTHONHASHSEED=seed, PYTHONPATH=str(root), COLUMNS="100", TERM="dumb")
+        procs.append((cwd, subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)))
+    outputs = []
+    for cwd, proc in procs:
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err.decode()[-2000:]
+        outputs.append({"stdout": out, **{fmt: (cwd / f"out.{fmt}").read_bytes() for fmt in sorted(FORMATS)}})
+    first, second = outputs
+    assert all(first[fmt] for fmt in FORMATS)
+    for name in first:
+        assert first[name] == second[name], f"{name} differs between two fresh processes"
 
 
 def test_json_is_the_plan_and_reads_back(plan):

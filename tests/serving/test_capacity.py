@@ -37,8 +37,13 @@ def test_littles_law_holds_at_every_workpoint(capacity):
     for c in (1.0, 10.0, 100.0):
         wp = capacity.at(c)
         assert wp.concurrency == pytest.approx(wp.rate * 255 * wp.tpot_s, rel=1e-9)
-        assert wp.rho == pytest.approx(wp.rate * capacity.prefill_service_s, rel=1e-12)
-        assert wp.tpot_s == pytest.approx(wp.step_s / (1 - wp.rho), rel=1e-12)
+        assert wp.rho == pytest.approx(wp.rate * capacity.prefill_service_s, rel=1e-12)  # utilisation = lambda S
+        assert 0 < wp.rho < 1
+        # Decode pauses while a prompt is prefilled: a token takes longer than a decode step.
+        assert wp.tpot_s > wp.step_s
+    # ... and the pauses grow with the load: TPOT / step rises with the concurrency.
+    stretch = [capacity.at(c).tpot_s / capacity.at(c).step_s for c in (1.0, 10.0, 100.0)]
+    assert stretch == sorted(stretch)
 
 
 def test_rate_and_latency_grow_with_concurrency(capacity):

@@ -38,16 +38,19 @@ def test_full_recompute_matches_narayanan_96_formula():
     closed = 96 * L * h**2 * (1 + s / (6 * h) + V / (16 * L * h))
     assert hardware_flops_per_token(a, s, "full") == pytest.approx(closed, rel=1e-9)
     assert hardware_flops_per_token(a, s, "none") == model_flops_per_token(a, s)
-    # Partial recompute counts its share of the layers.
+    # Recomputing half the layers costs half the extra: midway between none and all.
     half = hardware_flops_per_token(a, s, "full", 0.5)
-    assert half == pytest.approx(model_flops_per_token(a, s) + 0.5 * recompute_flops_per_token(a, s, "full"))
+    assert half == pytest.approx((hardware_flops_per_token(a, s, "none") + hardware_flops_per_token(a, s, "full")) / 2)
 
 
 def test_selective_recompute_repeats_only_the_attention_core():
     a = arch_of(**GPT_22B)
-    assert recompute_flops_per_token(a, 2048, "selective") == pytest.approx(
-        48 * attention_core_flops_per_token(a, 2048))
-    assert attention_core_flops_per_token(a, 2048) == 4 * 2048 * 6144  # Megatron's 4 s h, full s x s
+    # Korthikanti 2022 section 5: only QK^T and AV again, Megatron's 4 s h per layer (full s x s):
+    # 4 x 2,048 x 6,144 = 50,331,648 FLOPs a token a layer, x 48 layers = 2,415,919,104.
+    assert attention_core_flops_per_token(a, 2048) == 50_331_648
+    assert recompute_flops_per_token(a, 2048, "selective") == 2_415_919_104
+    # ... a small part of what full recompute repeats (the whole forward of the blocks): 5.3 % for 22B.
+    assert recompute_flops_per_token(a, 2048, "selective") < 0.06 * recompute_flops_per_token(a, 2048, "full")
 
 
 def test_gqa_shrinks_only_the_kv_projections():

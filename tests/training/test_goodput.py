@@ -17,9 +17,19 @@ def test_llama3_scale_interruption_part_is_about_90_percent(cal):
     assert 0.90 <= interruptions_only <= 0.94
 
 
-def test_young_daly_interval(cal):
-    g = goodput(4096, cal)
-    assert g.checkpoint_interval_hours == pytest.approx(math.sqrt(2 * cal.checkpoint_save_hours * g.mtbi_hours))
+def test_young_daly_interval_by_hand(cal):
+    """Young (1974): checkpoint every T = sqrt(2 C M). 1,000 GPUs at 1e-4 interruptions per GPU-hour:
+    one every M = 1 / (1e-4 x 1,000) = 10 h. A 3-minute (0.05 h) blocking save: T = sqrt(2 x 0.05 x 10)
+    = sqrt(1) = 1 h. Waste = C / T + (R + T / 2) / M = 0.05 / 1 + (0.05 + 0.5) / 10 = 0.05 + 0.055 =
+    0.105, so goodput = (1 - 0.10 fixed downtime) x (1 - 0.105) = 0.9 x 0.895 = 0.8055."""
+    hand = cal.model_copy(update={"interruptions_per_gpu_hour": 1e-4, "checkpoint_save_hours": 0.05,
+                                  "restart_hours": 0.05, "fixed_downtime_fraction": 0.10})
+    g = goodput(1000, hand)
+    assert g.mtbi_hours == pytest.approx(10.0)
+    assert g.checkpoint_interval_hours == pytest.approx(1.0)
+    assert g.fraction == pytest.approx(0.8055)
+    # Four times the GPUs: a quarter of the MTBI (2.5 h), half the interval (sqrt(2 x 0.05 x 2.5) = 0.5 h).
+    assert goodput(4000, hand).checkpoint_interval_hours == pytest.approx(0.5)
 
 
 def test_goodput_falls_with_cluster_size(cal):

@@ -17,45 +17,55 @@ from gpuplan.training.timing import (
 from tests.training.conftest import GPT_22B, GPT_175B, arch_of
 
 GB = 1e9
-BIG = 1024 * 2**20  # past the NCCL ramp: the bandwidth term is the large-message bus bandwidth
+BIG = 1024 * 2**20  # 1 GiB = 1,073,741,824 B: past the NCCL ramp, the large-message bus bandwidth
 NET = Network(scaleup=Tier(200 * GB, 1e-6), scaleout=Tier(40 * GB, 5e-6), scaleup_domain=8)
+# Every expected time below is worked out by hand on NET: 200 GB/s and 1 us per step inside a
+# node of 8, 40 GB/s and 5 us per step across nodes.
 
 
 def test_ring_all_reduce_inside_the_domain(cal):
+    # 2 x 7/8 x 1,073,741,824 B = 1,879,048,192 B / 200 GB/s = 9.39524 ms, + 14 steps x 1 us = 9.40924 ms.
     t, cross, up = group_collective("ar", BIG, Group(8, 1), NET, cal)
-    assert t == pytest.approx(2 * 7 / 8 * BIG / (200 * GB) + 2 * 7 * 1e-6)
+    assert t == pytest.approx(9.40924e-3, rel=1e-5)
     assert cross == 0 and up == t
 
 
 def test_reduce_scatter_and_all_gather(cal):
+    # 3/4 x 1,073,741,824 B = 805,306,368 B / 200 GB/s = 4.02653 ms, + 3 steps x 1 us = 4.02953 ms.
     rs, _, _ = group_collective("rs", BIG, Group(4, 1), NET, cal)
     ag, _, _ = group_collective("ag", BIG, Group(4, 1), NET, cal)
-    assert rs == ag == pytest.approx(3 / 4 * BIG / (200 * GB) + 3 * 1e-6)
+    assert rs == ag == pytest.approx(4.02953e-3, rel=1e-5)
 
 
 def test_one_member_per_node_uses_the_scale_out_ring(cal):
     # DP with TP8 inside: stride 8 = one GPU per node, same local rank (rail-aligned).
+    # 2 x 15/16 x 1 GiB = 2,013,265,920 B cross the fabric: / 40 GB/s = 50.33165 ms, + 30 steps x
+    # 5 us = 50.48165 ms; nothing on NVLink.
     t, cross, up = group_collective("ar", BIG, Group(16, 8), NET, cal)
-    assert t == pytest.approx(2 * 15 / 16 * BIG / (40 * GB) + 2 * 15 * 5e-6)
-    assert cross == pytest.approx(2 * 15 / 16 * BIG) and up == 0
+    assert t == pytest.approx(50.48165e-3, rel=1e-5)
+    assert cross == 2_013_265_920 and up == 0
 
 
 def test_hierarchical_all_reduce_across_nodes(cal):
-    # 32 ranks at stride 1: 8 per node, 4 nodes. RS + AG inside, AR of the 1/8 shard across.
+    # 32 ranks at stride 1: 8 per node, 4 nodes. Inside: reduce-scatter + all-gather, 2 x (7/8 x
+    # 1 GiB / 200 GB/s + 7 x 1 us) = 9.40924 ms. Across: all-reduce of the 134,217,728 B shard over 4
+    # nodes, 2 x 3/4 x 134,217,728 = 201,326,592 B / 40 GB/s = 5.03316 ms + 6 x 5 us = 5.06316 ms.
+    # Total 14.47241 ms, a third of the flat 32-rank ring at the fabric rate (2 x 31/32 x 1 GiB / 40 GB/s).
     t, cross, up = group_collective("ar", BIG, Group(32, 1), NET, cal)
-    inside = 2 * (7 / 8 * BIG / (200 * GB) + 7 * 1e-6)
-    across = 2 * 3 / 4 * (BIG / 8) / (40 * GB) + 2 * 3 * 5e-6
-    assert t == pytest.approx(inside + across)
-    assert cross == pytest.approx(2 * 3 / 4 * BIG / 8)
-    assert up == pytest.approx(inside)
+    assert t == pytest.approx(14.47241e-3, rel=1e-5)
+    assert cross == 201_326_592
+    assert up == pytest.approx(9.40924e-3, rel=1e-5)
+    assert t < 0.3 * (2 * 31 / 32 * BIG / (40 * GB))
 
 
 def test_small_messages_ramp_below_the_bus_bandwidth(cal):
+    # 16 MiB sits on the NCCL ramp: 70 % of the bus bandwidth (training.toml). 2 x 7/8 x 16,777,216 B
+    # = 29,360,128 B / (200 GB/s x 0.70) = 209.715 us, + 14 us = 223.715 us.
     small = 16 * 2**20
-    t, _, _ = group_collective("ar", small, Group(8, 1), NET, cal)
-    assert t == pytest.approx(2 * 7 / 8 * small / (200 * GB * cal.collective_fraction(small)) + 14e-6)
     assert cal.collective_fraction(small) == pytest.approx(0.70)
     assert cal.collective_fraction(BIG) == 1.0
+    t, _, _ = group_collective("ar", small, Group(8, 1), NET, cal)
+    assert t == pytest.approx(223.715e-6, rel=1e-5)
 
 
 def test_no_scale_out_network_makes_crossing_groups_impossible(cal):
@@ -64,9 +74,12 @@ def test_no_scale_out_network_makes_crossing_groups_impossible(cal):
 
 
 def test_all_to_all_splits_traffic_by_tier(cal):
+    # 16 ranks on 2 nodes: of its 1 GiB each rank keeps 1/16, sends 7/16 on NVLink (469,762,048 B /
+    # 200 GB/s = 2.349 ms) and 8/16 across (536,870,912 B / 40 GB/s = 13.42177 ms) at the same time;
+    # the slower tier plus 15 steps x 5 us = 13.49677 ms.
     t, cross = group_all_to_all(BIG, Group(16, 1), NET, cal)
-    assert cross == pytest.approx(BIG * 8 / 16)
-    assert t == pytest.approx(max(BIG * 7 / 16 / (200 * GB), BIG * 8 / 16 / (40 * GB)) + 15 * 5e-6)
+    assert cross == 536_870_912
+    assert t == pytest.approx(13.49677e-3, rel=1e-5)
 
 
 def test_group_placement_order_tp_cp_dp_pp():
