@@ -134,20 +134,27 @@ def _bound_shape(ev: Evaluator, shape: Layout, scale: Scale, target: Target, lev
     bubble = (shape.pp - 1) / shape.vp
     stage, dps, mp = scale
     per_day = ev.steps * stage / 86400.0
+    # The host time every step pays whatever its layout (training/timing.host_overhead without its
+    # straggler share, which is >= 0): a fixed time per step and one per micro-batch.
+    host_step = ev.steps * ev.cal.host_step_s / 86400.0
+    host_mb = ev.steps * ev.cal.host_microbatch_s / 86400.0
 
     def days(d: int) -> float:
-        return per_day * (batch / (d * mb) + bubble) / ev.goodput(mp * d).fraction
+        m = batch / (d * mb)
+        return (per_day * (m + bubble) + host_mb * m + host_step) / ev.goodput(mp * d).fraction
 
     if target.kind == "gpus":
         d = dps[0]
-        return _Bounded(((batch / (d * mb) + bubble) * stage, 0.0), shape, (d,), level)
+        m = batch / (d * mb)
+        return _Bounded(((m + bubble) * stage + m * ev.cal.host_microbatch_s + ev.cal.host_step_s, 0.0),
+                        shape, (d,), level)
     if target.kind == "deadline":
         deadline = target.deadline_days
         goodput = ev.goodput
         # Smallest DP that can meet the deadline with the best goodput of these counts: a DP
         # below it cannot (goodput only falls with the GPU count), so the scan starts there.
         g = goodput(mp * dps[0]).fraction
-        room = deadline * g / per_day - bubble  # type: ignore[operator]
+        room = (deadline * g - per_day * bubble - host_step) / (per_day + host_mb)  # type: ignore[operator]
         if room <= 0:
             return None
         i = bisect.bisect_left(dps, batch / (mb * room) * (1 - 1e-12))
@@ -159,7 +166,8 @@ def _bound_shape(ev: Evaluator, shape: Layout, scale: Scale, target: Target, lev
                 return None
         while i < count:  # the first DP whose bound (days(d), inlined: the search's hot path) meets it
             d = dps[i]
-            t = per_day * (batch / (d * mb) + bubble) / goodput(mp * d).fraction
+            m = batch / (d * mb)
+            t = (per_day * (m + bubble) + host_mb * m + host_step) / goodput(mp * d).fraction
             if not t > deadline:  # type: ignore[operator]
                 break
             i += 1
