@@ -16,10 +16,12 @@ from tests.training.conftest import GPT_22B, arch_of
 CASES = SHARED_VALIDATION / "training.toml"
 FRONTIER = SHARED_VALIDATION / "frontier" / "training.toml"
 #: Public cases the model still misses (docs/validation.md, "Frontier"). The NeMo 25.11 row of
-#: Qwen3-30B-A3B on 16 H100 lists micro-batch 2 and VP 24, but the recipe of the same commit
-#: (Megatron-Bridge 00b7660b, QWEN3_30B_A3B_PRETRAIN_CONFIG_H100_FP8_CS) runs micro-batch 1 and
-#: VP 12, and the 26.02 row with that layout reaches the same 118 TFLOP/s: gpuplan predicts the
-#: recipe's layout within 5% and the 26.02 row within 8%, the row as written 53% too fast.
+#: Qwen3-30B-A3B on 16 H100 lists micro-batch 2 and VP 24, the layout columns of the 25.09
+#: token-drop row it replaced (Megatron-Bridge commit 97ad8cc6f); the 25.11 recipe runs
+#: micro-batch 1 and VP 12 with the EP overlap (commit cb62f862 replaced micro_batch_size=2 by
+#: moe_a2a_overlap=True; tag v0.2.0, table commit 00b7660b), and the 26.02 row with that layout
+#: spends the same 16.7 ms per MoE layer and micro-batch as the 25.11 row read at micro-batch 1
+#: (16.2 ms). gpuplan predicts the recipe's layout within 2%, the row as written 53% too fast.
 KNOWN_MISSES = {"nemo2511-h100-qwen3-30b-a3b-fp8"}
 
 
@@ -128,7 +130,7 @@ def test_the_recipe_layout_of_the_h100_qwen3_30b_row_is_reproduced(catalog, tmp_
     block = block.replace("micro_batch = 2", "micro_batch = 1").replace("vp = 24", "vp = 12")
     (tmp_path / "c.toml").write_text(block)
     (case,) = validate_files([str(tmp_path / "c.toml")], catalog).cases
-    assert all(f.error < 0.08 for f in case.figures), [(f.name, f.predicted) for f in case.figures]
+    assert all(f.error < 0.05 for f in case.figures), [(f.name, f.predicted) for f in case.figures]
 
 
 EXTRA = Path(__file__).parent / "data" / "published-extra.toml"
