@@ -1,12 +1,13 @@
 """Published serving measurements of other engines: an unseen check of the serving mechanisms.
 
 ``data/published-other-engines.toml`` holds vLLM and SGLang runs that no factor was fitted to:
-vLLM on 8x MI300X (Llama 3.1 405B FP8, static batches 1-256 and offline, Oracle 2024), vLLM 0.5.3
-and 0.7.3 and SGLang 0.3.0 / 0.4.1 / 0.5.6 / 0.5.7 on A100, H100, H200 and B200 (Llama 3.1 8B/70B/405B
-dense, DeepSeek-V3/R1 MoE with MLA), offline, static-batch and fixed-concurrency scenarios. The
+vLLM on 8x MI300X (Llama 3.1 405B FP8, static batches 1-256 and offline, Oracle 2024), vLLM 0.5.3,
+0.6.0, 0.7.3 and 0.16.0 and SGLang 0.3.0 / 0.4.1 / 0.5.6 / 0.5.7 on A100, H100, H200 and B200 (Llama 3.1
+8B/70B/405B dense, DeepSeek-V3/R1 MoE with MLA, MiniMax-M2.5 MoE with GQA), offline, static-batch
+and fixed-concurrency scenarios. The
 model misses most of them today, always on the fast side (docs/validation.md, "Other engines"):
 early MoE/MLA releases (SGLang 0.4.1, vLLM 0.7.3 AWQ) run 1.8-11x slower than predicted while the 2026
-SGLang releases on the same model are within 4-17 %, the MI300X rows 27-101 % fast, the SGLang
+releases (SGLang 0.5.6/0.5.7, vLLM 0.16) are mostly within 4-17 %, the MI300X rows 27-101 % fast, the SGLang
 offline rows batch beyond what the engine schedules. The guard is today's median and count
 within the 25 % tolerance, recorded when the file was added (a floor to ratchet, not a target).
 """
@@ -29,9 +30,9 @@ def _errors(catalog) -> dict[tuple[str, str], float]:
 
 def test_other_engines_generalise_no_worse_than_when_added(catalog):
     errors = _errors(catalog)
-    assert len(errors) == 34
-    assert statistics.median(errors.values()) <= 0.38       # 37.2 % when added
-    assert sum(e <= 0.25 for e in errors.values()) >= 10    # 10 of 34 when added
+    assert len(errors) == 38
+    assert statistics.median(errors.values()) <= 0.37       # 36.4 % when added
+    assert sum(e <= 0.25 for e in errors.values()) >= 12    # 12 of 38 when added
 
 
 def test_recent_sglang_deepseek_moe_rows_hold(catalog):
