@@ -30,9 +30,9 @@ def _errors(catalog) -> dict[tuple[str, str], float]:
 
 def test_other_engines_generalise_no_worse_than_when_added(catalog):
     errors = _errors(catalog)
-    assert len(errors) == 38
-    assert statistics.median(errors.values()) <= 0.37       # 36.4 % when added
-    assert sum(e <= 0.25 for e in errors.values()) >= 12    # 12 of 38 when added
+    assert len(errors) == 39
+    assert statistics.median(errors.values()) <= 0.38       # 37.7 % when added
+    assert sum(e <= 0.25 for e in errors.values()) >= 12    # 12 of 39 when added
 
 
 def test_recent_sglang_deepseek_moe_rows_hold(catalog):
