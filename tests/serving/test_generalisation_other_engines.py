@@ -1,0 +1,43 @@
+"""Published serving measurements of other engines: an unseen check of the serving mechanisms.
+
+``data/published-other-engines.toml`` holds vLLM and SGLang runs that no factor was fitted to:
+vLLM on 8x MI300X (Llama 3.1 405B FP8, static batches 1-256 and offline, Oracle 2024), vLLM 0.5.3,
+0.6.0, 0.7.3 and 0.16.0 and SGLang 0.3.0 / 0.4.1 / 0.5.6 / 0.5.7 on A100, H100, H200 and B200 (Llama 3.1
+8B/70B/405B dense, DeepSeek-V3/R1 MoE with MLA, MiniMax-M2.5 MoE with GQA), offline, static-batch
+and fixed-concurrency scenarios. The
+model misses most of them today, always on the fast side (docs/validation.md, "Other engines"):
+early MoE/MLA releases (SGLang 0.4.1, vLLM 0.7.3 AWQ) run 1.8-11x slower than predicted while the 2026
+releases (SGLang 0.5.6/0.5.7, vLLM 0.16) are mostly within 4-17 %, the MI300X rows 27-101 % fast, the SGLang
+offline rows batch beyond what the engine schedules. The guard is today's median and count
+within the 25 % tolerance, recorded when the file was added (a floor to ratchet, not a target).
+"""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+from gpuplan.ci.validate import validate_files
+
+DATA = Path(__file__).parent / "data" / "published-other-engines.toml"
+
+
+def _errors(catalog) -> dict[tuple[str, str], float]:
+    report = validate_files([str(DATA)], catalog)
+    assert [c.id for c in report.cases if c.status in ("not_modelled", "error")] == []   # every row modelled
+    return {(c.id, f.name): f.error for c in report.cases for f in c.figures}
+
+
+def test_other_engines_generalise_no_worse_than_when_added(catalog):
+    errors = _errors(catalog)
+    assert len(errors) == 39
+    assert statistics.median(errors.values()) <= 0.38       # 37.7 % when added
+    assert sum(e <= 0.25 for e in errors.values()) >= 12    # 12 of 39 when added
+
+
+def test_recent_sglang_deepseek_moe_rows_hold(catalog):
+    """SGLang 0.5.6 on 8x B200 (DeepSeek-R1 FP4, TP8 EP8) at 4-32 requests in flight: 59.7, 104.8,
+    169.3 and 282.4 output tokens/s per GPU (InferenceX #870); predicted within 10 % when added."""
+    errors = _errors(catalog)
+    rows = [f"inferencex-sglang-0.5.6-dsr1-b200-fp4-tp8-ep8-conc{c}-1k1k" for c in (4, 8, 16, 32)]
+    assert max(errors[(r, "output_tokens_per_s_per_gpu")] for r in rows) <= 0.10
