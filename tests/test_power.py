@@ -28,7 +28,7 @@ def test_no_cap_or_a_cap_at_or_above_the_rating_changes_nothing():
 
 
 def test_memory_bound_kernels_keep_their_bandwidth_above_their_own_draw():
-    # An H100 streaming HBM drew 382 W of its 700 W (0.55): a 500 W cap leaves it alone, a
+    # An H100 streaming HBM drew 381 W of its 700 W (0.55): a 500 W cap leaves it alone, a
     # 300 W cap slows it to sqrt(300 / 385) = 0.883 (hand calculation).
     assert capped_memory_fraction(500, 700, 0.55, 2.0) == 1.0
     assert capped_memory_fraction(300, 700, 0.55, 2.0) == pytest.approx(0.8827, abs=1e-4)
