@@ -4,8 +4,8 @@ A compute-bound kernel already runs at the board's power limit: a BF16 8192^3 GE
 H100 SXM draws 697 W of its 700 W limit with the "SW power cap" clock event active and the SM
 clock at 1,370 MHz of its 1,980 MHz boost, while an HBM copy loop draws 381 W (0.55 of the
 rating) at the full clock (measured 2026-11-27: benchmarks/device/power-h100-2026-11-27.txt;
-docs/training-model.md "Power caps"). A cap below the rating therefore binds on every GEMM of a training step: the power
-manager lowers the SM clock until the draw fits. Dynamic power is ``a C V^2 f`` (Weste and
+docs/training-model.md "Power caps"). A cap below the rating therefore binds on every GEMM of a
+training step: the power manager lowers the SM clock until the draw fits. Dynamic power is ``a C V^2 f`` (Weste and
 Harris, CMOS VLSI Design, 4th ed., section 5.1) and in the upper part of a GPU's DVFS range the
 voltage follows the clock only in part, so the draw goes as the clock to a power ``k`` between 1
 (voltage at its floor) and 3 (voltage in proportion). The GEMM rate under a cap is then
