@@ -56,6 +56,10 @@ class TrainingCalibration(BaseModel):
     host_step_s: float = _NonNeg
     host_microbatch_s: float = _NonNeg
     straggler_sigma: float = Field(ge=0, lt=1)
+    #: Power caps (gpuplan/physics/power.py): the power a GPU draws goes as its SM clock to this
+    #: power, and a memory-bound kernel draws this fraction of the board's rating.
+    power_cap_clock_exponent: float = Field(ge=1, le=3)
+    hbm_stream_power_fraction: float = Field(gt=0, le=1)
     #: MoE expert loop (gpuplan/training/moe.py): host launches per local expert and their cost.
     moe_launches_per_expert_fwd: int = Field(ge=0)
     moe_launches_per_expert_bwd: int = Field(ge=0)

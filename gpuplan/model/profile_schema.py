@@ -35,6 +35,9 @@ SeqLen = Annotated[int, Field(ge=128, le=2_097_152, strict=True)]
 Qps = Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False, strict=True)]
 Millis = Annotated[float, Field(gt=0, le=3.6e6, allow_inf_nan=False, strict=True)]
 Usd = Annotated[float, Field(gt=0, le=1e12, allow_inf_nan=False, strict=True), SiCount]
+#: A per-GPU power cap in watts (nvidia-smi -pl): NVIDIA boards accept limits from about a
+#: quarter of their rating (H100 SXM: 200 of 700 W) up to it; 50-2,000 W spans every catalog GPU.
+PowerCapW = Annotated[float, Field(ge=50, le=2000, allow_inf_nan=False, strict=True)]
 
 
 class ModelSection(ArchitectureSpec):
@@ -87,6 +90,9 @@ class TrainingSection(BaseModel):
     #: The training software (catalog/calibration/training.toml [frameworks.*]); left out: the
     #: catalog's default_framework (megatron-core).
     framework: Literal["megatron-core", "megatron-lm", "megatron-deepspeed", "fsdp"] | None = None
+    #: Power cap per GPU in watts (gpuplan/physics/power.py): below the GPU's rating its GEMMs
+    #: slow down and the plan's power follows the cap; at or above it, no effect.
+    gpu_power_cap_w: PowerCapW | None = None
     constraints: ConstraintsSection | None = None
 
     @model_validator(mode="after")

@@ -27,6 +27,8 @@ class TrainingSpec:
     gpus: int | None
     budget_usd: float | None
     framework: str | None = None
+    #: Power cap per GPU in watts (``[training] gpu_power_cap_w``); None = the board's rating.
+    gpu_power_cap_w: float | None = None
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from gpuplan.model.case import CaseInput, NotModelled
 from gpuplan.hardware.loader import Catalog
 from gpuplan.core.errors import InputError, field_path
 from gpuplan.physics.network import network_for
+from gpuplan.model.profile_schema import PowerCapW
 from gpuplan.model.profile import DEFAULT_DEADLINE_DAYS, DEFAULT_SEQUENCE_LENGTH, default_batch_tokens
 from gpuplan.hardware.training_calibration import calibration
 from gpuplan.training.flops import training_flops
@@ -55,8 +56,9 @@ class RunSpec(BaseModel):
     zero: Annotated[int, Field(ge=0, le=3, strict=True)] | None = None
     #: The MoE token dispatcher the run used, where its source names it (moe.py).
     moe_dispatcher: Literal["alltoall", "flex"] | None = None
-    #: A power cap per GPU in watts, where the source states one (Llama 2's 350 W runs).
-    power_limit_w: Annotated[float, Field(gt=0, le=5000, allow_inf_nan=False)] | None = None
+    #: A power cap per GPU in watts, where the source states one (Llama 2's 350 W runs); the
+    #: bounds of the profile's ``[training] gpu_power_cap_w``.
+    gpu_power_cap_w: PowerCapW | None = None
 
 
 def parse_run(case: CaseInput) -> RunSpec:
@@ -115,7 +117,7 @@ def predict(case: CaseInput, catalog: Catalog) -> dict[str, float]:
         raise InputError("gpu_hours and wall_clock_days need tokens", file=case.file, field=f"{where}.tokens")
     tokens = run.tokens if run.tokens is not None else float(batch * seq)
     job = Job(arch=arch, seq=seq, batch=batch, precision=run.precision, tokens=tokens, framework=run.framework,
-              moe_dispatcher=run.moe_dispatcher, power_limit_w=run.power_limit_w)
+              moe_dispatcher=run.moe_dispatcher, gpu_power_cap_w=run.gpu_power_cap_w)
     ev = Evaluator(job, gpu, network_for(gpu, catalog), cal)
     fixed = Fixed(tp=run.tp, pp=run.pp, cp=run.cp, ep=run.ep, vp=run.vp, micro_batch=run.micro_batch,
                   recompute=run.recompute, sequence_parallel=run.sequence_parallel, zero=run.zero,

@@ -160,7 +160,8 @@ class Evaluator:
         self.attention = attention or self.framework.attention
         #: Fraction of the usable memory a layout must leave free (``[constraints] memory_headroom``).
         self.headroom = headroom
-        self.hw = Hardware.of(gpu, net, job.precision, job.power_limit_w)
+        self.hw = Hardware.of(gpu, net, job.precision, job.gpu_power_cap_w, cal.power_cap_clock_exponent,
+                             cal.hbm_stream_power_fraction)
         self.steps = job.tokens / job.tokens_per_step
         self.capacity = gpu.memory_usable_gib * GIB
         causal = self.framework.flop_convention == "causal"

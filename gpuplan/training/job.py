@@ -9,7 +9,7 @@ from gpuplan.core.units import dtype_bytes
 from gpuplan.hardware.schema import Gpu
 from gpuplan.model.arch import Architecture
 from gpuplan.physics.collectives import Network
-from gpuplan.physics.power import capped_clock_fraction
+from gpuplan.physics.power import capped_clock_fraction, capped_memory_fraction, capped_node_power_kw
 
 
 @dataclass(frozen=True)
@@ -25,8 +25,8 @@ class Job:
     framework: str | None = None
     #: The MoE token dispatcher a run names ("alltoall" or "flex"); None = the framework's.
     moe_dispatcher: str | None = None
-    #: A power cap per GPU in watts below the board's rating (physics/power.py); None = none.
-    power_limit_w: float | None = None
+    #: A power cap per GPU in watts (``[training] gpu_power_cap_w``; physics/power.py); None = none.
+    gpu_power_cap_w: float | None = None
 
     @property
     def tokens_per_step(self) -> int:
@@ -52,18 +52,21 @@ class Hardware:
     block_scaled_fp8: bool = False
 
     @staticmethod
-    def of(gpu: Gpu, net: Network, precision: str, power_limit_w: float | None = None) -> "Hardware":
-        """The achievable rates of ``gpu`` in ``precision``; a power cap below the board's
-        rating slows the tensor-core rates (physics/power.py), not the HBM."""
+    def of(gpu: Gpu, net: Network, precision: str, cap_w: float | None = None, cap_exponent: float = 2.0,
+           hbm_power_fraction: float = 1.0) -> "Hardware":
+        """The achievable rates of ``gpu`` in ``precision``; a power cap of ``cap_w`` below the
+        board's rating slows the tensor-core rates, and the HBM ones only below the draw of a
+        memory-bound kernel (``hbm_power_fraction`` of the rating; physics/power.py)."""
         half = "bf16" if precision == "bf16" else "fp16"
         peak16 = gpu.peak_tflops(half) or gpu.peak_tflops("fp16") or 0.0
         gemm_dtype = "fp8" if precision == "fp8" else half
         peak_gemm = gpu.peak_tflops(gemm_dtype) or 0.0
-        clock = capped_clock_fraction(power_limit_w, gpu.tdp_w)
+        clock = capped_clock_fraction(cap_w, gpu.tdp_w, cap_exponent)
+        hbm = capped_memory_fraction(cap_w, gpu.tdp_w, hbm_power_fraction, cap_exponent)
         return Hardware(gpu=gpu, net=net,
                         gemm_flops=peak_gemm * 1e12 * gpu.matmul_efficiency(gemm_dtype) * clock,
                         attn_flops=peak16 * 1e12 * gpu.efficiency.matmul_bf16 * clock,
-                        mem_bw=gpu.mem_bw_tb_per_s * 1e12 * gpu.efficiency.mem_bw,
+                        mem_bw=gpu.mem_bw_tb_per_s * 1e12 * gpu.efficiency.mem_bw * hbm,
                         peak_flops=peak16 * 1e12, domain=net.scaleup_domain,
                         operand_bytes=dtype_bytes(precision),
                         block_scaled_fp8=gpu.fp4_dense_tflops is not None)
@@ -74,3 +77,13 @@ class Hardware:
         if self.operand_bytes == 2.0:
             return self
         return replace(self, gemm_flops=self.attn_flops, operand_bytes=2.0)
+
+
+def capped_gpu(gpu: Gpu, cap_w: float | None) -> Gpu:
+    """``gpu`` with its server's maximum draw under a per-GPU cap of ``cap_w`` watts (the plan's
+    power, rack packing, bill of materials and energy cost follow it); its rating stays, so the
+    timing model still reads the cap against it. No cap or one at or above the rating: ``gpu``."""
+    if cap_w is None or cap_w >= gpu.tdp_w:
+        return gpu
+    kw = capped_node_power_kw(gpu.node_power_kw, gpu.gpus_per_node, gpu.tdp_w, cap_w)
+    return gpu.model_copy(update={"node_power_kw": kw})

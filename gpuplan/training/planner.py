@@ -32,6 +32,7 @@ from gpuplan.training.roofline import training_roofline
 from gpuplan.training.search import Evaluation, Evaluator, Fixed, Target, cost_usd, group_limit, search
 from gpuplan.training.sizing import search_network, sizing_notes
 from gpuplan.training.stages import batch_sequences  # noqa: F401  (re-exported)
+from gpuplan.training.job import capped_gpu
 from gpuplan.training.timing import Job
 from gpuplan.training.traffic import traffic_demand
 
@@ -79,6 +80,11 @@ def assumptions(workload: Workload, catalog: Catalog) -> list[Assumption]:
                               f"the {name} attention kernel ("
                               + ("FlashAttention" if fw.attention == "flash" else "fused softmax, scores in memory")
                               + ")"))
+        if spec.gpu_power_cap_w is not None:
+            k = cal.power_cap_clock_exponent
+            out.append(Assumption("training.gpu_power_cap_w", f"{spec.gpu_power_cap_w:g} W",
+                                  f"below a GPU's rating its GEMMs run at (cap / rating)^(1/{k:g}) of full speed "
+                                  f"and its servers draw the capped power; at or above it, no effect"))
     return out
 
 
@@ -95,7 +101,7 @@ def job_of(workload: Workload, batch: int | None = None) -> Job:
     assert spec is not None
     batch = batch or batch_sequences(spec.global_batch_tokens, spec.sequence_length)
     return Job(arch=workload.arch, seq=spec.sequence_length, batch=batch, precision=spec.precision,
-               tokens=spec.tokens, framework=spec.framework)
+               tokens=spec.tokens, framework=spec.framework, gpu_power_cap_w=spec.gpu_power_cap_w)
 
 
 def target_of(workload: Workload) -> Target:
@@ -197,7 +203,7 @@ def _search_order(workload: Workload, catalog: Catalog, job: Job, target: Target
     cal = calibration(catalog)
     c = workload.constraints
     for gid in sorted(c.allow_gpus):
-        gpu = catalog.gpus[gid]
+        gpu = capped_gpu(catalog.gpus[gid], job.gpu_power_cap_w)
         if not supports(gpu, job.precision):
             out.append((gid, None, 0.0))
             continue

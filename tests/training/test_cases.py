@@ -147,8 +147,10 @@ def _errors(cases):
 
 #: Published runs outside the shared cases the model misses, and why (docs/validation.md).
 EXTRA_MISSES = {
-    # Llama 2 GPU-hours run 16-30% above gpuplan's steady state plus downtime at every size (the
-    # 7B and 70B shared cases at 16%, within their 25%); the 34B at its 350 W cap by 30%.
+    # Llama 2 34B GPU-hours at its 350 W cap, on Meta's FSDP + TP 4 stack: 25.2% under (was 29.7%
+    # before the cap law and the stack were modelled); the stack's own steady state (LLaMA 65B,
+    # 380 tokens/s/GPU) is within 12%, so what is left is Meta's small-model efficiency and
+    # job sizes, not published (docs/validation.md).
     "llama2-34b-pretraining-350w",
     # 26.02 rows whose layout runs faster in gpuplan than in the table: MXFP8 70B at TP2 PP4
     # VP5 on GB200, DeepSeek-V3 at PP4 EP64 on GB200 (the 25.11 row of the same model passes),
@@ -159,10 +161,10 @@ EXTRA_MISSES = {
 
 def test_the_same_factors_reproduce_published_runs_outside_the_shared_cases(extra):
     """Rows of Narayanan et al. 2021 and Korthikanti et al. 2022, BLOOM-176B, MT-NLG 530B, Llama 3
-    405B and Llama 2 34B, the NeMo 25.09, 25.11 and 26.02 performance tables and the Megatron-Core
+    405B, LLaMA 65B and Llama 2 34B, the NeMo 25.09, 25.11 and 26.02 performance tables and the Megatron-Core
     r0.8 weak-scaling table (tests/training/data/published-extra.toml): a guard against fitting
     the shared cases."""
-    assert extra.summary.cases == 56
+    assert extra.summary.cases == 57
     assert {c.id for c in extra.cases if c.status != "pass"} <= EXTRA_MISSES
     assert [c.id for c in extra.cases if c.status in ("not_modelled", "error")] == []
     megatron = _errors(c for c in extra.cases if c.id.startswith(("megatron", "korthikanti")))
@@ -231,3 +233,11 @@ def test_the_summary_gives_each_kind_its_own_median(catalog):
         len(c.figures) for c in validate_files(files, catalog).cases)
     assert s.by_kind["fabric"].median_error == 0.0 and s.median_error == 0.0  # fabric figures dominate
     assert 0.02 < s.by_kind["training"].median_error < 0.10 and 0.02 < s.by_kind["serving"].median_error < 0.10
+
+
+def test_meta_stack_steady_state_within_fifteen_percent(extra):
+    """LLaMA 65B on 2,048 A100 at 380 tokens/s/GPU (Touvron et al. 2023a section 2.4), run as
+    Meta's FSDP + tensor-parallel stack (framework fsdp, TP 8): the steady state of the software
+    that trained Llama 2."""
+    case = next(c for c in extra.cases if c.id == "llama1-65b-2048-a100")
+    assert case.status == "pass" and case.figures[0].error < 0.15
