@@ -53,10 +53,12 @@ class ArchitectureSpec(BaseModel):
     q_lora_rank: PositiveInt | None = None
     v_head_dim: PositiveInt | None = None
     sliding_window: PositiveInt | None = None
+    #: Multi-token-prediction modules trained with the model (DeepSeek-V3 ``num_nextn_predict_layers``).
+    mtp_layers: int | None = None
 
     @model_validator(mode="after")
     def _check(self) -> "ArchitectureSpec":
-        for name in ("experts", "shared_experts", "dense_layers"):
+        for name in ("experts", "shared_experts", "dense_layers", "mtp_layers"):
             value = getattr(self, name)
             if value is not None and value < 0:
                 raise ValueError(f"{name} must be >= 0")
@@ -68,6 +70,8 @@ class ArchitectureSpec(BaseModel):
             raise ValueError("active_experts exceeds experts")
         if self.layers and self.dense_layers and self.dense_layers > self.layers:
             raise ValueError("dense_layers exceeds layers")
+        if self.layers and self.mtp_layers and self.mtp_layers > self.layers:
+            raise ValueError("mtp_layers exceeds layers")
         if (self.kv_lora_rank is None) != (self.rope_head_dim is None):
             raise ValueError("MLA needs both kv_lora_rank and rope_head_dim")
         return self
@@ -102,6 +106,10 @@ class Architecture:
     q_lora_rank: int = 0
     v_head_dim: int = 0
     sliding_window: int = 0
+    #: Multi-token-prediction modules (DeepSeek-V3, arXiv:2412.19437 section 2.2): each is one
+    #: more transformer block of the last layer's kind, a 2h x h projection and the shared output
+    #: head run again, trained with the model.
+    mtp_layers: int = 0
 
     # -- structure -------------------------------------------------------------------------
     @property
@@ -240,6 +248,7 @@ def resolve(spec: ArchitectureSpec) -> tuple[Architecture, list[tuple[str, objec
         dense_layers=spec.dense_layers or 0, kv_lora_rank=spec.kv_lora_rank or 0,
         rope_head_dim=spec.rope_head_dim or 0, q_lora_rank=spec.q_lora_rank or 0,
         v_head_dim=spec.v_head_dim or 0, sliding_window=spec.sliding_window or 0,
+        mtp_layers=spec.mtp_layers or 0,
     )
     return arch, applied
 

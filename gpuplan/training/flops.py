@@ -49,9 +49,20 @@ def transformer_matmul_params(arch: Architecture) -> int:
     return arch.active_matmul_params - lm_head_matmul_params(arch)
 
 
+def mtp_matmul_params(arch: Architecture) -> int:
+    """Matmul weights per token of one multi-token-prediction module: a transformer block of the
+    last layer's kind, the 2h x h projection of [h; embedding] and the output head again
+    (DeepSeek-V3, arXiv:2412.19437 section 2.2; Megatron-Bridge flop_utils counts the same)."""
+    mlp = arch.moe_mlp_active_params if arch.is_moe else arch.dense_mlp_params
+    return arch.attention_params_per_layer + mlp + 2 * arch.hidden * arch.hidden + lm_head_matmul_params(arch)
+
+
 def forward_flops_per_token(arch: Architecture, seq: int) -> float:
-    """Forward FLOPs per token: 2 x active matmul weights + attention core, LM head included."""
-    return 2.0 * arch.active_matmul_params + arch.layers * attention_core_flops_per_token(arch, seq)
+    """Forward FLOPs per token: 2 x active matmul weights + attention core, LM head included,
+    and the multi-token-prediction modules the model trains with."""
+    layers = arch.layers + arch.mtp_layers
+    return (2.0 * (arch.active_matmul_params + arch.mtp_layers * mtp_matmul_params(arch))
+            + layers * attention_core_flops_per_token(arch, seq))
 
 
 def model_flops_per_token(arch: Architecture, seq: int, causal: bool = False) -> float:
@@ -64,7 +75,7 @@ def model_flops_per_token(arch: Architecture, seq: int, causal: bool = False) ->
     """
     total = 3.0 * forward_flops_per_token(arch, seq)
     if causal and attended_keys(arch, seq) >= seq:
-        total -= 1.5 * arch.layers * attention_core_flops_per_token(arch, seq)
+        total -= 1.5 * (arch.layers + arch.mtp_layers) * attention_core_flops_per_token(arch, seq)
     return total
 
 

@@ -355,3 +355,11 @@ def logits_cost(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout
         grp = groups(layout)["tp"]
         comm = sum(group_collective(k, size, grp, hw.net, cal)[0] for k in kind)
     return compute, comm
+
+
+def mtp_projection_cost(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout) -> float:
+    """Forward + backward seconds of one multi-token-prediction module's projection of
+    [hidden; next-token embedding] (2h) to h, column-split by TP (DeepSeek-V3 section 2.2)."""
+    h = job.arch.hidden
+    f, b = _gemm(layout.micro_batch * job.seq / layout.cp, 2 * h, h / layout.tp, hw, cal)
+    return f + b

@@ -117,6 +117,24 @@ def groups(layout: Layout) -> dict[str, Group]:
     }
 
 
+def dense_layers_per_rank(dense_layers: int, layers: int, pp: int, vp: int) -> tuple[float, float]:
+    """(fewest, most) of a model's leading dense layers held by one pipeline rank.
+
+    Megatron-Core assigns layers in order, ``layers / (pp x vp)`` per virtual chunk, chunk j on
+    rank j mod pp; the dense layers of an MoE model come first (DeepSeek-V3
+    ``first_k_dense_replace = 3``; Megatron-Core ``moe_layer_freq``), so with PP > 1 they sit on the
+    first rank (the first chunks) and the other ranks hold MoE layers only."""
+    if dense_layers <= 0 or pp <= 1:
+        return float(dense_layers), float(dense_layers)
+    chunks = pp * max(1, vp)
+    size = layers / chunks
+    per_rank = [0.0] * pp
+    for j in range(chunks):
+        start = j * size
+        per_rank[j % pp] += max(0.0, min(start + size, dense_layers) - start)
+    return min(per_rank), max(per_rank)
+
+
 def recomputed_fraction(layout: Layout, layers: int) -> float:
     """Fraction of a stage's layers that are fully recomputed (0 without full recompute)."""
     if layout.recompute != "full":

@@ -32,9 +32,14 @@ Where the host time sits depends on the dispatcher and the schedule:
   no synchronisation) at 2x the throughput of the 25.11 dropless rows on H100 and B200
   (Megatron-Bridge docs/performance-summary-archive.md: 10494 vs 5275 and 18066 vs 9299
   tokens/s/GPU);
-* the flex dispatcher (DeepEP, HybridEP) fuses the permutation into its dispatch kernels and
-  leaves nothing exposed: the 25.11 GB200 Qwen3-30B-A3B row with HybridEP matches the 25.09
-  token-drop row (23766 vs 23723 tokens/s/GPU).
+* the flex dispatcher (DeepEP, HybridEP) fuses the global permutation into its dispatch kernels
+  (no top-k copies before the dispatch, and the combine weights and sums the copies in its
+  kernel), but the received copies still leave HybridEP's registered buffer through one permute
+  kernel that sorts them by local expert and pads them for the MXFP8 GEMM, and go back the same
+  way before the combine (Megatron-LM docs/discussions/deepseek-v3-gb200-optimization, 2025-11,
+  section 2.5: the buffer-to-tensor copy, 10-20% of the communication time, fused with the
+  permute and the padding). The 25.11 GB200 Qwen3-30B-A3B row with HybridEP matches the 25.09
+  token-drop row (23766 vs 23723 tokens/s/GPU): the host synchronisation is what it saves.
 
 Not modelled here: router load imbalance (the NeMo benchmarks force-balance the routing).
 """
@@ -99,13 +104,20 @@ def movement_bytes(arch: Architecture, tokens: float, local: int, cal: TrainingC
     * with more than one local expert, the received copies are sorted by expert after the
       dispatch and back before the combine (``sort_chunks_by_idxs``: read and write each time);
     * unpermutation: read the k copies, weight them, write one token (k + 1);
+    * with the flex dispatcher only the copy of the received tokens out of its buffer into the
+      experts' sorted input and back (read and write k x h each way; see the module docstring);
     * FP8: the expert GEMM inputs (k x h into FC1, k x expert FFN into FC2) are quantized by
       their own kernels (the grouped GEMM's split quantize, not fused into a norm as in the
       dense layers): read 2 B, write a row-wise and a column-wise 1 B copy, and with per-tensor
       current scaling (no block scaling) read once more for the amax: ``fp8_cast_bytes``.
     """
     h, k, a = arch.hidden, arch.active_experts, cal.activation_bytes
-    copies = 2.0 * k + (4.0 * k if local > 1 else 0.0) + (k + 1.0) if dispatch == "alltoall" else 0.0
+    if dispatch == "alltoall":
+        copies = 2.0 * k + (4.0 * k if local > 1 else 0.0) + (k + 1.0)
+    else:
+        # Flex: the received copies are read and written once into the experts' sorted, padded
+        # input, and once back into the combine buffer.
+        copies = 4.0 * k
     total = a * tokens * h * copies
     if precision == "fp8":
         per_elem = cal.fp8_cast_bytes + (0.0 if block_scaled_fp8 else a)

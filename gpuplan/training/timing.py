@@ -22,9 +22,9 @@ from gpuplan.physics.collectives import p2p_s
 from gpuplan.training.groupcomm import group_all_to_all, group_collective, group_tier, ramp  # noqa: F401 (re-exported)
 from gpuplan.training.job import Hardware, Job  # noqa: F401  (re-exported)
 from gpuplan.training.layer_time import (  # noqa: F401  (re-exported)
-    FLASH_BWD_RATIO, LayerCost, gemm_s, layer_cost, logits_cost,
+    FLASH_BWD_RATIO, LayerCost, gemm_s, layer_cost, logits_cost, mtp_projection_cost,
 )
-from gpuplan.training.layout import Group, Layout, groups, recomputed_fraction
+from gpuplan.training.layout import Group, Layout, dense_layers_per_rank, groups, recomputed_fraction
 from gpuplan.training.memory import expert_dp, stage_params
 
 
@@ -58,19 +58,37 @@ class StepTime:
                 + self.ep_comm + self.cp_comm + self.bubble + self.optimizer + self.host)
 
 
-def stage_layout(layers: int, pp: int, logits_layers: float) -> tuple[int, bool]:
+def stage_layout(layers: int, pp: int, logits_layers: float, balance: bool = False) -> tuple[int, bool]:
     """(layers, holds the LM head) of the slowest pipeline stage, the head placed where it fits.
 
     PP = 1: all layers and the head. Uneven split (L mod p != 0): the head joins a stage with
-    floor(L/p) layers (Llama 3's balancing, arXiv:2407.21783 section 3.3.2), so the slowest
-    stage is max(ceil(L/p), floor(L/p) + head). Even split: L/p layers + head (Megatron).
+    floor(L/p) layers (Llama 3's balancing, arXiv:2407.21783 section 3.3.2; Megatron's
+    ``account_for_loss_in_pipeline_split`` counts the loss as one layer), so the slowest stage is
+    max(ceil(L/p), floor(L/p) + head). Even split: L/p layers + head (Megatron).
+
+    ``balance``: a tail heavier than a layer (``logits_layers`` with multi-token-prediction
+    modules) gets as few layers as balance the stages: the last stage holds k layers with it,
+    the others split the rest, k the count that makes the slowest stage fastest (the recipes'
+    explicit layouts: Megatron-Bridge recipes/deepseek/deepseek_v3.py puts 13, 5 and 1 decoder
+    layers with the MTP module and the loss on the last of 4, 8 and 16 stages of 61 layers).
     """
     if pp == 1:
         return layers, True
     lo, rem = divmod(layers, pp)
-    if rem and lo + 1.0 >= lo + logits_layers:
-        return lo + 1, False
-    return lo, True
+    if not balance:
+        if rem and lo + 1.0 >= lo + logits_layers:
+            return lo + 1, False
+        return lo, True
+    best = (lo + logits_layers, lo, True) if not rem else (float(lo + 1), lo + 1, False)
+    for k in range(lo, -1, -1):
+        rest = -(-(layers - k) // (pp - 1))
+        last = k + logits_layers
+        cand = (last, k, True) if last > rest else (float(rest), rest, False)
+        if cand[0] < best[0] - 1e-12:
+            best = cand
+        if rest > best[0]:
+            break
+    return best[1], best[2]
 
 
 #: LayerCost fields (and properties) that a stage averages over the model's dense / MoE mix.
@@ -79,7 +97,7 @@ _AVERAGED = ("fwd", "bwd", "recompute", "tp_fwd", "tp_bwd", "tp_recompute", "cp"
 
 
 @lru_cache(maxsize=4096)
-def _layer_averages(dense: LayerCost, moe: LayerCost | None, n_dense: int, n_moe: int,
+def _layer_averages(dense: LayerCost, moe: LayerCost | None, n_dense: float, n_moe: float,
                     layers: int) -> dict[str, float]:
     """Per-layer costs averaged over the dense / MoE mix. Cached: the search asks for the same
     layer costs at many PP and recompute settings (read-only result, do not mutate)."""
@@ -100,16 +118,35 @@ def _stage_parts(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layou
     a = _layer_averages(dense, moe, n_dense, n_moe, arch.layers)
 
     lg_compute, lg_comm = logits if logits is not None else logits_cost(job, hw, cal, layout)
+    tail = {"compute": lg_compute, "recompute": 0.0, "tp": lg_comm, "ep": 0.0}
+    if arch.mtp_layers:
+        # Multi-token prediction: per module a block of the last layer's kind, its projection and
+        # the output head again, on the last stage with the head (flops.mtp_matmul_params).
+        last = moe if moe is not None else dense
+        k = arch.mtp_layers
+        tail = {"compute": lg_compute + k * (last.fwd + last.bwd + lg_compute
+                                             + mtp_projection_cost(job, hw, cal, layout)),
+                "recompute": k * last.recompute,
+                "tp": lg_comm + k * (last.tp_fwd + last.tp_bwd + last.tp_recompute + lg_comm),
+                "ep": k * last.ep}
     layer = a["total"]
-    n, has_head = stage_layout(arch.layers, layout.pp, (lg_compute + lg_comm) / layer if layer else 0.0)
+    n, has_head = stage_layout(arch.layers, layout.pp, sum(tail.values()) / layer if layer else 0.0,
+                               balance=arch.mtp_layers > 0)
+    if n_dense and n_moe and layout.pp > 1:
+        # The dense layers lead the model and sit on the first rank: the slowest rank holds the
+        # mix of the rank with the fewest (or, were dense layers the dearer, the most) of them.
+        few, most = dense_layers_per_rank(n_dense, arch.layers, layout.pp, layout.vp)
+        d_on = few if moe is not None and moe.total >= dense.total else most
+        d_on = min(float(n), d_on)
+        a = _layer_averages(dense, moe, d_on, n - d_on, n)
     head = 1.0 if has_head else 0.0
     frac = recomputed_fraction(layout, arch.layers) if layout.recompute == "full" else 1.0
     parts = {
-        "compute": n * (a["fwd"] + a["bwd"]) + head * lg_compute,
-        "recompute": n * a["recompute"] * frac,
-        "tp": n * (a["tp_fwd"] + a["tp_bwd"] + frac * a["tp_recompute"]) + head * lg_comm,
+        "compute": n * (a["fwd"] + a["bwd"]) + head * tail["compute"],
+        "recompute": n * a["recompute"] * frac + head * tail["recompute"],
+        "tp": n * (a["tp_fwd"] + a["tp_bwd"] + frac * a["tp_recompute"]) + head * tail["tp"],
         "cp": n * a["cp"],
-        "ep": n * a["ep"],
+        "ep": n * a["ep"] + head * tail["ep"],
         # Overlap windows of the DP traffic: the backward (with what is recomputed) and the
         # forward of one micro-batch on this stage.
         "window_b": n * (a["bwd"] + a["tp_bwd"] + frac * (a["recompute"] + a["tp_recompute"]))

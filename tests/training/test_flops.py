@@ -96,3 +96,22 @@ def test_recompute_is_reported_apart_from_model_flops(evaluator):
     # Model FLOPs do not depend on the recompute choice; only the hardware FLOPs and the time do.
     assert full.model_flops_per_step == none.model_flops_per_step
     assert full.hardware_flops_per_step == pytest.approx(ratio * none.hardware_flops_per_step)
+
+
+#: DeepSeek-V3 as the NeMo performance tables run it (HF config, sources.toml "hf-config-deepseek-v3").
+DEEPSEEK_V3 = {"layers": 61, "hidden": 7168, "heads": 128, "vocab": 129280, "ffn": 18432, "gated_mlp": True,
+               "experts": 256, "active_experts": 8, "shared_experts": 1, "expert_ffn": 2048, "dense_layers": 3,
+               "kv_lora_rank": 512, "rope_head_dim": 64}
+
+
+def test_multi_token_prediction_adds_the_flops_nemo_counts_for_it():
+    """One MTP module (a block, the 2h x h projection, the output head again): NeMo's model FLOPs
+    per token of DeepSeek-V3 on GB200 rise from 1003 TFLOP/s / 4018 tokens/s (25.11, 'w/o MTP') to
+    1028 / 3955 (26.02, the recipe's mtp_num_layers = 1), x1.041; the 25.11 B200 'w/ MTP' row reads
+    557 / 2139, x1.043 (Megatron-Bridge performance-summary archive)."""
+    without = arch_of(**DEEPSEEK_V3)
+    with_mtp = arch_of(**DEEPSEEK_V3, mtp_layers=1)
+    ratio = model_flops_per_token(with_mtp, 4096, causal=True) / model_flops_per_token(without, 4096, causal=True)
+    published = (1028 / 3955) / (1003 / 4018)
+    assert ratio == pytest.approx(published, rel=0.01)
+    assert ratio == pytest.approx((557 / 2139) / (1003 / 4018), rel=0.01)

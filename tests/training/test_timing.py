@@ -7,7 +7,7 @@ import math
 import pytest
 
 from gpuplan.physics.collectives import Network, Tier
-from gpuplan.training.layout import Group, Layout, groups
+from gpuplan.training.layout import Group, Layout, dense_layers_per_rank, groups
 from gpuplan.training.timing import (
     gemm_s,
     group_all_to_all,
@@ -136,6 +136,31 @@ def test_stage_layout_places_the_lm_head_on_a_short_stage():
     assert stage_layout(126, 16, 0.66) == (8, False)   # Llama 3: a 7-layer stage takes the head
     assert stage_layout(126, 16, 1.5) == (7, True)
     assert stage_layout(32, 1, 0.2) == (32, True)
+
+
+def test_stage_layout_balances_a_multi_token_prediction_tail_as_the_recipes_do():
+    """Megatron-Bridge recipes/deepseek/deepseek_v3.py (v0.3.0) lays DeepSeek-V3's 61 layers out
+    with the MTP module and the loss on the last stage: PP 16 [E+4, 4 x 14, 1+MTP+L] (slowest: 4
+    layers), PP 8 [E+8, 8 x 6, 5+MTP+L] (8) and PP 4 [E+16, 16, 16, 13+MTP+L] (16). With the tail
+    (MTP block, projection, two output heads) about three layers, the balanced split matches."""
+    assert stage_layout(61, 16, 3.0, balance=True) == (4, False)
+    assert stage_layout(61, 8, 3.0, balance=True) == (8, False)
+    assert stage_layout(61, 4, 3.0, balance=True) == (16, False)
+    # Without the balancing the tail would sit on a floor(L/p)-layer stage: 15 + 3.
+    assert stage_layout(61, 4, 3.0) == (15, True)
+
+
+def test_dense_layers_lead_the_model_on_the_first_rank():
+    """DeepSeek-V3's three dense layers (first_k_dense_replace = 3) sit in the first chunk: PP 4
+    VP 4 (the GB200 recipe: chunks of 4 layers, the first rank holds chunks 0, 4, 8, 12) and
+    PP 16 leave every other rank with MoE layers only; with PP 8 VP 4 (61/32 = 1.9 layers a chunk)
+    they spill into the second rank's first chunk (Megatron-LM
+    deepseek-v3-gb200-optimization: 'Et|(tt|)*30L', the first stage one layer)."""
+    assert dense_layers_per_rank(3, 61, 4, 4) == (0.0, 3.0)
+    assert dense_layers_per_rank(3, 61, 16, 1) == (0.0, 3.0)
+    few, most = dense_layers_per_rank(3, 61, 8, 4)
+    assert few == 0.0 and most == pytest.approx(61 / 32)
+    assert dense_layers_per_rank(3, 61, 1, 1) == (3.0, 3.0)
 
 
 def test_dp_sync_hides_behind_the_last_backward(evaluator, catalog):
