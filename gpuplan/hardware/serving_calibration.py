@@ -97,6 +97,13 @@ class EngineRelease(BaseModel):
     max_batch: int = Field(ge=0)
     max_step_tokens: int = Field(gt=0)
     source: str = Field(min_length=1)
+    #: Releases that pick their scheduler defaults by device (vLLM V1, engine/arg_utils.py): on a GPU
+    #: with less memory than ``large_gpu_memory_gib``, or whose id names one of ``large_gpu_excluded``,
+    #: ``max_batch`` and ``max_step_tokens`` become these (None: the same on every GPU).
+    small_gpu_max_batch: int | None = Field(default=None, ge=0)
+    small_gpu_max_step_tokens: int | None = Field(default=None, gt=0)
+    large_gpu_memory_gib: float = Field(default=0.0, ge=0)
+    large_gpu_excluded: tuple[str, ...] = ()
 
 
 class Engines(BaseModel):

@@ -5,7 +5,9 @@ layout is searched as ``recommend`` searches it when ``tp`` is left out, and ``e
 leaves it out: best per-GPU throughput, or lowest latency for latency-only cases), ``engine``,
 ``engine_version`` (:mod:`gpuplan.serving.engine`; left out = current vLLM),
 ``precision``, ``kv_precision``, ``batch`` or ``scenario = "offline"``, ``prompt_tokens``,
-``output_tokens``. ``gpus`` may be a multiple of the replica size (independent replicas).
+``output_tokens``, and for an offline run the ``requests`` it sent where the source states them (the
+engine never holds more sequences than the run has requests). ``gpus`` may be a multiple of the
+replica size (independent replicas).
 
 Figures: ``decode_tokens_per_s`` (one sequence, at ``batch``; the offline batch without one),
 ``tpot_ms``, ``ttft_ms`` (the prefill of the batch's prompts, no queueing),
@@ -51,6 +53,8 @@ class ServingRun(BaseModel):
     kv_precision: Literal["bf16", "fp16", "fp8", "int8"] | None = None
     batch: Annotated[int, Field(ge=1, le=1_000_000, strict=True)] | None = None
     scenario: Literal["offline"] | None = None
+    #: Requests an offline run sent (benchmark ``--num-prompts``): the batch never exceeds them.
+    requests: Count | None = None
     prompt_tokens: Annotated[int, Field(ge=1, le=2_097_152, strict=True)]
     output_tokens: Annotated[int, Field(ge=1, le=1_048_576, strict=True)]
 
@@ -58,6 +62,8 @@ class ServingRun(BaseModel):
     def _one_mode(self) -> "ServingRun":
         if self.batch is not None and self.scenario is not None:
             raise ValueError("give batch or scenario, not both")
+        if self.requests is not None and self.batch is not None:
+            raise ValueError("requests describes an offline run: give it with scenario = \"offline\", not with batch")
         return self
 
 
@@ -152,14 +158,15 @@ def _figures(case: CaseInput, run: ServingRun, gpu: Gpu, layout: Layout, engine:
     # A batch applies to every figure; "offline" likewise. With neither, latency figures are
     # batch-1 figures (README: decode_tokens_per_s is batch-1 decode) and throughput is offline.
     latency_batch = run.batch if run.batch is not None or run.scenario == "offline" else 1
+    requests = None if run.requests is None else max(1, run.requests // replicas)
     out: dict[str, float] = {}
     if latency_figs:
         lat = evaluate_fixed(case.arch, gpu, layout, run.precision, run.prompt_tokens, run.output_tokens, catalog,
-                             kv_precision=run.kv_precision, batch=latency_batch, engine=engine)
+                             kv_precision=run.kv_precision, batch=latency_batch, engine=engine, requests=requests)
         out.update(decode_tokens_per_s=lat.decode_tokens_per_s, tpot_ms=lat.tpot_ms, ttft_ms=lat.ttft_ms)
     if set(case.figures) - latency_figs:
         thr = evaluate_fixed(case.arch, gpu, layout, run.precision, run.prompt_tokens, run.output_tokens, catalog,
-                             kv_precision=run.kv_precision, batch=run.batch, engine=engine)
+                             kv_precision=run.kv_precision, batch=run.batch, engine=engine, requests=requests)
         if run.batch is None and not thr.fits:
             raise InputError(f"the model does not fit {gpu.id} at tp {layout.tp}, pp {layout.pp} with "
                              f"{run.prompt_tokens + run.output_tokens}-token sequences", file=case.file, field=where)

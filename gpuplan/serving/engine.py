@@ -20,13 +20,14 @@ What each feature changes in the model (docs/serving-model.md, "Engines"):
 * ``cuda_graphs``: without graphs every kernel of a step pays its host launch;
 * ``all_reduce``: custom peer-to-peer kernels (a shorter launch, but the ring's ``2(n-1)/n`` bytes
   even on NVSwitch) or NCCL (which reduces in the switch, NVLS, where the catalog says so);
-* ``max_batch``, ``max_step_tokens``: the scheduler's limits.
+* ``max_batch``, ``max_step_tokens``: the scheduler's limits, which some releases pick by device
+  (``small_gpu_*``: :func:`on_gpu`).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gpuplan.hardware.serving_calibration import ENGINE_NAMES, EngineRelease, ServingConstants
 
@@ -133,3 +134,19 @@ def resolve_engine(k: ServingConstants, engine: str | None = None, version: str 
         earlier = [r for r in releases if parse_version(r.since) <= asked]
         chosen = earlier[-1] if earlier else releases[0]
     return Engine(name=name, version=version, features=chosen, defaulted=engine is None)
+
+
+def on_gpu(engine: Engine, gpu_id: str, memory_gib: float) -> Engine:
+    """``engine`` with the scheduler limits it picks on this GPU.
+
+    vLLM V1 sets ``max_num_seqs`` and ``max_num_batched_tokens`` from the device (engine/arg_utils.py:
+    1,024 and 16,384 on GPUs of 70 GiB or more "like H100 and MI300x", 256 and 8,192 on smaller
+    ones and on A100, vllm-project/vllm#16158 and #17885); a release without ``small_gpu_*`` limits
+    is the same on every GPU."""
+    f = engine.features
+    if f.small_gpu_max_batch is None and f.small_gpu_max_step_tokens is None:
+        return engine
+    if memory_gib >= f.large_gpu_memory_gib and not any(name in gpu_id for name in f.large_gpu_excluded):
+        return engine
+    small = {"max_batch": f.small_gpu_max_batch, "max_step_tokens": f.small_gpu_max_step_tokens}
+    return replace(engine, features=f.model_copy(update={k: v for k, v in small.items() if v is not None}))

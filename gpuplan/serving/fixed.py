@@ -46,19 +46,26 @@ class FixedResult:
 
 def evaluate_fixed(arch: Architecture, gpu: Gpu, layout: Layout, precision: str, prompt_tokens: int,
                    output_tokens: int, catalog: Catalog, *, kv_precision: str | None = None,
-                   batch: int | None = None, engine: Engine | None = None) -> FixedResult:
+                   batch: int | None = None, engine: Engine | None = None,
+                   requests: int | None = None) -> FixedResult:
     """Figures of ``layout`` on ``gpu`` at ``batch`` sequences, or (``batch=None``) offline.
 
     Offline: the largest batch whose full-length KV cache fits, continuously refilled, prefill
     amortised (``lam * output`` of :func:`~gpuplan.serving.capacity.offline_tokens_per_s`), or
     with an engine that mixes prefill into decode steps the steady state of
     :mod:`gpuplan.serving.mixed`. ``engine`` None: the catalog's default engine (current vLLM).
+    ``requests``: the requests an offline run sent, where known; when the engine could hold them
+    all, it admits them at once and the run is one static batch of ``requests`` sequences (same
+    lengths: they prefill together and finish together), never a steady state at the full cache.
     """
     k = serving_constants(catalog)
     kv = kv_precision or default_kv_precision(precision)
     replica = build_replica(gpu, arch, layout, precision, kv, k, catalog, engine=engine)
     cap = replica.max_sequences(prompt_tokens + output_tokens)
-    if batch is None:
+    if batch is None and requests is not None and 1 <= requests <= offline_batch(replica, prompt_tokens, output_tokens):
+        used = requests
+        throughput = static_batch_tokens_per_s(replica, requests, prompt_tokens, output_tokens)
+    elif batch is None:
         used = offline_batch(replica, prompt_tokens, output_tokens)
         eng = replica.engine
         if eng is not None and eng.features.scheduling == "mixed" and output_tokens > 1:

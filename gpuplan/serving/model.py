@@ -27,7 +27,7 @@ from gpuplan.hardware.schema import Gpu
 from gpuplan.physics.kv_cache import cached_tokens, held_tokens, kv_bytes_per_token_per_gpu
 from gpuplan.physics.pipeline import layers_per_stage
 from gpuplan.hardware.serving_calibration import ServingConstants
-from gpuplan.serving.engine import KERNELS_PER_LAYER, Engine, resolve_engine
+from gpuplan.serving.engine import KERNELS_PER_LAYER, Engine, on_gpu, resolve_engine
 from gpuplan.serving.moe import moe_launch_s, moe_module_s
 from gpuplan.serving.links import Links, links_for
 from gpuplan.serving.weights import (  # noqa: F401  (re-exported)
@@ -336,7 +336,7 @@ def build_replica(gpu: Gpu, arch: Architecture, layout: Layout, precision: str, 
     ends = wb.embedding + wb.lm_head if pp == 1 else max(wb.embedding, wb.lm_head)
     resident = ((wb.attention + wb.dense_mlp + wb.moe_layers * wb.shared + wb.norms + wb.router) * layers_stage / tp
                 + wb.moe_layers * wb.experts * wb.expert * layers_stage / shards + ends / tp)
-    eng = engine if engine is not None else resolve_engine(k)
+    eng = on_gpu(engine if engine is not None else resolve_engine(k), gpu.id, gpu.memory_usable_gib)
     lm_head_params = arch.vocab * arch.hidden
     expert_active = arch.moe_layers * arch.active_experts * arch.expert_params
     dense_active = arch.active_matmul_params - lm_head_params - expert_active

@@ -182,3 +182,24 @@ def test_custom_all_reduce_moves_ring_bytes_even_on_nvswitch(catalog, preset, k)
                         engine=resolve_engine(k, "trtllm"))
     size = 400 * arch.hidden * 2
     assert rep.links.all_reduce_s(size, 8, in_network=False) > 1.5 * rep.links.all_reduce_s(size, 8)
+
+
+def test_vllm_v1_picks_its_batch_limits_by_device(catalog, preset, k):
+    """vLLM V1's LLM-class defaults (engine/arg_utils.py, vllm-project/vllm#16158 and #17885):
+    max_num_seqs 1,024 and max_num_batched_tokens 16,384 on GPUs of 70 GiB or more (H100, MI300X),
+    256 and 8,192 on smaller GPUs and on A100. Releases before V1 use 256 on every GPU."""
+    from gpuplan.serving.engine import on_gpu
+    from gpuplan.serving.mixed import offline_batch
+
+    v1 = resolve_engine(k, "vllm", "0.9.0")
+    limits = {g: (on_gpu(v1, g, catalog.gpu(g).memory_usable_gib).features.max_batch,
+                  on_gpu(v1, g, catalog.gpu(g).memory_usable_gib).features.max_step_tokens)
+              for g in ("h100-sxm-80gb", "mi300x-oam-192gb", "a100-sxm-80gb", "l40s-pcie-48gb")}
+    assert limits == {"h100-sxm-80gb": (1024, 16384), "mi300x-oam-192gb": (1024, 16384),
+                      "a100-sxm-80gb": (256, 8192), "l40s-pcie-48gb": (256, 8192)}
+    v0 = resolve_engine(k, "vllm", "0.6.0")
+    assert on_gpu(v0, "h100-sxm-80gb", 79.1).features.max_batch == 256
+    # Llama 3.1 8B, 128/128 on one A100 80GB: the cache holds thousands of sequences, V1 runs 256.
+    rep = build_replica(catalog.gpu("a100-sxm-80gb"), preset("llama-3.1-8b"), Layout(), "bf16", "bf16", k, catalog,
+                        engine=v1)
+    assert rep.admitted_sequences(128, 128) > 1024 and offline_batch(rep, 128, 128) == 256

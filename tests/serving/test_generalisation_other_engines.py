@@ -8,7 +8,8 @@ and fixed-concurrency scenarios. The
 model misses most of them today, always on the fast side (docs/validation.md, "Other engines"):
 early MoE/MLA releases (SGLang 0.4.1, vLLM 0.7.3 AWQ) run 1.8-11x slower than predicted while the 2026
 releases (SGLang 0.5.6/0.5.7, vLLM 0.16) are mostly within 4-17 %, the MI300X rows 27-101 % fast, the SGLang
-offline rows batch beyond what the engine schedules. The guard is today's median and count
+offline rows batch beyond what the engine schedules (the request count of each run, where its source
+states it, now bounds the batch). The guard is today's median and count
 within the 25 % tolerance, recorded when the file was added (a floor to ratchet, not a target).
 """
 
@@ -31,7 +32,7 @@ def _errors(catalog) -> dict[tuple[str, str], float]:
 def test_other_engines_generalise_no_worse_than_when_added(catalog):
     errors = _errors(catalog)
     assert len(errors) == 39
-    assert statistics.median(errors.values()) <= 0.38       # 37.7 % when added
+    assert statistics.median(errors.values()) <= 0.37       # 37.7 % when added; 36.95 % with the offline rows' request counts and release
     assert sum(e <= 0.25 for e in errors.values()) >= 12    # 12 of 39 when added
 
 
