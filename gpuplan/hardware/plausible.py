@@ -25,6 +25,7 @@ RANGES: dict[str, tuple[float, float, str]] = {
     "port_gbit": (1, 100_000, "Gb/s (fabrics, NICs)"),
     "gbit": (1, 100_000, "Gb/s (optics)"),
     "tdp_w": (1, 20_000, "W"),
+    "host_cpu_max_ghz": (0.5, 10, "GHz"),
     "node_power_kw": (0.01, 1_000, "kW"),
     "power_w": (0, 100_000, "W (switches, NICs, optics)"),
     "price_usd": (0.01, 1e8, "USD"),

@@ -97,6 +97,9 @@ class Gpu(BaseModel):
     host_link: str
     host_link_uni_gb_per_s: _r(Positive, "host_link_uni_gb_per_s")
     tdp_w: _r(Positive, "tdp_w")
+    #: Highest single-core clock of the reference server's host CPU (the serving engine's
+    #: per-request Python work runs on one core); None where the catalog does not name the host.
+    host_cpu_max_ghz: _r(Positive, "host_cpu_max_ghz") | None = None
     # reference server
     server_name: str
     gpus_per_node: _r(PositiveInt, "gpus_per_node")
@@ -191,6 +194,7 @@ GPU_GROUPS: dict[str, tuple[str, ...]] = {
     "scaleup": ("scaleup_uni_gb_per_s", "scaleup_domain", "scaleup_p2p_uni_gb_per_s", "host_link_uni_gb_per_s",
                 "scaleup_switch_trays"),
     "power": ("tdp_w", "node_power_kw"),
+    "host_cpu": ("host_cpu_max_ghz",),
     "server": ("gpus_per_node", "node_rack_units", "reference_scaleout_gbit_per_gpu", "rack_servers",
                "liquid_cooled"),
     "price": ("price_usd", "node_price_usd"),

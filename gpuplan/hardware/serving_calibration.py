@@ -96,6 +96,14 @@ class EngineRelease(BaseModel):
     kv_memory_fraction: Fraction
     max_batch: int = Field(ge=0)
     max_step_tokens: int = Field(gt=0)
+    #: Host (CPU) time per scheduled sequence per step, microseconds, on a host core of
+    #: ``host_reference_ghz`` (scheduling, input preparation, sampling and request update run per
+    #: request in the engine's Python loop); 0: not modelled for this release.
+    host_us_per_sequence: NonNegative = 0.0
+    host_reference_ghz: Positive = 3.0
+    #: The host work of step n+1 runs while the GPU runs step n (TensorRT-LLM's overlap
+    #: scheduler): a step lasts the longer of the two; False: they add.
+    host_overlap: bool = True
     source: str = Field(min_length=1)
     #: Releases that pick their scheduler defaults by device (vLLM V1, engine/arg_utils.py): on a GPU
     #: with less memory than ``large_gpu_memory_gib``, or whose id names one of ``large_gpu_excluded``,

@@ -22,6 +22,8 @@ What each feature changes in the model (docs/serving-model.md, "Engines"):
   even on NVSwitch) or NCCL (which reduces in the switch, NVLS, where the catalog says so);
 * ``max_batch``, ``max_step_tokens``: the scheduler's limits, which some releases pick by device
   (``small_gpu_*``: :func:`on_gpu`).
+* ``host_us_per_sequence``: host (CPU) time per scheduled sequence per step, scaled by the host
+  core's clock; with ``host_overlap`` a step lasts the longer of its GPU and host times.
 """
 
 from __future__ import annotations
@@ -101,6 +103,18 @@ class Engine:
         if self.features.cuda_graphs:
             return 0.0
         return layers * KERNELS_PER_LAYER * EAGER_LAUNCH_US * 1e-6
+
+    def host_s(self, sequences: float, host_ghz: float | None) -> float:
+        """Host time of one step that schedules ``sequences`` on one executor (one attention
+        data-parallel rank): ``sequences x host_us_per_sequence x reference clock / host clock``.
+
+        The per-request Python work is single-threaded, so it scales with the core's clock; a
+        host the catalog does not name runs at the reference clock."""
+        f = self.features
+        if f.host_us_per_sequence <= 0 or sequences <= 0:
+            return 0.0
+        ghz = host_ghz if host_ghz else f.host_reference_ghz
+        return sequences * f.host_us_per_sequence * 1e-6 * f.host_reference_ghz / ghz
 
     @property
     def all_reduce_extra_us(self) -> float:

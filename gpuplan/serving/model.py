@@ -289,6 +289,11 @@ class Replica:
             # Without CUDA graphs the host launches every kernel: the step lasts at least that long.
             busy = gemm_s + attn_s + comm_s + fixed_s
             fixed_s += max(0.0, eng.launch_s(a.layers) - busy)
+            # Per-request host work of one executor (one per attention data-parallel rank): hidden
+            # under the GPU step with the overlap scheduler, added to it without.
+            host = eng.host_s(local + local_req, self.gpu.host_cpu_max_ghz)
+            busy = gemm_s + attn_s + comm_s + fixed_s
+            fixed_s += max(0.0, host - busy) if eng.features.host_overlap else host
         return StepTime(gemm_s=gemm_s, attention_s=attn_s, comm_s=comm_s, fixed_s=fixed_s,
                         flops=flops + f_attn, weight_bytes=w, kv_bytes=kv, activation_bytes=act, gemm_memory_s=mem_s)
 

@@ -22,8 +22,9 @@ DATA = Path(__file__).parent / "data"
 
 
 @pytest.mark.parametrize("name, max_median, min_within", [
-    ("trtllm-perf-overview.toml", 0.085, 129),  # 12.6 %, 116 of 147 before engines; 7.4 %, 126 before
-                                                #   the fused-MoE costs (Qwen3-235B B200 rows -8 points)
+    ("trtllm-perf-overview.toml", 0.085, 130),  # 12.6 %, 116 of 147 before engines; 7.4 %, 126 before
+                                                #   the fused-MoE costs (Qwen3-235B B200 rows -8 points);
+                                                #   129 before the host time per sequence (worst 289 % -> 95 %)
     ("trtllm-perf-overview-1.2.toml", 0.17, 41),  # unseen: dense 4 % median, MoE DEP rows 30-100 % fast
     ("trtllm-v0.5-v0.6.toml", 0.085, 46),        # was 8.4 %, 39 of 51
 ])
@@ -41,10 +42,10 @@ def test_published_extra_cases_pass(catalog):
 
 
 #: Frontier serving cases the model still misses (docs/validation.md, "Frontier"): Qwen3-30B-A3B
-#: on one B200 at 1,000/1,000 keeps ~1,500 sequences in flight; the same model and GPU pass at
-#: 8,192 and 32,768-token outputs (few sequences), and GB200 (slower host CPU) runs the short rows
-#: 15-40 % slower than B200: a cost per scheduled sequence on the host that no catalog figure yet
-#: describes.
+#: on one B200 at 1,000/1,000 keeps ~1,500 sequences in flight. The host time per scheduled
+#: sequence (engine feature) stays under the GPU step there on the x86 host (35 of 40 ms); the
+#: same model's prompt-heavy rows (2048/128, 5000/500) are 45-53 % fast on B200 and GB200 alike,
+#: so part of the miss is on the GPU side of its mixed steps and is not yet explained.
 FRONTIER_MISSES = {"trtllm-po-qwen3-30b-a3b-b200-fp4-tp1-1000-1000"}
 
 
