@@ -41,6 +41,11 @@ class TrainingCalibration(BaseModel):
     default_framework: str
     flash_attention_fwd_efficiency: float = Field(gt=0, le=1)
     flash_attention_bwd_efficiency: float = Field(gt=0, le=1)
+    #: FlashAttention-2 (a framework's ``attention = "flash2"``) on GPUs whose tensor cores it
+    #: does not program natively (``generation()`` keys): its forward ceiling as a fraction of
+    #: the dense 16-bit peak (training/layer_time.flash_efficiency).
+    flash2_peak_fraction: float = Field(default=1.0, gt=0, le=1)
+    flash2_capped_generations: tuple[str, ...] = ()
     causal_fraction: float = Field(gt=0, le=1)
     norm_bytes_per_element: float = _NonNeg
     bias_dropout_add_bytes_per_element: float = _NonNeg

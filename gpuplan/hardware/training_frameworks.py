@@ -16,8 +16,10 @@ class Framework(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # built on first use
 
-    #: "flash" (no score matrix in HBM) or "materialized" (fused softmax over s x s scores).
-    attention: Literal["flash", "materialized"]
+    #: "flash" (no score matrix in HBM; the GPU's native flash kernel: cuDNN / FlashAttention-3
+    #: on Hopper and later), "flash2" (FlashAttention-2 on every GPU: PyTorch SDPA, flash-attn 2)
+    #: or "materialized" (fused softmax over s x s scores).
+    attention: Literal["flash", "flash2", "materialized"]
     #: Interleaved 1F1B (virtual pipeline stages) is available.
     interleaved_pp: bool
     #: Pipeline parallelism is available at all (FSDP stacks shard instead).

@@ -50,7 +50,7 @@ def constrain(fw: Framework, fixed: F) -> F:
 
 def summary(name: str, fw: Framework) -> str:
     """One line for the plan's assumptions: what the framework does."""
-    feats = ["FlashAttention" if fw.attention == "flash" else "score matrix in memory"]
+    feats = [{"flash": "FlashAttention", "flash2": "FlashAttention-2"}.get(fw.attention, "score matrix in memory")]
     if fw.interleaved_pp:
         feats.append("interleaved PP")
     if not fw.pipeline:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpuplan.hardware.intervals import generation
 from gpuplan.hardware.training_calibration import TrainingCalibration
 from gpuplan.hardware.training_frameworks import Framework
 from gpuplan.model.arch import Architecture
@@ -211,6 +212,22 @@ def _fp8_casts(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
     return inputs * scale, grads * scale
 
 
+def flash_efficiency(attention: str, hw: Hardware, cal: TrainingCalibration) -> tuple[float, float]:
+    """(forward, backward) FlashAttention throughput as fractions of the GPU's 16-bit matmul rate.
+
+    ``flash``: the kernel native to the GPU (FlashAttention-2 on Ampere; cuDNN fused attention or
+    FlashAttention-3 on Hopper and later, what Transformer Engine picks). ``flash2``: the
+    FlashAttention-2 kernel of PyTorch stacks (SDPA's flash backend, the flash-attn 2 package),
+    written for Ampere's mma.sync: on Hopper and later it reaches at most ``flash2_peak_fraction``
+    of the dense 16-bit peak forward (35% on H100, Shah et al. 2024, arXiv:2407.08608), the
+    backward in the same proportion to the forward as the native kernel's."""
+    fwd, bwd = cal.flash_attention_fwd_efficiency, cal.flash_attention_bwd_efficiency
+    if attention != "flash2" or generation(hw.gpu.vendor, hw.gpu.arch) not in cal.flash2_capped_generations:
+        return fwd, bwd
+    cap = cal.flash2_peak_fraction / hw.gpu.efficiency.matmul_bf16       # of attn_flops (peak x MAMF x clock)
+    return min(fwd, cap), min(bwd, cap * bwd / fwd)
+
+
 def _attention_core(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout, attention: str,
                     tok: float, sq: float) -> tuple[float, float, float, float]:
     """(forward, backward, softmax forward, softmax backward) seconds of the attention core:
@@ -221,11 +238,12 @@ def _attention_core(job: Job, hw: Hardware, cal: TrainingCalibration, layout: La
     heads_local = arch.heads / layout.tp
     core_flops = 2.0 * tok * keys * heads_local * (d_qk + d_v)     # Megatron's full-matrix count
     score_elems = layout.micro_batch * heads_local * sq * keys
-    if attention == "flash":
+    if attention != "materialized":
         causal = cal.causal_fraction if keys >= job.seq else 1.0
         executed = core_flops * causal
-        attn_f = executed / (hw.attn_flops * cal.flash_attention_fwd_efficiency)
-        attn_b = FLASH_BWD_RATIO * executed / (hw.attn_flops * cal.flash_attention_bwd_efficiency)
+        eff_f, eff_b = flash_efficiency(attention, hw, cal)
+        attn_f = executed / (hw.attn_flops * eff_f)
+        attn_b = FLASH_BWD_RATIO * executed / (hw.attn_flops * eff_b)
         return attn_f, attn_b, 0.0, 0.0
     bmm = (gemm_s(2.0 * tok * keys * heads_local * d_qk, 2.0 * score_elems, hw, cal)
            + gemm_s(2.0 * tok * keys * heads_local * d_v, 2.0 * score_elems, hw, cal))

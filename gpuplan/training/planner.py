@@ -78,7 +78,7 @@ def assumptions(workload: Workload, catalog: Catalog) -> list[Assumption]:
         out.append(Assumption("training.framework", name, f"{why}: {summary(name, fw)}"))
         out.append(Assumption("training.attention_kernel", fw.attention,
                               f"the {name} attention kernel ("
-                              + ("FlashAttention" if fw.attention == "flash" else "fused softmax, scores in memory")
+                              + {"flash": "FlashAttention", "flash2": "FlashAttention-2"}.get(fw.attention, "fused softmax, scores in memory")
                               + ")"))
         if spec.gpu_power_cap_w is not None:
             k = cal.power_cap_clock_exponent

@@ -98,7 +98,7 @@ def recompute_candidates(ev: Evaluator, fixed: Fixed) -> list[str]:
     if fixed.recompute is not None:
         return [fixed.recompute]
     # With FlashAttention the score matrix is never stored: selective recompute saves nothing.
-    return [r for r in RECOMPUTE_ORDER if not (r == "selective" and ev.attention == "flash")]
+    return [r for r in RECOMPUTE_ORDER if not (r == "selective" and ev.attention != "materialized")]
 
 
 def zero_candidates(fixed: Fixed, pp: int, dp_cp: int) -> list[int]:
