@@ -9,7 +9,6 @@ generalised to GQA, gated MLPs (SwiGLU: three matrices), Mixture-of-Experts and 
 (DeepSeek-V2/V3: low-rank compressed KV, arXiv:2405.04434 section 2.1).
 """
 
-from __future__ import annotations
 
 import math
 from dataclasses import dataclass
