@@ -4,7 +4,6 @@ A mixin of :class:`~gpuplan.core.contract.TrainingPlan` and ``ServingPlan``, kep
 core/contract.py so that module stays under the size limit.
 """
 
-from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 

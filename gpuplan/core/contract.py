@@ -4,7 +4,6 @@ Keys are snake_case with the unit in the name. The JSON Schema (``gpuplan schema
 from these classes; any breaking change bumps :data:`SCHEMA_VERSION` (docs/json.md).
 """
 
-from __future__ import annotations
 
 from typing import Literal
 

@@ -1,6 +1,5 @@
 """The base of the plan's result classes: frozen, no extra keys. Data only."""
 
-from __future__ import annotations
 
 from typing import Annotated
 

@@ -1,7 +1,6 @@
 """The plan's network and bill of materials: interconnect choice, Clos topology, BOM lines.
 Data only, re-exported by :mod:`gpuplan.core.contract`."""
 
-from __future__ import annotations
 
 from typing import Literal
 

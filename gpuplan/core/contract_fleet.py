@@ -1,7 +1,6 @@
 """The plan's fleet answer: autoscaling bounds of the serving fleet and the fleet strategies for a
 profile with both phases (docs/fleet-model.md). Data only, re-exported by :mod:`contract`."""
 
-from __future__ import annotations
 
 from typing import Literal
 

@@ -1,7 +1,6 @@
 """The plan's serving phase: layout, roofline, disaggregation, options, frontier, deploy inputs.
 Data only, re-exported by :mod:`gpuplan.core.contract`."""
 
-from __future__ import annotations
 
 from typing import Literal
 

@@ -1,7 +1,6 @@
 """The plan's training phase: layout, step-time and memory breakdowns, roofline, options.
 Data only, re-exported by :mod:`gpuplan.core.contract`."""
 
-from __future__ import annotations
 
 from typing import Literal
 

@@ -3,7 +3,6 @@
 Part of the plan's JSON (``gpuplan.core.contract`` re-exports them) and of the profile (``TcoConstraints``): pure data, at the bottom layer.
 """
 
-from __future__ import annotations
 
 from typing import Annotated, Literal
 

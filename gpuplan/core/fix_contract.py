@@ -1,7 +1,6 @@
 """The closest fix of an infeasible phase (docs/json.md): the smallest change of one constraint
 that makes it feasible, found by re-planning (gpuplan/planning/closest_fix.py). Data only."""
 
-from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 

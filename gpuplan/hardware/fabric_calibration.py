@@ -1,7 +1,6 @@
 """Schemas of ``calibration/collectives.toml`` and ``calibration/bom.toml``: the collective
 model's latency terms and the constants of the bill of materials, facility and cost of ownership."""
 
-from __future__ import annotations
 
 from pydantic import BaseModel
 

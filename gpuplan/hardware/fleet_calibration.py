@@ -4,7 +4,6 @@ Validated once per catalog (unknown keys are errors); the values and their sourc
 file and in docs/fleet-model.md.
 """
 
-from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 

@@ -14,7 +14,6 @@ regime is the most specific scope with at least ``min_points`` residuals, in thi
    regime, and the plan says so.
 """
 
-from __future__ import annotations
 
 import math
 from statistics import NormalDist

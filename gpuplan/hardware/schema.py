@@ -11,7 +11,6 @@ Units are part of every key (``mem_bw_tb_per_s``, ``scaleup_uni_gb_per_s``). Con
   ``catalog/sources.toml``. The consistency test checks that each group a record sets is sourced.
 """
 
-from __future__ import annotations
 
 from typing import Literal
 

@@ -4,7 +4,6 @@ Validated once per catalog (unknown keys are errors); the values and their sourc
 TOML file and in docs/serving-model.md. No number here: a catalog without the file is an error.
 """
 
-from __future__ import annotations
 
 from typing import Annotated, Literal, Protocol
 

@@ -4,7 +4,6 @@ Every constant carries its source in that file; docs/training-model.md explains 
 Nothing here is per GPU (per-GPU ceilings are in the GPU records) or per validation case.
 """
 
-from __future__ import annotations
 
 import math
 from typing import Literal, Protocol

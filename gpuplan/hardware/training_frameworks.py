@@ -1,7 +1,6 @@
 """Schema of a training framework's feature set (``[frameworks.*]`` of
 ``catalog/calibration/training.toml``); what the features do is gpuplan/training/framework.py."""
 
-from __future__ import annotations
 
 from typing import Literal
 

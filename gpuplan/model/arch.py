@@ -9,7 +9,6 @@ generalised to GQA, gated MLPs (SwiGLU: three matrices), Mixture-of-Experts and 
 (DeepSeek-V2/V3: low-rank compressed KV, arXiv:2405.04434 section 2.1).
 """
 
-from __future__ import annotations
 
 import math
 from dataclasses import dataclass
@@ -112,25 +111,25 @@ class Architecture:
     mtp_layers: int = 0
 
     # -- structure -------------------------------------------------------------------------
-    @property
+    @cached_property
     def is_moe(self) -> bool:
         return self.experts > 0
 
-    @property
+    @cached_property
     def is_mla(self) -> bool:
         return self.kv_lora_rank > 0
 
-    @property
+    @cached_property
     def moe_layers(self) -> int:
         return self.layers - self.dense_layers if self.is_moe else 0
 
-    @property
+    @cached_property
     def mlp_matrices(self) -> int:
         """Weight matrices per MLP: 3 for gated (SwiGLU), 2 otherwise."""
         return 3 if self.gated_mlp else 2
 
     # -- parameter counts --------------------------------------------------------------------
-    @property
+    @cached_property
     def attention_params_per_layer(self) -> int:
         h, a, d = self.hidden, self.heads, self.head_dim
         if self.is_mla:
@@ -141,37 +140,37 @@ class Architecture:
             return q + kv + a * v * h
         return h * a * d + 2 * h * self.kv_heads * d + a * d * h
 
-    @property
+    @cached_property
     def dense_mlp_params(self) -> int:
         return self.mlp_matrices * self.hidden * self.ffn
 
-    @property
+    @cached_property
     def expert_params(self) -> int:
         """Parameters of one routed expert."""
         return self.mlp_matrices * self.hidden * self.expert_ffn
 
-    @property
+    @cached_property
     def moe_mlp_params(self) -> int:
         """All parameters of one MoE layer's MLP (routed + shared experts + router)."""
         return (self.experts + self.shared_experts) * self.expert_params + self.hidden * self.experts
 
-    @property
+    @cached_property
     def moe_mlp_active_params(self) -> int:
         return (self.active_experts + self.shared_experts) * self.expert_params + self.hidden * self.experts
 
-    @property
+    @cached_property
     def norm_params_per_layer(self) -> int:
         return 2 * self.hidden
 
-    @property
+    @cached_property
     def embedding_params(self) -> int:
         return self.vocab * self.hidden
 
-    @property
+    @cached_property
     def lm_head_params(self) -> int:
         return 0 if self.tied_embeddings else self.vocab * self.hidden
 
-    @property
+    @cached_property
     def dense_layer_count(self) -> int:
         return self.layers - self.moe_layers
 

@@ -1,7 +1,6 @@
 """The workload profile's TOML schema: one pydantic class per table, with the limits of each value
 (docs/profile.md). Validation only; :mod:`gpuplan.model.profile_resolve` applies the defaults."""
 
-from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, Protocol

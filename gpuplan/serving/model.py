@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 from gpuplan.core.units import GIB
 from gpuplan.model.arch import Architecture
@@ -69,16 +70,16 @@ class Layout:
     pp: int = 1
     ep: int = 1
 
-    @property
+    @cached_property
     def dp(self) -> int:
         return self.ep // self.tp if self.ep > self.tp else 1
 
-    @property
+    @cached_property
     def expert_shards(self) -> int:
         """GPUs one MoE layer's experts are spread over."""
         return max(self.tp, self.ep)
 
-    @property
+    @cached_property
     def gpus(self) -> int:
         return self.tp * self.dp * self.pp
 
@@ -170,7 +171,7 @@ class Replica:
     memory_headroom: float = 0.0
 
     # -- memory ---------------------------------------------------------------------------------
-    @property
+    @cached_property
     def kv_budget_bytes(self) -> float:
         """KV bytes per GPU: ``(usable - weights - runtime overhead) * kv_memory_fraction``."""
         usable = self.gpu.memory_usable_gib * GIB

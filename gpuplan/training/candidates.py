@@ -137,6 +137,26 @@ def plan_gpu(ev: Evaluator, target: Target, workload: Workload, catalog: Catalog
     return cand, None
 
 
+#: Evaluations a probe for "some plan meets the deadline" spends (:func:`meets_somewhere`).
+PROBE_EVALUATIONS = 1
+
+
+def meets_somewhere(ev: Evaluator, target: Target, max_groups: int) -> bool:
+    """Whether some layout of the space is proven to meet ``target.deadline_days``: the first plan
+    of a search for the fastest (:data:`PROBE_EVALUATIONS`; eight found no more proofs on the
+    examples) does.
+
+    A proof, not a guess: the deadline search has the same groups and DP values (only a GPU-count
+    target differs, training/space.py), every bound is a lower bound, and each shape is fitted by
+    the same function, so the layout found here is among those the deadline search would reach, and
+    that search finds a plan. False says nothing (the probe may stop before the fastest)."""
+    fastest = Target(kind="fastest", pricing=target.pricing, power_limit_kw=target.power_limit_kw,
+                     whole_nodes=target.whole_nodes)
+    with collector_paused():
+        found = search(ev, Fixed(), fastest, top=1, relax=False, limit=PROBE_EVALUATIONS, max_groups=max_groups)
+    return bool(found.best) and found.best[0].wall_days <= target.deadline_days  # type: ignore[operator]
+
+
 def _nearest(ev: Evaluator, target: Target, found: SearchOutcome) -> tuple[Candidate | None, Miss]:
     """Why nothing met the target, with the closest option when there is one."""
     gpu = ev.gpu

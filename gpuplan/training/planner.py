@@ -19,7 +19,9 @@ from gpuplan.hardware.schema import Gpu
 from gpuplan.hardware.training_calibration import TrainingCalibration, calibration
 from gpuplan.model.profile import Assumption, Workload
 from gpuplan.physics.collectives import Network
-from gpuplan.training.candidates import Candidate, Memo, batch_of, memoized, option_of, plan_gpu, rank
+from gpuplan.training.candidates import (
+    Candidate, Memo, Miss, batch_of, meets_somewhere, memoized, option_of, plan_gpu, rank,
+)
 from gpuplan.training.flops import training_flops
 from gpuplan.training.groups import deadline_cost_floor
 from gpuplan.training.framework import summary
@@ -147,7 +149,12 @@ def plan_training(workload: Workload, catalog: Catalog, memo: Memo | None = None
     infeasible: list[str] = []
     limit = group_limit(len(workload.constraints.allow_gpus))  # the work of a plan is bounded, not per type
     c = workload.constraints
-    for gid, ev, floor in _search_order(workload, catalog, job, target, limit, top):
+    # The full plan shows its best GPU type and MAX_ALTERNATIVES more: under a deadline (no budget
+    # or power cap, which judge the best plan's exact cost and count) a GPU type that meets the
+    # deadline at a cost beyond the shown ones changes no byte of the plan, so it is not searched
+    # to the end (_beyond_shown); cheapest floor first, so that the shown ones are found first.
+    prune = top is None and target.kind == "deadline" and c.budget_usd is None and c.power_limit_kw is None
+    for gid, ev, floor in _search_order(workload, catalog, job, target, limit, SHOWN if prune else top):
         if ev is None:
             infeasible.append(f"{gid}: no {job.precision} tensor cores")
             continue
@@ -158,7 +165,13 @@ def plan_training(workload: Workload, catalog: Catalog, memo: Memo | None = None
         cutoff = _cutoff(cands, target, top, ceiling)
         if cutoff is None and top is not None and target.kind == "deadline":
             cutoff = math.inf  # a GPU type that misses the deadline is no alternative: no miss to explain
-        if key in memo or cutoff is None:
+        shown = _cutoff(cands, target, SHOWN) if prune and key not in memo else None
+        if shown is not None:
+            found = _beyond_shown(memo, key, ev, floor, shown, target, workload, catalog, limit)
+            if found is None:
+                continue
+            cand, miss = found
+        elif key in memo or cutoff is None:
             cand, miss = memoized(memo, key, lambda: plan_gpu(ev, target, workload, catalog, limit))
         else:  # only a plan that can rank among the top is wanted: search up to the top-th cost
             cand, miss = plan_gpu(ev, target, workload, catalog, limit, cutoff=cutoff)
@@ -167,7 +180,7 @@ def plan_training(workload: Workload, catalog: Catalog, memo: Memo | None = None
             memo[key] = (cand, miss)
         if cand is not None and cand.meets:
             cands.append(cand)
-            if top is not None:
+            if top is not None or prune:
                 cands.sort(key=lambda c: rank(c, target))
         else:
             if cand is not None:
@@ -175,6 +188,8 @@ def plan_training(workload: Workload, catalog: Catalog, memo: Memo | None = None
             infeasible.append(f"{gid}: {miss_text(miss, target) if miss else ''}")
     cands.sort(key=lambda c: rank(c, target))
     misses.sort(key=lambda c: (c.best.wall_days, c.gpu.id))
+    if prune:  # searched cheapest floor first, listed by id as without pruning
+        infeasible.sort(key=lambda line: line.split(": ", 1)[0])
     if not cands:
         plan = empty_plan(job.precision, ["no allowed GPU meets the target; see infeasible"], infeasible,
                            [option_of(c, batch_of(c, job)) for c in misses[:MAX_ALTERNATIVES]], job,
@@ -190,6 +205,29 @@ def plan_training(workload: Workload, catalog: Catalog, memo: Memo | None = None
         plan = plan.model_copy(update={"layout_alternatives": layout_alternatives(workload, catalog, plan, memo)})
     return TrainingResult(plan=plan, demand=traffic_demand(chosen.gpu, chosen.best, catalog), chosen_gpu=chosen.gpu,
                           ranked=tuple(cands))
+
+
+#: GPU types a full plan shows: the best and MAX_ALTERNATIVES runners-up.
+SHOWN = MAX_ALTERNATIVES + 1
+
+
+def _beyond_shown(memo: Memo, key: tuple[object, ...], ev: Evaluator, floor: float | None, shown: float,
+                  target: Target, workload: Workload, catalog: Catalog,
+                  limit: int) -> tuple[Candidate | None, Miss | None] | None:
+    """One GPU type's (candidate, miss) once ``SHOWN`` GPU types meet the deadline, the last
+    costing ``shown``; None when it meets the deadline only at a higher cost (it would rank after
+    every shown one: nothing of the plan depends on it). Its floor (None: unpriced, ranked after
+    every priced plan) above ``shown`` skips the search; else a search within ``shown`` finds its
+    best plan when there is one (search's ``cutoff``). Without one, a short probe proves that it
+    meets the deadline somewhere (:func:`meets_somewhere`), else the full search says why it misses."""
+    if floor is not None and not floor > shown:
+        cand, miss = plan_gpu(ev, target, workload, catalog, limit, cutoff=shown)
+        if cand is not None:
+            memo[key] = (cand, miss)
+            return cand, miss
+    if meets_somewhere(ev, target, limit):
+        return None
+    return memoized(memo, key, lambda: plan_gpu(ev, target, workload, catalog, limit))
 
 
 def _search_order(workload: Workload, catalog: Catalog, job: Job, target: Target, limit: int,
