@@ -84,3 +84,13 @@ def test_unit_hint_needs_a_leading_number():
     assert unit_hint("qps", "ten per second") is None
     assert unit_hint("prompt_tokens", "1k") == ("expected a number of tokens, got '1k': write prompt_tokens = 1024 or "
                                                 "1000 (a length has no suffix: 'k' may mean 1000 or 1024)")
+
+
+def test_a_power_cap_written_with_its_unit_says_what_to_write():
+    """``gpu_power_cap_w = "350W"`` (a reviewer's first try) names the number to write; a cap in
+    kilowatts converts to watts."""
+    assert unit_hint("gpu_power_cap_w", "350W") == ("expected a number of watts, got '350W': write "
+                                                    "gpu_power_cap_w = 350 (a number, no quotes)")
+    assert unit_hint("gpu_power_cap_w", "0.5 kW").endswith("write gpu_power_cap_w = 500 (a number, no quotes)")
+    # Kilowatt fields keep their own unit.
+    assert unit_hint("power_limit_kw", "500 W").endswith("write power_limit_kw = 0.5 (a number, no quotes)")

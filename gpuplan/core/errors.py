@@ -105,6 +105,7 @@ _UNITS: list[tuple[str, str, dict[str, float]]] = [
     ("_ms", "milliseconds", {"ms": 1, "s": 1e3, "sec": 1e3, "min": 6e4, "us": 1e-3, "µs": 1e-3}),
     ("_days", "days", {"d": 1, "day": 1, "days": 1, "h": 1 / 24, "w": 7, "week": 7, "weeks": 7}),
     ("_kw", "kilowatts", {"kw": 1, "mw": 1e3, "w": 1e-3}),
+    ("_w", "watts", {"w": 1, "kw": 1e3}),
     ("_usd", "US dollars", {"$": 1, "usd": 1}),
     ("qps", "requests per second", {"/s": 1, "qps": 1, "rps": 1, "req/s": 1, "requests/s": 1, "/sec": 1,
                                     "/min": 1 / 60, "rpm": 1 / 60, "/h": 1 / 3600}),

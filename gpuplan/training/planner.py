@@ -85,8 +85,10 @@ def assumptions(workload: Workload, catalog: Catalog) -> list[Assumption]:
         if spec.gpu_power_cap_w is not None:
             k = cal.power_cap_clock_exponent
             out.append(Assumption("training.gpu_power_cap_w", f"{spec.gpu_power_cap_w:g} W",
-                                  f"below a GPU's rating its GEMMs run at (cap / rating)^(1/{k:g}) of full speed "
-                                  f"and its servers draw the capped power; at or above it, no effect"))
+                                  f"set by the profile: below a GPU's rating its GEMMs run at (cap / rating)^(1/{k:g}) "
+                                  f"of full speed, its memory-bound kernels slow only below "
+                                  f"{cal.hbm_stream_power_fraction:.0%} of the rating, and its servers draw the "
+                                  f"capped power; at or above the rating, no effect"))
     return out
 
 
