@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
@@ -44,8 +44,10 @@ TF_QUERY_KEYS = ("profile", "phase", "catalog")
 
 
 def _plan_profile(path: Path, catalog: "Catalog", phases: tuple[str, ...], *, quiet: bool,
-                  color: bool = True, inputs: list[str] | None = None, allow_outside_paths: bool = False) -> "Plan":
-    """Plan a profile; the files it reads (the profile's ``hf_config``) are added to ``inputs``."""
+                  color: bool = True, inputs: list[str] | None = None, allow_outside_paths: bool = False,
+                  workloads: list[Any] | None = None) -> "Plan":
+    """Plan a profile; the files it reads (the profile's ``hf_config``) are added to ``inputs``, its
+    workload to ``workloads``."""
     from gpuplan.core.io import read_text
     from gpuplan.planning.compose import plan_workload
     from gpuplan.model.profile import load_profile_text
@@ -54,12 +56,15 @@ def _plan_profile(path: Path, catalog: "Catalog", phases: tuple[str, ...], *, qu
     workload = load_profile_text(read_text(path), str(path), catalog, allow_outside_paths=allow_outside_paths)
     if inputs is not None:
         inputs.extend(workload.input_files)
+    if workloads is not None:
+        workloads.append(workload)
     with progress(f"planning {path}", quiet=quiet, color=color):
         return plan_workload(workload, catalog, phases=phases)
 
 
 def _saved_or_planned(source: Path, catalog: Optional[list[Path]], phases: tuple[str, ...], out: Optional[Path], *,
-                      quiet: bool, allow_outside_paths: bool = False) -> tuple["Plan", list[str]]:
+                      quiet: bool, allow_outside_paths: bool = False,
+                      workloads: list[Any] | None = None) -> tuple["Plan", list[str]]:
     """The plan a single-source command reads (a saved plan JSON, or a profile planned for
     ``phases``) and the files it read (``inputs``, which ``out`` must not overwrite)."""
     from gpuplan.core.io import check_output
@@ -71,7 +76,7 @@ def _saved_or_planned(source: Path, catalog: Optional[list[Path]], phases: tuple
     if is_plan_file(source):
         return load_plan(source), inputs
     return _plan_profile(source, load_catalog_cli(catalog), phases, quiet=quiet, inputs=inputs,
-                         allow_outside_paths=allow_outside_paths), inputs
+                         allow_outside_paths=allow_outside_paths, workloads=workloads), inputs
 
 
 def _write_text(text: str, out: Optional[Path], inputs: list[str]) -> None:
@@ -311,7 +316,8 @@ def tf_external_command() -> None:
 )
 def deploy_command(
     source: Path = typer.Argument(..., metavar="PLAN_OR_PROFILE", help="A plan (JSON) or a profile (TOML)."),
-    engine: str = typer.Option(..., "--engine", help="vllm, sglang or trtllm."),
+    engine: Optional[str] = typer.Option(None, "--engine", help="vllm, sglang or trtllm; default: the profile's "
+                                                                 "[serving] engine, else vllm."),
     k8s: bool = typer.Option(False, "--k8s", help="A Kubernetes Deployment and HorizontalPodAutoscaler."),
     fmt: str = typer.Option("text", "--format", "-f", help="text, json or yaml (with --k8s text is YAML)."),
     model: Optional[str] = typer.Option(None, "--model", help="Model to serve (repository id or path); default: "
@@ -326,8 +332,13 @@ def deploy_command(
     from gpuplan.serving.deploy_engines import engine as engine_named
 
     check_formats(fmt, [], DEPLOY_FORMATS)
-    engine_named(engine)
-    plan, inputs = _saved_or_planned(source, catalog, ("serving",), out, quiet=quiet)
+    if engine is not None:
+        engine_named(engine)
+    workloads: list[Any] = []
+    plan, inputs = _saved_or_planned(source, catalog, ("serving",), out, quiet=quiet, workloads=workloads)
+    if engine is None:  # the engine the profile was planned for (the planner's default: vLLM)
+        spec = workloads[0].serving if workloads else None
+        engine = spec.engine if spec is not None else "vllm"
     result = deploy(plan, engine, k8s=k8s, model=model, image=image)
     text = render_deploy(result, fmt)
     for line in result.notes:

@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass, field
 
 from gpuplan.core.errors import InputError
+from gpuplan.hardware.engine_vendors import ENGINE_VENDORS, VENDOR_LABELS, vendor_refusal
 
 ENGINES = ("vllm", "sglang", "trtllm")
 
@@ -77,13 +78,13 @@ class Engine:
 
 
 VLLM = Engine("vllm", "vLLM", "0.33.0", ("vllm", "serve"), 8000, "vllm/vllm-openai:v0.33.0",
-              "vllm:num_requests_running", ("nvidia", "amd"),
+              "vllm:num_requests_running", ENGINE_VENDORS["vllm"],
               {"bf16": "bfloat16", "fp16": "float16", "fp8": "fp8", "int8": "int8_per_token_head"})
 SGLANG = Engine("sglang", "SGLang", "0.5.23", ("sglang", "serve"), 30000, "lmsysorg/sglang:v0.5.23",
-                "sglang:num_running_reqs", ("nvidia", "amd"),
+                "sglang:num_running_reqs", ENGINE_VENDORS["sglang"],
                 {"bf16": "bf16", "fp16": "auto", "fp8": "fp8_e4m3"})
 TRTLLM = Engine("trtllm", "TensorRT-LLM", "1.2.1", ("trtllm-serve",), 8000,
-                "nvcr.io/nvidia/tensorrt-llm/release:1.2.1", None, ("nvidia",),
+                "nvcr.io/nvidia/tensorrt-llm/release:1.2.1", None, ENGINE_VENDORS["trtllm"],
                 {"bf16": "auto", "fp16": "auto", "fp8": "fp8"})
 BY_ID = {e.id: e for e in (VLLM, SGLANG, TRTLLM)}
 #: Name of the YAML file trtllm-serve reads through --extra_llm_api_options.
@@ -148,9 +149,10 @@ def _weights(eng: Engine, s: Launch, notes: list[str]) -> list[str]:
 
 def command(eng: Engine, s: Launch) -> Command:
     """The launch command of one replica with ``eng``'s flag names."""
-    if s.vendor not in eng.vendors:
-        raise InputError(f"{eng.name} does not run on {s.vendor} GPUs (it runs on {', '.join(eng.vendors)}); "
-                         "choose another --engine", field="--engine")
+    refusal = vendor_refusal(eng.id, s.vendor)
+    if refusal is not None:
+        runs = ", ".join(VENDOR_LABELS.get(v, v) for v in eng.vendors)
+        raise InputError(f"{refusal} (it runs on {runs}); choose another --engine", field="--engine")
     notes: list[str] = []
     kv = _kv(eng, s)
     fraction = memory_fraction(eng, s)

@@ -14,6 +14,7 @@ import math
 from dataclasses import replace
 
 from gpuplan.model.arch import Architecture
+from gpuplan.hardware.engine_vendors import vendor_refusal
 from gpuplan.hardware.loader import Catalog
 from gpuplan.hardware.schema import Gpu
 from gpuplan.model.profile import Workload
@@ -149,6 +150,21 @@ def _gpu_options(gpu: Gpu, workload: Workload, demand: Demand, k: ServingConstan
     return by_rank(options), replicas
 
 
+def engine_gpus(workload: Workload, catalog: Catalog) -> tuple[list[str], dict[str, str]]:
+    """The allowed GPUs the serving engine runs on, and why each other allowed GPU is left out
+    (:mod:`gpuplan.hardware.engine_vendors`: the rule ``gpuplan deploy`` applies)."""
+    s = workload.serving
+    assert s is not None
+    kept, excluded = [], {}
+    for gid in workload.constraints.allow_gpus:
+        refusal = vendor_refusal(s.engine, catalog.gpus[gid].vendor)
+        if refusal is None:
+            kept.append(gid)
+        else:
+            excluded[gid] = refusal
+    return kept, excluded
+
+
 def plan_disaggregated(workload: Workload, catalog: Catalog, *, by_gpus: bool = False):
     """The cheapest disaggregated prefill/decode fleet of each placement over the allowed GPUs
     (:mod:`gpuplan.serving.disagg_search`), cheapest first; empty when none meets the targets."""
@@ -157,8 +173,8 @@ def plan_disaggregated(workload: Workload, catalog: Catalog, *, by_gpus: bool = 
     s = workload.serving
     assert s is not None
     k = serving_constants(catalog)
-    replicas = [r for gid in workload.constraints.allow_gpus for r in gpu_replicas(catalog.gpus[gid], workload, k,
-                                                                                   catalog)]
+    replicas = [r for gid in engine_gpus(workload, catalog)[0] for r in gpu_replicas(catalog.gpus[gid], workload, k,
+                                                                                       catalog)]
     return search(replicas, _demand(workload), s.qps, s.spare_replicas, s.max_load_fraction,
                   workload.constraints.pricing, k.cost, by_gpus=by_gpus)
 
@@ -175,13 +191,14 @@ def plan_serving(workload: Workload, catalog: Catalog, top: int | None = None) -
     k = serving_constants(catalog)
     demand = _demand(workload)
     per_gpu: dict[str, tuple[list[Option], list[Replica]]] = {}
-    for gid in workload.constraints.allow_gpus:
+    allowed, excluded = engine_gpus(workload, catalog)
+    for gid in allowed:
         per_gpu[gid] = _gpu_options(catalog.gpus[gid], workload, demand, k, catalog)
     best = {gid: representative(opts) for gid, (opts, _) in per_gpu.items() if opts}
     meeting = sorted((o for o in best.values() if o.meets), key=lambda o: (o.objective is None, o.objective or 0.0,
                                                                          o.gpus, o.gpu.id))
     if not meeting:
-        return _infeasible(workload, per_gpu, demand)
+        return _infeasible(workload, per_gpu, demand, excluded)
     chosen = meeting[0]
     others = [o for gid, o in sorted(best.items()) if gid != chosen.gpu.id]
     others.sort(key=lambda o: (not o.meets, o.objective is None, o.objective or 0.0, o.gpus, o.gpu.id))
@@ -191,6 +208,7 @@ def plan_serving(workload: Workload, catalog: Catalog, top: int | None = None) -
     for gid, (opts, _) in per_gpu.items():
         if not opts:
             alternatives.append(_unfit_out(gid, "no TP/PP layout is possible for this model"))
+    alternatives += [_unfit_out(gid, why, "engine") for gid, why in sorted(excluded.items())]
     plan = _plan_out(chosen, workload, meeting, best, None, alternatives)
     points = [p for o in per_gpu[chosen.gpu.id][0] for p in layout_frontier(o.capacity, _layout_name(o.replica.layout))]
     engine_line = chosen.replica.engine.summary() if chosen.replica.engine else None

@@ -139,11 +139,11 @@ def _finite_ms(seconds: float) -> float:
     return seconds * 1e3 if math.isfinite(seconds) else 0.0
 
 
-def _unfit_out(gid: str, why: str) -> ServingOption:
+def _unfit_out(gid: str, why: str, bound: str = "layout") -> ServingOption:
     return ServingOption(gpu=gid, gpus=0, replicas=0, layout=ServingLayout(tp=1, pp=1, ep=1, concurrency=0,
                                                                            disaggregated=False),
                          ttft_ms_p99=0.0, tpot_ms=0.0, max_qps=0.0, cost_usd=None,
-                         usd_per_million_output_tokens=None, meets_target=False, bound="layout", reason=why)
+                         usd_per_million_output_tokens=None, meets_target=False, bound=bound, reason=why)
 
 
 def _reasons(chosen: Option, workload: Workload, meeting: list[Option],
@@ -241,7 +241,7 @@ def _plan_out(chosen: Option, workload: Workload, meeting: list[Option], best: d
 
 
 def _infeasible(workload: Workload, per_gpu: dict[str, tuple[list[Option], list[Replica]]],
-                demand: Demand) -> ServingResult:
+                demand: Demand, excluded: dict[str, str] | None = None) -> ServingResult:
     s = workload.serving
     assert s is not None
     problems: list[str] = []
@@ -264,14 +264,21 @@ def _infeasible(workload: Workload, per_gpu: dict[str, tuple[list[Option], list[
                 st = o.capacity.at(1e-6).step_s
                 if fastest_step is None or st < fastest_step[0]:
                     fastest_step = (st, f"{gid} {_layout_name(o.replica.layout)}")
-    summary = ["no allowed GPU meets the serving targets"]
+    for gid, why in sorted((excluded or {}).items()):
+        problems.append(f"{gid}: {why}")
+        alternatives.append(_unfit_out(gid, why, "engine"))
+    if not per_gpu and excluded:
+        engine = workload.serving.engine if workload.serving else ""
+        summary = [f"no allowed GPU runs the {engine} engine: {sorted(set(excluded.values()))[0]}"]
+    else:
+        summary = ["no allowed GPU meets the serving targets"]
     if fastest_prefill and fastest_prefill[0] > demand.ttft_s:
         summary.append(f"the TTFT target {s.ttft_ms:g} ms is below the prefill time of every GPU "
                        f"(fastest: {fastest_prefill[1]} at {_ms(fastest_prefill[0])} ms)")
     if fastest_step and fastest_step[0] > demand.tpot_s and demand.decode_steps:
         summary.append(f"the TPOT target {s.tpot_ms:g} ms is below the batch-1 decode step of every GPU "
                        f"(fastest: {fastest_step[1]} at {_ms(fastest_step[0])} ms)")
-    if fastest_prefill is None:
+    if fastest_prefill is None and per_gpu:
         summary.append("the model does not fit any allowed GPU at any TP/PP layout")
     plan = ServingPlan(
         feasible=False, gpu=None, gpus=0, nodes=0, replicas=0, spare_replicas=s.spare_replicas, gpus_per_replica=0,

@@ -115,7 +115,7 @@ def test_unsupported_kv_dtype_and_vendor_are_input_errors():
     with pytest.raises(InputError, match="no int8 KV cache"):
         deploy(_plan(kv_precision="int8"), "sglang")
     amd = DEPLOY.model_copy(update={"gpu_vendor": "amd"})
-    with pytest.raises(InputError, match="does not run on amd"):
+    with pytest.raises(InputError, match="TensorRT-LLM does not run on AMD GPUs"):
         deploy(_plan(deploy=amd), "trtllm")
     with pytest.raises(InputError, match="give --image"):
         deploy(_plan(deploy=amd), "vllm", k8s=True)
