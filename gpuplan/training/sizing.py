@@ -8,7 +8,8 @@ stages, global batches that are not powers of two, and the nearest counts that w
   difference (the *stage imbalance*, part of the step time).
 * Global batch: published runs use ``2^k`` sequences, which leaves DP and micro-batch free to be
   powers of two; on a count such as 1,016 GPUs (127 servers) no DP divides it. The batch is then the
-  one nearest the requested ``global_batch_tokens`` that a DP of that count divides.
+  one, of the few nearest the requested ``global_batch_tokens`` that a DP of that count divides,
+  with the fastest plan.
 """
 
 from __future__ import annotations
@@ -45,20 +46,23 @@ def batch_options(requested: float, dps: set[int], *, limit: int = MAX_BATCHES) 
 def describe_batch(batch: int, seq: int, requested_tokens: float, dp: int, micro_batch: int, gpus: int,
                    power_of_two: int) -> str:
     """The plan's note for a batch that is not the power of two the planner starts from."""
-    return (f"global batch: {batch:,} sequences ({batch * seq / 1e6:.2f}M tokens), the nearest to the requested "
-            f"{requested_tokens / 1e6:.2f}M tokens that DP {dp} x micro-batch {micro_batch} divides "
-            f"({batch / (requested_tokens / seq) - 1:+.1%}); the power of two {power_of_two:,} has no layout on "
-            f"exactly {gpus:,} GPUs")
+    return (f"global batch: {batch:,} sequences ({batch * seq / 1e6:.2f}M tokens), the fastest of the batches "
+            f"nearest the requested {requested_tokens / 1e6:.2f}M tokens that a DP of the count divides (DP {dp} x "
+            f"micro-batch {micro_batch}, {batch / (requested_tokens / seq) - 1:+.1%}); the power of two "
+            f"{power_of_two:,} has no layout on exactly {gpus:,} GPUs")
 
 
 def fixed_count_dps(ev: "Evaluator", gpus: int) -> set[int]:
-    """The DP values a layout on exactly ``gpus`` GPUs can have (TP x CP x PP x DP = gpus)."""
+    """The DP values a layout on exactly ``gpus`` GPUs can have (TP x CP x PP x DP = gpus), within
+    what the run's framework varies."""
+    from gpuplan.training.framework import constrain
     from gpuplan.training.search import Fixed, cp_candidates, tp_candidates
 
+    fixed = constrain(ev.framework, Fixed())  # FSDP: no pipeline, no CP
     out: set[int] = set()
-    for tp in tp_candidates(ev, Fixed()):
-        for cp in cp_candidates(ev.job.seq, Fixed()):
-            for pp in pipeline_depths(ev.job.arch.layers):
+    for tp in tp_candidates(ev, fixed):
+        for cp in cp_candidates(ev.job.seq, fixed):
+            for pp in ([fixed.pp] if fixed.pp is not None else pipeline_depths(ev.job.arch.layers)):
                 mp = tp * cp * pp
                 if mp <= gpus and gpus % mp == 0:
                     out.add(gpus // mp)

@@ -4,6 +4,7 @@ the memory floors that reject a shape before it is searched (training/search.py)
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from gpuplan.training.layout import (
     RECOMPUTE_ORDER,
@@ -11,6 +12,7 @@ from gpuplan.training.layout import (
     divisors,
     layers_per_stage,
 )
+from gpuplan.training.framework import constrain
 from gpuplan.training.memory import GIB
 from gpuplan.training.stages import pipeline_depths
 
@@ -152,14 +154,19 @@ def states_can_fit(ev: Evaluator, tp: int, pp: int, cp: int, ep: int, fixed: Fix
     return w + g + ev.cal.runtime_overhead_gib * GIB <= ev.limit
 
 
-def min_model_parallel(ev: Evaluator, zero: int = 1) -> int | None:
+def min_model_parallel(ev: Evaluator, zero: int | None = None) -> int | None:
     """Smallest TP x PP whose model states fit with ZeRO stage ``zero`` at any DP (None: none
-    does). With ZeRO-1 (Megatron's distributed optimizer) the 16-bit weights and fp32
-    gradients stay whole on every GPU of a model replica."""
+    does). ``zero`` left out: the stage the framework runs when it runs one (FSDP: ZeRO-3, whose
+    states per GPU are the states / (TP x PP x DP), so any TP x PP fits at a large enough DP),
+    else ZeRO-1 (Megatron's distributed optimizer: the 16-bit weights and fp32 gradients stay whole
+    on every GPU of a model replica)."""
+    fixed = constrain(ev.framework, Fixed())
+    if zero is None:
+        zero = fixed.zero if fixed.zero is not None else 1
     best = None
-    for tp in tp_candidates(ev, Fixed()):
-        for pp in pp_candidates(ev.job.arch.layers, Fixed()):
-            if states_can_fit(ev, tp, pp, 1, 1, Fixed(zero=zero)):
+    for tp in tp_candidates(ev, fixed):
+        for pp in pp_candidates(ev.job.arch.layers, fixed):
+            if states_can_fit(ev, tp, pp, 1, 1, replace(fixed, zero=zero)):
                 best = tp * pp if best is None else min(best, tp * pp)
                 break
     return best
@@ -169,13 +176,15 @@ def min_memory_at(ev: Evaluator, gpus: int) -> float:
     """Least per-GPU memory of any layout on exactly ``gpus`` GPUs (full recompute, the
     largest ZeRO stage, micro-batch 1); infinite when no layout matches the count."""
     best = math.inf
-    for tp in tp_candidates(ev, Fixed()):
-        for pp in pp_candidates(ev.job.arch.layers, Fixed(), every=True):
+    fixed = constrain(ev.framework, Fixed())  # what the framework runs (FSDP: ZeRO-3, no pipeline)
+    for tp in tp_candidates(ev, fixed):
+        for pp in pp_candidates(ev.job.arch.layers, fixed, every=True):
             if gpus % (tp * pp):
                 continue
             dp = gpus // (tp * pp)
-            lay = Layout(tp=tp, pp=pp, dp=dp, micro_batch=1, recompute="full", sequence_parallel=tp > 1,
-                         zero=3 if pp == 1 else 2)
+            sp = fixed.sequence_parallel if fixed.sequence_parallel is not None else tp > 1
+            zero = fixed.zero if fixed.zero is not None else (3 if pp == 1 else 2)
+            lay = Layout(tp=tp, pp=pp, dp=dp, micro_batch=1, recompute="full", sequence_parallel=sp, zero=zero)
             best = min(best, ev.memory(lay).total)
     return best
 
