@@ -146,13 +146,24 @@ def _training_gates(gate, workload: Workload, cluster: ClusterOut, t: TrainingPl
                  anchors.at_profile("training.budget_usd"), value=cost, limit=spec.budget_usd, unit="USD")
 
 
+def _replica_words(s: ServingPlan) -> str:
+    """How the plan's GPUs are counted: replicas (``xPyD`` groups when disaggregated) and spares."""
+    d = s.disaggregation if s.layout is not None and s.layout.disaggregated else None
+    if d is None:
+        return f"{s.replicas} replicas of {s.gpus_per_replica}, {s.spare_replicas} spare"
+    words = f"{s.replicas} x {d.prefill_per_group}P{d.decode_per_group}D group of {s.gpus_per_replica} GPUs"
+    if s.spare_gpus:
+        return f"{words} + {s.spare_gpus} GPUs of spare prefill and decode workers"
+    return f"{words}, {s.spare_replicas} spare"
+
+
 def _serving_gates(gate, workload: Workload, cluster: ClusterOut, s: ServingPlan, anchors: _Anchors) -> None:
     spec = workload.serving
     assert spec is not None
     spare = cluster.gpus - s.gpus
     gate("capacity", cluster.gpus >= s.gpus,
-         f"{s.gpus:,} x {s.gpu} needed for {spec.qps:g} req/s ({s.replicas} replicas of {s.gpus_per_replica}, "
-         f"{s.spare_replicas} spare); the cluster has {cluster.gpus:,}"
+         f"{s.gpus:,} x {s.gpu} needed for {spec.qps:g} req/s ({_replica_words(s)}); the cluster has "
+         f"{cluster.gpus:,}"
          + (f" ({spare:,} more than needed)" if spare > 0 else ""),
          anchors.at_cluster("gpus", "nodes"), value=cluster.gpus, limit=s.gpus, unit="GPUs")
     # the statistic the planner sized the fleet for: the profile's latency_percentile

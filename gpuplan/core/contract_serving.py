@@ -169,6 +169,9 @@ class ServingPlan(_Out, PhaseIntervals):
     replicas: int
     spare_replicas: int
     gpus_per_replica: int
+    #: Since 2.1: spare GPUs outside whole replicas (a scale-out disaggregated fleet's spare prefill
+    #: and decode workers); ``gpus = replicas x gpus_per_replica + spare_gpus`` on every plan.
+    spare_gpus: int = 0
     layout: ServingLayout | None
     precision: str
     kv_precision: str

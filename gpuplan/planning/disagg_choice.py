@@ -25,7 +25,7 @@ from gpuplan.model.profile import Workload
 
 def with_disaggregation(plan: ServingPlan, workload: Workload, catalog: Catalog) -> ServingPlan:
     """``plan`` (aggregated) or the disaggregated plan that replaces it, with the comparison."""
-    from gpuplan.serving.disagg_plan import comparison, cost_words, summary
+    from gpuplan.serving.disagg_plan import aggregated_reason, comparison, cost_words, summary
     from gpuplan.serving.planner import _demand, plan_disaggregated
 
     spec = workload.serving
@@ -42,7 +42,7 @@ def with_disaggregation(plan: ServingPlan, workload: Workload, catalog: Catalog)
     demand = _demand(workload)
     against = (f"{plan.gpus:,} GPUs aggregated (nothing priced)" if by_gpus else
                f"{cost_words(plan.capex_usd, plan.cloud_usd_per_hour, pricing)} for the aggregated "
-               f"{plan.gpus:,} x {plan.gpu}" if plan.feasible else "no aggregated plan meets the targets")
+               f"{plan.gpus:,} x {plan.gpu}{_carrying(plan)}" if plan.feasible else "no aggregated plan meets the targets")
 
     def record(fleet: Any, recommended: bool, chosen: bool, why: str, built: ServingPlan | None) -> Any:
         capex = built.capex_usd if built is not None else fleet.fleet.capex_usd
@@ -81,8 +81,18 @@ def with_disaggregation(plan: ServingPlan, workload: Workload, catalog: Catalog)
         return _considered(plan, record(fleet, False, False, why, chosen))
     why = (f"{summary(fleet)}: {words} against {against}"
            + (": meets the targets for less" if cheaper else ": chosen because the profile asks for it"))
-    return chosen.model_copy(update={"disaggregation": record(fleet, cheaper, True, why, chosen),
+    final = record(fleet, cheaper, True, why, chosen)
+    alternatives = list(chosen.alternatives)
+    if plan.feasible and alternatives:  # the aggregated plan, first: its reason follows the final record
+        alternatives[0] = alternatives[0].model_copy(update={"reason": aggregated_reason(plan, final, pricing)})
+    return chosen.model_copy(update={"disaggregation": final, "alternatives": alternatives,
                                      "reasons": [*chosen.reasons, f"Chosen over aggregated serving: {why}."]})
+
+
+def _carrying(plan: ServingPlan) -> str:
+    """`` (N carrying the load)``: the aggregated GPUs the comparison's ``aggregated_gpus`` counts."""
+    active = (plan.replicas - plan.spare_replicas) * plan.gpus_per_replica
+    return f" ({active:,} carrying the load)" if active != plan.gpus else ""
 
 
 def _cost(plan: ServingPlan, pricing: str) -> float | None:

@@ -34,6 +34,7 @@ from gpuplan.model.profile import Workload
 
 HOURS_PER_YEAR = 8760.0
 DAYS_PER_YEAR = 365.0
+HOURS_PER_DAY = 24.0
 #: Largest time-sliced fleet tried to meet a deadline, as a multiple of the larger need.
 MAX_GROWTH = 4
 
@@ -50,8 +51,15 @@ def _per_year(capex: float | None, energy: float, catalog: Any) -> float | None:
     return None if capex is None else capex / serving_constants(catalog).cost.amortisation_years + energy
 
 
-def _serving_busy(a: Autoscaling, gpus_per_replica: int, days: float = DAYS_PER_YEAR) -> float:
-    return a.replica_hours_per_day * gpus_per_replica * days
+def _serving_busy(a: Autoscaling, s: ServingPlan, days: float = DAYS_PER_YEAR) -> float:
+    """Serving GPU-hours over ``days``: the replicas' hours, and the spare GPUs outside whole
+    replicas (a disaggregated fleet's spare workers) all day."""
+    return (a.replica_hours_per_day * s.gpus_per_replica + s.spare_gpus * HOURS_PER_DAY) * days
+
+
+def _serving_gpus(s: ServingPlan, replicas: int) -> int:
+    """The serving plan's GPUs with ``replicas`` replicas up (its spare GPUs always in)."""
+    return replicas * s.gpus_per_replica + s.spare_gpus
 
 
 def _train_busy(t: TrainingPlan, gpus: int) -> float:
@@ -97,7 +105,7 @@ def _cloud_year(gpu_id: str, gpus: int, catalog: Any) -> float | None:
 def _separate(t: TrainingPlan, s: ServingPlan, catalog: Any, cloud: bool) -> FleetStrategy:
     a = s.autoscaling
     assert a is not None
-    busy_t, busy_s = _train_busy(t, t.gpus), _serving_busy(a, s.gpus_per_replica)
+    busy_t, busy_s = _train_busy(t, t.gpus), _serving_busy(a, s)
     owned = (t.gpus + s.gpus) * HOURS_PER_YEAR
     energy = (energy_usd_per_year(t.power_kw, busy_t / (t.gpus * HOURS_PER_YEAR), catalog)
               + energy_usd_per_year(s.power_kw, busy_s / (s.gpus * HOURS_PER_YEAR), catalog))
@@ -121,6 +129,12 @@ def _separate(t: TrainingPlan, s: ServingPlan, catalog: Any, cloud: bool) -> Fle
                          risks=risks)
 
 
+def _peak_words(s: ServingPlan, replicas: int) -> str:
+    """``R x G GPUs`` (``+ S spare``): peak serving as the plan counts it."""
+    return (f"{replicas} x {s.gpus_per_replica} GPUs" + (f" + {s.spare_gpus} spare" if s.spare_gpus else "")
+            + (f" = {_serving_gpus(s, replicas):,}" if s.spare_gpus else ""))
+
+
 def _whole_servers(gpus: int, gpu: Any) -> int:
     return gpu.servers_for(gpus) * gpu.gpus_per_node
 
@@ -132,7 +146,7 @@ def _time_slice(t: TrainingPlan, s: ServingPlan, a: Autoscaling, fleet: int, cat
     cal = training_calibration(catalog)
     group = max(1, t.gpus // (t.layout.dp if t.layout else 1))
     g = s.gpus_per_replica
-    train = [max(0, (fleet - r * g) // group * group) for r in a.hourly_replicas]
+    train = [max(0, (fleet - _serving_gpus(s, r)) // group * group) for r in a.hourly_replicas]
     lost, switches = 0.0, 0
     for h, r in enumerate(a.hourly_replicas):
         before = a.hourly_replicas[h - 1]
@@ -167,12 +181,13 @@ def _time_sliced(t: TrainingPlan, s: ServingPlan, catalog: Any, cloud: bool, dea
     assert a is not None and t.gpu is not None
     gpu = catalog.gpus[t.gpu]
     g = s.gpus_per_replica
-    need = _whole_servers(max(t.gpus, a.max_replicas * g), gpu)
+    peak = _serving_gpus(s, a.max_replicas)
+    need = _whole_servers(max(t.gpus, peak), gpu)
     fleet = need
     daily, switches, trough = _time_slice(t, s, a, fleet, catalog)
     group = max(1, t.gpus // (t.layout.dp if t.layout else 1))
     reasons = [f"{need:,} x {t.gpu}: the larger of training ({t.gpus:,}) and peak serving "
-               f"({a.max_replicas} x {g} GPUs)"]
+               f"({_peak_words(s, a.max_replicas)})"]
     days = t.gpu_hours / daily if daily > 0 else math.inf
     first_days = days
     if deadline is not None and days > deadline:
@@ -198,7 +213,7 @@ def _time_sliced(t: TrainingPlan, s: ServingPlan, catalog: Any, cloud: bool, dea
         risks.append(Risk(severity="warning", code="fleet-training-late",
                           message=f"training takes {days:.0f} days, over the {deadline:g}-day deadline"))
     train_year = min(t.gpu_hours, daily * DAYS_PER_YEAR) if math.isfinite(days) else 0.0
-    busy = train_year + _serving_busy(a, g)
+    busy = train_year + _serving_busy(a, s)
     owned = fleet * HOURS_PER_YEAR
     scale = gpu.servers_for(fleet) / gpu.servers_for(t.gpus)  # capex and power by whole servers
     capex = None if t.capex_usd is None else t.capex_usd * scale
@@ -239,13 +254,14 @@ def _converged(t: TrainingPlan, s: ServingPlan, catalog: Any, cloud: bool, servi
     assert a is not None and t.gpu is not None
     gpu = catalog.gpus[t.gpu]
     g = s.gpus_per_replica
-    fleet = _whole_servers(max(t.gpus, a.max_replicas * g), gpu)
+    peak = _serving_gpus(s, a.max_replicas)
+    fleet = _whole_servers(max(t.gpus, peak), gpu)
     days = t.wall_clock_days
     serve_days = max(0.0, DAYS_PER_YEAR - days)
-    busy = _train_busy(t, t.gpus) + _serving_busy(a, g, serve_days)
+    busy = _train_busy(t, t.gpus) + _serving_busy(a, s, serve_days)
     owned = fleet * HOURS_PER_YEAR
-    idle_gpus = fleet - a.max_replicas * g
-    parked = (a.max_replicas * 24 - a.replica_hours_per_day) * g
+    idle_gpus = fleet - peak
+    parked = (a.max_replicas * HOURS_PER_DAY - a.replica_hours_per_day) * g
     lendable = idle_gpus * 24 + parked
     scale = gpu.servers_for(fleet) / gpu.servers_for(t.gpus)  # capex and power by whole servers
     capex = None if t.capex_usd is None else t.capex_usd * scale

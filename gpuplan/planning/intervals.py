@@ -69,14 +69,22 @@ def serving_intervals(s: ServingPlan, band: Band) -> dict[str, tuple[float, floa
            "output_tokens_per_s": band.rate(s.output_tokens_per_s)}
     if s.usd_per_million_output_tokens is not None:
         out["usd_per_million_output_tokens"] = band.time(s.usd_per_million_output_tokens)
-    # GPUs that serve the same QPS: replicas scale with the inverse of a replica's capacity
-    active = max(s.replicas - s.spare_replicas, 1)
-    per = max(s.gpus_per_replica, 1)
-    out["gpus_for_qps"] = tuple(float((max(1, math.ceil(active * f - 1e-9)) + s.spare_replicas) * per)
-                                for f in (band.low, band.high))  # type: ignore[assignment]
+    out["gpus_for_qps"] = tuple(float(gpus_for_qps(s, f)) for f in (band.low, band.high))  # type: ignore[assignment]
     if s.capex_usd is not None and s.gpus:
         out["capex_usd"] = tuple(s.capex_usd * g / s.gpus for g in out["gpus_for_qps"])  # type: ignore[assignment]
     return {k: _r(v) for k, v in out.items()}
+
+
+def gpus_for_qps(s: ServingPlan, factor: float) -> int:
+    """GPUs that serve the same QPS when a worker's capacity is ``1 / factor`` of the prediction:
+    the active replicas (or, in a scale-out disaggregated fleet, each pool's active workers) scale
+    by ``factor``, rounded up to whole ones; the spares stay. ``factor = 1`` gives the plan's GPUs."""
+    d = s.disaggregation
+    if s.layout is not None and s.layout.disaggregated and d is not None and d.placement == "scale-out":
+        return sum((max(1, math.ceil(p.workers * factor - 1e-9)) + p.spare_workers) * p.gpus_per_worker
+                   for p in d.pools)
+    active = max(s.replicas - s.spare_replicas, 1)
+    return (max(1, math.ceil(active * factor - 1e-9)) + s.spare_replicas) * max(s.gpus_per_replica, 1) + s.spare_gpus
 
 
 def with_intervals(plan: Plan, workload: Workload, catalog: Catalog, *, level: float = DEFAULT_LEVEL,

@@ -87,6 +87,8 @@ def autoscaling(plan: ServingPlan, spec: ServingSpec, catalog: Any, pricing: str
     constant = spec.hourly_qps is None
     curve = [spec.qps] * HOURS_PER_DAY if constant else list(spec.hourly_qps or ())
     floor = spec.min_replicas if spec.min_replicas is not None else cal.autoscaling.default_min_replicas
+    if plan.spare_gpus:  # a scale-out disaggregated fleet: its spare workers are the floor's spare replica
+        floor = max(1, floor - 1)
     scale_up, why = scale_up_seconds(plan, catalog)
     hourly, target, ramp = hourly_replicas(curve, plan.qps_per_replica, plan.spare_replicas, floor, scale_up)
     max_r = max(max(hourly), plan.replicas)

@@ -192,6 +192,27 @@ def reasons(f: DisaggFleet, spec: ServingSpec, op: Operating, agg: ServingPlan, 
     ]
 
 
+def aggregated_reason(base: ServingPlan, record: DisaggregationComparison, pricing: str) -> str:
+    """Why the aggregated plan is the alternative: it costs more, or (``always``) the profile asks
+    for disaggregation."""
+    if record.recommended:
+        return f"aggregated: {cost_words(base.capex_usd, base.cloud_usd_per_hour, pricing)}, more than the " \
+               "disaggregated fleet"
+    return ("aggregated (the profile asks for disaggregation)" if record.mode == "always"
+            else "aggregated: not cheaper than the disaggregated fleet")
+
+
+def replica_counts(f: DisaggFleet) -> dict[str, int]:
+    """A replica is one ``xPyD`` group: spare groups in one domain are spare replicas; the spare
+    prefill and decode workers of a scale-out fleet are ``spare_gpus`` (no whole group), so that
+    ``replicas x gpus_per_replica + spare_gpus`` is the fleet's GPUs."""
+    if f.in_domain:
+        return {"replicas": f.groups + f.spare, "spare_replicas": f.spare, "gpus_per_replica": f.group_gpus,
+                "spare_gpus": 0}
+    spare = f.spare_prefill * f.prefill.replica.layout.gpus + f.spare_decode * f.decode.replica.layout.gpus
+    return {"replicas": f.groups, "spare_replicas": 0, "gpus_per_replica": f.group_gpus, "spare_gpus": spare}
+
+
 def as_serving_plan(f: DisaggFleet, base: ServingPlan, workload: Workload, demand: Demand,
                     record: DisaggregationComparison) -> ServingPlan:
     """The serving plan of fleet ``f``: a replica is one ``xPyD`` group; the per-replica figures
@@ -211,12 +232,10 @@ def as_serving_plan(f: DisaggFleet, base: ServingPlan, workload: Workload, deman
             ttft_ms_p99=base.ttft_ms_p99, tpot_ms=base.tpot_ms, max_qps=base.max_qps, cost_usd=base.capex_usd,
             usd_per_million_output_tokens=base.usd_per_million_output_tokens, meets_target=True, bound=base.bound,
             cloud_usd_per_hour=base.cloud_usd_per_hour, network_included=base.bom is not None,
-            reason=(f"aggregated: {cost_words(base.capex_usd, base.cloud_usd_per_hour, pricing)}, more than the "
-                    "disaggregated fleet") if record.recommended
-            else "aggregated (the profile asks for disaggregation)"))
+            reason=aggregated_reason(base, record, pricing)))
     return base.model_copy(update=dict(
         feasible=True, gpu=dec.gpu.id, gpus=f.gpus, nodes=fleet.nodes, gpus_idle=idle_gpus(f, pricing),
-        replicas=f.groups + f.spare, spare_replicas=f.spare, gpus_per_replica=f.group_gpus,
+        **replica_counts(f),
         layout=ServingLayout(tp=dec.layout.tp, pp=dec.layout.pp, ep=dec.layout.ep,
                              concurrency=math.ceil(op.concurrency - 1e-9), disaggregated=True),
         compute_dtype=dec.path.math, weights_gib_per_gpu=dec.resident_weight_bytes / GIB,
