@@ -271,7 +271,8 @@ def serving_facts(s: ServingPlan, pricing: str) -> list[tuple[str, str]]:
     from gpuplan.render import disagg_view
 
     split = disagg_view.chosen(s)
-    groups = (f"{plural(s.replicas, 'replica')} of {s.gpus_per_replica} (+{s.spare_replicas} spare)" if split is None
+    spares = f" ({s.replicas - s.spare_replicas} + {s.spare_replicas} spare)" if s.spare_replicas else ""
+    groups = (f"{plural(s.replicas, 'replica')} of {s.gpus_per_replica}{spares}" if split is None
               else disagg_view.shape(split))
     return [
         ("GPUs", f"{disagg_view.gpu_label(s)} in {plural(s.nodes, 'node')}{_idle(s)}: {groups}"),
