@@ -180,7 +180,6 @@ def _time_sliced(t: TrainingPlan, s: ServingPlan, catalog: Any, cloud: bool, dea
     a = s.autoscaling
     assert a is not None and t.gpu is not None
     gpu = catalog.gpus[t.gpu]
-    g = s.gpus_per_replica
     peak = _serving_gpus(s, a.max_replicas)
     need = _whole_servers(max(t.gpus, peak), gpu)
     fleet = need

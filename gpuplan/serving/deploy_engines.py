@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass, field
 
 from gpuplan.core.errors import InputError
-from gpuplan.hardware.engine_vendors import ENGINE_VENDORS, VENDOR_LABELS, vendor_refusal
+from gpuplan.hardware.engine_vendors import ENGINE_LABELS, ENGINE_VENDORS, VENDOR_LABELS, vendor_refusal
 
 ENGINES = ("vllm", "sglang", "trtllm")
 
@@ -77,13 +77,13 @@ class Engine:
     kv_dtype: dict[str, str]
 
 
-VLLM = Engine("vllm", "vLLM", "0.33.0", ("vllm", "serve"), 8000, "vllm/vllm-openai:v0.33.0",
+VLLM = Engine("vllm", ENGINE_LABELS["vllm"], "0.33.0", ("vllm", "serve"), 8000, "vllm/vllm-openai:v0.33.0",
               "vllm:num_requests_running", ENGINE_VENDORS["vllm"],
               {"bf16": "bfloat16", "fp16": "float16", "fp8": "fp8", "int8": "int8_per_token_head"})
-SGLANG = Engine("sglang", "SGLang", "0.5.23", ("sglang", "serve"), 30000, "lmsysorg/sglang:v0.5.23",
+SGLANG = Engine("sglang", ENGINE_LABELS["sglang"], "0.5.23", ("sglang", "serve"), 30000, "lmsysorg/sglang:v0.5.23",
                 "sglang:num_running_reqs", ENGINE_VENDORS["sglang"],
                 {"bf16": "bf16", "fp16": "auto", "fp8": "fp8_e4m3"})
-TRTLLM = Engine("trtllm", "TensorRT-LLM", "1.2.1", ("trtllm-serve",), 8000,
+TRTLLM = Engine("trtllm", ENGINE_LABELS["trtllm"], "1.2.1", ("trtllm-serve",), 8000,
                 "nvcr.io/nvidia/tensorrt-llm/release:1.2.1", None, ENGINE_VENDORS["trtllm"],
                 {"bf16": "auto", "fp16": "auto", "fp8": "fp8"})
 BY_ID = {e.id: e for e in (VLLM, SGLANG, TRTLLM)}
