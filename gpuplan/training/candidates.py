@@ -27,7 +27,7 @@ from gpuplan.training.search import (
     min_model_parallel,
     search,
 )
-from gpuplan.training.sizing import batch_options, fixed_count_dps, nearest_counts
+from gpuplan.training.sizing import BATCH_TIME_TOLERANCE, batch_options, fixed_count_dps, nearest_counts
 from gpuplan.training.timing import Job
 
 #: Search results shared by the calls of one planning run (see plan_training).
@@ -110,19 +110,21 @@ def plan_gpu(ev: Evaluator, target: Target, workload: Workload, catalog: Catalog
         return None, None
     if not found.best and target.kind == "gpus" and workload.training is not None:
         # No DP of this count divides the power-of-two batch: of the batches nearest the requested
-        # one that some DP of the count divides, the one with the fastest plan (stated in the
-        # plan's reasons). The nearest alone may leave only a narrow DP (DP 59 on 472 GPUs: TP8).
+        # one that some DP of the count divides (batch_options, nearest first), the nearest whose
+        # plan is within BATCH_TIME_TOLERANCE of the fastest (stated in the plan's reasons). The
+        # nearest alone may leave only a narrow DP (DP 59 on 472 GPUs: TP8, four times slower).
         requested = workload.training.global_batch_tokens / ev.job.seq
-        chosen = None
+        tried = []
         for batch in batch_options(requested, fixed_count_dps(ev, target.gpus or 0)):
             if batch == ev.job.batch:
                 continue
             other = Evaluator(replace(ev.job, batch=batch), gpu, ev.hw.net, ev.cal, ev.attention, ev.headroom)
             again = search(other, Fixed(), target, top=1, max_groups=max_groups)
-            if again.best and (chosen is None or again.best[0].wall_days < chosen[1].best[0].wall_days):
-                chosen = (other, again)
-        if chosen is not None:
-            ev, found = chosen
+            if again.best:
+                tried.append((other, again))
+        if tried:
+            fastest = min(f.best[0].wall_days for _, f in tried)
+            ev, found = next((o, f) for o, f in tried if f.best[0].wall_days <= fastest * (1 + BATCH_TIME_TOLERANCE))
     if not found.best:
         cand, miss = _nearest(ev, target, found)
         return cand, replace(miss, thinned=found.thinned, max_groups=max_groups)

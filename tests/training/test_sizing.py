@@ -72,3 +72,13 @@ def test_check_of_a_60_node_cluster_passes(cli):
             str(EXAMPLES / "clusters" / "h100-60-nodes-ndr.toml"))
     assert r.code == 0, r
     assert "PASSED" in r.out
+
+
+def test_a_fixed_count_keeps_the_batch_nearest_the_request_when_a_larger_one_is_barely_faster(catalog):
+    """70B, 4M-token batches (1,024 x 4,096) on 127 H100 servers: DP 127 makes 1,016 the nearest
+    batch; 1,524 (+49%, DP 508 x 3) plans about 2% faster, inside the 5% tolerance, so the profile's
+    batch stays (it was swapped for 1,524 while the fastest of the four nearest was kept)."""
+    text = PROFILE.format(gpus=1016).replace("sequence_length = 8192", "sequence_length = 4096").replace(
+        "global_batch_tokens = 16e6", "global_batch_tokens = 4194304")
+    t = plan_workload(load_profile_text(text, "p.toml", catalog), catalog, phases=("training",)).training
+    assert t.layout.global_batch_sequences == 1016 and t.layout.dp == 127
