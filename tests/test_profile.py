@@ -56,6 +56,25 @@ def test_hf_config_reads_gqa_and_moe(tmp_path, catalog):
     assert w.arch.active_params == pytest.approx(39.2e9, rel=0.02)   # 39B active
 
 
+
+def test_hf_config_reads_mla_and_multi_token_prediction(tmp_path, catalog):
+    """DeepSeek-V3's config.json (deepseek-ai/DeepSeek-V3): 671B main model plus one 14B MTP module
+    (arXiv:2412.19437 section 2.2), which training counts: 1 module, not 0."""
+    (tmp_path / "config.json").write_text(
+        '{"model_type": "deepseek_v3", "num_hidden_layers": 61, "hidden_size": 7168, "num_attention_heads": 128,'
+        ' "num_key_value_heads": 128, "intermediate_size": 18432, "moe_intermediate_size": 2048,'
+        ' "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8, "first_k_dense_replace": 3,'
+        ' "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128,'
+        ' "v_head_dim": 128, "vocab_size": 129280, "hidden_act": "silu", "tie_word_embeddings": false,'
+        ' "num_nextn_predict_layers": 1}')
+    (tmp_path / "p.toml").write_text('[model]\nhf_config = "config.json"\n[serving]\nqps = 1\n')
+    from gpuplan.model.profile import load_workload
+
+    w = load_workload(tmp_path / "p.toml", catalog)
+    assert w.arch.mtp_layers == 1 and w.arch.dense_layers == 3 and w.arch.kv_lora_rank == 512
+    assert w.arch.total_params == pytest.approx(671e9, rel=0.01)
+
+
 BAD = [
     ("unknown-table", "[trainning]\ntokens = 1e12\n[model]\npreset = \"llama-2-7b\"\n", "trainning", "did you mean 'training'"),
     ("unknown-key", "[model]\npresett = \"llama-2-7b\"\n[serving]\nqps = 1\n", "model.presett", "did you mean 'preset'"),
