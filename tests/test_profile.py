@@ -79,6 +79,7 @@ BAD = [
     ("unknown-table", "[trainning]\ntokens = 1e12\n[model]\npreset = \"llama-2-7b\"\n", "trainning", "did you mean 'training'"),
     ("unknown-key", "[model]\npresett = \"llama-2-7b\"\n[serving]\nqps = 1\n", "model.presett", "did you mean 'preset'"),
     ("wrong-type", "[model]\npreset = \"llama-2-7b\"\n[serving]\nqps = \"fast\"\n", "serving.qps", "valid number"),
+    ("boolean", "[model]\npreset = \"llama-2-7b\"\n[serving]\nqps = true\n", "serving.qps", "valid number (got true)"),
     ("negative", "[model]\npreset = \"llama-2-7b\"\n[serving]\nqps = -5\n", "serving.qps", "greater than 0"),
     ("zero-tokens", "[model]\npreset = \"llama-2-7b\"\n[training]\ntokens = 0\n", "training.tokens", "greater than or equal"),
     ("nan", "[model]\npreset = \"llama-2-7b\"\n[serving]\nqps = nan\n", "serving.qps", "finite"),

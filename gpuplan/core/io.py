@@ -292,6 +292,8 @@ def clip(text: str, limit: int = 60) -> str:
 def _short(value: Any) -> str | None:
     if isinstance(value, (dict, list)):
         return None
+    if isinstance(value, bool):  # as the file writes it (TOML and JSON), not Python's True
+        return "true" if value else "false"
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
     text = repr(value)
