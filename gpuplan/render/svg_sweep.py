@@ -191,10 +191,19 @@ def _panel(result: SweepResult, panel: Panel, y0: float, h: float, px: Callable[
 
 
 def _x_ticks(ticks: list[str], px: Callable[[int], float], y: float, labels: Labels) -> str:
-    """Tick texts under the last panel: the first, the last, then the others where they fit."""
-    order = [0, len(ticks) - 1] + list(range(1, len(ticks) - 1))
+    """Tick texts under the last panel: the first, the last, then the others where they fit.
+
+    The first and last ticks sit under the panels' corners, where the y axis's "0" is: each may
+    also start at (or end on) its tick, away from that label."""
+    last = len(ticks) - 1
+    order = [0, last] + list(range(1, last))
     out = [el("line", {"x1": f(px(i)), "y1": f(y), "x2": f(px(i)), "y2": f(y + 4), "stroke": "#57606a"})
            for i in range(len(ticks))]
     for i in dict.fromkeys(order):
-        out.append(labels.place(fit(ticks[i], 160), [(px(i), y + 16, "middle")]))
+        spots = [(px(i), y + 16, "middle")]
+        if i == 0:
+            spots.append((px(i) - 2, y + 16, "start"))
+        elif i == last:
+            spots.append((px(i) + 2, y + 16, "end"))
+        out.append(labels.place(fit(ticks[i], 160), spots))
     return el("g", {"class": "x-ticks"}, *out)

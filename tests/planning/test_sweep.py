@@ -126,3 +126,15 @@ def test_the_sweep_chart_shows_cost_gpus_sku_and_latency_and_marks_each_sku_chan
     # the table is the report's: a header row, right-aligned numbers, "-" for the infeasible point
     cells = [[c.text for c in row] for row in root.iter("tr")]
     assert cells[0][:3] == ["serving.qps", "gpu", "gpus"] and cells[4][2] == "-"
+
+
+def test_the_sweep_chart_labels_its_first_and_last_values():
+    """The first value sits under the y axis's "0": a two-digit one overlapped it and was dropped."""
+    from gpuplan.planning.sweep import SweepResult
+
+    points = [_serving_point(q, "l4-pcie-24gb", 3, 140e3, 250.0) for q in (10, 40, 70, 100)]
+    result = SweepResult(workload="chat", fields=["serving.qps"], sweep=points)
+    root = ET.fromstring(render_sweep(result, "html").removeprefix("<!DOCTYPE html>\n"))
+    ns = "{http://www.w3.org/2000/svg}"
+    (ticks,) = [g for g in root.iter(f"{ns}g") if g.get("class") == "x-ticks"]
+    assert [t.text for t in ticks.iter(f"{ns}text")][:2] == ["10", "100"]
