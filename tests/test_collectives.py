@@ -98,3 +98,22 @@ def test_mesh_scaleup_gives_small_groups_few_links():
     assert net.scaleup_for(2).bandwidth_bytes_per_s == 64 * GB
     assert net.scaleup_for(4).bandwidth_bytes_per_s == 192 * GB
     assert net.scaleup_for(8).bandwidth_bytes_per_s == 448 * GB
+
+
+def test_all_reduce_algorithms_by_hand():
+    from gpuplan.physics.collectives import AllReduceAlgorithm, algorithm_all_reduce_s, fastest_all_reduce_s
+
+    mb = 1e6
+    # 8 GPUs, 1 MB, 100 GB/s, 1 us base, 0.5 us a step:
+    ring = AllReduceAlgorithm("ring", 1e-6, 0.5e-6, 100e9)          # 14 steps, 1.75 MB: 1 + 7 + 17.5 us
+    nvls = AllReduceAlgorithm("in_network", 1e-6, 0.5e-6, 100e9)    # 2 steps, 1 MB: 1 + 1 + 10 us
+    one = AllReduceAlgorithm("one_shot", 1e-6, 0.5e-6, 100e9)       # 7 steps, 7 MB: 1 + 3.5 + 70 us
+    two = AllReduceAlgorithm("two_shot", 1e-6, 0.5e-6, 100e9)       # as the ring: 25.5 us
+    assert algorithm_all_reduce_s(mb, 8, ring) == pytest.approx(25.5e-6)
+    assert algorithm_all_reduce_s(mb, 8, nvls) == pytest.approx(12e-6)
+    assert algorithm_all_reduce_s(mb, 8, one) == pytest.approx(74.5e-6)
+    assert algorithm_all_reduce_s(mb, 8, two) == pytest.approx(25.5e-6)
+    assert fastest_all_reduce_s(mb, 8, (ring, one, nvls)) == pytest.approx(12e-6)
+    # 1 kB: the one-shot's 7 kB at 100 GB/s (0.07 us) beats the ring's 14 steps.
+    assert fastest_all_reduce_s(1e3, 8, (ring, one)) == pytest.approx(1e-6 + 3.5e-6 + 0.07e-6)
+    assert fastest_all_reduce_s(mb, 1, (ring,)) == 0.0

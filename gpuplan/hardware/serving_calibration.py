@@ -55,6 +55,25 @@ class Moe(BaseModel):
     expert_block_scaled_us: NonNegative
 
 
+class AllReduceFit(BaseModel):
+    """One measured all-reduce algorithm of one NVLink generation (``[all_reduce]``)."""
+
+    model_config = _STRICT
+    scaleup_tech: str = Field(min_length=1)
+    kind: Literal["ring", "in_network", "one_shot", "two_shot"]
+    #: An engine's own peer-to-peer kernel (used by engines with ``all_reduce = "custom"``).
+    custom: bool
+    base_us: NonNegative
+    step_us: NonNegative
+    line_fraction: Fraction
+
+
+class AllReduce(BaseModel):
+    model_config = _STRICT
+    source: str = Field(min_length=1)
+    algorithm: tuple[AllReduceFit, ...]
+
+
 class Queueing(BaseModel):
     model_config = _STRICT
     prefill_service_scv: NonNegative
@@ -141,6 +160,7 @@ class ServingConstants(BaseModel):
     weight_only_bandwidth_factor: WeightOnly
     engine: Engine
     moe: Moe
+    all_reduce: AllReduce
     queueing: Queueing
     cost: Cost
     frontend: Frontend

@@ -14,6 +14,7 @@ Bandwidths are bytes/s per GPU, one direction; latencies are seconds per algorit
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,54 @@ def all_reduce_s(size_bytes: float, n: int, tier: Tier) -> float:
     if tier.in_network_reduction and n > 2:
         return min(ring, in_network_all_reduce_s(size_bytes, n, tier))
     return ring
+
+
+#: How an all-reduce algorithm's latency steps and bytes per GPU grow with the group size n:
+#: ring (NCCL LL/LL128/Simple protocols): 2(n-1) steps, 2(n-1)/n x S; in-network (NVLS): 2 steps,
+#: S (each byte leaves and returns once); one-shot (each GPU reads its n-1 peers' whole buffers
+#: and reduces them itself): n-1 steps, (n-1) x S; two-shot (peer-to-peer reduce-scatter, then
+#: all-gather): 2(n-1) steps, 2(n-1)/n x S (TensorRT-LLM customAllReduceKernels.cu, vLLM
+#: custom_all_reduce.cuh).
+AlgorithmKind = Literal["ring", "in_network", "one_shot", "two_shot"]
+
+
+@dataclass(frozen=True)
+class AllReduceAlgorithm:
+    """One all-reduce implementation: ``base + steps(n) x step + bytes(n) x S / bandwidth``."""
+
+    kind: AlgorithmKind
+    base_s: float
+    step_s: float
+    #: Bytes/s per GPU per direction the algorithm's data term reaches.
+    bandwidth_bytes_per_s: float
+
+
+def algorithm_steps_and_bytes(kind: AlgorithmKind, n: int) -> tuple[float, float]:
+    """(latency steps, bytes moved per GPU as a multiple of S) of ``kind`` over ``n`` ranks."""
+    if kind == "ring":
+        return 2 * (n - 1), 2 * (n - 1) / n
+    if kind == "in_network":
+        return 2.0, 1.0
+    if kind == "one_shot":
+        return n - 1, n - 1
+    return 2 * (n - 1), 2 * (n - 1) / n
+
+
+def algorithm_all_reduce_s(size_bytes: float, n: int, alg: AllReduceAlgorithm) -> float:
+    """All-reduce of ``size_bytes`` over ``n`` ranks with one algorithm (alpha-beta per kind)."""
+    if n <= 1 or size_bytes <= 0:
+        return 0.0
+    steps, moved = algorithm_steps_and_bytes(alg.kind, n)
+    return alg.base_s + steps * alg.step_s + moved * size_bytes / alg.bandwidth_bytes_per_s
+
+
+def fastest_all_reduce_s(size_bytes: float, n: int, algorithms: tuple[AllReduceAlgorithm, ...]) -> float:
+    """The fastest of ``algorithms`` at this size: what NCCL's tuner (algorithm x protocol by its
+    latency/bandwidth model) and TensorRT-LLM's AllReduceStrategy AUTO (a table of the fastest
+    measured strategy per TP, hidden size and token count) both pick."""
+    if n <= 1 or size_bytes <= 0:
+        return 0.0
+    return min(algorithm_all_reduce_s(size_bytes, n, a) for a in algorithms)
 
 
 def reduce_scatter_s(size_bytes: float, n: int, tier: Tier) -> float:

@@ -118,7 +118,8 @@ def _layouts(case: CaseInput, run: ServingRun, gpu: Gpu, catalog: Catalog) -> li
     assert arch is not None
     if "tp" in given and ("ep" in given or not arch.is_moe):
         return [Layout(tp=run.tp, pp=run.pp, ep=run.ep)]
-    links = links_for(gpu, catalog, serving_constants(catalog).collective_launch_us)
+    k = serving_constants(catalog)
+    links = links_for(gpu, catalog, k.collective_launch_us, k.all_reduce.algorithm)
     out = []
     for lay in candidate_layouts(arch, links):
         if any(f in given and getattr(lay, f) != getattr(run, f) for f in ("tp", "pp", "ep")):

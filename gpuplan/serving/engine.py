@@ -18,8 +18,8 @@ What each feature changes in the model (docs/serving-model.md, "Engines"):
 * ``fp8_quantize``: a separate quantise kernel reads 16-bit and writes 8-bit activations
   before every fp8 GEMM;
 * ``cuda_graphs``: without graphs every kernel of a step pays its host launch;
-* ``all_reduce``: custom peer-to-peer kernels (a shorter launch, but the ring's ``2(n-1)/n`` bytes
-  even on NVSwitch) or NCCL (which reduces in the switch, NVLS, where the catalog says so);
+* ``all_reduce``: custom peer-to-peer kernels (one-shot and two-shot, taken where faster than
+  NCCL: :mod:`gpuplan.serving.links`) beside NCCL, or NCCL alone;
 * ``max_batch``, ``max_step_tokens``: the scheduler's limits, which some releases pick by device
   (``small_gpu_*``: :func:`on_gpu`).
 * ``host_us_per_sequence``: host (CPU) time per scheduled sequence per step, scaled by the host
@@ -40,11 +40,6 @@ EAGER_LAUNCH_US = 5.0
 #: Kernels per transformer layer in a decode step (norm, QKV, RoPE + cache write, attention,
 #: output projection, residual + norm, gate/up, activation, down, residual).
 KERNELS_PER_LAYER = 10
-#: Launch time a custom one-shot all-reduce saves against NCCL's (``collective_launch_us`` is
-#: NCCL's): NCCL's smallest all-reduce takes ~8 us on 2 GPUs (nccl-tests), TensorRT-LLM's and
-#: vLLM's custom kernels over NVLink P2P ~5 us (vLLM custom_all_reduce PR #2192: 1.5-2x lower
-#: latency than NCCL below 1 MB).
-CUSTOM_ALL_REDUCE_SAVING_US = 3.0
 
 
 def parse_version(text: str) -> tuple[int, ...]:
@@ -115,11 +110,6 @@ class Engine:
             return 0.0
         ghz = host_ghz if host_ghz else f.host_reference_ghz
         return sequences * f.host_us_per_sequence * 1e-6 * f.host_reference_ghz / ghz
-
-    @property
-    def all_reduce_extra_us(self) -> float:
-        """Launch time per TP all-reduce on top of NCCL's: negative for custom kernels."""
-        return -CUSTOM_ALL_REDUCE_SAVING_US if self.features.all_reduce == "custom" else 0.0
 
     def separate_quantize(self, precision: str, native: bool) -> bool:
         """A quantise kernel runs before each GEMM (fp8 activations with fp8 math, unfused)."""

@@ -4,7 +4,10 @@ A replica is ``tp x dp x pp`` GPUs. Its groups use, from fastest to slowest: the
 (NVLink/XGMI; a PCIe card's domain is 1), the PCIe switches of one server (for groups larger
 than an NVLink bridge pair but inside a server), and the scale-out fabric between servers.
 Times are the alpha-beta formulas of :mod:`gpuplan.physics.collectives` plus a per-call launch cost
-(``collective_launch_us`` in calibration/serving.toml).
+(``collective_launch_us`` in calibration/serving.toml). An all-reduce inside an NVSwitch domain
+instead takes the fastest of the algorithms measured on that NVLink generation (``[all_reduce]``
+in calibration/serving.toml: NCCL's ring protocols and NVLS, and for engines with custom kernels
+their one-shot and two-shot peer-to-peer all-reduce), latencies end to end.
 """
 
 from __future__ import annotations
@@ -14,15 +17,24 @@ from dataclasses import dataclass
 
 from gpuplan.hardware.loader import Catalog
 from gpuplan.hardware.schema import Gpu
+from gpuplan.hardware.serving_calibration import AllReduceFit
 from gpuplan.physics.collectives import (
+    AllReduceAlgorithm,
     Network,
     Tier,
     all_reduce_s,
     all_to_all_s,
+    fastest_all_reduce_s,
     hierarchical_all_reduce_s,
     p2p_s,
 )
 from gpuplan.physics.network import GB, network_for
+
+#: Launch time a custom all-reduce kernel saves against NCCL's where no measured algorithms
+#: apply (``collective_launch_us`` is NCCL's): NCCL's smallest all-reduce takes ~8 us on 2 GPUs
+#: (nccl-tests), TensorRT-LLM's and vLLM's custom kernels over NVLink P2P ~5 us (vLLM
+#: custom_all_reduce PR #2192: 1.5-2x lower latency than NCCL below 1 MB).
+CUSTOM_ALL_REDUCE_SAVING_US = 3.0
 
 
 @dataclass(frozen=True)
@@ -36,6 +48,10 @@ class Links:
     scaleup_domain: int
     gpus_per_node: int
     launch_s: float
+    #: Measured all-reduce algorithms of the scale-up domain (NCCL's); empty: alpha-beta model.
+    nccl_all_reduce: tuple[AllReduceAlgorithm, ...] = ()
+    #: The engine's custom peer-to-peer kernels measured on the same domain.
+    custom_all_reduce: tuple[AllReduceAlgorithm, ...] = ()
 
     @property
     def local_domain(self) -> int:
@@ -54,26 +70,32 @@ class Links:
             return self.pcie
         return self.network.scaleout
 
-    def all_reduce_s(self, size_bytes: float, group: int, in_network: bool = True) -> float:
+    def all_reduce_s(self, size_bytes: float, group: int, custom: bool = False) -> float:
         """All-reduce of ``size_bytes`` over ``group`` GPUs, hierarchical across servers.
 
-        ``in_network`` False: peer-to-peer kernels (an engine's custom all-reduce) that move the
-        ring's ``2(n-1)/n`` bytes even where the switch could reduce (NVLS)."""
+        ``custom``: the engine runs its own peer-to-peer kernels (TensorRT-LLM, vLLM) beside NCCL.
+        Inside an NVSwitch domain with measured algorithms the fastest of them is taken; elsewhere
+        the alpha-beta ring, where custom kernels move the ring's ``2(n-1)/n`` bytes even if the
+        switch could reduce (NVLS) and launch ``CUSTOM_ALL_REDUCE_SAVING_US`` faster than NCCL."""
         if group <= 1 or size_bytes <= 0:
             return 0.0
+        if group <= self.scaleup_domain and self.nccl_all_reduce:
+            algs = self.nccl_all_reduce + (self.custom_all_reduce if custom else ())
+            return fastest_all_reduce_s(size_bytes, group, algs)
+        saving = CUSTOM_ALL_REDUCE_SAVING_US * 1e-6 if custom else 0.0
         if group <= self.local_domain:
             tier = self.tier(group)
             assert tier is not None
-            if not in_network:
+            if custom:
                 tier = Tier(tier.bandwidth_bytes_per_s, tier.latency_s, False)
-            return all_reduce_s(size_bytes, group, tier) + self.launch_s
+            return all_reduce_s(size_bytes, group, tier) + self.launch_s - saving
         if self.network.scaleout is None:
             return math.inf
         inner = self.local_domain
         inner_tier = self.tier(inner)
         assert inner_tier is not None
         net = Network(scaleup=inner_tier, scaleout=self.network.scaleout, scaleup_domain=inner)
-        return hierarchical_all_reduce_s(size_bytes, inner, math.ceil(group / inner), net) + self.launch_s
+        return hierarchical_all_reduce_s(size_bytes, inner, math.ceil(group / inner), net) + self.launch_s - saving
 
     def all_to_all_s(self, size_bytes: float, group: int) -> float:
         """All-to-all where each of ``group`` GPUs holds ``size_bytes`` (over the slowest tier)."""
@@ -95,8 +117,27 @@ class Links:
         return p2p_s(size_bytes, tier) + self.launch_s
 
 
-def links_for(gpu: Gpu, catalog: Catalog, launch_us: float) -> Links:
-    """The links of ``gpu``'s reference server (scale-out at its reference NIC speed)."""
+def measured_all_reduce(gpu: Gpu, fits: tuple[AllReduceFit, ...]) -> tuple[tuple[AllReduceAlgorithm, ...],
+                                                                             tuple[AllReduceAlgorithm, ...]]:
+    """(NCCL's, custom kernels') measured all-reduce algorithms on ``gpu``'s scale-up domain, each
+    at its fitted share of the GPU's NVLink line rate; NVLS only where the switch reduces."""
+    line = gpu.scaleup_uni_gb_per_s * GB
+    nccl, custom = [], []
+    for f in fits:
+        if f.scaleup_tech != gpu.scaleup_tech:
+            continue
+        if f.kind == "in_network" and not gpu.efficiency.scaleup_in_network_reduction:
+            continue
+        alg = AllReduceAlgorithm(f.kind, f.base_us * 1e-6, f.step_us * 1e-6, f.line_fraction * line)
+        (custom if f.custom else nccl).append(alg)
+    if not nccl:
+        return (), ()
+    return tuple(nccl), tuple(custom)
+
+
+def links_for(gpu: Gpu, catalog: Catalog, launch_us: float, all_reduce: tuple[AllReduceFit, ...] = ()) -> Links:
+    """The links of ``gpu``'s reference server (scale-out at its reference NIC speed); ``all_reduce``:
+    the measured all-reduce algorithms (calibration/serving.toml ``[all_reduce]``)."""
     cal = catalog.table("collectives")
     net = network_for(gpu, catalog)
     pcie_lat = cal.pcie_step_latency_us * 1e-6
@@ -104,5 +145,7 @@ def links_for(gpu: Gpu, catalog: Catalog, launch_us: float) -> Links:
         pcie = net.scaleup
     else:
         pcie = Tier(gpu.host_link_uni_gb_per_s * GB * gpu.efficiency.scaleup_busbw, pcie_lat, False)
+    nccl, custom = measured_all_reduce(gpu, all_reduce)
     return Links(network=net, pcie=pcie, scaleup_domain=max(1, gpu.scaleup_domain),
-                 gpus_per_node=gpu.gpus_per_node, launch_s=launch_us * 1e-6)
+                 gpus_per_node=gpu.gpus_per_node, launch_s=launch_us * 1e-6,
+                 nccl_all_reduce=nccl, custom_all_reduce=custom)

@@ -215,11 +215,9 @@ class Replica:
         local_tokens = tokens / lay.dp
         moe_ar = a.moe_layers if lay.ep == 1 else 0
         n_ar = a.layers + a.dense_layer_count + moe_ar
-        # Custom all-reduce kernels are peer-to-peer (one-shot / two-shot): no NVLS reduction.
-        in_network = self.engine is None or self.engine.features.all_reduce != "custom"
-        t = n_ar * self.links.all_reduce_s(local_tokens * a.hidden * act, lay.tp, in_network)
-        if lay.tp > 1 and self.engine is not None:
-            t += n_ar * self.engine.all_reduce_extra_us * 1e-6
+        # Engines with custom peer-to-peer kernels (one-shot / two-shot) run them where faster than NCCL.
+        custom = self.engine is not None and self.engine.features.all_reduce == "custom"
+        t = n_ar * self.links.all_reduce_s(local_tokens * a.hidden * act, lay.tp, custom)
         if lay.ep > 1 and a.moe_layers:
             per_rank = tokens / lay.expert_shards * a.active_experts * a.hidden * act
             t += 2 * a.moe_layers * self.links.all_to_all_s(per_rank, lay.expert_shards)
@@ -348,7 +346,7 @@ def build_replica(gpu: Gpu, arch: Architecture, layout: Layout, precision: str, 
     dense_active = arch.active_matmul_params - lm_head_params - expert_active
     return Replica(
         gpu=gpu, arch=arch, layout=layout, path=path, kv_dtype=kv_dtype, k=k,
-        links=links or links_for(gpu, catalog, k.collective_launch_us), weights=wb,
+        links=links or links_for(gpu, catalog, k.collective_launch_us, k.all_reduce.algorithm), weights=wb,
         matmul_flops_per_s=matmul, attention_flops_per_s=attention, lm_head_flops_per_s=lm_head, bandwidth=bw,
         fixed_stream_bytes=fixed_stream, quantised_stream_bytes=quantised_stream, expert_bytes_per_gpu=expert_per_gpu,
         weight_stream_factor=weight_stream_factor(path, k),

@@ -81,7 +81,7 @@ def _replicas(gpu: Gpu, workload: Workload, k: ServingConstants,
            c.memory_headroom)
     hit = _REPLICAS.get(key)
     if hit is None:
-        links = links_for(gpu, catalog, k.collective_launch_us)
+        links = links_for(gpu, catalog, k.collective_launch_us, k.all_reduce.algorithm)
         built = []
         for lay in candidate_layouts(workload.arch, links):
             rep = build_replica(gpu, workload.arch, lay, s.precision, s.kv_precision, k, catalog, links,

@@ -13,7 +13,7 @@ from gpuplan.model.profile import load_profile_text
 from gpuplan.planning.compose import plan_workload
 
 # Llama-3.1-70B, training on 480 H100s, serving 50 QPS at TTFT 1.5 s and TPOT 40 ms (defaults:
-# 1024/256 tokens, 1 spare, capex): auto picks scale-out prefill/decode pools over 44 aggregated GPUs.
+# 1024/256 tokens, 1 spare, capex): auto picks scale-out prefill/decode pools over 48 aggregated GPUs.
 PROFILE = """name = "review-70b"
 [model]
 preset = "llama-3.1-70b"
@@ -81,10 +81,10 @@ def test_autoscaling_and_fleet_count_the_same_gpus(plan):
 def test_the_reasons_name_both_aggregated_counts_and_auto_wording(plan):
     s = plan.serving
     d = s.disaggregation
-    assert d.aggregated_gpus == 40  # 11 active TP4 replicas of the 44-GPU aggregated plan
-    assert "aggregated 44 x h100-sxm-80gb (40 carrying the load)" in d.reason
+    assert d.aggregated_gpus == 44  # 11 active TP4 replicas of the 48-GPU aggregated plan
+    assert "aggregated 48 x h100-sxm-80gb (44 carrying the load)" in d.reason
     agg = s.alternatives[0]
-    assert agg.gpus == 44 and not agg.layout.disaggregated
+    assert agg.gpus == 48 and not agg.layout.disaggregated
     assert "profile asks" not in agg.reason and "more than the disaggregated fleet" in agg.reason
 
 

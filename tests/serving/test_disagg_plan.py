@@ -28,8 +28,8 @@ def test_the_frontier_example_runs_xpyd_groups_inside_nvl72_racks(catalog):
     """examples/frontier-train-serve-fleet.toml (Llama-3.1-405B FP8, 600 QPS peak, 2000/500 tokens,
     TTFT p99 2 s, TPOT 50 ms, 2 spares, capex, NVIDIA). By hand from the two worker rates:
     a 2P1D group of TP4 workers carries min(2 r_p, r_d); 600 / 0.85 = 705.9 req/s need
-    ceil(705.9 / that) = 93 groups, + 2 spare groups = 95; a group is 12 GPUs, so a 72-GPU NVLink
-    rack holds 6 and the fleet is ceil(95 / 6) = 16 racks of 18 trays = 288 servers."""
+    ceil(705.9 / that) = 101 groups, + 2 spare groups = 103; a group is 12 GPUs, so a 72-GPU NVLink
+    rack holds 6 and the fleet is ceil(103 / 6) = 18 racks of 18 trays = 324 servers."""
     w, s = _serving(catalog, FRONTIER)
     d = s.disaggregation
     assert d is not None and d.chosen and d.recommended and d.placement == "scale-up"
@@ -37,9 +37,9 @@ def test_the_frontier_example_runs_xpyd_groups_inside_nvl72_racks(catalog):
     assert (pre.role, dec.role, pre.gpu, dec.gpu) == ("prefill", "decode", "gb200-nvl72", "gb200-nvl72")
     assert (d.prefill_per_group, d.decode_per_group, pre.gpus_per_worker, dec.gpus_per_worker) == (2, 1, 4, 4)
     groups = math.ceil(600 / 0.85 / min(2 * pre.rate_per_worker, dec.rate_per_worker))
-    assert d.groups == groups == 93 and d.spare_groups == 2
-    assert s.nodes == math.ceil((groups + 2) / (72 // 12)) * 18 == 288
-    assert s.gpus == (groups + 2) * 12 and s.gpus_idle == 288 * 4 - s.gpus
+    assert d.groups == groups == 101 and d.spare_groups == 2
+    assert s.nodes == math.ceil((groups + 2) / (72 // 12)) * 18 == 324
+    assert s.gpus == (groups + 2) * 12 and s.gpus_idle == 324 * 4 - s.gpus
     assert d.idle_side == "decode"
     assert d.idle_fraction == pytest.approx(1 - 2 * pre.rate_per_worker / dec.rate_per_worker)
     # cheaper than the aggregated fleet, whole bills against whole bills; that fleet is the first alternative
@@ -54,7 +54,7 @@ def test_the_frontier_example_runs_xpyd_groups_inside_nvl72_racks(catalog):
 
 def test_never_keeps_the_aggregated_plan_and_reports_no_comparison(catalog):
     _, s = _serving(catalog, FRONTIER, **{"serving.disaggregation": "never"})
-    assert s.disaggregation is None and not s.layout.disaggregated and s.gpus == 1292
+    assert s.disaggregation is None and not s.layout.disaggregated and s.gpus == 1472
 
 
 def test_always_plans_disaggregation_even_when_it_costs_more(catalog):
@@ -144,13 +144,15 @@ def test_aiconfigurators_published_xpyd_example(catalog):
     """aiconfigurator README (ai-dynamo/aiconfigurator, 2026-08): Qwen3-32B FP8 on 32 H200, ISL 4000,
     OSL 500, TTFT 300 ms, TPOT 10 ms: 4 replicas of 2 TP2 prefill + 1 TP4 decode workers at
     684.79 tok/s/GPU, 1.67x its best aggregated configuration. The same load is 684.79 x 32 / 500 =
-    43.8 req/s: gpuplan also splits it, spends about half the GPUs on prefill as AIC does (16 of 32),
-    and comes within 25 % of AIC's throughput per GPU."""
+    43.8 req/s: gpuplan also splits it and spends about half the GPUs or more on prefill (AIC 16 of
+    32; gpuplan 22 of 34 since the all-reduce follows measured kernels, which made decode at TP2
+    faster and 4,000-token prefill slower; 20 of 40 before), and comes within 10 % of AIC's
+    throughput per GPU (644 tok/s/GPU; 547, -20 %, before)."""
     _, s = _serving(catalog, QWEN3_32B)
     d = s.disaggregation
     assert d.chosen and d.recommended and d.capex_usd < d.aggregated_capex_usd
-    assert 0.4 <= d.prefill_gpus / d.total_gpus <= 0.6
-    assert 43.8 * 500 / s.gpus == pytest.approx(684.79, rel=0.25)
+    assert 0.4 <= d.prefill_gpus / d.total_gpus <= 0.66
+    assert 43.8 * 500 / s.gpus == pytest.approx(684.79, rel=0.10)
 
 
 def test_a_bad_disaggregation_value_is_one_line_and_exit_2(cli, tmp_path):
@@ -171,8 +173,8 @@ def test_the_plan_json_and_report_carry_the_pools_and_deploy_refuses_them(cli, t
     d = plan["serving"]["disaggregation"]
     assert d["chosen"] and [x["role"] for x in d["pools"]] == ["prefill", "decode"]
     text = cli("recommend", str(p), "--phase", "serving").out
-    assert "93 x 2P1D + 2 spare groups" in text and "pools" in text and "prefill 186 x gb200-nvl72 TP4" in text
+    assert "101 x 2P1D + 2 spare groups" in text and "pools" in text and "prefill 202 x gb200-nvl72 TP4" in text
     html = cli("render", str(out), "-f", "html").out
-    assert "<th>pools</th>" in html and "93 x 2P1D" in html
+    assert "<th>pools</th>" in html and "101 x 2P1D" in html
     r = cli("deploy", str(out), "--engine", "vllm")
     assert r.code == 2 and "disaggregated" in r.err

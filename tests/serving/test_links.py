@@ -63,3 +63,34 @@ def test_links_of_the_catalog_reference_servers(catalog):
     pcie = links_for(catalog.gpus["h100-pcie-80gb"], catalog, launch_us=5.0)
     assert pcie.scaleup_domain == 2 and pcie.local_domain == 8
     assert pcie.tier(4) is pcie.pcie
+
+
+@pytest.mark.parametrize(("gpu", "n", "elements", "custom", "measured_us"), [
+    # TensorRT-LLM 1.3.0rc10 AllReduce, strategy AUTO, in a CUDA graph (aiconfigurator
+    # systems/data/<sku>/comm/trtllm/1.3.0rc10/custom_allreduce_perf.parquet, bf16):
+    ("h100-sxm-80gb", 8, 4096, True, 3.6),            # one token of a 4,096-wide model: one-shot
+    ("h100-sxm-80gb", 8, 131072, True, 10.2),         # 32 tokens: still one-shot
+    ("h100-sxm-80gb", 2, 1048576, True, 9.4),         # 2 GPUs keep the one-shot kernel to 4M elements
+    ("h200-sxm-141gb", 8, 16777216, True, 195.1),     # 1,024 tokens of 16,384 (Llama 405B): NCCL
+    ("b200-sxm-180gb", 4, 16777216, True, 122.6),
+    # nccl-tests all_reduce_perf, NCCL 2.29.2 (comm/nccl/2.29.2/nccl_perf.parquet, fp16):
+    ("h100-sxm-80gb", 8, 256, False, 15.6),
+    ("h100-sxm-80gb", 8, 67108864, False, 578.7),     # 128 MiB: NVLS
+])
+def test_all_reduce_on_nvswitch_matches_measured_kernels(catalog, gpu, n, elements, custom, measured_us):
+    k = catalog.table("serving")
+    links = links_for(catalog.gpus[gpu], catalog, k.collective_launch_us, k.all_reduce.algorithm)
+    assert links.all_reduce_s(elements * 2, n, custom) * 1e6 == pytest.approx(measured_us, rel=0.12)
+
+
+def test_custom_kernels_win_small_messages_and_hand_large_ones_to_nccl(catalog):
+    """TensorRT-LLM AUTO on 8 H100 (same tables): one token of 4,096 takes 3.6 us against NCCL's
+    16.0 us; at 64M elements both run NCCL (575.9 and 578.7 us)."""
+    k = catalog.table("serving")
+    links = links_for(catalog.gpus["h100-sxm-80gb"], catalog, k.collective_launch_us, k.all_reduce.algorithm)
+    assert links.all_reduce_s(8192, 8, custom=True) < links.all_reduce_s(8192, 8) / 3
+    big = 2 * 67108864
+    assert links.all_reduce_s(big, 8, custom=True) == pytest.approx(links.all_reduce_s(big, 8))
+    # No measured algorithms on an NVLink-bridged pair: the alpha-beta ring and launch.
+    pcie = links_for(catalog.gpus["h100-pcie-80gb"], catalog, k.collective_launch_us, k.all_reduce.algorithm)
+    assert not pcie.nccl_all_reduce

@@ -93,16 +93,21 @@ def test_decode_step_grows_with_batch_and_context_and_shrinks_with_tp(catalog, p
 
 
 def test_tp_allreduce_is_latency_dominated_at_small_batch(catalog, preset, k):
+    """Decode on 8 H100 at batch 1 and 8: each all-reduce is 8,192 or 65,536 bf16 elements, which
+    TensorRT-LLM's one-shot kernel all-reduces in 3.8 and 6.4 us (aiconfigurator
+    h100_sxm/comm/trtllm/1.3.0rc10/custom_allreduce_perf.parquet): 8x the bytes, 1.7x the time."""
     arch = preset("llama-3.1-70b")
     rep = build_replica(catalog.gpu("h100-sxm-80gb"), arch, Layout(tp=8), "bf16", "bf16", k, catalog)
     c1, c8 = rep.decode_step(1, 100).comm_s, rep.decode_step(8, 100).comm_s
-    assert c1 > 0 and c8 / c1 < 1.1      # 8x the bytes, about the same time
+    calls = 2 * arch.layers
+    assert c1 / calls == pytest.approx(3.8e-6, rel=0.15)
+    assert c8 / calls == pytest.approx(6.4e-6, rel=0.15)
     # Two all-reduces per layer (after attention and after the MLP): half the layers, half the time.
     half = build_replica(catalog.gpu("h100-sxm-80gb"), replace(arch, layers=40), Layout(tp=8), "bf16", "bf16",
                          k, catalog)
     assert half.decode_step(1, 100).comm_s == pytest.approx(c1 / 2, rel=1e-9)
-    # The default engine (current vLLM) runs custom all-reduce kernels, which launch faster than NCCL's.
-    assert rep.engine.all_reduce_extra_us < 0
+    # The default engine (current vLLM) runs custom all-reduce kernels, faster than NCCL's (16 us) here.
+    assert rep.links.all_reduce_s(arch.hidden * 2, 8, custom=True) < rep.links.all_reduce_s(arch.hidden * 2, 8) / 3
 
 
 def test_prefill_has_the_quadratic_attention_term(catalog, preset, k):
