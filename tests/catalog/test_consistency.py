@@ -222,6 +222,18 @@ def test_known_figures(cat):
                    for g in REQUIRED_GPUS if cat.gpus[g].form_factor in ("pcie", "oam"))
 
 
+
+def test_mi300x_efficiencies_are_its_own_measurements(cat):
+    """Peak x efficiency gives back what was measured on the part (catalog/sources.toml)."""
+    mi = cat.gpu("mi300x")
+    assert mi.bf16_dense_tflops * mi.matmul_efficiency("bf16") == pytest.approx(668.4, rel=0.01)  # MAMF, ROCm 6.3
+    assert mi.fp8_dense_tflops * mi.matmul_efficiency("fp8") == pytest.approx(1222.9, rel=0.01)   # Azure hipBLASLt
+    assert mi.mem_bw_tb_per_s * mi.efficiency.mem_bw == pytest.approx(3.97, rel=0.01)  # hipBLASLt M=1 median
+    assert 312.9 <= mi.scaleup_uni_gb_per_s * mi.efficiency.scaleup_busbw <= 316.8      # rccl-tests, 8 GPUs
+    for sibling in ("mi325x", "mi355x"):  # nearest measured sibling (gpuplan-sibling-efficiency)
+        assert cat.gpu(sibling).efficiency.mem_bw == mi.efficiency.mem_bw
+        assert cat.gpu(sibling).efficiency.scaleup_busbw == mi.efficiency.scaleup_busbw
+
 def test_network_figures(cat):
     assert cat.fabrics["ib-ndr"].efficiency == pytest.approx(0.93)
     assert cat.fabrics["ib-ndr"].default_switch == "qm9700"
