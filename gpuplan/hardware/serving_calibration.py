@@ -149,7 +149,7 @@ class ServingConstants(BaseModel):
     model_config = _STRICT
     gemm_efficiency_vs_mamf: Fraction
     attention_efficiency_vs_mamf: Fraction
-    gemm_stream_overlap: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False, strict=True)]
+    gemm_knee_exponent: Annotated[float, Field(ge=1, le=100, allow_inf_nan=False, strict=True)]
     layer_latency_us: NonNegative
     step_overhead_us: NonNegative
     collective_launch_us: NonNegative

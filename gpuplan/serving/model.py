@@ -6,8 +6,9 @@ states each formula with its source):
 * weights by precision, with quantisation-scale overhead; embeddings and LM head in 16 bit;
 * a forward step over ``T`` tokens is GEMMs + attention + collectives + fixed per-layer latency;
   GEMMs stream their weights (only the experts the step's tokens touch, for MoE) and do
-  ``2 * active params`` FLOPs per token; their time is the no-overlap roofline
-  ``F / (peak * eff) + bytes / (BW * MBU)``; attention is ``max(F_attn / peak_attn, KV / BW)``;
+  ``2 * active params`` FLOPs per token; their time is the smooth roofline
+  ``((F / (peak * eff))^p + (bytes / (BW * MBU))^p)^(1/p)`` fitted to measured GEMMs;
+  attention is ``max(F_attn / peak_attn, KV / BW)``;
 * decode runs one step per output token over the whole batch; prefill runs the prompt's tokens
   (several prompts share a step up to ``prefill_tokens_per_step``).
 
@@ -44,21 +45,23 @@ from gpuplan.serving.shapes import (  # noqa: F401  (re-exported: the model's pu
     activation_elements_per_token,
     attention_flops_per_pair,
     causal_pairs,
+    elementwise_elements_per_token,
     expected_experts_touched,
     gemm_input_elements_per_token,
 )
 
-def gemm_time_s(math_s: float, stream_s: float, overlap: float) -> float:
-    """A GEMM's time from its math and DRAM-stream times: ``max + min * (1 - overlap * imbalance)``.
+def gemm_time_s(math_s: float, stream_s: float, knee: float) -> float:
+    """A GEMM's time from its math and DRAM-stream times: ``(math^p + stream^p)^(1/p)``, ``p = knee``.
 
-    ``imbalance = 1 - min / max``: far from the ridge point the shorter part hides under the
-    longer (a compute-bound prefill streams its weights and activations while it multiplies); at
-    the ridge neither does (the roofline knee, where measured GEMMs fall furthest below both
-    roofs). ``overlap`` 0 is the no-overlap roofline ``math + stream``."""
+    A smooth maximum of the two roofs: far from the ridge point the shorter part hides under the
+    longer (a compute-bound GEMM streams its next tiles while it multiplies); at the ridge the
+    kernel takes ``2^(1/p)`` times either roof. ``p`` 1 is the no-overlap roofline ``math +
+    stream``, a large ``p`` the plain ``max``. ``p`` is fitted to measured GEMM latencies
+    (benchmarks/fit_gemm.py, docs/serving-model.md)."""
     hi, lo = max(math_s, stream_s), min(math_s, stream_s)
     if hi <= 0:
         return 0.0
-    return hi + lo * (1.0 - overlap * (1.0 - lo / hi))
+    return hi * (1.0 + (lo / hi) ** knee) ** (1.0 / knee)
 
 
 # -- layout ---------------------------------------------------------------------------------------
@@ -161,6 +164,10 @@ class Replica:
     attn_flops_per_pair_prefill: float
     attn_flops_per_pair_decode: float
     activation_bytes_per_token: float
+    #: Of which the traffic of kernels other than the GEMMs (norms, gated activation, quantise).
+    elementwise_bytes_per_token: float
+    #: The LM head's weight bytes (part of ``fixed_stream_bytes``).
+    head_stream_bytes: float
     kv_bytes_per_token: float
     # per GPU of the largest pipeline stage
     resident_weight_bytes: float
@@ -239,7 +246,13 @@ class Replica:
 
     # -- forward steps ----------------------------------------------------------------------------
     def _gemm(self, tokens: float, logits: float) -> tuple[float, float, float, float, float]:
-        """(time, memory part of time, flops, weight bytes, activation bytes) of the step's GEMMs."""
+        """(time, memory part of time, flops, weight bytes, activation bytes) of the step's GEMMs.
+
+        Each group of GEMMs takes the smooth roofline of its own math and operand stream
+        (:func:`gemm_time_s`): the layers' projections at ``tokens`` rows, the LM head at ``logits``
+        rows. The routed experts add their weights and math (the split the fused-MoE constants
+        were fitted with, serving/moe.py); norms, the gated activation and unfused quantise
+        kernels add their traffic: they run between the GEMMs, not under them."""
         a = self.arch
         touched = expected_experts_touched(a.experts, a.active_experts, tokens)
         experts = a.moe_layers * touched * self.expert_bytes_per_gpu
@@ -249,11 +262,18 @@ class Replica:
         head_flops = logits / self.layout.dp * self.lm_head_flops_per_token
         flops = local * self.gemm_flops_per_token + tokens * self.expert_flops_per_token + head_flops
         act = local * self.activation_bytes_per_token
-        mem_s = (w - quantised + quantised / self.weight_stream_factor + act) / self.bandwidth
-        math_s = (flops - head_flops) / self.matmul_flops_per_s + head_flops / self.lm_head_flops_per_s
+        bw, wsf, p = self.bandwidth, self.weight_stream_factor, self.k.gemm_knee_exponent
+        mem_s = (w - quantised + quantised / wsf + act) / bw
+        elementwise_s = local * self.elementwise_bytes_per_token / bw
+        head_math, head_mem = head_flops / self.lm_head_flops_per_s, self.head_stream_bytes / bw
+        expert_math, expert_mem = tokens * self.expert_flops_per_token / self.matmul_flops_per_s, experts / wsf / bw
+        layer_math = local * self.gemm_flops_per_token / self.matmul_flops_per_s
+        layer_mem = mem_s - elementwise_s - head_mem - expert_mem
         # The fused MoE module's gather, scatter and per-expert costs run beside the GEMM roofline.
         moe_s = moe_module_s(a, self.k.moe, tokens, self.layout.ep, self.layout.dp, self.path.math == "fp4")
-        return gemm_time_s(math_s, mem_s, self.k.gemm_stream_overlap) + moe_s, mem_s, flops, w, act
+        t = (gemm_time_s(layer_math, layer_mem, p) + gemm_time_s(head_math, head_mem, p)
+             + expert_math + expert_mem + elementwise_s + moe_s)
+        return t, mem_s, flops, w, act
 
     def step(self, batch: float, mean_context: float, requests: float = 0.0, prompt: int = 0) -> StepTime:
         """One engine step: ``batch`` decode tokens over caches of ``mean_context`` tokens, plus
@@ -344,6 +364,8 @@ def build_replica(gpu: Gpu, arch: Architecture, layout: Layout, precision: str, 
     lm_head_params = arch.vocab * arch.hidden
     expert_active = arch.moe_layers * arch.active_experts * arch.expert_params
     dense_active = arch.active_matmul_params - lm_head_params - expert_active
+    # An unfused fp8 quantise kernel reads each GEMM input in 16 bit and writes it in 8.
+    quantise = 3.0 * gemm_input_elements_per_token(arch, tp) if eng.separate_quantize(precision, path.native) else 0.0
     return Replica(
         gpu=gpu, arch=arch, layout=layout, path=path, kv_dtype=kv_dtype, k=k,
         links=links or links_for(gpu, catalog, k.collective_launch_us, k.all_reduce.algorithm), weights=wb,
@@ -355,9 +377,9 @@ def build_replica(gpu: Gpu, arch: Architecture, layout: Layout, precision: str, 
         lm_head_flops_per_token=2.0 * lm_head_params / tp,
         attn_flops_per_pair_prefill=arch.layers * attention_flops_per_pair(arch, False) / tp,
         attn_flops_per_pair_decode=arch.layers * attention_flops_per_pair(arch, True) / tp,
-        activation_bytes_per_token=(activation_elements_per_token(arch, tp) * k.activation_bytes
-                                    + (3.0 * gemm_input_elements_per_token(arch, tp)
-                                       if eng.separate_quantize(precision, path.native) else 0.0)),
+        activation_bytes_per_token=activation_elements_per_token(arch, tp) * k.activation_bytes + quantise,
+        elementwise_bytes_per_token=elementwise_elements_per_token(arch, tp) * k.activation_bytes + quantise,
+        head_stream_bytes=head_stream / tp,
         kv_bytes_per_token=kv_bytes_per_token_per_gpu(arch, kv_dtype, tp, 1),
         resident_weight_bytes=resident,
         kv_bytes_per_token_stage=kv_bytes_per_token_per_gpu(arch, kv_dtype, tp, pp),

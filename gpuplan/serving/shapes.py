@@ -72,6 +72,19 @@ def activation_elements_per_token(arch: Architecture, tp: int) -> float:
     return (arch.layers * (attention + norms) + arch.dense_layer_count * dense + arch.moe_layers * moe)
 
 
+def elementwise_elements_per_token(arch: Architecture, tp: int) -> float:
+    """Of :func:`activation_elements_per_token`, the elements that kernels other than the GEMMs
+    read and write: the attention kernel's output, the two residual-add + norm passes and the gated
+    activation (``(gate + 1) x ffn / tp``). The rest are the GEMMs' own operands, which a GEMM
+    streams while it multiplies; these are separate kernels, whose traffic adds to the step."""
+    h = arch.hidden
+    attn_out = arch.heads * (arch.v_head_dim or arch.head_dim) / tp
+    gate = 2 if arch.gated_mlp else 1
+    dense = (gate + 1) * arch.ffn / tp
+    moe = (gate + 1) * arch.shared_experts * arch.expert_ffn / tp if arch.is_moe and arch.shared_experts else 0.0
+    return arch.layers * (attn_out + 2 * 3 * h) + arch.dense_layer_count * dense + arch.moe_layers * moe
+
+
 def gemm_input_elements_per_token(arch: Architecture, tp: int) -> float:
     """Activation elements entering the GEMMs of one token, all layers, one TP rank: QKV and MLP
     inputs (hidden each), the output projection's input and the down projection's input (TP

@@ -14,7 +14,7 @@ def test_vllm_command_has_tensor_parallel_size(cli):
     assert r.code == 0, r
     comment, launch = r.out.split("\n", 1)
     # the plan's autoscaling bounds: the active replicas at the (constant) peak, up to the spare too
-    assert comment.startswith("# vLLM 0.33.0: one replica on 1 x ") and "; run 5 to 6 replicas" in comment
+    assert comment.startswith("# vLLM 0.33.0: one replica on 1 x ") and "; run 4 to 5 replicas" in comment
     assert launch.startswith("vllm serve meta-llama/Llama-3.1-8B")
     assert "--tensor-parallel-size 1" in r.out and "--max-model-len 8192" in r.out
 
