@@ -1,6 +1,6 @@
 """``gpuplan sweep``: plan one profile over a grid of field values (:mod:`gpuplan.planning.sweep`).
 
-Registered on the app by the import at the end of :mod:`gpuplan.cli.app`.
+Registered on the app by the import at the end of :mod:`gpuplan.cli.commands`.
 """
 
 from __future__ import annotations

@@ -1,0 +1,88 @@
+"""The typer-free path of ``--version`` and ``recommend`` (gpuplan/cli/fast.py) reads every command
+line it accepts exactly as typer does, and hands every other one to typer."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from gpuplan.cli import fast
+
+#: Command lines the plain path accepts: each must give run_recommend what typer gives it.
+ACCEPTED = [
+    ["recommend"],
+    ["recommend", "examples/default.toml", "--format", "json"],
+    ["recommend", "./examples/default.toml/", "-f", "markdown", "-q"],
+    ["recommend", "--phase", "training", "x.toml", "--format=json"],
+    ["recommend", "x.toml", "-o", "a.json", "--output", "json:b", "--output=html:c.html", "--catalog", "c",
+     "--catalog", "d", "-q", "-v", "--verbose", "--section", "bom", "--section=fleet", "--no-color", "--exit-zero",
+     "--allow-outside-paths", "--phase", "serving"],
+    ["recommend", "--no-color", "--no-color", "~/x.toml", "--out=p"],
+]
+#: Command lines it hands to typer (help, errors, forms it does not read).
+REFUSED = [
+    [], ["--help"], ["--version", "x"], ["-h"], ["validate"], ["recommend", "--help"], ["recommend", "-h"],
+    ["recommend", "a", "b"], ["recommend", "a", "--format"], ["recommend", "a", "--format", ""],
+    ["recommend", "a", "--format="], ["recommend", "a", "--format", "-q"], ["recommend", "a", "-fjson"],
+    ["recommend", "a", "-vv"], ["recommend", "a", "--quiet=1"], ["recommend", "a", "--ph", "x"],
+    ["recommend", "a", "--confidence", "0.8"], ["recommend", "a", "--phase", "serving", "--phase", "both"],
+    ["recommend", "a", "-o", "x", "--out", "y"], ["recommend", "--", "a"], ["recommend", "-"], ["recommend", ""],
+    ["recommend", "a\0b"], ["recommend", "a", "--unknown"],
+]
+
+
+def _typer_params(monkeypatch, argv: list[str]) -> dict:
+    """What the typer command passes to run_recommend for ``argv``."""
+    import typer.main
+
+    import gpuplan.cli.commands as commands
+
+    got = {}
+
+    def spy(*args):
+        got.update(zip(inspect.signature(fast_target).parameters, args))
+        return 0
+
+    fast_target = commands.run_recommend
+    monkeypatch.setattr(commands, "run_recommend", spy)
+    typer.main.get_command(commands.app).main(args=argv, prog_name="gpuplan", standalone_mode=False)
+    return got
+
+
+@pytest.mark.parametrize("argv", ACCEPTED, ids=" ".join)
+def test_plain_recommend_reads_as_typer(monkeypatch, argv):
+    plain = fast.plain_command(argv)
+    assert plain is not None and plain[0] == "recommend"
+    typed = _typer_params(monkeypatch, argv)
+    assert plain[1] == typed
+    assert {k: type(v) for k, v in plain[1].items()} == {k: type(v) for k, v in typed.items()}
+
+
+@pytest.mark.parametrize("argv", REFUSED, ids=repr)
+def test_other_command_lines_go_to_typer(argv):
+    assert fast.plain_command(argv) is None
+
+
+def test_version_same_either_way(capsys):
+    import typer.main
+
+    from gpuplan.cli.commands import app
+
+    assert fast.run_plain(fast.plain_command(["--version"])) == 0
+    plain = capsys.readouterr().out
+    assert typer.main.get_command(app).main(args=["--version"], prog_name="gpuplan", standalone_mode=False) == 0
+    assert capsys.readouterr().out == plain and plain.startswith("gpuplan ")
+
+
+def test_plain_version_and_recommend_import_no_typer():
+    import subprocess
+    import sys
+
+    from tests.cli.conftest import ROOT
+
+    code = ("import sys\nfrom gpuplan.cli.app import main\ntry:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
+            "from gpuplan.cli.fast import plain_command\nplain_command(['recommend', 'a.toml', '-f', 'json'])\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('typer', 'click', 'pydantic', 'rich')))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert proc.stdout.strip().splitlines()[-1] == "[]"
