@@ -8,7 +8,8 @@ it always did: ``--help``, a misspelt or unknown option, a missing or empty valu
 starts with ``-``, an option given twice, a second profile, ``--confidence`` (a number in a range)
 and every other command. What it accepts it reads as typer does (the values below are what
 typer passes to :func:`gpuplan.cli.run.run_recommend`; tests/cli/test_fast.py compares them), so
-every accepted command line gives the same output, messages and exit code by either path.
+every accepted command line gives the same output, messages and exit code by either path. A
+plain recommend also skips pydantic's search for plugins (:func:`_without_pydantic_plugins`).
 """
 
 from __future__ import annotations
@@ -89,6 +90,31 @@ def plain_command(args: list[str]) -> tuple[str, dict[str, Any]] | None:
     return None
 
 
+#: pydantic's plugin loader, which a plain recommend replaces (:func:`_without_pydantic_plugins`)
+PLUGIN_LOADER = "pydantic.plugin._loader"
+
+
+def _without_pydantic_plugins() -> None:
+    """Plan without third-party pydantic plugins (as ``PYDANTIC_DISABLE_PLUGINS=__all__``).
+
+    pydantic looks for plugins when it builds its first model class, by importing
+    :mod:`importlib.metadata` (and with it email, zipfile, csv and socket) to read the installed
+    packages' entry points: about 7% of a cold ``recommend``'s start before planning, for plugins
+    the command line does not use (they would only observe validation). A stand-in loader that
+    finds none is installed before pydantic is first imported; a process that imported pydantic
+    already (a caller of :func:`gpuplan.cli.app.main`, the tests) keeps its own. tests/cli/test_fast.py checks that
+    pydantic still asks the loader for nothing but ``get_plugins``."""
+    import sys
+
+    if "pydantic" in sys.modules or PLUGIN_LOADER in sys.modules:
+        return
+    import types
+
+    loader = types.ModuleType(PLUGIN_LOADER, "gpuplan: no pydantic plugins in the command line")
+    loader.get_plugins = lambda: ()  # type: ignore[attr-defined]
+    sys.modules[PLUGIN_LOADER] = loader
+
+
 def run_plain(command: tuple[str, dict[str, Any]]) -> int:
     """Run what :func:`plain_command` read; the exit code."""
     import sys
@@ -101,4 +127,5 @@ def run_plain(command: tuple[str, dict[str, Any]]) -> int:
         return 0
     from gpuplan.cli.run import run_recommend
 
+    _without_pydantic_plugins()
     return run_recommend(**params)

@@ -86,3 +86,35 @@ def test_plain_version_and_recommend_import_no_typer():
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('typer', 'click', 'pydantic', 'rich')))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert proc.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_pydantic_asks_its_plugin_loader_for_get_plugins_only():
+    """A plain recommend stands in for pydantic's plugin loader (cli/fast.py); that holds while
+    pydantic imports nothing else from it."""
+    import pathlib
+    import re
+
+    import pydantic.plugin
+
+    root = pathlib.Path(pydantic.plugin.__file__).parent.parent
+    uses = set()
+    for path in root.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        uses.update(re.findall(r"from (?:\.|pydantic\.plugin\.)_loader import ([\w, ]+)", text))
+        assert "import _loader" not in text and "plugin._loader import" not in text.replace("plugin._loader import get_plugins", "")
+    assert {u.strip() for u in ",".join(uses).split(",")} == {"get_plugins"}
+
+
+def test_recommend_loads_no_entry_points(tmp_path):
+    """A cold recommend builds its models without importing importlib.metadata (the plugin search)."""
+    import subprocess
+    import sys
+
+    from tests.cli.conftest import ROOT
+
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[model]\nname = "x"\n[training]\ntokens = "15T"\n', encoding="utf-8")
+    code = ("import sys\nfrom gpuplan.cli.app import main\ntry:\n    main(['recommend', sys.argv[1], '-f', 'json'])\n"
+            "except SystemExit as e:\n    print(e.code, 'pydantic' in sys.modules, 'importlib.metadata' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code, str(bad)], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert proc.stdout.split() == ["2", "True", "False"], proc.stderr
