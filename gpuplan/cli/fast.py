@@ -1,13 +1,14 @@
-"""The hot commands without typer: ``gpuplan --version`` and a plain ``gpuplan recommend``.
+"""The hot commands without typer: ``gpuplan --version`` and a plain ``gpuplan recommend`` or ``sweep``.
 
 Importing typer (with its copy of click) and building the command tree cost about 80 ms of every
 start, a third of a cold ``recommend``'s start-up before planning (benchmarks/README.md, issue 21).
-:func:`plain_command` reads the arguments of the two commands a script runs most, but only in their
+:func:`plain_command` reads the arguments of the commands a script runs most, but only in their
 plain forms, and hands anything else back (None) to typer, which then parses, reports and exits as
 it always did: ``--help``, a misspelt or unknown option, a missing or empty value, a value that
-starts with ``-``, an option given twice, a second profile, ``--confidence`` (a number in a range)
-and every other command. What it accepts it reads as typer does (the values below are what
-typer passes to :func:`gpuplan.cli.run.run_recommend`; tests/cli/test_fast.py compares them), so
+starts with ``-``, an option given twice, a second profile, ``--confidence`` (a number in a range),
+a ``--jobs`` that is not plain digits, and every other command. What it accepts it reads as typer
+does (the values below are what typer passes to :func:`gpuplan.cli.run.run_recommend` and
+:func:`gpuplan.cli.sweep_run.run_sweep_command`; tests/cli/test_fast.py compares them), so
 every accepted command line gives the same output, messages and exit code by either path. A
 plain recommend also skips pydantic's search for plugins (:func:`_without_pydantic_plugins`).
 """
@@ -19,26 +20,39 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a start'
 if TYPE_CHECKING:
     from typing import Any
 
-#: ``recommend``'s options that take one value: flag -> (parameter, repeatable, a path)
-_VALUES: dict[str, tuple[str, bool, bool]] = {
-    "--format": ("fmt", False, False), "-f": ("fmt", False, False),
-    "--out": ("out", False, True), "-o": ("out", False, True),
-    "--phase": ("phase", False, False),
-    "--output": ("outputs", True, False),
-    "--catalog": ("catalog", True, True),
-    "--section": ("section", True, False),
+#: Value kinds: a string, a path (``Path(value)``, as typer gives it) or a count of things (digits).
+STR, PATH, INT = "str", "path", "int"
+
+
+class _Spec:
+    """One command's plain options: ``values`` flag -> (parameter, repeatable, kind), ``flags``
+    flag -> parameter set True, ``counts`` flag -> parameter counted; ``defaults`` are the
+    parameters typer passes when no option is given (the defaults of the typer command)."""
+
+    def __init__(self, values: dict[str, tuple[str, bool, str]], flags: dict[str, str], counts: dict[str, str],
+                 defaults: dict[str, Any]) -> None:
+        self.values, self.flags, self.counts, self.defaults = values, flags, counts, defaults
+
+
+_COMMON = {"--format": ("fmt", False, STR), "-f": ("fmt", False, STR), "--out": ("out", False, PATH),
+           "-o": ("out", False, PATH), "--phase": ("phase", False, STR), "--catalog": ("catalog", True, PATH)}
+#: The commands read without typer, with the options they read (cli/commands.py, cli/sweep.py).
+SPECS = {
+    "recommend": _Spec(
+        {**_COMMON, "--output": ("outputs", True, STR), "--section": ("section", True, STR)},
+        {"--quiet": "quiet", "-q": "quiet", "--no-color": "no_color", "--exit-zero": "exit_zero",
+         "--allow-outside-paths": "allow_outside_paths"},
+        {"--verbose": "verbose", "-v": "verbose"},
+        {"profile": None, "fmt": "table", "out": None, "outputs": [], "phase": "both", "catalog": None,
+         "quiet": False, "verbose": 0, "section": [], "no_color": False, "exit_zero": False, "confidence": None,
+         "allow_outside_paths": False}),
+    "sweep": _Spec(
+        {**_COMMON, "--set": ("sets", True, STR), "--jobs": ("jobs", False, INT), "-j": ("jobs", False, INT)},
+        {"--log": "log", "--quiet": "quiet", "-q": "quiet", "--no-color": "no_color"},
+        {},
+        {"profile": None, "sets": [], "log": False, "fmt": "table", "out": None, "phase": "both", "jobs": 1,
+         "catalog": None, "quiet": False, "no_color": False}),
 }
-#: ``recommend``'s flags: flag -> parameter (``--verbose`` counts)
-_FLAGS = {"--quiet": "quiet", "-q": "quiet", "--no-color": "no_color", "--exit-zero": "exit_zero",
-          "--allow-outside-paths": "allow_outside_paths"}
-_COUNTS = {"--verbose": "verbose", "-v": "verbose"}
-
-
-def _defaults() -> dict[str, Any]:
-    """The parameters typer passes when no option is given (the defaults in cli/commands.py)."""
-    return {"profile": None, "fmt": "table", "out": None, "outputs": [], "phase": "both", "catalog": None,
-            "quiet": False, "verbose": 0, "section": [], "no_color": False, "exit_zero": False, "confidence": None,
-            "allow_outside_paths": False}
 
 
 def _plain(value: str) -> bool:
@@ -46,16 +60,29 @@ def _plain(value: str) -> bool:
     return bool(value) and not value.startswith("-") and "\0" not in value
 
 
-def plain_recommend(args: list[str]) -> dict[str, Any] | None:
-    """The parameters of ``recommend ARGS...`` when every argument is plain, else None."""
+def _convert(value: str, kind: str) -> Any:
+    """``value`` as typer gives it, or None when typer might read it otherwise (a count: up to nine
+    ASCII digits without a leading zero)."""
     from pathlib import Path
 
-    params, seen, rest = _defaults(), set(), list(args)
+    if kind == PATH:
+        return Path(value)
+    if kind == INT:
+        plain = value.isascii() and value.isdigit() and len(value) <= 9 and (value == "0" or value[0] != "0")
+        return int(value) if plain else None
+    return value
+
+
+def plain_args(spec: _Spec, args: list[str]) -> dict[str, Any] | None:
+    """The parameters of a command's ARGS when every argument is plain, else None."""
+    from pathlib import Path
+
+    params, seen, rest = dict(spec.defaults), set(), list(args)
     while rest:
         token = rest.pop(0)
         flag, eq, inline = token.partition("=") if token.startswith("--") else (token, "", "")
-        if flag in _VALUES:
-            name, repeatable, path = _VALUES[flag]
+        if flag in spec.values:
+            name, repeatable, kind = spec.values[flag]
             if eq:
                 value = inline
             elif rest:
@@ -65,14 +92,16 @@ def plain_recommend(args: list[str]) -> dict[str, Any] | None:
             if not _plain(value) or (name in seen and not repeatable):
                 return None
             seen.add(name)
-            converted = Path(value) if path else value
+            converted = _convert(value, kind)
+            if converted is None:
+                return None
             params[name] = (params[name] or []) + [converted] if repeatable else converted
         elif eq:
             return None  # a flag given a value, or an unknown option
-        elif token in _FLAGS:
-            params[_FLAGS[token]] = True
-        elif token in _COUNTS:
-            params[_COUNTS[token]] += 1
+        elif token in spec.flags:
+            params[spec.flags[token]] = True
+        elif token in spec.counts:
+            params[spec.counts[token]] += 1
         elif _plain(token) and params["profile"] is None:
             params["profile"] = Path(token)
         else:
@@ -80,14 +109,21 @@ def plain_recommend(args: list[str]) -> dict[str, Any] | None:
     return params
 
 
+def plain_recommend(args: list[str]) -> dict[str, Any] | None:
+    """The parameters of ``recommend ARGS...`` when every argument is plain, else None."""
+    return plain_args(SPECS["recommend"], args)
+
+
 def plain_command(args: list[str]) -> tuple[str, dict[str, Any]] | None:
-    """``("version", {})``, ``("recommend", parameters)`` or None (typer parses it)."""
+    """``("version", {})``, ``(command, parameters)`` for a plain ``recommend`` or ``sweep``, or
+    None (typer parses it)."""
     if args == ["--version"]:
         return "version", {}
-    if args[:1] == ["recommend"]:
-        params = plain_recommend(args[1:])
-        return None if params is None else ("recommend", params)
-    return None
+    spec = SPECS.get(args[0]) if args else None
+    if spec is None:
+        return None
+    params = plain_args(spec, args[1:])
+    return None if params is None else (args[0], params)
 
 
 #: pydantic's plugin loader, which a plain recommend replaces (:func:`_without_pydantic_plugins`)
@@ -125,7 +161,11 @@ def run_plain(command: tuple[str, dict[str, Any]]) -> int:
 
         sys.stdout.write(f"gpuplan {__version__}\n")
         return 0
+    _without_pydantic_plugins()
+    if name == "sweep":
+        from gpuplan.cli.sweep_run import run_sweep_command
+
+        return run_sweep_command(**params)
     from gpuplan.cli.run import run_recommend
 
-    _without_pydantic_plugins()
     return run_recommend(**params)

@@ -20,6 +20,14 @@ ACCEPTED = [
      "--allow-outside-paths", "--phase", "serving"],
     ["recommend", "--no-color", "--no-color", "~/x.toml", "--out=p"],
 ]
+#: Plain sweeps: each must give run_sweep_command what typer gives it.
+SWEEPS = [
+    ["sweep", "examples/chat-8b-serving.toml", "--set", "serving.qps=5:200:50", "-f", "json"],
+    ["sweep", "--set=training.deadline_days=30:180:20", "--log", "x.toml", "--phase", "training", "-j", "4",
+     "--set", "serving.qps=1,2", "-o", "s.csv", "--catalog", "c", "-q", "--no-color", "--format=csv"],
+    ["sweep", "--jobs", "0"],
+    ["sweep"],
+]
 #: Command lines it hands to typer (help, errors, forms it does not read).
 REFUSED = [
     [], ["--help"], ["--version", "x"], ["-h"], ["validate"], ["recommend", "--help"], ["recommend", "-h"],
@@ -29,31 +37,34 @@ REFUSED = [
     ["recommend", "a", "--confidence", "0.8"], ["recommend", "a", "--phase", "serving", "--phase", "both"],
     ["recommend", "a", "-o", "x", "--out", "y"], ["recommend", "--", "a"], ["recommend", "-"], ["recommend", ""],
     ["recommend", "a\0b"], ["recommend", "a", "--unknown"],
+    ["sweep", "a", "--jobs", "04"], ["sweep", "a", "-j", "+4"], ["sweep", "a", "-j", "1e3"], ["sweep", "a", "-j", "٤"],
+    ["sweep", "a", "-j", "1234567890"], ["sweep", "a", "-v"], ["sweep", "a", "--log=1"], ["sweep", "--help"],
 ]
 
 
 def _typer_params(monkeypatch, argv: list[str]) -> dict:
-    """What the typer command passes to run_recommend for ``argv``."""
+    """What the typer command passes to run_recommend (run_sweep_command) for ``argv``."""
     import typer.main
 
     import gpuplan.cli.commands as commands
+    import gpuplan.cli.sweep as sweep
 
-    got = {}
+    module, name = (sweep, "run_sweep_command") if argv[0] == "sweep" else (commands, "run_recommend")
+    target, got = getattr(module, name), {}
 
     def spy(*args):
-        got.update(zip(inspect.signature(fast_target).parameters, args))
+        got.update(zip(inspect.signature(target).parameters, args))
         return 0
 
-    fast_target = commands.run_recommend
-    monkeypatch.setattr(commands, "run_recommend", spy)
+    monkeypatch.setattr(module, name, spy)
     typer.main.get_command(commands.app).main(args=argv, prog_name="gpuplan", standalone_mode=False)
     return got
 
 
-@pytest.mark.parametrize("argv", ACCEPTED, ids=" ".join)
-def test_plain_recommend_reads_as_typer(monkeypatch, argv):
+@pytest.mark.parametrize("argv", ACCEPTED + SWEEPS, ids=" ".join)
+def test_plain_command_reads_as_typer(monkeypatch, argv):
     plain = fast.plain_command(argv)
-    assert plain is not None and plain[0] == "recommend"
+    assert plain is not None and plain[0] == argv[0]
     typed = _typer_params(monkeypatch, argv)
     assert plain[1] == typed
     assert {k: type(v) for k, v in plain[1].items()} == {k: type(v) for k, v in typed.items()}
