@@ -114,9 +114,17 @@ def plain_recommend(args: list[str]) -> dict[str, Any] | None:
     return plain_args(SPECS["recommend"], args)
 
 
+#: The variable a shell sets to ask typer (click) for completions instead of running the command.
+COMPLETE_VAR = "_GPUPLAN_COMPLETE"
+
+
 def plain_command(args: list[str]) -> tuple[str, dict[str, Any]] | None:
     """``("version", {})``, ``(command, parameters)`` for a plain ``recommend`` or ``sweep``, or
     None (typer parses it)."""
+    import os
+
+    if os.environ.get(COMPLETE_VAR):
+        return None  # a shell asks typer for completions
     if args == ["--version"]:
         return "version", {}
     spec = SPECS.get(args[0]) if args else None

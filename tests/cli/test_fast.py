@@ -75,6 +75,12 @@ def test_other_command_lines_go_to_typer(argv):
     assert fast.plain_command(argv) is None
 
 
+def test_shell_completion_goes_to_typer(monkeypatch):
+    monkeypatch.setenv(fast.COMPLETE_VAR, "bash_complete")
+    assert fast.plain_command(["--version"]) is None
+    assert fast.plain_command(["recommend", "x.toml"]) is None
+
+
 def test_version_same_either_way(capsys):
     import typer.main
 
