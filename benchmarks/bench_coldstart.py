@@ -80,12 +80,20 @@ def cold_starts(repeat: int, example: Path = DEFAULT_EXAMPLE) -> dict:
 #: What any typer + pydantic command pays before its own work: both imports and one model built.
 STACK_FLOOR = "floor: import typer, pydantic and build one model"
 _STACK = "import typer, pydantic\nclass A(pydantic.BaseModel):\n    x: int\nA(x=1)"
-#: What every ``gpuplan recommend`` pays before planning: the CLI, the models, the catalog and the
-#: profile loaded and validated, the planner modules imported.
+#: What every ``gpuplan recommend`` pays before planning: the command line as a plain ``recommend``
+#: runs it (no typer, pydantic without its plugin search: gpuplan/cli/fast.py), the models, the
+#: catalog and the profile loaded and validated, the planner modules imported; it stops where the
+#: plan would start.
 GPUPLAN_FLOOR = "floor: gpuplan CLI + catalog + profile, no planning"
-_FLOOR = ("import gpuplan.cli.app, gpuplan.planning.compose, gpuplan.training.planner, gpuplan.serving.planner\n"
-          "from gpuplan.hardware import load_catalog\nfrom gpuplan.model.profile import load_profile_text\n"
-          "cat = load_catalog()\nload_profile_text(open({example!r}).read(), {example!r}, cat)")
+_FLOOR = ("import gc, os\ngc.disable()\nfrom gpuplan.cli.fast import _without_pydantic_plugins\n"
+          "_without_pydantic_plugins()\n"
+          "import gpuplan.planning.compose, gpuplan.training.planner, gpuplan.serving.planner\n"
+          "gpuplan.planning.compose.plan_workload = lambda *a, **k: os._exit(0)\n"
+          "from gpuplan.cli.app import main\nmain(['recommend', {example!r}, '--format', 'json'])")
+#: The imports of a plain ``recommend`` before it plans (``-X importtime``, row a).
+RECOMMEND_IMPORTS = ("from gpuplan.cli.fast import _without_pydantic_plugins\n_without_pydantic_plugins()\n"
+                     "import gpuplan.cli.run, gpuplan.planning.compose, gpuplan.hardware.loader, gpuplan.model.profile,"
+                     " gpuplan.render.json_")
 
 
 _PROBE = """
@@ -105,13 +113,14 @@ print(json.dumps(sorted(m for m in sys.modules if any(m == h or m.startswith(h +
 
 def lazy_imports() -> dict:
     """Heavy modules loaded by ``--version`` and ``--help`` (should be none), and the
-    ``-X importtime`` breakdown of ``import gpuplan.cli.app`` (top-level packages, cumulative)."""
+    ``-X importtime`` breakdown of a plain recommend's imports before planning (top-level
+    packages, self times summed)."""
     loaded = {}
     for flag in ("--version", "--help"):
         res = subprocess.run([sys.executable, "-c", _PROBE.format(flag=flag, heavy=HEAVY)], cwd=ROOT,
                              env=child_env(), capture_output=True, text=True, check=True)
         loaded[flag] = json.loads(res.stdout.strip().splitlines()[-1])
-    breakdown = importtime("import gpuplan.cli.app")
+    breakdown = importtime(RECOMMEND_IMPORTS)
     return {"heavy_loaded": loaded, "ok": not any(loaded.values()), "importtime_cli": breakdown}
 
 
@@ -159,7 +168,7 @@ def main() -> None:
               f"exit {worst['rc']}")
     lazy = lazy_imports()
     print(f"heavy modules loaded by --version / --help: {lazy['heavy_loaded']}")
-    print("import gpuplan.cli.app, ms by package:",
+    print("imports of recommend before planning, ms by package:",
           ", ".join(f"{k} {v:.1f}" for k, v in lazy["importtime_cli"].items()))
 
 

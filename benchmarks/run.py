@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> dict:
     rows.append(row("a", "--version / --help load no networkx, rich, pydantic, planners",
                     "none loaded" if lazy["ok"] else "loaded: " + ", ".join(heavy), "none", lazy["ok"]))
     imp = lazy["importtime_cli"]
-    rows.append(row("a", "import gpuplan.cli.app (-X importtime, self ms by package)",
+    rows.append(row("a", "recommend's imports before planning (-X importtime, self ms by package)",
                     f"{imp['total']:.0f} ms: " + ", ".join(f"{k} {v:.0f}" for k, v in list(imp.items())[:4]
                                                           if k != "total")))
 

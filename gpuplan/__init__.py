@@ -10,9 +10,12 @@ and the CLI's ``--help`` stay light.
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a start's 5 ms)
 
 from gpuplan.core.version import __version__
+
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["Plan", "__version__", "load_catalog", "load_profile", "plan"]
 

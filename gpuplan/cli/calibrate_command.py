@@ -1,6 +1,6 @@
 """``gpuplan calibrate``: fit efficiency figures to measurements and write a catalog overlay.
 
-Registered on the app by the import at the end of :mod:`gpuplan.cli.app`; the fit is
+Registered on the app by the import at the end of :mod:`gpuplan.cli.commands`; the fit is
 :mod:`gpuplan.ci.calibrate`, the readers :mod:`gpuplan.ci.measurements` (docs/calibration.md).
 """
 

@@ -4,7 +4,7 @@
 They parse flags and call the library (:mod:`gpuplan.planning.saved`, :mod:`gpuplan.ci.check`,
 :mod:`gpuplan.ci.diff`); output goes through :func:`gpuplan.cli.common.emit`, so every file is rendered
 first and then written atomically, never over an input. Registered on the app by the import at the
-end of :mod:`gpuplan.cli.app`; heavy modules are imported inside the commands.
+end of :mod:`gpuplan.cli.commands`; heavy modules are imported inside the commands.
 """
 
 from __future__ import annotations

@@ -1,19 +1,18 @@
 """``gpuplan sweep``: plan one profile over a grid of field values (:mod:`gpuplan.planning.sweep`).
 
-Registered on the app by the import at the end of :mod:`gpuplan.cli.app`.
+Registered on the app by the import at the end of :mod:`gpuplan.cli.commands`; the body is
+:func:`gpuplan.cli.sweep_run.run_sweep_command`, which a plain ``gpuplan sweep`` runs without typer.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from gpuplan.cli.common import CatalogOpt, NoColorOpt, OutOpt, QuietOpt, app, catalog_inputs, load_catalog_cli, phases_of
-
-MAX_JOBS = 64
+from gpuplan.cli.common import CatalogOpt, NoColorOpt, OutOpt, QuietOpt, app
+from gpuplan.cli.sweep_run import MAX_JOBS, run_sweep_command  # noqa: F401  (MAX_JOBS re-exported)
 
 
 @app.command(short_help="Plan a profile at every point of a grid of field values (what-if).")
@@ -34,58 +33,4 @@ def sweep(
 
     Plan a profile at every point of a grid of field values; the grid is the product of every --set.
     """
-    from gpuplan.core.errors import InputError
-    from gpuplan.core.io import check_output, read_text, write_output, write_stdout
-    from gpuplan.model.profile import default_profile_text
-    from gpuplan.planning.sweep import parse_set, run_sweep
-    from gpuplan.render.sweep import SWEEP_FORMATS, render_sweep
-
-    if fmt not in SWEEP_FORMATS:
-        raise InputError(f"unknown format {fmt!r}; expected one of {', '.join(SWEEP_FORMATS)}", field="--format")
-    if not sets:
-        raise InputError("give at least one --set FIELD=START:STOP:N or FIELD=a,b,c", field="--set")
-    if not 1 <= jobs <= MAX_JOBS:
-        raise InputError(f"expected 1 to {MAX_JOBS} jobs, got {jobs}", field="--jobs")
-    phases = phases_of(phase)
-    parsed = [parse_set(s, log=log) for s in sets]
-    overlays = catalog_inputs(catalog)
-    inputs = ([str(profile)] if profile else []) + overlays
-    if out is not None:
-        check_output(str(out), inputs)
-    text, name = (read_text(profile), str(profile)) if profile else default_profile_text()
-    cat = load_catalog_cli(catalog)
-    bar = _Progress(enabled=not quiet and sys.stderr.isatty(), color=not no_color)
-    with bar:
-        result = run_sweep(text, name, parsed, cat, overlays=overlays, phases=phases, jobs=jobs, on_point=bar.update)
-    rendered = render_sweep(result, fmt)
-    if out is None:
-        write_stdout(rendered)
-    else:
-        write_output(str(out), rendered, protect=inputs)
-
-
-class _Progress:
-    """A progress bar on stderr, only on a terminal (never in pipes or CI logs)."""
-
-    def __init__(self, *, enabled: bool, color: bool) -> None:
-        self.enabled, self.color, self.bar, self.task = enabled, color, None, None
-
-    def __enter__(self) -> "_Progress":
-        if self.enabled:
-            from rich.console import Console
-            from rich.progress import Progress
-
-            console = Console(file=sys.stderr, stderr=True, no_color=None if self.color else True)
-            self.bar = Progress(console=console, transient=True)
-            self.bar.__enter__()
-        return self
-
-    def update(self, done: int, total: int) -> None:
-        if self.bar is not None:
-            if self.task is None:
-                self.task = self.bar.add_task("planning", total=total)
-            self.bar.update(self.task, completed=done)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(None, None, None)
+    run_sweep_command(profile, sets, log, fmt, out, phase, jobs, catalog, quiet, no_color)

@@ -6,7 +6,6 @@ path and what was expected, so the CLI can print ``FILE: FIELD: PROBLEM`` and no
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable
 
@@ -83,6 +82,8 @@ def expected_one_of(choices: Iterable[str], limit: int = 12) -> str:
 
 def did_you_mean(word: str, choices: Iterable[str], n: int = 3) -> str:
     """A short ' (did you mean X?)' suffix, or '' when nothing is close."""
+    import difflib  # only for a message: every start imports this module
+
     close = difflib.get_close_matches(word, sorted(set(choices)), n=n, cutoff=0.6)
     if not close:
         return ""

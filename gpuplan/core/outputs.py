@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 import re
 import stat
-import tempfile
 import time
 from pathlib import Path
 
@@ -112,6 +111,8 @@ def _stage(path: str, data: str) -> str:
     """Write ``data`` to a new temporary file beside ``path``; returns the temporary file's path."""
     target = Path(path)
     directory = _file_directory(path)
+    import tempfile  # only when a file is written: a plan to stdout does without it
+
     fd, tmp = tempfile.mkstemp(prefix=f".gpuplan-{target.name[:100]}.", suffix=".tmp", dir=directory)
     try:
         if hasattr(os, "fchmod"):  # mkstemp makes 0600; an output file gets the usual umask mode

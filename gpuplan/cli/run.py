@@ -1,0 +1,173 @@
+"""The commands' plain helpers and the body of ``recommend``, without typer.
+
+A cold ``gpuplan recommend`` (and ``--version``) is dispatched by :mod:`gpuplan.cli.app` straight
+to :func:`run_recommend` when its arguments are plain (:mod:`gpuplan.cli.fast`), so this module
+imports neither typer nor anything heavy at import; the typer command in
+:mod:`gpuplan.cli.commands` calls the same function, so both paths run the same code.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Optional
+
+if TYPE_CHECKING:
+    from gpuplan.hardware.loader import Catalog
+
+EXIT_OK, EXIT_GATE, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+def note(message: str, *, quiet: bool = False) -> None:
+    """A human message on stderr (never stdout)."""
+    from gpuplan.core.errors import one_line
+
+    if not quiet:
+        sys.stderr.write(f"gpuplan: {one_line(message)}\n")
+
+
+def terminal_width() -> int | None:
+    """The width tables fit: ``COLUMNS`` when set, else the terminal's when stdout is one; None (no
+    limit) on a pipe or in a file."""
+    env = os.environ.get("COLUMNS", "").strip()
+    if env.isdigit() and int(env) >= 20:
+        return int(env)
+    if sys.stdout.isatty():
+        import shutil
+
+        return shutil.get_terminal_size((100, 24)).columns
+    return None
+
+
+def load_catalog_cli(catalog_dirs: list[Path] | None) -> "Catalog":
+    from gpuplan.hardware.loader import load_catalog
+
+    return load_catalog(catalog_inputs(catalog_dirs))
+
+
+def catalog_inputs(catalog_dirs: list[Path] | None) -> list[str]:
+    """The overlay directories of the run (flags and GPUPLAN_CATALOG): no output may land inside one."""
+    env = os.environ.get("GPUPLAN_CATALOG")
+    return [p for p in (env or "").split(os.pathsep) if p] + [str(p) for p in catalog_dirs or []]
+
+
+PHASES = {"both": ("training", "serving"), "training": ("training",), "serving": ("serving",)}
+
+
+def parse_outputs(outputs: list[str]) -> list[tuple[str, str]]:
+    from gpuplan.core.errors import InputError
+
+    pairs = []
+    for spec in outputs:
+        fmt, sep, path = spec.partition(":")
+        if not sep or not fmt or not path:
+            raise InputError(f"expected FORMAT:PATH, got {spec!r}", field="--output")
+        pairs.append((fmt, path))
+    return pairs
+
+
+def phases_of(phase: str) -> tuple[str, ...]:
+    """The phases a ``--phase`` value names."""
+    from gpuplan.core.errors import InputError
+
+    if phase not in PHASES:
+        raise InputError(f"expected training, serving or both, got {phase!r}", field="--phase")
+    return PHASES[phase]
+
+
+def check_formats(fmt: str, outputs: list[str], allowed: tuple[str, ...]) -> None:
+    """Validate every requested format before planning, so bad flags fail fast and write nothing."""
+    from gpuplan.core.errors import InputError, did_you_mean
+
+    for flag, f in [("--format", fmt)] + [("--output", f) for f, _ in parse_outputs(outputs)]:
+        if f not in allowed:
+            raise InputError(f"unknown format {f!r}{did_you_mean(f, allowed)}; expected one of {', '.join(allowed)}",
+                             field=flag)
+
+
+def emit(plan: Any, fmt: str, out: Optional[Path], outputs: list[str], *, inputs: list[str], color: bool,
+         verbose: int, field_lines: Optional[dict[str, int]] = None, sections: Optional[list[str]] = None) -> None:
+    """Render once per requested format, then write every output file, all or none
+    (:func:`gpuplan.core.outputs.write_files`); stdout last."""
+    from gpuplan.core.errors import InputError, did_you_mean
+    from gpuplan.core.io import check_output, write_stdout
+    from gpuplan.render import RenderOptions, render
+    from gpuplan.core.outputs import write_files
+
+    from gpuplan.core.contract import Plan
+    from gpuplan.planning.saved import as_published
+
+    if isinstance(plan, Plan):
+        plan = as_published(plan)
+    targets = [(fmt, str(out) if out else "-")] + parse_outputs(outputs)
+    seen: dict[str, str] = {}
+    for _, path in targets:  # every target is checked before any file is written
+        if path != "-":
+            check_output(path, inputs)
+        where = "-" if path == "-" else os.path.realpath(path)
+        if where in seen:
+            raise InputError(f"two outputs write to {'stdout' if path == '-' else repr(path)}; give each its own "
+                             "destination", field="--output")
+        seen[where] = path
+    from gpuplan.render.sections import SECTIONS
+
+    for name in sections or []:
+        if name not in SECTIONS:
+            raise InputError(f"unknown section {name!r}{did_you_mean(name, tuple(SECTIONS))}; expected one of "
+                             f"{', '.join(SECTIONS)}", field="--section")
+    use_color = color and not os.environ.get("NO_COLOR") and sys.stdout.isatty()
+    rendered = []
+    for f, path in targets:  # render everything before writing anything
+        options = RenderOptions(color=use_color and path == "-", verbose=verbose, field_lines=field_lines,
+                                sections=frozenset(sections or ()),
+                                width=(terminal_width() or 100) if path == "-" else 100)
+        rendered.append((path, render(plan, f, options)))
+    # every file is written to a temporary file first and renamed only when all are: all or none
+    write_files([(path, text) for path, text in rendered if path != "-"], protect=inputs)
+    for path, text in rendered:
+        if path == "-":
+            write_stdout(text)
+
+
+def run_recommend(profile: Optional[Path], fmt: str, out: Optional[Path], outputs: list[str], phase: str,
+                  catalog: Optional[list[Path]], quiet: bool, verbose: int, section: list[str], no_color: bool,
+                  exit_zero: bool, confidence: Optional[float], allow_outside_paths: bool) -> int:
+    """``gpuplan recommend``: plan the profile and write every requested output; the exit code
+    (:data:`EXIT_GATE` when a gate failed, unless ``exit_zero``). Bad input raises
+    :class:`~gpuplan.core.errors.InputError`."""
+    from gpuplan.core.errors import InputError
+    from gpuplan.core.io import read_text
+    from gpuplan.planning.compose import plan_workload
+    from gpuplan.model.profile import load_profile_text
+    from gpuplan.render import FORMATS, progress
+
+    phases = phases_of(phase)
+    check_formats(fmt, outputs, tuple(FORMATS))
+    cat = load_catalog_cli(catalog)
+    if profile is None:
+        from gpuplan.model.profile import default_profile_text
+
+        text, name = default_profile_text()
+        note(f"no profile given; planning the built-in default ({name[1:-1].split(': ')[1]}, see examples/default.toml)",
+             quiet=quiet)
+    else:
+        text, name = read_text(profile), str(profile)
+    workload = load_profile_text(text, name, cat, allow_outside_paths=allow_outside_paths)
+    missing = [p for p in phases if getattr(workload, p) is None]
+    if phase != "both" and missing:
+        raise InputError(f"the profile has no [{missing[0]}] table to plan", file=name, field="--phase")
+    with progress(f"planning {workload.name}", quiet=quiet, color=not no_color):
+        if confidence is None:
+            result = plan_workload(workload, cat, phases=phases)
+        else:
+            from gpuplan.planning.api import plan
+
+            result = plan(workload, cat, phases=phases, confidence=confidence)
+    inputs = ([str(profile)] if profile else []) + list(workload.input_files) + catalog_inputs(catalog)
+    emit(result, fmt, out, outputs, inputs=inputs, color=not no_color, verbose=verbose,
+         field_lines=workload.field_lines, sections=section)
+    errors = [f for f in result.findings if f.severity == "error"]
+    for f in errors:
+        note(f"{f.phase}: {f.message}", quiet=quiet)
+    return EXIT_GATE if errors and not exit_zero else EXIT_OK
