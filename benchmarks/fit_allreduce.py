@@ -1,4 +1,5 @@
-"""Fit of the NVSwitch all-reduce algorithms (``[all_reduce]`` in catalog/calibration/serving.toml).
+"""Fit of the NVSwitch all-reduce algorithms (``[all_reduce]`` in catalog/calibration/serving.toml;
+the XGMI rows: benchmarks/fit_allreduce_xgmi.py).
 
 Reads aiconfigurator's measured all-reduce latencies (github.com/ai-dynamo/aiconfigurator,
 ``aic-core/src/aiconfigurator_core/systems/data/{h100,h200,b200}_sxm/comm/``):

@@ -111,6 +111,8 @@ class EngineRelease(BaseModel):
     fp8_quantize: Literal["fused", "separate"]
     cuda_graphs: bool
     all_reduce: Literal["custom", "nccl"]
+    #: The all-reduce on AMD GPUs (ROCm builds) where it differs from ``all_reduce`` (None: the same).
+    rocm_all_reduce: Literal["custom", "nccl"] | None = None
     kv_memory_fraction: Fraction
     max_batch: int = Field(ge=0)
     max_step_tokens: int = Field(gt=0)

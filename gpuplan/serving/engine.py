@@ -19,7 +19,8 @@ What each feature changes in the model (docs/serving-model.md, "Engines"):
   before every fp8 GEMM;
 * ``cuda_graphs``: without graphs every kernel of a step pays its host launch;
 * ``all_reduce``: custom peer-to-peer kernels (one-shot and two-shot, taken where faster than
-  NCCL: :mod:`gpuplan.serving.links`) beside NCCL, or NCCL alone;
+  NCCL: :mod:`gpuplan.serving.links`) beside NCCL, or NCCL alone; ``rocm_all_reduce`` the same
+  on AMD GPUs where a release's ROCm build differs (vLLM disabled its kernel on ROCm until 2025);
 * ``max_batch``, ``max_step_tokens``: the scheduler's limits, which some releases pick by device
   (``small_gpu_*``: :func:`on_gpu`).
 * ``host_us_per_sequence``: host (CPU) time per scheduled sequence per step, scaled by the host
@@ -85,7 +86,15 @@ class Engine:
                  else "KV blocks taken as tokens arrive")
         graphs = "CUDA graphs" if f.cuda_graphs else "no CUDA graphs"
         ar = "custom peer-to-peer all-reduce" if f.all_reduce == "custom" else "NCCL all-reduce"
+        if f.rocm_all_reduce is not None and f.rocm_all_reduce != f.all_reduce:
+            ar += " (RCCL on AMD GPUs)" if f.rocm_all_reduce == "nccl" else " (custom on AMD GPUs)"
         return f"Engine {self.label}: {sched}; {gqa}; {admit}; {graphs}; {ar}."
+
+    def custom_all_reduce(self, vendor: str) -> bool:
+        """The release runs its own peer-to-peer all-reduce kernels on a GPU of ``vendor``."""
+        f = self.features
+        choice = f.rocm_all_reduce if vendor == "amd" and f.rocm_all_reduce is not None else f.all_reduce
+        return choice == "custom"
 
     def kv_read_factor(self, heads: int, kv_heads: int) -> float:
         """Times decode attention streams the cache: ``heads / kv_heads`` per query head, else 1."""

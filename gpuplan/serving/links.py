@@ -7,13 +7,15 @@ Times are the alpha-beta formulas of :mod:`gpuplan.physics.collectives` plus a p
 (``collective_launch_us`` in calibration/serving.toml). An all-reduce inside an NVSwitch domain
 instead takes the fastest of the algorithms measured on that NVLink generation (``[all_reduce]``
 in calibration/serving.toml: NCCL's ring protocols and NVLS, and for engines with custom kernels
-their one-shot and two-shot peer-to-peer all-reduce), latencies end to end.
+their one-shot and two-shot peer-to-peer all-reduce), latencies end to end. AMD's XGMI domain
+takes its own measured rows (RCCL's protocols and vLLM's custom kernels); being a full mesh of
+peer links, a group of g GPUs reaches only g-1 links' worth of the line rate.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gpuplan.hardware.loader import Catalog
 from gpuplan.hardware.schema import Gpu
@@ -52,6 +54,9 @@ class Links:
     nccl_all_reduce: tuple[AllReduceAlgorithm, ...] = ()
     #: The engine's custom peer-to-peer kernels measured on the same domain.
     custom_all_reduce: tuple[AllReduceAlgorithm, ...] = ()
+    #: A full-mesh domain (XGMI): one peer link's share of the aggregate line rate (1/7 on an
+    #: 8-GPU MI300X board); None for a switched domain, where any group gets the full rate.
+    mesh_link_share: float | None = None
 
     @property
     def local_domain(self) -> int:
@@ -74,13 +79,17 @@ class Links:
         """All-reduce of ``size_bytes`` over ``group`` GPUs, hierarchical across servers.
 
         ``custom``: the engine runs its own peer-to-peer kernels (TensorRT-LLM, vLLM) beside NCCL.
-        Inside an NVSwitch domain with measured algorithms the fastest of them is taken; elsewhere
+        Inside a scale-up domain with measured algorithms (NVSwitch, XGMI) the fastest of them is
+        taken, on a mesh at the g-1 peer links the group uses; elsewhere
         the alpha-beta ring, where custom kernels move the ring's ``2(n-1)/n`` bytes even if the
         switch could reduce (NVLS) and launch ``CUSTOM_ALL_REDUCE_SAVING_US`` faster than NCCL."""
         if group <= 1 or size_bytes <= 0:
             return 0.0
         if group <= self.scaleup_domain and self.nccl_all_reduce:
             algs = self.nccl_all_reduce + (self.custom_all_reduce if custom else ())
+            share = 1.0 if self.mesh_link_share is None else min(1.0, self.mesh_link_share * (group - 1))
+            if share < 1.0:
+                algs = tuple(replace(a, bandwidth_bytes_per_s=a.bandwidth_bytes_per_s * share) for a in algs)
             return fastest_all_reduce_s(size_bytes, group, algs)
         saving = CUSTOM_ALL_REDUCE_SAVING_US * 1e-6 if custom else 0.0
         if group <= self.local_domain:
@@ -119,8 +128,9 @@ class Links:
 
 def measured_all_reduce(gpu: Gpu, fits: tuple[AllReduceFit, ...]) -> tuple[tuple[AllReduceAlgorithm, ...],
                                                                              tuple[AllReduceAlgorithm, ...]]:
-    """(NCCL's, custom kernels') measured all-reduce algorithms on ``gpu``'s scale-up domain, each
-    at its fitted share of the GPU's NVLink line rate; NVLS only where the switch reduces."""
+    """(NCCL's or RCCL's, custom kernels') measured all-reduce algorithms on ``gpu``'s scale-up
+    domain, each at its fitted share of the GPU's NVLink/XGMI line rate; NVLS only where the switch
+    reduces."""
     line = gpu.scaleup_uni_gb_per_s * GB
     nccl, custom = [], []
     for f in fits:
@@ -146,6 +156,7 @@ def links_for(gpu: Gpu, catalog: Catalog, launch_us: float, all_reduce: tuple[Al
     else:
         pcie = Tier(gpu.host_link_uni_gb_per_s * GB * gpu.efficiency.scaleup_busbw, pcie_lat, False)
     nccl, custom = measured_all_reduce(gpu, all_reduce)
+    mesh = gpu.scaleup_p2p_uni_gb_per_s / gpu.scaleup_uni_gb_per_s if gpu.scaleup_p2p_uni_gb_per_s else None
     return Links(network=net, pcie=pcie, scaleup_domain=max(1, gpu.scaleup_domain),
                  gpus_per_node=gpu.gpus_per_node, launch_s=launch_us * 1e-6,
-                 nccl_all_reduce=nccl, custom_all_reduce=custom)
+                 nccl_all_reduce=nccl, custom_all_reduce=custom, mesh_link_share=mesh)

@@ -223,7 +223,7 @@ class Replica:
         moe_ar = a.moe_layers if lay.ep == 1 else 0
         n_ar = a.layers + a.dense_layer_count + moe_ar
         # Engines with custom peer-to-peer kernels (one-shot / two-shot) run them where faster than NCCL.
-        custom = self.engine is not None and self.engine.features.all_reduce == "custom"
+        custom = self.engine is not None and self.engine.custom_all_reduce(self.gpu.vendor)
         t = n_ar * self.links.all_reduce_s(local_tokens * a.hidden * act, lay.tp, custom)
         if lay.ep > 1 and a.moe_layers:
             per_rank = tokens / lay.expert_shards * a.active_experts * a.hidden * act

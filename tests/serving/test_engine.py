@@ -189,6 +189,16 @@ def test_custom_all_reduce_hands_large_messages_to_nccl(catalog, preset, k):
     assert rep.links.all_reduce_s(one, 8, custom=True) < rep.links.all_reduce_s(one, 8) / 3
 
 
+def test_vllm_on_rocm_ran_rccl_until_its_custom_kernel_was_ported(k):
+    """vLLM 0.6.x logs 'Disabled the custom all-reduce kernel because it is not supported on AMD
+    GPUs' (config.py, seen with 0.6.3 and 0.6.6 on MI300X) and runs RCCL; on NVIDIA the same release
+    runs its custom kernel; pull request #14125 (2025-03) enabled the kernel on MI300-class GPUs."""
+    old = resolve_engine(k, "vllm", "0.6.2")
+    assert not old.custom_all_reduce("amd") and old.custom_all_reduce("nvidia")
+    assert "RCCL on AMD GPUs" in old.summary()
+    assert resolve_engine(k, "vllm").custom_all_reduce("amd")
+
+
 def test_vllm_v1_picks_its_batch_limits_by_device(catalog, preset, k):
     """vLLM V1's LLM-class defaults (engine/arg_utils.py, vllm-project/vllm#16158 and #17885):
     max_num_seqs 1,024 and max_num_batched_tokens 16,384 on GPUs of 70 GiB or more (H100, MI300X),

@@ -37,9 +37,10 @@ def test_other_engines_generalise_no_worse_than_when_added(catalog):
     # measured kernels (benchmarks/fit_gemm.py, fit_allreduce.py): every miss was already on the fast
     # side, and the additive knee and the ring's 23 us one-token all-reduce had been slowing them
     # (what they miss lies outside the kernels: early MLA/MoE releases, engine host time;
-    # docs/validation.md). 12 of 39 within 25 % when added, 7 now.
-    assert statistics.median(errors.values()) <= 0.46
-    assert sum(e <= 0.25 for e in errors.values()) >= 7
+    # docs/validation.md); 35.3 % with the XGMI all-reduce fitted to rccl-tests (the Oracle MI300X
+    # rows). 12 of 39 within 25 % when added, 7 with the knee, 14 now.
+    assert statistics.median(errors.values()) <= 0.36
+    assert sum(e <= 0.25 for e in errors.values()) >= 14
 
 
 def test_recent_sglang_deepseek_moe_rows_hold(catalog):

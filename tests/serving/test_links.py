@@ -94,3 +94,36 @@ def test_custom_kernels_win_small_messages_and_hand_large_ones_to_nccl(catalog):
     # No measured algorithms on an NVLink-bridged pair: the alpha-beta ring and launch.
     pcie = links_for(catalog.gpus["h100-pcie-80gb"], catalog, k.collective_launch_us, k.all_reduce.algorithm)
     assert not pcie.nccl_all_reduce
+
+
+@pytest.mark.parametrize(("gpu", "n", "size_bytes", "custom", "measured_us", "rel"), [
+    # RCCL 2.22.3 rccl-tests all_reduce on 8 MI300X (Azure AI-benchmarking-guide, ND MI300X v5,
+    # bf209abb 2025-03-27): busbw 1.13 GB/s at 32 KiB = 32,768 x 7/4 / 1.13 GB/s = 50.7 us;
+    # 131.57 GB/s at 8 MiB = 111.6 us; 290.81 GB/s at 128 MiB = 807.7 us.
+    ("mi300x-oam-192gb", 8, 32768, False, 50.7, 0.05),
+    ("mi300x-oam-192gb", 8, 8388608, False, 111.6, 0.08),
+    ("mi300x-oam-192gb", 8, 134217728, False, 807.7, 0.05),
+    # vLLM's custom all-reduce on 2 MI300-class GPUs (ROCm/aiter #801, fp16, "vllm cr"): 7.30 us at
+    # 32 KiB, 703.69 us at 32 MiB (one 64 GB/s XGMI link between the pair).
+    ("mi300x-oam-192gb", 2, 32768, True, 7.30, 0.05),
+    ("mi300x-oam-192gb", 2, 33554432, True, 703.69, 0.05),
+    # The same kernel on 8 MI355X (vllm-project/vllm #39080, bf16 x 3,072 hidden): 4 tokens 6.3 us,
+    # 256 tokens 24.2 us.
+    ("mi355x-oam-288gb", 8, 4 * 3072 * 2, True, 6.3, 0.10),
+    ("mi355x-oam-288gb", 8, 256 * 3072 * 2, True, 24.2, 0.05),
+])
+def test_all_reduce_on_xgmi_matches_published_tables(catalog, gpu, n, size_bytes, custom, measured_us, rel):
+    k = catalog.table("serving")
+    links = links_for(catalog.gpus[gpu], catalog, k.collective_launch_us, k.all_reduce.algorithm)
+    assert links.all_reduce_s(size_bytes, n, custom) * 1e6 == pytest.approx(measured_us, rel=rel)
+
+
+def test_xgmi_pair_gets_one_peer_link(catalog):
+    """MI300X over 2 GPUs: RCCL's all-reduce bus bandwidth is about 48 GB/s (one 64 GB/s XGMI link)
+    against 313 GB/s on 8 (ml-engineering network notes; Azure 313.9 at 1 GiB): at 1 GiB the pair's
+    busbw (S / t at n = 2) comes out within 10 % of 48 GB/s, and 8 GPUs within 5 % of 313.9."""
+    k = catalog.table("serving")
+    links = links_for(catalog.gpus["mi300x-oam-192gb"], catalog, k.collective_launch_us, k.all_reduce.algorithm)
+    size = 2.0 ** 30
+    assert size / links.all_reduce_s(size, 2) / 1e9 == pytest.approx(48.0, rel=0.10)
+    assert size * 7 / 4 / links.all_reduce_s(size, 8) / 1e9 == pytest.approx(313.9, rel=0.05)
