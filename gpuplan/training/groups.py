@@ -74,12 +74,16 @@ def search_groups(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) 
     return hit  # type: ignore[return-value]
 
 
+def _axes(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> tuple[dict[str, list[int]], tuple[str, ...]]:
+    job = ev.job
+    pps = pp_candidates(job.arch.layers, fixed, every=target.kind == "gpus")
+    return thin_axes({"tp": tp_candidates(ev, fixed), "cp": cp_candidates(job.seq, fixed),
+                      "ep": ep_candidates(ev, fixed), "pp": pps, "mb": mb_candidates(fixed, job.batch)}, max_groups)
+
+
 def _enumerate(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> Groups:
-    arch, job = ev.job.arch, ev.job
-    pps = pp_candidates(arch.layers, fixed, every=target.kind == "gpus")
-    axes, thinned = thin_axes({"tp": tp_candidates(ev, fixed), "cp": cp_candidates(job.seq, fixed),
-                               "ep": ep_candidates(ev, fixed), "pp": pps,
-                               "mb": mb_candidates(fixed, job.batch)}, max_groups)
+    arch = ev.job.arch
+    axes, thinned = _axes(ev, fixed, target, max_groups)
     out: list[tuple[Layout, Scale]] = []
     floors: list[float] = []
     for tp in axes["tp"]:
@@ -109,8 +113,66 @@ def deadline_cost_floor(ev: Evaluator, fixed: Fixed, target: Target, max_groups:
     at the space's least GPU-seconds per sequence."""
     if cost_usd(ev.gpu, ev.gpu.gpus_per_node, 1.0, target.pricing) is None:
         return None
-    per_seq = search_groups(ev, constrain(ev.framework, fixed), target, max_groups).seconds_per_sequence
+    per_seq = seconds_per_sequence(ev, constrain(ev.framework, fixed), target, max_groups)
     return cost_floor(ev, target, per_seq)
+
+
+def seconds_per_sequence(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> float:
+    """:attr:`Groups.seconds_per_sequence` of the space, without building every group when they are
+    not built yet (a GPU type whose floor rules it out is never searched): the (TP, CP, EP,
+    micro-batch) families go cheapest bound first, and only those whose bound is within the least
+    value found are computed, each at every PP. The same least value as the groups give.
+
+    A family's bound: a stage holds at least L / PP layers' worth of work, each layer at least the
+    cheaper kind's per-layer seconds (with and without interleaving), so every PP takes at least
+    ``L x layer x TP x CP / mb`` GPU-seconds per sequence (timing.stage_layout: a stage with fewer
+    layers holds the head, which outweighs a layer)."""
+    key = (ev.capacity, ev.headroom, fixed, target.kind == "gpus", target.gpus if target.kind == "gpus" else None,
+           target.power_limit_kw, target.whole_nodes, max_groups)
+    hit = ev._groups.get(key)
+    if hit is not None:
+        return hit.seconds_per_sequence  # type: ignore[attr-defined]
+    floor_key = ("seconds per sequence", *key)
+    known = ev._groups.get(floor_key)
+    if known is None:
+        if len(ev._groups) >= 64:
+            ev._groups.clear()
+        known = ev._groups[floor_key] = _least_per_sequence(ev, fixed, target, max_groups)
+    return known  # type: ignore[return-value]
+
+
+def _least_per_sequence(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> float:
+    arch = ev.job.arch
+    axes, _ = _axes(ev, fixed, target, max_groups)
+    interleaved = arch.moe_layers > 0 and any(pp > 1 for pp in axes["pp"])
+    families = []
+    for tp in axes["tp"]:
+        sp = fixed.sequence_parallel if fixed.sequence_parallel is not None else tp > 1
+        for cp in axes["cp"]:
+            for ep in axes["ep"]:
+                for mb in axes["mb"]:
+                    probe = Layout(tp=tp, pp=2 if interleaved else 1, dp=1, cp=cp, ep=ep, micro_batch=mb,
+                                   sequence_parallel=sp, recompute=fixed.recompute or "none",
+                                   fold_experts=fixed.fold_experts)
+                    costs = [c for vp in ((1, 2) if interleaved else (1,)) for c in ev.layers(probe._replace(vp=vp))
+                             if c is not None]
+                    layer = min(c.total for c in costs)
+                    families.append((arch.layers * layer * tp * cp / mb * (1.0 - 1e-9), tp, cp, ep, mb, sp))
+    families.sort(key=lambda f: f[0])
+    least = math.inf
+    for bound, tp, cp, ep, mb, sp in families:
+        if bound > least:
+            break
+        for pp in axes["pp"]:
+            if not states_can_fit(ev, tp, pp, cp, ep, fixed):
+                continue
+            mp = tp * pp * cp
+            if not dp_candidates(ev, fixed, target, mp, mb, ep, cp, tp):
+                continue
+            base = Layout(tp=tp, pp=pp, dp=1, cp=cp, ep=ep, micro_batch=mb, sequence_parallel=sp,
+                          recompute=fixed.recompute or "none", fold_experts=fixed.fold_experts)
+            least = min(least, ev.stage_time_any_vp(base) * mp / mb)
+    return least
 
 
 def cost_floor(ev: Evaluator, target: Target, per_seq: float) -> float:

@@ -49,6 +49,7 @@ from gpuplan.training.evaluator import (  # noqa: F401  (re-exported: the search
     group_limit,
 )
 from gpuplan.training.groups import Scale, search_groups, thin_axes  # noqa: F401  (re-exported)
+from gpuplan.training.timing import straggler
 from gpuplan.training.space import (  # noqa: F401  (re-exported)
     cp_candidates,
     dp_candidates,
@@ -123,12 +124,16 @@ def _expand(ev: Evaluator, b: _Bounded, fixed: Fixed, target: Target) -> list[_B
 
 
 def _bound_shape(ev: Evaluator, shape: Layout, scale: Scale, target: Target, level: int,
-                 cap: float = math.inf) -> _Bounded | None:
+                 cap: float = math.inf, straggle: bool = False) -> _Bounded | None:
     """Bound of one shape's ranking key over its DP values (see the module docstring).
 
     Deadline: (cost, days) at the smallest DP whose bound meets the deadline (a larger DP only
     costs more). Budget: (days, 0) at the largest DP whose bound cost fits. GPU count: (step
     seconds, 0). None when the bound already misses the target.
+
+    ``straggle`` (deadline): the bound also counts the wait for the slowest GPU
+    (timing.host_overhead), on the part of the step it bounds: the step's busy time is at least
+    ``(m + bubble) x stage``, so its straggler share is at least that times ``straggler(N)``.
     """
     batch, mb = ev.job.batch, shape.micro_batch
     bubble = (shape.pp - 1) / shape.vp
@@ -164,10 +169,15 @@ def _bound_shape(ev: Evaluator, shape: Layout, scale: Scale, target: Target, lev
             least = ev.cost(mp * dps[i], 0.0, target.pricing)
             if least is not None and least > cap:
                 return None
+        sigma = ev.cal.straggler_sigma if straggle else 0.0
         while i < count:  # the first DP whose bound (days(d), inlined: the search's hot path) meets it
             d = dps[i]
             m = batch / (d * mb)
-            t = (per_day * (m + bubble) + host_mb * m + host_step) / goodput(mp * d).fraction
+            if sigma:
+                t = ((per_day * (m + bubble) * (1.0 + straggler(mp * d, sigma)) + host_mb * m + host_step)
+                     / goodput(mp * d).fraction)
+            else:
+                t = (per_day * (m + bubble) + host_mb * m + host_step) / goodput(mp * d).fraction
             if not t > deadline:  # type: ignore[operator]
                 break
             i += 1
@@ -186,8 +196,10 @@ def _bound_shape(ev: Evaluator, shape: Layout, scale: Scale, target: Target, lev
     return _Bounded((days(fits[-1]), 0.0), shape, tuple(reversed(fits)), level)
 
 
-def _refine(ev: Evaluator, b: _Bounded, fixed: Fixed, target: Target, outcome: SearchOutcome) -> _Bounded | None:
-    """The bound again with the least recompute that fits at the shape's largest DP."""
+def _refine(ev: Evaluator, b: _Bounded, fixed: Fixed, target: Target, outcome: SearchOutcome,
+            straggle: bool = False) -> _Bounded | None:
+    """The bound again with the least recompute that fits at the shape's largest DP (and, with
+    ``straggle``, the straggler share of the step: :func:`_bound_shape`)."""
     shape = b.shape
     descending = target.kind in ("budget", "fastest")
     stage = _light_stage(ev, shape, b.dps[0] if descending else b.dps[-1], fixed, outcome)
@@ -195,7 +207,7 @@ def _refine(ev: Evaluator, b: _Bounded, fixed: Fixed, target: Target, outcome: S
         return None
     scale = Scale(stage, sorted(b.dps) if descending else list(b.dps),
                    shape.tp * shape.pp * shape.cp)
-    return _bound_shape(ev, shape, scale, target, REFINED)
+    return _bound_shape(ev, shape, scale, target, REFINED, straggle=straggle)
 
 
 # -- the search --------------------------------------------------------------------------------------
@@ -250,7 +262,8 @@ def search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: boo
 
 
 def _search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: bool = True,
-            limit: int | None = None, max_groups: int = MAX_GROUPS, cutoff: float | None = None) -> SearchOutcome:
+            limit: int | None = None, max_groups: int = MAX_GROUPS, cutoff: float | None = None,
+            straggle: bool = True) -> SearchOutcome:
     """Branch and bound over the layout space of one GPU type for ``target``; keeps ``top``.
 
     Groups of shapes wait in a heap ordered by their bound; a group reaching the top is split
@@ -260,6 +273,15 @@ def _search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: bo
     """
     outcome = SearchOutcome(max_groups=max_groups)
     fixed = constrain(ev.framework, fixed)
+    # The straggler share tightens the refined bounds of an exhaustive deadline search priced by
+    # server (bought one by one, whole, so a shape's cost grows with its DP and its key's bound
+    # holds whatever DP it ends at): fewer shapes are evaluated for the same best plans. What a
+    # search that finds none tells (the least memory seen) depends on the shapes it evaluated, so
+    # such a search runs again without.
+    gpu = ev.gpu
+    straggle = (straggle and target.kind == "deadline" and limit is None and target.pricing == "capex"
+                and target.whole_nodes and bool(gpu.node_price_usd) and gpu.purchase_unit_nodes == 1)
+    refined = False
     heap = _bounds(ev, fixed, target, outcome, math.inf if cutoff is None else cutoff)
     heapq.heapify(heap)
     pool: list[Evaluation] = []
@@ -273,7 +295,8 @@ def _search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: bo
                 heapq.heappush(heap, one)
             continue
         if b.level == SHAPE:
-            r = _refine(ev, b, fixed, target, outcome)
+            r = _refine(ev, b, fixed, target, outcome, straggle)
+            refined = True
             if r is None:
                 continue
             if heap and r.key > heap[0].key:
@@ -291,6 +314,8 @@ def _search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: bo
         if len(pool) == top:
             k = _rank_key(pool[-1], target, ev)
             worst = (k[0], k[1])
+    if straggle and refined and not pool and cutoff is None:
+        return _search(ev, fixed, target, top, relax, limit, max_groups, cutoff, straggle=False)
     outcome.best = pool
     if not pool and relax and target.kind in ("deadline", "budget"):
         # Nothing meets the target: the fastest plan at any cost (for a missed deadline) or the
