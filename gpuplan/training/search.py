@@ -48,7 +48,7 @@ from gpuplan.training.evaluator import (  # noqa: F401  (re-exported: the search
     cost_usd,
     group_limit,
 )
-from gpuplan.training.groups import Scale, search_groups, thin_axes  # noqa: F401  (re-exported)
+from gpuplan.training.groups import Scale, exact_stages, search_groups, thin_axes  # noqa: F401  (re-exported)
 from gpuplan.training.timing import straggler
 from gpuplan.training.space import (  # noqa: F401  (re-exported)
     cp_candidates,
@@ -77,8 +77,10 @@ def _rank_key(e: Evaluation, target: Target, ev: Evaluator) -> tuple[float, floa
 
 
 #: Stages of a heap entry: a (TP, CP, EP, PP, micro-batch) group bounded at its largest VP
-#: (the smallest bubble), one VP, and one VP with the recompute its memory needs.
-GROUP, SHAPE, REFINED = 0, 1, 2
+#: (the smallest bubble), one VP, and one VP with the recompute its memory needs; before GROUP, a
+#: group bounded with a lower bound of its stage time (LOWER: training/groups.py), whose stage
+#: time is computed when it reaches the top of the heap.
+GROUP, SHAPE, REFINED, LOWER = 0, 1, 2, 3
 
 
 class _Bounded(NamedTuple):
@@ -96,16 +98,63 @@ def _bounds(ev: Evaluator, fixed: Fixed, target: Target, outcome: SearchOutcome,
     """Every (TP, CP, EP, PP, micro-batch) group (training/groups.py) with a first bound of its key
     (no recompute, the largest VP); groups whose bound already misses the target are left out, and
     so are those whose bound costs more than ``cap`` (a search's cutoff: they would never be
-    taken from the heap, and every entry left in it costs less)."""
+    taken from the heap, and every entry left in it costs less).
+
+    Where a group's key only grows with its stage time (:func:`_lower_first`), it is bounded with
+    the lower bound of its stage time the groups carry (level LOWER) and its own stage time is
+    computed once it reaches the top of the heap (:func:`_exact`); else at once."""
     found = search_groups(ev, fixed, target, outcome.max_groups)
     outcome.thinned = found.thinned
     outcome.bounded += len(found.groups)
     bounded = []
+    lower = not found.exact and _lower_first(ev, target)
     for shape, scale in found.groups:
+        if lower:
+            b = _bound_shape(ev, shape, scale, target, GROUP, cap)
+            if b is not None and not b.key[0] > cap:
+                bounded.append(_Bounded(b.key, shape, scale.dps, LOWER))
+            continue
+        if not found.exact:
+            scale = scale._replace(stage=ev.stage_time_any_vp(shape))
         b = _bound_shape(ev, shape, scale, target, GROUP, cap)
         if b is not None and not b.key[0] > cap:
             bounded.append(b)
     return bounded
+
+
+def _lower_first(ev: Evaluator, target: Target) -> bool:
+    """Whether a group's key bounded with a lower stage time is at most its key bounded with its
+    own (so the heap meets the groups in the order of their own keys, :func:`_exact`): the fastest
+    (the largest DP) and the fixed-count (its one DP) keys grow with the stage time, and so does a
+    deadline's (cost, days) where the cost grows with the DP: GPU-hours (cloud, unpriced) or
+    servers bought one by one on whole servers. Not under a budget, nor with servers bought in
+    racks (two DPs of one rack count cost the same, the larger one with fewer days)."""
+    if target.kind in ("fastest", "gpus"):
+        return True
+    if target.kind != "deadline":
+        return False
+    gpu = ev.gpu
+    return (target.pricing == "cloud" or not gpu.node_price_usd
+            or (target.whole_nodes and gpu.purchase_unit_nodes == 1))
+
+
+def _exact(ev: Evaluator, b: _Bounded, target: Target, cap: float) -> _Bounded | None:
+    """A LOWER group's GROUP entry: its bound with its own stage time (None: it misses the target
+    or costs more than ``cap``, as :func:`_bounds` would have left it out)."""
+    shape = b.shape
+    scale = Scale(ev.stage_time_any_vp(shape), b.dps, shape.tp * shape.pp * shape.cp)  # type: ignore[arg-type]
+    out = _bound_shape(ev, shape, scale, target, GROUP, cap)
+    return None if out is None or out.key[0] > cap else out
+
+
+def _settle(ev: Evaluator, heap: list[_Bounded], target: Target, cap: float, below: tuple[float, float]) -> None:
+    """Replace the LOWER entries at the top of ``heap`` whose key is below ``below`` by their
+    GROUP entries, so that the top's key is the least key of the groups' own bounds (or at least
+    ``below``)."""
+    while heap and heap[0].level == LOWER and heap[0].key < below:
+        exact = _exact(ev, heapq.heappop(heap), target, cap)
+        if exact is not None:
+            heapq.heappush(heap, exact)
 
 
 def _expand(ev: Evaluator, b: _Bounded, fixed: Fixed, target: Target) -> list[_Bounded]:
@@ -280,16 +329,24 @@ def _search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: bo
     # such a search runs again without.
     gpu = ev.gpu
     straggle = (straggle and target.kind == "deadline" and limit is None and target.pricing == "capex"
-                and target.whole_nodes and bool(gpu.node_price_usd) and gpu.purchase_unit_nodes == 1)
+                and target.whole_nodes and bool(gpu.node_price_usd) and gpu.purchase_unit_nodes == 1
+                and not exact_stages(ev))
     refined = False
-    heap = _bounds(ev, fixed, target, outcome, math.inf if cutoff is None else cutoff)
+    cap = math.inf if cutoff is None else cutoff
+    heap = _bounds(ev, fixed, target, outcome, cap)
     heapq.heapify(heap)
     pool: list[Evaluation] = []
-    worst: tuple[float, float] = (math.inf if cutoff is None else cutoff, math.inf)
+    worst: tuple[float, float] = (cap, math.inf)
     while heap:
-        b = heapq.heappop(heap)
+        b = heap[0]
         if b.key > worst or (limit is not None and outcome.evaluated >= limit):
             break
+        heapq.heappop(heap)
+        if b.level == LOWER:
+            exact = _exact(ev, b, target, cap)
+            if exact is not None:
+                heapq.heappush(heap, exact)
+            continue
         if b.level == GROUP:
             for one in _expand(ev, b, fixed, target):
                 heapq.heappush(heap, one)
@@ -299,6 +356,7 @@ def _search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: bo
             refined = True
             if r is None:
                 continue
+            _settle(ev, heap, target, cap, r.key)
             if heap and r.key > heap[0].key:
                 heapq.heappush(heap, r)
                 continue
