@@ -109,6 +109,7 @@ def test_groups_met_with_a_lower_bound_first_search_as_with_their_own(monkeypatc
     """A group enters the heap with a lower bound of its stage time and gets its own when it
     reaches the top: the search meets the groups in the same order, so it evaluates the same
     layouts and tells the same, to the count of evaluations."""
+    import gpuplan.training.bounds as bounds_module
     import gpuplan.training.search as search_module
 
     def make():
@@ -117,7 +118,7 @@ def test_groups_met_with_a_lower_bound_first_search_as_with_their_own(monkeypatc
     for target, options in TARGETS:
         lazy = search_module._search(_fresh(make), Fixed(), target, straggle=False, **options)
         with monkeypatch.context() as m:
-            m.setattr(search_module, "_lower_first", lambda ev, target: False)
+            m.setattr(bounds_module, "_lower_first", lambda ev, target: False)
             eager = search_module._search(_fresh(make), Fixed(), target, straggle=False, **options)
         assert _trace(lazy) == _trace(eager), (target, options)
 
