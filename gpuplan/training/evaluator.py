@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from gpuplan.hardware.schema import Gpu
 from gpuplan.physics.collectives import Network
@@ -56,9 +57,9 @@ HOURS_PER_DAY = 24.0
 MAX_RELAXED_EVALUATIONS = 64
 
 
-@dataclass(frozen=True)
-class Evaluation:
-    """One layout on one GPU type: time, memory, throughput and the end-to-end figures."""
+class Evaluation(NamedTuple):
+    """One layout on one GPU type: time, memory, throughput and the end-to-end figures. A named
+    tuple (the layout search builds one per layout it evaluates)."""
 
     layout: Layout
     step: StepTime
