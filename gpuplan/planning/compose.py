@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Callable
 
-from gpuplan.core.collector import collector_paused
 from gpuplan.core.units import GIB
 from gpuplan.core.version import __version__
 from gpuplan.hardware.loader import Catalog
@@ -32,16 +31,6 @@ from gpuplan.planning.deploy_inputs import hf_repo, with_deploy
 
 def plan_workload(workload: Workload, catalog: Catalog, *, phases: tuple[str, ...] = ("training", "serving"),
                   intervals: bool = True) -> Plan:
-    """The plan of ``workload``'s phases. The cyclic garbage collector is paused meanwhile, as the
-    CLI pauses it (core/collector.py): planning frees what it allocates by reference counting, and
-    the collector's passes over the planners' memos cost an in-process caller about a tenth of a
-    plan (the 405B profile: about 110 passes)."""
-    with collector_paused():
-        return _plan_workload(workload, catalog, phases=phases, intervals=intervals)
-
-
-def _plan_workload(workload: Workload, catalog: Catalog, *, phases: tuple[str, ...],
-                   intervals: bool) -> Plan:
     findings: list[Finding] = []
     notes = list(workload.assumptions)
     training = serving = None

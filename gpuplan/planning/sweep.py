@@ -19,7 +19,6 @@ from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict
 
-from gpuplan.core.collector import collector_paused
 from gpuplan.core.contract import Plan, ServingPlan, TrainingPlan
 from gpuplan.core.errors import InputError, did_you_mean
 from gpuplan.hardware.loader import Catalog, load_catalog
@@ -206,14 +205,7 @@ def plan_order(points: list[dict[str, Any]]) -> list[int]:
 def run_sweep(text: str, name: str, sets: list[tuple[str, list[Any]]], catalog: Catalog, *, overlays: list[str],
               phases: tuple[str, ...] = ("training", "serving"), jobs: int = 1,
               on_point: Callable[[int, int], None] | None = None) -> SweepResult:
-    """Plan every grid point of ``sets`` over the profile ``text`` (named ``name`` in errors), the
-    cyclic garbage collector paused as :func:`~gpuplan.planning.compose.plan_workload` pauses it."""
-    with collector_paused():
-        return _run_sweep(text, name, sets, catalog, overlays=overlays, phases=phases, jobs=jobs, on_point=on_point)
-
-
-def _run_sweep(text: str, name: str, sets: list[tuple[str, list[Any]]], catalog: Catalog, *, overlays: list[str],
-               phases: tuple[str, ...], jobs: int, on_point: Callable[[int, int], None] | None) -> SweepResult:
+    """Plan every grid point of ``sets`` over the profile ``text`` (named ``name`` in errors)."""
     grid_points = grid(sets)
     order = plan_order(grid_points)
     points = [grid_points[i] for i in order]
