@@ -60,6 +60,8 @@ def _bounds(ev: Evaluator, fixed: Fixed, target: Target, outcome: SearchOutcome,
         groups = found.groups if found.exact else [(shape, scale._replace(stage=ev.stage_time_any_vp(shape)))
                                                    for shape, scale in found.groups]
         return _deadline_bounds(ev, groups, target, GROUP, cap)
+    if target.kind == "fastest":  # its groups' stage times are exact where not lower (found.exact)
+        return _fastest_bounds(ev, found.groups, LOWER if lower else GROUP, whole=lower)
     bounded = []
     for shape, scale in found.groups:
         if lower:
@@ -155,6 +157,8 @@ def _bound_shape(ev: Evaluator, shape: Layout, scale: Scale, target: Target, lev
     if target.kind == "deadline":
         found = _deadline_bounds(ev, ((shape, scale),), target, level, cap, straggle)
         return found[0] if found else None
+    if target.kind == "fastest":
+        return _fastest_bounds(ev, ((shape, scale),), level)[0]
     batch, mb = ev.job.batch, shape.micro_batch
     bubble = (shape.pp - 1) / shape.vp
     stage, dps, mp = scale
@@ -234,6 +238,25 @@ def _deadline_bounds(ev: Evaluator, shapes: Iterable[tuple[Layout, Scale]], targ
         if key[0] > cap:
             continue
         out.append(_Bounded(key, shape, dps if whole else tuple(dps[i:]), level))  # type: ignore[arg-type]
+    return out
+
+
+def _fastest_bounds(ev: Evaluator, shapes: Iterable[tuple[Layout, Scale]], level: int,
+                    whole: bool = False) -> list[_Bounded]:
+    """:func:`_bound_shape` of the fastest target for each of ``shapes``: the days at the largest
+    DP. ``whole``: each entry keeps the DP values of its scale (a LOWER entry, :func:`_exact`)."""
+    batch, steps, cal, goodput = ev.job.batch, ev.steps, ev.cal, ev.goodput
+    host_step = steps * cal.host_step_s / 86400.0
+    host_mb = steps * cal.host_microbatch_s / 86400.0
+    out = []
+    for shape, (stage, dps, mp) in shapes:
+        mb = shape.micro_batch
+        bubble = (shape.pp - 1) / shape.vp
+        per_day = steps * stage / 86400.0
+        d = dps[-1]
+        m = batch / (d * mb)
+        days = (per_day * (m + bubble) + host_mb * m + host_step) / goodput(mp * d).fraction
+        out.append(_Bounded((days, 0.0), shape, dps if whole else tuple(reversed(dps)), level))  # type: ignore[arg-type]
     return out
 
 

@@ -97,6 +97,7 @@ def _enumerate(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> 
     axes, thinned = _axes(ev, fixed, target, max_groups)
     interleaved = _interleaved(ev, axes)
     exact = exact_stages(ev)
+    rc, fold = fixed.recompute or "none", fixed.fold_experts
     out: list[tuple[Layout, Scale]] = []
     for tp in axes["tp"]:
         sp = fixed.sequence_parallel if fixed.sequence_parallel is not None else tp > 1
@@ -107,20 +108,20 @@ def _enumerate(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> 
                     if not states_can_fit(ev, tp, pp, cp, ep, fixed):
                         continue
                     mp = tp * pp * cp
+                    vp = vp_candidates(arch.layers, pp, fixed)[-1]
                     for mb in axes["mb"]:
                         dps = dp_candidates(ev, fixed, target, mp, mb, ep, cp, tp)
                         if not dps:
                             continue
-                        base = Layout(tp=tp, pp=pp, dp=1, cp=cp, ep=ep, micro_batch=mb, sequence_parallel=sp,
-                                      recompute=fixed.recompute or "none", fold_experts=fixed.fold_experts)
+                        # The group's shape at its largest VP (Layout's fields in order; the rest default).
+                        shape = tuple.__new__(Layout, (tp, pp, 1, cp, ep, vp, mb, rc, sp, 1, 0, fold))
                         if exact:
-                            stage = ev.stage_time_any_vp(base)
+                            stage = ev.stage_time_any_vp(shape)
                         else:
                             if mb not in layers:
                                 layers[mb] = layer_floor(ev, fixed, tp, cp, ep, mb, sp, interleaved) * arch.layers
                             stage = layers[mb] / pp * FLOOR_MARGIN
-                        vps = vp_candidates(arch.layers, pp, fixed)
-                        out.append((base._replace(vp=vps[-1]), Scale(stage, tuple(dps), mp)))
+                        out.append((shape, Scale(stage, tuple(dps), mp)))
     return Groups(tuple(out), thinned, exact)
 
 
