@@ -163,10 +163,7 @@ def _bound_shape(ev: Evaluator, shape: Layout, scale: Scale, target: Target, lev
     bubble = (shape.pp - 1) / shape.vp
     stage, dps, mp = scale
     per_day = ev.steps * stage / 86400.0
-    # The host time every step pays whatever its layout (training/timing.host_overhead without its
-    # straggler share, which is >= 0): a fixed time per step and one per micro-batch.
-    host_step = ev.steps * ev.cal.host_step_s / 86400.0
-    host_mb = ev.steps * ev.cal.host_microbatch_s / 86400.0
+    host_step, host_mb = ev.host_days  # host time without its straggler share (>= 0)
 
     def days(d: int) -> float:
         m = batch / (d * mb)
@@ -192,15 +189,12 @@ def _deadline_bounds(ev: Evaluator, shapes: Iterable[tuple[Layout, Scale]], targ
     """:func:`_bound_shape` of a deadline target for each of ``shapes`` (the search's hot path: one
     call bounds every group of a search), those whose bound meets the deadline at a cost within
     ``cap``. ``whole``: each entry keeps every DP of its scale (a LOWER entry, :func:`_exact`)."""
-    batch, steps, cal = ev.job.batch, ev.steps, ev.cal
-    # The host time every step pays whatever its layout (training/timing.host_overhead without its
-    # straggler share, which is >= 0): a fixed time per step and one per micro-batch.
-    host_step = steps * cal.host_step_s / 86400.0
-    host_mb = steps * cal.host_microbatch_s / 86400.0
+    batch, steps = ev.job.batch, ev.steps
+    host_step, host_mb = ev.host_days
     deadline, pricing = target.deadline_days, target.pricing
     goodput, cost_of = ev.goodput, ev.cost
     capped = cap < math.inf and pricing != "cloud"
-    sigma = cal.straggler_sigma if straggle else 0.0
+    sigma = ev.cal.straggler_sigma if straggle else 0.0
     out = []
     for shape, (stage, dps, mp) in shapes:
         mb = shape.micro_batch
@@ -245,9 +239,8 @@ def _fastest_bounds(ev: Evaluator, shapes: Iterable[tuple[Layout, Scale]], level
                     whole: bool = False) -> list[_Bounded]:
     """:func:`_bound_shape` of the fastest target for each of ``shapes``: the days at the largest
     DP. ``whole``: each entry keeps the DP values of its scale (a LOWER entry, :func:`_exact`)."""
-    batch, steps, cal, goodput = ev.job.batch, ev.steps, ev.cal, ev.goodput
-    host_step = steps * cal.host_step_s / 86400.0
-    host_mb = steps * cal.host_microbatch_s / 86400.0
+    batch, steps, goodput = ev.job.batch, ev.steps, ev.goodput
+    host_step, host_mb = ev.host_days
     out = []
     for shape, (stage, dps, mp) in shapes:
         mb = shape.micro_batch

@@ -166,6 +166,9 @@ class Evaluator:
         self.hw = Hardware.of(gpu, net, job.precision, job.gpu_power_cap_w, cal.power_cap_clock_exponent,
                              cal.hbm_stream_power_fraction)
         self.steps = job.tokens / job.tokens_per_step
+        #: Days of the host time every step pays (timing.host_overhead without its straggler share):
+        #: a fixed time per step and one per micro-batch, over the run (the search's bounds).
+        self.host_days = (self.steps * cal.host_step_s / 86400.0, self.steps * cal.host_microbatch_s / 86400.0)
         self.capacity = gpu.memory_usable_gib * GIB
         causal = self.framework.flop_convention == "causal"
         self._model_flops = model_flops_per_token(job.arch, job.seq, causal) * job.tokens_per_step
