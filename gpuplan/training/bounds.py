@@ -249,7 +249,8 @@ def _fastest_bounds(ev: Evaluator, shapes: Iterable[tuple[Layout, Scale]], level
         d = dps[-1]
         m = batch / (d * mb)
         days = (per_day * (m + bubble) + host_mb * m + host_step) / goodput(mp * d).fraction
-        out.append(_Bounded((days, 0.0), shape, dps if whole else tuple(reversed(dps)), level))  # type: ignore[arg-type]
+        kept = dps if whole else tuple(reversed(dps))
+        out.append(_Bounded((days, 0.0), shape, kept, level))  # type: ignore[arg-type]
     return out
 
 

@@ -164,10 +164,12 @@ def deadline_cost_floor(ev: Evaluator, fixed: Fixed, target: Target, max_groups:
 
 
 def seconds_per_sequence(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> float:
-    """:attr:`Groups.seconds_per_sequence` of the space, without building every group when they are
-    not built yet (a GPU type whose floor rules it out is never searched): the (TP, CP, EP,
-    micro-batch) families go cheapest bound first, and only those whose bound is within the least
-    value found are computed, each at every PP. The same least value as the groups give.
+    """Least GPU-seconds of one sequence over the groups of the space (stage x TP x PP x CP /
+    micro-batch): every layout of the space takes at least this long per sequence (infinite: no
+    group). Memoised; computed without every group's stage time (a GPU type whose floor rules it
+    out is never searched): the (TP, CP, EP, micro-batch) families go cheapest bound first, and
+    only those whose bound is within the least value found are computed, each at every PP (a model
+    of dense and MoE layers: from its groups, whose stage times are computed up front).
 
     A family's bound: a stage holds at least L / PP layers' worth of work, each layer at least the
     cheaper kind's per-layer seconds (with and without interleaving), so every PP takes at least
