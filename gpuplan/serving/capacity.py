@@ -99,6 +99,9 @@ class ReplicaCapacity:
         self._steps: dict[float, StepTime] = {}
         #: Workpoints by rate (at_rate): the runners-up a plan re-plans ask for the same ones.
         self._loads: dict[tuple[float, float], Workpoint] = {}
+        #: Workpoints by concurrency (at): the search for the ceiling ends on two it has seen, and
+        #: the frontier and the report ask for the idle one again.
+        self._points: dict[float, Workpoint] = {}
 
     # -- decode -----------------------------------------------------------------------------------
     def step(self, concurrency: float) -> StepTime:
@@ -164,8 +167,15 @@ class ReplicaCapacity:
                          ttft_target_stat_s=stat, ttft_p99_s=p99, step_count=d.decode_steps)
 
     def at(self, concurrency: float) -> Workpoint:
-        if self.mixed:
-            return self._at_mixed(concurrency)
+        """The workpoint at concurrency ``concurrency`` (memoised: a pure function of it)."""
+        hit = self._points.get(concurrency)
+        if hit is None:
+            if len(self._points) >= 4096:  # bounded, as the decode steps
+                self._points.clear()
+            hit = self._points[concurrency] = self._at_mixed(concurrency) if self.mixed else self._at(concurrency)
+        return hit
+
+    def _at(self, concurrency: float) -> Workpoint:
         step = self.step(concurrency)
         decoding = self.demand.decode_steps > 0
         t0 = step.total_s if decoding else 0.0

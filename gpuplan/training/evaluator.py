@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from gpuplan.hardware.schema import Gpu
 from gpuplan.physics.collectives import Network
@@ -56,9 +57,9 @@ HOURS_PER_DAY = 24.0
 MAX_RELAXED_EVALUATIONS = 64
 
 
-@dataclass(frozen=True)
-class Evaluation:
-    """One layout on one GPU type: time, memory, throughput and the end-to-end figures."""
+class Evaluation(NamedTuple):
+    """One layout on one GPU type: time, memory, throughput and the end-to-end figures. A named
+    tuple (the layout search builds one per layout it evaluates)."""
 
     layout: Layout
     step: StepTime
@@ -131,6 +132,8 @@ class _Parts:
         self.groups: dict[tuple[object, ...], object] = {}
         self.fits: dict[tuple[object, ...], object] = {}
         self.light: dict[tuple[object, ...], object] = {}
+        #: A group's shapes, one per VP (training/search.py ``_vp_shapes``).
+        self.expanded: dict[tuple[object, ...], object] = {}
         #: Server capex by GPU count (:meth:`Evaluator.cost`).
         self.capex: dict[int, float | None] = {}
         #: Deadline searches with the deadlines each result holds for (training/search.py).
@@ -163,6 +166,9 @@ class Evaluator:
         self.hw = Hardware.of(gpu, net, job.precision, job.gpu_power_cap_w, cal.power_cap_clock_exponent,
                              cal.hbm_stream_power_fraction)
         self.steps = job.tokens / job.tokens_per_step
+        #: Days of the host time every step pays (timing.host_overhead without its straggler share):
+        #: a fixed time per step and one per micro-batch, over the run (the search's bounds).
+        self.host_days = (self.steps * cal.host_step_s / 86400.0, self.steps * cal.host_microbatch_s / 86400.0)
         self.capacity = gpu.memory_usable_gib * GIB
         causal = self.framework.flop_convention == "causal"
         self._model_flops = model_flops_per_token(job.arch, job.seq, causal) * job.tokens_per_step
@@ -170,6 +176,7 @@ class Evaluator:
         self._layers, self._stages, self._good = parts.layers, parts.stages, parts.good
         self._acts, self._states, self._dps, self._logits = parts.acts, parts.states, parts.dps, parts.logits
         self._groups, self._fits, self._light = parts.groups, parts.fits, parts.light
+        self._expanded = parts.expanded
         self._searches, self._capex = parts.searches, parts.capex
 
     # -- cached parts ----------------------------------------------------------------------------

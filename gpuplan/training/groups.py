@@ -1,11 +1,13 @@
 """The groups of one GPU type's layout search (training/search.py), and a floor on its GPU count.
 
 A group is a (TP, CP, EP, PP, micro-batch) whose 16-bit weights can fit, with the DP values that
-fill whole nodes, and the seconds per micro-batch of its slowest stage without recompute (a lower
-bound for every VP, recompute and ZeRO stage of the group). None of it depends on the deadline or
-the budget, so the groups are enumerated once per job, GPU, network, memory limit and search
-space, and every later search of the same space (the re-planned runners-up of a plan, each point
-of a deadline or budget sweep) starts from them.
+fill whole nodes, and a lower bound of the seconds per micro-batch of its slowest stage (the
+cheaper layer kind's seconds times L / PP: :func:`layer_floor`); the search computes the stage
+itself, without recompute (a lower bound for every VP, recompute and ZeRO stage of the group),
+only for the groups it reaches (training/search.py). None of it depends on the deadline or the
+budget, so the groups are enumerated once per job, GPU, network, memory limit and search space,
+and every later search of the same space (the re-planned runners-up of a plan, each point of a
+deadline or budget sweep) starts from them.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ class Scale(NamedTuple):
     """What the bound of one (TP, CP, EP, PP, micro-batch) needs, shared by its VP values."""
 
     stage: float          # seconds per micro-batch on the slowest stage (a lower bound over VP; no host time)
-    dps: list[int]
+    dps: list[int] | tuple[int, ...]
     mp: int
 
 
@@ -40,9 +42,18 @@ class Groups(NamedTuple):
     #: (shape at its largest VP, its scale), in the enumeration order of the axes.
     groups: tuple[tuple[Layout, Scale], ...]
     thinned: tuple[str, ...]
-    #: Least GPU-seconds of one sequence over the groups (stage x TP x PP x CP / micro-batch):
-    #: every layout of the space takes at least this long per sequence (infinite: no group).
-    seconds_per_sequence: float
+    #: Whether the scales hold the groups' stage seconds (:func:`exact_stages`), else lower bounds.
+    exact: bool
+
+
+def exact_stages(ev: Evaluator) -> bool:
+    """Whether the groups carry their stage seconds, computed when they are enumerated, rather
+    than lower bounds: for a model of dense and MoE layers, whose stage time depends on the VP
+    (the dense layers on the slowest rank) beyond what the Evaluator's stage memo tells apart
+    (VP > 1), so that a stage time depends on which VP asked first; the groups ask first, before
+    any search, as they always have."""
+    arch = ev.job.arch
+    return 0 < arch.moe_layers < arch.layers
 
 
 def thin_axes(axes: dict[str, list[int]], limit: int) -> tuple[dict[str, list[int]], tuple[str, ...]]:
@@ -74,33 +85,72 @@ def search_groups(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) 
     return hit  # type: ignore[return-value]
 
 
+def _axes(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> tuple[dict[str, list[int]], tuple[str, ...]]:
+    job = ev.job
+    pps = pp_candidates(job.arch.layers, fixed, every=target.kind == "gpus")
+    return thin_axes({"tp": tp_candidates(ev, fixed), "cp": cp_candidates(job.seq, fixed),
+                      "ep": ep_candidates(ev, fixed), "pp": pps, "mb": mb_candidates(fixed, job.batch)}, max_groups)
+
+
 def _enumerate(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> Groups:
-    arch, job = ev.job.arch, ev.job
-    pps = pp_candidates(arch.layers, fixed, every=target.kind == "gpus")
-    axes, thinned = thin_axes({"tp": tp_candidates(ev, fixed), "cp": cp_candidates(job.seq, fixed),
-                               "ep": ep_candidates(ev, fixed), "pp": pps,
-                               "mb": mb_candidates(fixed, job.batch)}, max_groups)
+    arch = ev.job.arch
+    axes, thinned = _axes(ev, fixed, target, max_groups)
+    interleaved = _interleaved(ev, axes)
+    exact = exact_stages(ev)
+    rc, fold = fixed.recompute or "none", fixed.fold_experts
     out: list[tuple[Layout, Scale]] = []
-    floors: list[float] = []
     for tp in axes["tp"]:
         sp = fixed.sequence_parallel if fixed.sequence_parallel is not None else tp > 1
         for cp in axes["cp"]:
             for ep in axes["ep"]:
+                layers: dict[int, float] = {}
                 for pp in axes["pp"]:
                     if not states_can_fit(ev, tp, pp, cp, ep, fixed):
                         continue
                     mp = tp * pp * cp
+                    vp = vp_candidates(arch.layers, pp, fixed)[-1]
                     for mb in axes["mb"]:
                         dps = dp_candidates(ev, fixed, target, mp, mb, ep, cp, tp)
                         if not dps:
                             continue
-                        base = Layout(tp=tp, pp=pp, dp=1, cp=cp, ep=ep, micro_batch=mb, sequence_parallel=sp,
-                                      recompute=fixed.recompute or "none", fold_experts=fixed.fold_experts)
-                        scale = Scale(ev.stage_time_any_vp(base), dps, mp)
-                        floors.append(scale.stage * mp / mb)
-                        vps = vp_candidates(arch.layers, pp, fixed)
-                        out.append((base._replace(vp=vps[-1]), scale))
-    return Groups(tuple(out), thinned, min(floors, default=math.inf))
+                        # The group's shape at its largest VP (Layout's fields in order; the rest default).
+                        shape = tuple.__new__(Layout, (tp, pp, 1, cp, ep, vp, mb, rc, sp, 1, 0, fold))
+                        if exact:
+                            stage = ev.stage_time_any_vp(shape)
+                        else:
+                            if mb not in layers:
+                                layers[mb] = layer_floor(ev, fixed, tp, cp, ep, mb, sp, interleaved) * arch.layers
+                            stage = layers[mb] / pp * FLOOR_MARGIN
+                        out.append((shape, Scale(stage, tuple(dps), mp)))
+    return Groups(tuple(out), thinned, exact)
+
+
+#: Lower bounds are scaled by this before they are compared with computed values, so that no
+#: rounding of the different order of the same sums can put a bound above what it bounds.
+FLOOR_MARGIN = 1.0 - 1e-9
+
+
+def _interleaved(ev: Evaluator, axes: dict[str, list[int]]) -> bool:
+    """Whether a group of the space may take the stage time of an interleaved schedule (an MoE
+    layer with PP > 1: Evaluator.stage_time_any_vp)."""
+    return ev.job.arch.moe_layers > 0 and any(pp > 1 for pp in axes["pp"])
+
+
+def layer_floor(ev: Evaluator, fixed: Fixed, tp: int, cp: int, ep: int, mb: int, sp: bool,
+                interleaved: bool) -> float:
+    """Least seconds per micro-batch of one layer of a (TP, CP, EP, micro-batch) family: the
+    cheaper layer kind (dense or MoE; with and without interleaving when ``interleaved``).
+
+    The slowest stage of any PP holds at least ``L / PP`` layers' worth of it: a stage of at
+    least that many layers does, and one with fewer (``floor(L / PP)`` on an uneven split) also
+    holds the LM head, which weighs more than a layer there (timing.stage_layout), or more than the
+    layers it lacks (the balanced split of a multi-token-prediction tail). Each part of a layer is
+    averaged the same way over the kinds, so a stage of ``n`` layers takes at least ``n`` times
+    the cheaper kind's total."""
+    probe = Layout(tp=tp, pp=2 if interleaved else 1, dp=1, cp=cp, ep=ep, micro_batch=mb, sequence_parallel=sp,
+                   recompute=fixed.recompute or "none", fold_experts=fixed.fold_experts)
+    costs = [c for vp in ((1, 2) if interleaved else (1,)) for c in ev.layers(probe._replace(vp=vp)) if c is not None]
+    return min(c.total for c in costs)
 
 
 def deadline_cost_floor(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> float | None:
@@ -109,8 +159,64 @@ def deadline_cost_floor(ev: Evaluator, fixed: Fixed, target: Target, max_groups:
     at the space's least GPU-seconds per sequence."""
     if cost_usd(ev.gpu, ev.gpu.gpus_per_node, 1.0, target.pricing) is None:
         return None
-    per_seq = search_groups(ev, constrain(ev.framework, fixed), target, max_groups).seconds_per_sequence
+    per_seq = seconds_per_sequence(ev, constrain(ev.framework, fixed), target, max_groups)
     return cost_floor(ev, target, per_seq)
+
+
+def seconds_per_sequence(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> float:
+    """Least GPU-seconds of one sequence over the groups of the space (stage x TP x PP x CP /
+    micro-batch): every layout of the space takes at least this long per sequence (infinite: no
+    group). Memoised; computed without every group's stage time (a GPU type whose floor rules it
+    out is never searched): the (TP, CP, EP, micro-batch) families go cheapest bound first, and
+    only those whose bound is within the least value found are computed, each at every PP (a model
+    of dense and MoE layers: from its groups, whose stage times are computed up front).
+
+    A family's bound: a stage holds at least L / PP layers' worth of work, each layer at least the
+    cheaper kind's per-layer seconds (with and without interleaving), so every PP takes at least
+    ``L x layer x TP x CP / mb`` GPU-seconds per sequence (timing.stage_layout: a stage with fewer
+    layers holds the head, which outweighs a layer)."""
+    floor_key = ("seconds per sequence", ev.capacity, ev.headroom, fixed, target.kind == "gpus",
+                 target.gpus if target.kind == "gpus" else None, target.power_limit_kw, target.whole_nodes, max_groups)
+    known = ev._groups.get(floor_key)
+    if known is None:
+        if exact_stages(ev):
+            found = search_groups(ev, fixed, target, max_groups)
+            known = min((scale.stage * scale.mp / shape.micro_batch for shape, scale in found.groups), default=math.inf)
+        else:
+            known = _least_per_sequence(ev, fixed, target, max_groups)
+        if len(ev._groups) >= 64:
+            ev._groups.clear()
+        ev._groups[floor_key] = known
+    return known  # type: ignore[return-value]
+
+
+def _least_per_sequence(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> float:
+    arch = ev.job.arch
+    axes, _ = _axes(ev, fixed, target, max_groups)
+    interleaved = _interleaved(ev, axes)
+    families = []
+    for tp in axes["tp"]:
+        sp = fixed.sequence_parallel if fixed.sequence_parallel is not None else tp > 1
+        for cp in axes["cp"]:
+            for ep in axes["ep"]:
+                for mb in axes["mb"]:
+                    layer = layer_floor(ev, fixed, tp, cp, ep, mb, sp, interleaved)
+                    families.append((arch.layers * layer * tp * cp / mb * FLOOR_MARGIN, tp, cp, ep, mb, sp))
+    families.sort(key=lambda f: f[0])
+    least = math.inf
+    for bound, tp, cp, ep, mb, sp in families:
+        if bound > least:
+            break
+        for pp in axes["pp"]:
+            if not states_can_fit(ev, tp, pp, cp, ep, fixed):
+                continue
+            mp = tp * pp * cp
+            if not dp_candidates(ev, fixed, target, mp, mb, ep, cp, tp):
+                continue
+            base = Layout(tp=tp, pp=pp, dp=1, cp=cp, ep=ep, micro_batch=mb, sequence_parallel=sp,
+                          recompute=fixed.recompute or "none", fold_experts=fixed.fold_experts)
+            least = min(least, ev.stage_time_any_vp(base) * mp / mb)
+    return least
 
 
 def cost_floor(ev: Evaluator, target: Target, per_seq: float) -> float:

@@ -97,9 +97,15 @@ def expert_tp(layout: Layout) -> int:
 
 
 def groups(layout: Layout) -> dict[str, Group]:
-    """Placement of the TP, CP, EP, DP (x CP for gradient reduction), expert-DP and PP groups."""
-    t, c, d, e = layout.tp, layout.cp, layout.dp, layout.ep
-    if folded(layout):
+    """Placement of the TP, CP, EP, DP (x CP for gradient reduction), expert-DP and PP groups.
+    Shared between layouts of the same sizes (the step model asks for it at every evaluation): read
+    it, do not change it."""
+    return _groups(layout.tp, layout.cp, layout.dp, layout.ep, layout.pp, folded(layout))
+
+
+@lru_cache(maxsize=8192)
+def _groups(t: int, c: int, d: int, e: int, pp: int, fold: bool) -> dict[str, Group]:
+    if fold:
         # Expert grid ETP 1 x EP x EDP over the same TP x CP x DP ranks, EP innermost.
         ep, edp = Group(e, 1), Group(t * c * d // e, e)
     else:
@@ -113,7 +119,7 @@ def groups(layout: Layout) -> dict[str, Group]:
         # Dense gradients are reduced over DP x CP (Megatron: the CP ranks hold the same weights).
         "dp": Group(d * c, t),
         "edp": edp,
-        "pp": Group(layout.pp, t * c * d),
+        "pp": Group(pp, t * c * d),
     }
 
 

@@ -17,7 +17,7 @@ min(p, m) micro-batches of its layers (1F1B), times 1 + (p-1)/(pv) when interlea
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from gpuplan.core.units import GIB, dtype_bytes
 from gpuplan.model.arch import Architecture
@@ -34,9 +34,9 @@ MASK_BYTES = 1
 LSE_BYTES = 4
 
 
-@dataclass(frozen=True)
-class Memory:
-    """Per-GPU bytes on the most loaded (first) pipeline stage."""
+class Memory(NamedTuple):
+    """Per-GPU bytes on the most loaded (first) pipeline stage. A named tuple (the layout search
+    builds several per layout it evaluates)."""
 
     weights: float
     gradients: float

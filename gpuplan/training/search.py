@@ -9,10 +9,10 @@ without PP) and DP (divisors of the global batch that fill whole nodes).
 
 Nothing better than the result is pruned:
 
-* every (TP, CP, EP, PP, VP, micro-batch) gets a lower bound of its ranking key: the step
-  without DP sync, pipeline sends and optimizer, with the least recompute memory allows at the
-  largest DP, the bubble and the goodput of its GPU count (no host time: a lower bound); shapes are visited
-  in bound order and the search stops once a bound exceeds the best key found;
+* every (TP, CP, EP, PP, VP, micro-batch) gets a lower bound of its ranking key
+  (training/bounds.py): the step without DP sync, pipeline sends and optimizer, with the least
+  recompute memory allows at the largest DP, the bubble and the goodput of its GPU count; shapes
+  are visited in bound order and the search stops once a bound exceeds the best key found;
 * recompute and ZeRO are tried from the cheapest; a costlier one only when memory demands;
 * a (TP, PP, CP, EP) whose 16-bit weights and gradients alone exceed memory is skipped, and
   so are larger micro-batches once one does not fit at the most sharding and recompute.
@@ -22,11 +22,9 @@ Iteration is over sorted lists and ties break on the layout tuple: results are d
 
 from __future__ import annotations
 
-import bisect
 import heapq
 import math
 from dataclasses import replace
-from typing import NamedTuple
 
 from gpuplan.training.framework import constrain
 from gpuplan.training.fit import MEMO_ENTRIES, _best_fit, _fit_once, _light_stage, _partial  # noqa: F401
@@ -48,7 +46,20 @@ from gpuplan.training.evaluator import (  # noqa: F401  (re-exported: the search
     cost_usd,
     group_limit,
 )
-from gpuplan.training.groups import Scale, search_groups, thin_axes  # noqa: F401  (re-exported)
+from gpuplan.training.groups import Scale, exact_stages, search_groups, thin_axes  # noqa: F401  (re-exported)
+from gpuplan.training.bounds import (  # noqa: F401  (re-exported)
+    GROUP,
+    LOWER,
+    REFINED,
+    SHAPE,
+    _bound_shape,
+    _Bounded,
+    _bounds,
+    _exact,
+    _expand,
+    _refine,
+    _settle,
+)
 from gpuplan.training.space import (  # noqa: F401  (re-exported)
     cp_candidates,
     dp_candidates,
@@ -73,129 +84,6 @@ def _rank_key(e: Evaluation, target: Target, ev: Evaluator) -> tuple[float, floa
     if target.kind in ("budget", "fastest"):
         return (e.wall_days, 0.0, e.layout)
     return (e.step_time, 0.0, e.layout)
-
-
-#: Stages of a heap entry: a (TP, CP, EP, PP, micro-batch) group bounded at its largest VP
-#: (the smallest bubble), one VP, and one VP with the recompute its memory needs.
-GROUP, SHAPE, REFINED = 0, 1, 2
-
-
-class _Bounded(NamedTuple):
-    """A shape (or group of shapes) with the lower bound of its ranking key and the DP values
-    worth evaluating."""
-
-    key: tuple[float, float]
-    shape: Layout
-    dps: tuple[int, ...]
-    level: int
-
-
-def _bounds(ev: Evaluator, fixed: Fixed, target: Target, outcome: SearchOutcome,
-            cap: float = math.inf) -> list[_Bounded]:
-    """Every (TP, CP, EP, PP, micro-batch) group (training/groups.py) with a first bound of its key
-    (no recompute, the largest VP); groups whose bound already misses the target are left out, and
-    so are those whose bound costs more than ``cap`` (a search's cutoff: they would never be
-    taken from the heap, and every entry left in it costs less)."""
-    found = search_groups(ev, fixed, target, outcome.max_groups)
-    outcome.thinned = found.thinned
-    outcome.bounded += len(found.groups)
-    bounded = []
-    for shape, scale in found.groups:
-        b = _bound_shape(ev, shape, scale, target, GROUP, cap)
-        if b is not None and not b.key[0] > cap:
-            bounded.append(b)
-    return bounded
-
-
-def _expand(ev: Evaluator, b: _Bounded, fixed: Fixed, target: Target) -> list[_Bounded]:
-    """The VP values of a group, each with its own bound."""
-    shape = b.shape
-    base = shape._replace(vp=1)
-    mp = shape.tp * shape.pp * shape.cp
-    dps = dp_candidates(ev, fixed, target, mp, shape.micro_batch, shape.ep, shape.cp, shape.tp)
-    scale = Scale(ev.stage_time_any_vp(base), dps, mp)
-    out = []
-    for vp in vp_candidates(ev.job.arch.layers, shape.pp, fixed):
-        one = _bound_shape(ev, base._replace(vp=vp), scale, target, SHAPE)
-        if one is not None:
-            out.append(one)
-    return out
-
-
-def _bound_shape(ev: Evaluator, shape: Layout, scale: Scale, target: Target, level: int,
-                 cap: float = math.inf) -> _Bounded | None:
-    """Bound of one shape's ranking key over its DP values (see the module docstring).
-
-    Deadline: (cost, days) at the smallest DP whose bound meets the deadline (a larger DP only
-    costs more). Budget: (days, 0) at the largest DP whose bound cost fits. GPU count: (step
-    seconds, 0). None when the bound already misses the target.
-    """
-    batch, mb = ev.job.batch, shape.micro_batch
-    bubble = (shape.pp - 1) / shape.vp
-    stage, dps, mp = scale
-    per_day = ev.steps * stage / 86400.0
-    # The host time every step pays whatever its layout (training/timing.host_overhead without its
-    # straggler share, which is >= 0): a fixed time per step and one per micro-batch.
-    host_step = ev.steps * ev.cal.host_step_s / 86400.0
-    host_mb = ev.steps * ev.cal.host_microbatch_s / 86400.0
-
-    def days(d: int) -> float:
-        m = batch / (d * mb)
-        return (per_day * (m + bubble) + host_mb * m + host_step) / ev.goodput(mp * d).fraction
-
-    if target.kind == "gpus":
-        d = dps[0]
-        m = batch / (d * mb)
-        return _Bounded(((m + bubble) * stage + m * ev.cal.host_microbatch_s + ev.cal.host_step_s, 0.0),
-                        shape, (d,), level)
-    if target.kind == "deadline":
-        deadline = target.deadline_days
-        goodput = ev.goodput
-        # Smallest DP that can meet the deadline with the best goodput of these counts: a DP
-        # below it cannot (goodput only falls with the GPU count), so the scan starts there.
-        g = goodput(mp * dps[0]).fraction
-        room = (deadline * g - per_day * bubble - host_step) / (per_day + host_mb)  # type: ignore[operator]
-        if room <= 0:
-            return None
-        i = bisect.bisect_left(dps, batch / (mb * room) * (1 - 1e-12))
-        count = len(dps)
-        if cap < math.inf and i < count and target.pricing != "cloud":
-            # Capex grows with the count: no DP from here on costs less than this one.
-            least = ev.cost(mp * dps[i], 0.0, target.pricing)
-            if least is not None and least > cap:
-                return None
-        while i < count:  # the first DP whose bound (days(d), inlined: the search's hot path) meets it
-            d = dps[i]
-            m = batch / (d * mb)
-            t = (per_day * (m + bubble) + host_mb * m + host_step) / goodput(mp * d).fraction
-            if not t > deadline:  # type: ignore[operator]
-                break
-            i += 1
-        else:
-            return None
-        n = mp * d
-        cost = ev.cost(n, t * HOURS_PER_DAY * n, target.pricing)
-        return _Bounded((cost if cost is not None else t * HOURS_PER_DAY * n, t), shape, tuple(dps[i:]), level)
-    if target.kind == "fastest":
-        return _Bounded((days(dps[-1]), 0.0), shape, tuple(reversed(dps)), level)
-    fits = [d for d in dps
-            if (cost_usd(ev.gpu, mp * d, days(d) * HOURS_PER_DAY * mp * d, target.pricing) or math.inf)
-            <= target.budget_usd]  # type: ignore[operator]
-    if not fits:
-        return None
-    return _Bounded((days(fits[-1]), 0.0), shape, tuple(reversed(fits)), level)
-
-
-def _refine(ev: Evaluator, b: _Bounded, fixed: Fixed, target: Target, outcome: SearchOutcome) -> _Bounded | None:
-    """The bound again with the least recompute that fits at the shape's largest DP."""
-    shape = b.shape
-    descending = target.kind in ("budget", "fastest")
-    stage = _light_stage(ev, shape, b.dps[0] if descending else b.dps[-1], fixed, outcome)
-    if stage is None:
-        return None
-    scale = Scale(stage, sorted(b.dps) if descending else list(b.dps),
-                   shape.tp * shape.pp * shape.cp)
-    return _bound_shape(ev, shape, scale, target, REFINED)
 
 
 # -- the search --------------------------------------------------------------------------------------
@@ -250,7 +138,8 @@ def search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: boo
 
 
 def _search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: bool = True,
-            limit: int | None = None, max_groups: int = MAX_GROUPS, cutoff: float | None = None) -> SearchOutcome:
+            limit: int | None = None, max_groups: int = MAX_GROUPS, cutoff: float | None = None,
+            straggle: bool = True) -> SearchOutcome:
     """Branch and bound over the layout space of one GPU type for ``target``; keeps ``top``.
 
     Groups of shapes wait in a heap ordered by their bound; a group reaching the top is split
@@ -260,22 +149,41 @@ def _search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: bo
     """
     outcome = SearchOutcome(max_groups=max_groups)
     fixed = constrain(ev.framework, fixed)
-    heap = _bounds(ev, fixed, target, outcome, math.inf if cutoff is None else cutoff)
+    # The straggler share tightens the refined bounds of an exhaustive deadline search priced by
+    # server (bought one by one, whole, so a shape's cost grows with its DP and its key's bound
+    # holds whatever DP it ends at): fewer shapes are evaluated for the same best plans. What a
+    # search that finds none tells (the least memory seen) depends on the shapes it evaluated, so
+    # such a search runs again without.
+    gpu = ev.gpu
+    straggle = (straggle and target.kind == "deadline" and limit is None and target.pricing == "capex"
+                and target.whole_nodes and bool(gpu.node_price_usd) and gpu.purchase_unit_nodes == 1
+                and not exact_stages(ev))
+    refined = False
+    cap = math.inf if cutoff is None else cutoff
+    heap = _bounds(ev, fixed, target, outcome, cap)
     heapq.heapify(heap)
     pool: list[Evaluation] = []
-    worst: tuple[float, float] = (math.inf if cutoff is None else cutoff, math.inf)
+    worst: tuple[float, float] = (cap, math.inf)
     while heap:
-        b = heapq.heappop(heap)
+        b = heap[0]
         if b.key > worst or (limit is not None and outcome.evaluated >= limit):
             break
+        heapq.heappop(heap)
+        if b.level == LOWER:
+            exact = _exact(ev, b, target, cap)
+            if exact is not None:
+                heapq.heappush(heap, exact)
+            continue
         if b.level == GROUP:
             for one in _expand(ev, b, fixed, target):
                 heapq.heappush(heap, one)
             continue
         if b.level == SHAPE:
-            r = _refine(ev, b, fixed, target, outcome)
+            r = _refine(ev, b, fixed, target, outcome, straggle)
+            refined = True
             if r is None:
                 continue
+            _settle(ev, heap, target, cap, r.key)
             if heap and r.key > heap[0].key:
                 heapq.heappush(heap, r)
                 continue
@@ -291,6 +199,8 @@ def _search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: bo
         if len(pool) == top:
             k = _rank_key(pool[-1], target, ev)
             worst = (k[0], k[1])
+    if straggle and refined and not pool and cutoff is None:
+        return _search(ev, fixed, target, top, relax, limit, max_groups, cutoff, straggle=False)
     outcome.best = pool
     if not pool and relax and target.kind in ("deadline", "budget"):
         # Nothing meets the target: the fastest plan at any cost (for a missed deadline) or the

@@ -118,7 +118,8 @@ def dp_candidates(ev: Evaluator, fixed: Fixed, target: Target, mp: int, mb: int,
     if fixed.dp is not None:
         return [fixed.dp]
     fold = tp if fixed.fold_experts else 1
-    key = (mp, mb, ep, cp, fold, target.kind, target.gpus, target.power_limit_kw, target.whole_nodes)
+    exact = target.kind == "gpus"  # the only kind whose DP values differ (_dp_values)
+    key = (mp, mb, ep, cp, fold, exact, target.gpus if exact else None, target.power_limit_kw, target.whole_nodes)
     hit = ev._dps.get(key)
     if hit is None:
         hit = ev._dps[key] = _dp_values(ev, target, mp, mb, ep, cp, fold)

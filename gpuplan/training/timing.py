@@ -13,8 +13,8 @@ time (per step, per micro-batch, and the wait for the slowest GPU: :func:`host_o
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import NamedTuple
 
 from gpuplan.core.units import GB
 from gpuplan.hardware.training_calibration import TrainingCalibration
@@ -28,9 +28,9 @@ from gpuplan.training.layout import Group, Layout, dense_layers_per_rank, groups
 from gpuplan.training.memory import expert_dp, stage_params
 
 
-@dataclass(frozen=True)
-class StepTime:
-    """Seconds per optimizer step and its parts (the ``*_comm`` are exposed)."""
+class StepTime(NamedTuple):
+    """Seconds per optimizer step and its parts (the ``*_comm`` are exposed). A named tuple (the
+    layout search builds one per layout it evaluates)."""
 
     compute: float
     recompute: float
@@ -44,7 +44,7 @@ class StepTime:
     #: Scale-out Gb/s per GPU (data rate) that would hide the DP gradient sync.
     dp_gbit_to_hide: float
     #: Bytes per GPU per step over the scale-out tier, by group.
-    scaleout_bytes: dict[str, float] = field(default_factory=dict)
+    scaleout_bytes: dict[str, float]
     #: The DP overlap window (seconds) and the pipeline time (the window of PP/CP/EP traffic).
     dp_window: float = 0.0
     pipeline: float = 0.0

@@ -79,3 +79,78 @@ def test_the_cost_floor_is_below_the_best_plan(evaluator, preset, model, gpu, de
         assert floor >= 0.5 * cost  # a floor worth ordering by: within 2x on these jobs
     else:
         assert floor == math.inf or floor > 0
+
+
+def _trace(found):
+    """Everything a search tells, the count of layouts it evaluated included."""
+    best = [(e.layout, e.step_time, e.wall_days) for e in found.best]
+    fastest = found.fastest and (found.fastest.layout, found.fastest.step_time)
+    return best, fastest, found.min_memory, found.min_memory_layout, found.evaluated
+
+
+# The searches of one GPU type the planner runs: a deadline (capex, cloud; met or missed), the
+# best few layouts, a cutoff, the capped probes for the fastest plan, a fixed count, a budget.
+TARGETS = [
+    (Target("deadline", deadline_days=60.0), {}),
+    (Target("deadline", deadline_days=60.0, pricing="cloud"), {}),
+    (Target("deadline", deadline_days=3.0), {}),
+    (Target("deadline", deadline_days=90.0), {"top": 4}),
+    (Target("deadline", deadline_days=45.0), {"cutoff": 3e7}),
+    (Target("fastest"), {"limit": 1, "relax": False}),
+    (Target("fastest"), {"limit": 64, "relax": False}),
+    (Target("gpus", gpus=512, whole_nodes=False), {}),
+    (Target("budget", budget_usd=2e7), {}),
+]
+
+
+@pytest.mark.parametrize("model, gpu", [("llama-3.1-70b", "h100-sxm-80gb"), ("llama-3.1-70b", "gb200-nvl72"),
+                                        ("mixtral-8x7b", "mi300x-oam-192gb"), ("deepseek-v3", "b200-sxm-180gb")])
+def test_groups_met_with_a_lower_bound_first_search_as_with_their_own(monkeypatch, evaluator, preset, model, gpu):
+    """A group enters the heap with a lower bound of its stage time and gets its own when it
+    reaches the top: the search meets the groups in the same order, so it evaluates the same
+    layouts and tells the same, to the count of evaluations."""
+    import gpuplan.training.bounds as bounds_module
+    import gpuplan.training.search as search_module
+
+    def make():
+        return evaluator(preset(model), gpu, seq=4096, batch=1024, precision="bf16", tokens=1e12)
+
+    for target, options in TARGETS:
+        lazy = search_module._search(_fresh(make), Fixed(), target, straggle=False, **options)
+        with monkeypatch.context() as m:
+            m.setattr(bounds_module, "_lower_first", lambda ev, target: False)
+            eager = search_module._search(_fresh(make), Fixed(), target, straggle=False, **options)
+        assert _trace(lazy) == _trace(eager), (target, options)
+
+
+@pytest.mark.parametrize("model, gpu", [("llama-3.1-70b", "h100-sxm-80gb"), ("llama-3.1-405b", "b200-sxm-180gb"),
+                                        ("mixtral-8x7b", "mi300x-oam-192gb"), ("llama-3.1-8b", "a100-sxm-80gb")])
+@pytest.mark.parametrize("deadline, top", [(20.0, 1), (60.0, 1), (60.0, 4), (150.0, 1), (2.0, 1)])
+def test_the_straggler_bound_finds_the_same_plans_with_fewer_evaluations(evaluator, preset, model, gpu, deadline, top):
+    from gpuplan.training.search import _search
+
+    def make():
+        return evaluator(preset(model), gpu, seq=8192, batch=512, precision="bf16", tokens=2e12)
+
+    target = Target("deadline", deadline_days=deadline)
+    tight = _search(_fresh(make), Fixed(), target, top=top)
+    loose = _search(_fresh(make), Fixed(), target, top=top, straggle=False)
+    assert [(e.layout, e.wall_days) for e in tight.best] == [(e.layout, e.wall_days) for e in loose.best]
+    assert tight.evaluated <= loose.evaluated
+    if not loose.best:  # what a search that finds nothing tells is the same too
+        assert _trace(tight) == _trace(loose)
+
+
+@pytest.mark.parametrize("model", ["llama-3.1-70b", "llama-3.1-405b", "mixtral-8x22b", "deepseek-v3"])
+@pytest.mark.parametrize("gpu", ["h100-sxm-80gb", "gb200-nvl72", "mi355x-oam-288gb", "l40s-pcie-48gb"])
+def test_the_least_seconds_per_sequence_is_that_of_every_group(evaluator, preset, model, gpu):
+    """The floor's families bounded cheapest first give the least over every group's stage time."""
+    from gpuplan.training.groups import search_groups, seconds_per_sequence
+
+    target = Target("deadline", deadline_days=60.0)
+    ev = _fresh(lambda: evaluator(preset(model), gpu, seq=8192, batch=1024, precision="bf16", tokens=2e12))
+    least = seconds_per_sequence(ev, Fixed(), target, 20_000)
+    groups = search_groups(ev, Fixed(), target, 20_000).groups
+    every = min((ev.stage_time_any_vp(shape) * scale.mp / shape.micro_batch for shape, scale in groups),
+                default=math.inf)
+    assert least == every

@@ -1,0 +1,268 @@
+"""Lower bounds of the layout search's ranking keys (training/search.py): the heap entries of
+groups, shapes and refined shapes, and the bounds that order them.
+
+Every bound is a lower bound of the key of the best layout it stands for: the step without DP
+sync, pipeline sends and optimizer, with the least recompute memory allows at the largest DP, the
+bubble and the goodput of its GPU count, and host time without its straggler share (with it, on a
+refined shape of an exhaustive capex deadline search, ``_search``'s ``straggle``).
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import math
+from collections.abc import Iterable
+from typing import NamedTuple
+
+from gpuplan.training.evaluator import HOURS_PER_DAY, Evaluator, Fixed, SearchOutcome, Target, cost_usd
+from gpuplan.training.fit import MEMO_ENTRIES, _light_stage, _table
+from gpuplan.training.groups import Scale, search_groups
+from gpuplan.training.layout import Layout
+from gpuplan.training.space import dp_candidates, vp_candidates
+from gpuplan.training.timing import straggler
+
+
+#: Stages of a heap entry: a (TP, CP, EP, PP, micro-batch) group bounded at its largest VP
+#: (the smallest bubble), one VP, and one VP with the recompute its memory needs; before GROUP, a
+#: group bounded with a lower bound of its stage time (LOWER: training/groups.py), whose stage
+#: time is computed when it reaches the top of the heap.
+GROUP, SHAPE, REFINED, LOWER = 0, 1, 2, 3
+
+
+class _Bounded(NamedTuple):
+    """A shape (or group of shapes) with the lower bound of its ranking key and the DP values
+    worth evaluating."""
+
+    key: tuple[float, float]
+    shape: Layout
+    dps: tuple[int, ...]
+    level: int
+
+
+def _bounds(ev: Evaluator, fixed: Fixed, target: Target, outcome: SearchOutcome,
+            cap: float = math.inf) -> list[_Bounded]:
+    """Every (TP, CP, EP, PP, micro-batch) group (training/groups.py) with a first bound of its key
+    (no recompute, the largest VP); groups whose bound already misses the target are left out, and
+    so are those whose bound costs more than ``cap`` (a search's cutoff: they would never be
+    taken from the heap, and every entry left in it costs less).
+
+    Where a group's key only grows with its stage time (:func:`_lower_first`), it is bounded with
+    the lower bound of its stage time the groups carry (level LOWER) and its own stage time is
+    computed once it reaches the top of the heap (:func:`_exact`); else at once."""
+    found = search_groups(ev, fixed, target, outcome.max_groups)
+    outcome.thinned = found.thinned
+    outcome.bounded += len(found.groups)
+    lower = not found.exact and _lower_first(ev, target)
+    if target.kind == "deadline":
+        if lower:
+            return _deadline_bounds(ev, found.groups, target, LOWER, cap, whole=True)
+        groups = found.groups if found.exact else [(shape, scale._replace(stage=ev.stage_time_any_vp(shape)))
+                                                   for shape, scale in found.groups]
+        return _deadline_bounds(ev, groups, target, GROUP, cap)
+    if target.kind == "fastest":  # its groups' stage times are exact where not lower (found.exact)
+        return _fastest_bounds(ev, found.groups, LOWER if lower else GROUP, whole=lower)
+    bounded = []
+    for shape, scale in found.groups:
+        if lower:
+            b = _bound_shape(ev, shape, scale, target, GROUP, cap)
+            if b is not None and not b.key[0] > cap:
+                bounded.append(_Bounded(b.key, shape, scale.dps, LOWER))
+            continue
+        if not found.exact:
+            scale = scale._replace(stage=ev.stage_time_any_vp(shape))
+        b = _bound_shape(ev, shape, scale, target, GROUP, cap)
+        if b is not None and not b.key[0] > cap:
+            bounded.append(b)
+    return bounded
+
+
+def _lower_first(ev: Evaluator, target: Target) -> bool:
+    """Whether a group's key bounded with a lower stage time is at most its key bounded with its
+    own (so the heap meets the groups in the order of their own keys, :func:`_exact`): the fastest
+    (the largest DP) and the fixed-count (its one DP) keys grow with the stage time, and so does a
+    deadline's (cost, days) where the cost grows with the DP: GPU-hours (cloud, unpriced) or
+    servers bought one by one on whole servers. Not under a budget, nor with servers bought in
+    racks (two DPs of one rack count cost the same, the larger one with fewer days)."""
+    if target.kind in ("fastest", "gpus"):
+        return True
+    if target.kind != "deadline":
+        return False
+    gpu = ev.gpu
+    return (target.pricing == "cloud" or not gpu.node_price_usd
+            or (target.whole_nodes and gpu.purchase_unit_nodes == 1))
+
+
+def _exact(ev: Evaluator, b: _Bounded, target: Target, cap: float) -> _Bounded | None:
+    """A LOWER group's GROUP entry: its bound with its own stage time (None: it misses the target
+    or costs more than ``cap``, as :func:`_bounds` would have left it out)."""
+    shape = b.shape
+    scale = Scale(ev.stage_time_any_vp(shape), b.dps, shape.tp * shape.pp * shape.cp)  # type: ignore[arg-type]
+    out = _bound_shape(ev, shape, scale, target, GROUP, cap)
+    return None if out is None or out.key[0] > cap else out
+
+
+def _settle(ev: Evaluator, heap: list[_Bounded], target: Target, cap: float, below: tuple[float, float]) -> None:
+    """Replace the LOWER entries at the top of ``heap`` whose key is below ``below`` by their
+    GROUP entries, so that the top's key is the least key of the groups' own bounds (or at least
+    ``below``)."""
+    while heap and heap[0].level == LOWER and heap[0].key < below:
+        exact = _exact(ev, heapq.heappop(heap), target, cap)
+        if exact is not None:
+            heapq.heappush(heap, exact)
+
+
+def _expand(ev: Evaluator, b: _Bounded, fixed: Fixed, target: Target) -> list[_Bounded]:
+    """The VP values of a group, each with its own bound."""
+    shapes = _vp_shapes(ev, b.shape, fixed, target)
+    if target.kind == "deadline":
+        return _deadline_bounds(ev, shapes, target, SHAPE)
+    out = []
+    for one_shape, scale in shapes:
+        one = _bound_shape(ev, one_shape, scale, target, SHAPE)
+        if one is not None:
+            out.append(one)
+    return out
+
+
+def _vp_shapes(ev: Evaluator, shape: Layout, fixed: Fixed, target: Target) -> list[tuple[Layout, Scale]]:
+    """A group's shapes, one per VP, with the scale they share; memoised on the Evaluator's shared
+    parts (none of it reads the deadline or the budget, only what the DP values read)."""
+    table = _table(ev, ev._expanded, fixed)
+    key = (shape, target.kind == "gpus", target.gpus, target.power_limit_kw, target.whole_nodes)
+    hit = table.get(key)
+    if hit is None:
+        if len(table) >= MEMO_ENTRIES:
+            table.clear()
+        base = shape._replace(vp=1)
+        mp = shape.tp * shape.pp * shape.cp
+        dps = dp_candidates(ev, fixed, target, mp, shape.micro_batch, shape.ep, shape.cp, shape.tp)
+        scale = Scale(ev.stage_time_any_vp(base), dps, mp)
+        hit = table[key] = [(base._replace(vp=vp), scale) for vp in vp_candidates(ev.job.arch.layers, shape.pp, fixed)]
+    return hit  # type: ignore[return-value]
+
+
+def _bound_shape(ev: Evaluator, shape: Layout, scale: Scale, target: Target, level: int,
+                 cap: float = math.inf, straggle: bool = False) -> _Bounded | None:
+    """Bound of one shape's ranking key over its DP values (see the module docstring).
+
+    Deadline: (cost, days) at the smallest DP whose bound meets the deadline (a larger DP only
+    costs more). Budget: (days, 0) at the largest DP whose bound cost fits. GPU count: (step
+    seconds, 0). None when the bound already misses the target.
+
+    ``straggle`` (deadline): the bound also counts the wait for the slowest GPU
+    (timing.host_overhead), on the part of the step it bounds: the step's busy time is at least
+    ``(m + bubble) x stage``, so its straggler share is at least that times ``straggler(N)``.
+    """
+    if target.kind == "deadline":
+        found = _deadline_bounds(ev, ((shape, scale),), target, level, cap, straggle)
+        return found[0] if found else None
+    if target.kind == "fastest":
+        return _fastest_bounds(ev, ((shape, scale),), level)[0]
+    batch, mb = ev.job.batch, shape.micro_batch
+    bubble = (shape.pp - 1) / shape.vp
+    stage, dps, mp = scale
+    per_day = ev.steps * stage / 86400.0
+    host_step, host_mb = ev.host_days  # host time without its straggler share (>= 0)
+
+    def days(d: int) -> float:
+        m = batch / (d * mb)
+        return (per_day * (m + bubble) + host_mb * m + host_step) / ev.goodput(mp * d).fraction
+
+    if target.kind == "gpus":
+        d = dps[0]
+        m = batch / (d * mb)
+        return _Bounded(((m + bubble) * stage + m * ev.cal.host_microbatch_s + ev.cal.host_step_s, 0.0),
+                        shape, (d,), level)
+    if target.kind == "fastest":
+        return _Bounded((days(dps[-1]), 0.0), shape, tuple(reversed(dps)), level)
+    fits = [d for d in dps
+            if (cost_usd(ev.gpu, mp * d, days(d) * HOURS_PER_DAY * mp * d, target.pricing) or math.inf)
+            <= target.budget_usd]  # type: ignore[operator]
+    if not fits:
+        return None
+    return _Bounded((days(fits[-1]), 0.0), shape, tuple(reversed(fits)), level)
+
+
+def _deadline_bounds(ev: Evaluator, shapes: Iterable[tuple[Layout, Scale]], target: Target, level: int,
+                     cap: float = math.inf, straggle: bool = False, whole: bool = False) -> list[_Bounded]:
+    """:func:`_bound_shape` of a deadline target for each of ``shapes`` (the search's hot path: one
+    call bounds every group of a search), those whose bound meets the deadline at a cost within
+    ``cap``. ``whole``: each entry keeps every DP of its scale (a LOWER entry, :func:`_exact`)."""
+    batch, steps = ev.job.batch, ev.steps
+    host_step, host_mb = ev.host_days
+    deadline, pricing = target.deadline_days, target.pricing
+    goodput, cost_of = ev.goodput, ev.cost
+    capped = cap < math.inf and pricing != "cloud"
+    sigma = ev.cal.straggler_sigma if straggle else 0.0
+    out = []
+    for shape, (stage, dps, mp) in shapes:
+        mb = shape.micro_batch
+        bubble = (shape.pp - 1) / shape.vp
+        per_day = steps * stage / 86400.0
+        # Smallest DP that can meet the deadline with the best goodput of these counts: a DP
+        # below it cannot (goodput only falls with the GPU count), so the scan starts there.
+        g = goodput(mp * dps[0]).fraction
+        room = (deadline * g - per_day * bubble - host_step) / (per_day + host_mb)  # type: ignore[operator]
+        if room <= 0:
+            continue
+        i = bisect.bisect_left(dps, batch / (mb * room) * (1 - 1e-12))
+        count = len(dps)
+        if capped and i < count:
+            # Capex grows with the count: no DP from here on costs less than this one.
+            least = cost_of(mp * dps[i], 0.0, pricing)
+            if least is not None and least > cap:
+                continue
+        while i < count:  # the first DP whose bound meets it
+            d = dps[i]
+            m = batch / (d * mb)
+            if sigma:
+                t = ((per_day * (m + bubble) * (1.0 + straggler(mp * d, sigma)) + host_mb * m + host_step)
+                     / goodput(mp * d).fraction)
+            else:
+                t = (per_day * (m + bubble) + host_mb * m + host_step) / goodput(mp * d).fraction
+            if not t > deadline:  # type: ignore[operator]
+                break
+            i += 1
+        else:
+            continue
+        n = mp * d
+        cost = cost_of(n, t * HOURS_PER_DAY * n, pricing)
+        key = (cost if cost is not None else t * HOURS_PER_DAY * n, t)
+        if key[0] > cap:
+            continue
+        out.append(_Bounded(key, shape, dps if whole else tuple(dps[i:]), level))  # type: ignore[arg-type]
+    return out
+
+
+def _fastest_bounds(ev: Evaluator, shapes: Iterable[tuple[Layout, Scale]], level: int,
+                    whole: bool = False) -> list[_Bounded]:
+    """:func:`_bound_shape` of the fastest target for each of ``shapes``: the days at the largest
+    DP. ``whole``: each entry keeps the DP values of its scale (a LOWER entry, :func:`_exact`)."""
+    batch, steps, goodput = ev.job.batch, ev.steps, ev.goodput
+    host_step, host_mb = ev.host_days
+    out = []
+    for shape, (stage, dps, mp) in shapes:
+        mb = shape.micro_batch
+        bubble = (shape.pp - 1) / shape.vp
+        per_day = steps * stage / 86400.0
+        d = dps[-1]
+        m = batch / (d * mb)
+        days = (per_day * (m + bubble) + host_mb * m + host_step) / goodput(mp * d).fraction
+        kept = dps if whole else tuple(reversed(dps))
+        out.append(_Bounded((days, 0.0), shape, kept, level))  # type: ignore[arg-type]
+    return out
+
+
+def _refine(ev: Evaluator, b: _Bounded, fixed: Fixed, target: Target, outcome: SearchOutcome,
+            straggle: bool = False) -> _Bounded | None:
+    """The bound again with the least recompute that fits at the shape's largest DP (and, with
+    ``straggle``, the straggler share of the step: :func:`_bound_shape`)."""
+    shape = b.shape
+    descending = target.kind in ("budget", "fastest")
+    stage = _light_stage(ev, shape, b.dps[0] if descending else b.dps[-1], fixed, outcome)
+    if stage is None:
+        return None
+    scale = Scale(stage, sorted(b.dps) if descending else list(b.dps),
+                   shape.tp * shape.pp * shape.cp)
+    return _bound_shape(ev, shape, scale, target, REFINED, straggle=straggle)
