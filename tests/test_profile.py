@@ -42,35 +42,35 @@ def test_allowed_gpus_follow_constraints(catalog):
     assert "mi300x-oam-192gb" not in w.constraints.allow_gpus
 
 
+def _from_hf_config(tmp_path, catalog, config: str):
+    """The workload of a profile whose model is ``config`` (a config.json's text)."""
+    from gpuplan.model.profile import load_workload
+
+    (tmp_path / "config.json").write_text(config)
+    (tmp_path / "p.toml").write_text('[model]\nhf_config = "config.json"\n[serving]\nqps = 1\n')
+    return load_workload(tmp_path / "p.toml", catalog)
+
+
 def test_hf_config_reads_gqa_and_moe(tmp_path, catalog):
-    (tmp_path / "config.json").write_text(
+    w = _from_hf_config(tmp_path, catalog,
         '{"model_type": "mixtral", "num_hidden_layers": 56, "hidden_size": 6144, "num_attention_heads": 48,'
         ' "num_key_value_heads": 8, "intermediate_size": 16384, "vocab_size": 32768, "num_local_experts": 8,'
         ' "num_experts_per_tok": 2, "hidden_act": "silu", "tie_word_embeddings": false}')
-    (tmp_path / "p.toml").write_text('[model]\nhf_config = "config.json"\n[serving]\nqps = 1\n')
-    from gpuplan.model.profile import load_workload
-
-    w = load_workload(tmp_path / "p.toml", catalog)
     assert w.arch.experts == 8 and w.arch.active_experts == 2 and w.arch.kv_heads == 8
     assert w.arch.total_params == pytest.approx(140.6e9, rel=0.01)   # Mixtral-8x22B: 141B
     assert w.arch.active_params == pytest.approx(39.2e9, rel=0.02)   # 39B active
 
 
-
 def test_hf_config_reads_mla_and_multi_token_prediction(tmp_path, catalog):
     """DeepSeek-V3's config.json (deepseek-ai/DeepSeek-V3): 671B main model plus one 14B MTP module
     (arXiv:2412.19437 section 2.2), which training counts: 1 module, not 0."""
-    (tmp_path / "config.json").write_text(
+    w = _from_hf_config(tmp_path, catalog,
         '{"model_type": "deepseek_v3", "num_hidden_layers": 61, "hidden_size": 7168, "num_attention_heads": 128,'
         ' "num_key_value_heads": 128, "intermediate_size": 18432, "moe_intermediate_size": 2048,'
         ' "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8, "first_k_dense_replace": 3,'
         ' "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128,'
         ' "v_head_dim": 128, "vocab_size": 129280, "hidden_act": "silu", "tie_word_embeddings": false,'
         ' "num_nextn_predict_layers": 1}')
-    (tmp_path / "p.toml").write_text('[model]\nhf_config = "config.json"\n[serving]\nqps = 1\n')
-    from gpuplan.model.profile import load_workload
-
-    w = load_workload(tmp_path / "p.toml", catalog)
     assert w.arch.mtp_layers == 1 and w.arch.dense_layers == 3 and w.arch.kv_lora_rank == 512
     assert w.arch.total_params == pytest.approx(671e9, rel=0.01)
 
