@@ -214,16 +214,22 @@ class Replica:
         return max(0, math.floor(self.kv_budget_bytes / (held * self.kv_bytes_per_token_stage))) * self.layout.dp
 
     # -- communication ----------------------------------------------------------------------------
+    @cached_property
+    def _comm_counts(self) -> tuple[int, bool]:
+        """(TP all-reduces per step, the engine's custom kernels in use): fixed for the replica."""
+        a = self.arch
+        moe_ar = a.moe_layers if self.layout.ep == 1 else 0
+        # Engines with custom peer-to-peer kernels (one-shot / two-shot) run them where faster than NCCL.
+        custom = self.engine is not None and self.engine.custom_all_reduce(self.gpu.vendor)
+        return a.layers + a.dense_layer_count + moe_ar, custom
+
     def _comm_s(self, tokens: float) -> float:
         """TP all-reduces (two per layer; MoE layers with EP use dispatch + combine all-to-all)."""
         a = self.arch
         lay = self.layout
         act = self.k.activation_bytes
         local_tokens = tokens / lay.dp
-        moe_ar = a.moe_layers if lay.ep == 1 else 0
-        n_ar = a.layers + a.dense_layer_count + moe_ar
-        # Engines with custom peer-to-peer kernels (one-shot / two-shot) run them where faster than NCCL.
-        custom = self.engine is not None and self.engine.custom_all_reduce(self.gpu.vendor)
+        n_ar, custom = self._comm_counts
         t = n_ar * self.links.all_reduce_s(local_tokens * a.hidden * act, lay.tp, custom)
         if lay.ep > 1 and a.moe_layers:
             per_rank = tokens / lay.expert_shards * a.active_experts * a.hidden * act
@@ -275,6 +281,18 @@ class Replica:
              + expert_math + expert_mem + elementwise_s + moe_s)
         return t, mem_s, flops, w, act
 
+    @cached_property
+    def _per_step(self) -> tuple[float, float, float]:
+        """What every step shares, computed once: (per-layer fixed latency and step overhead with
+        the MoE launch chain, host launch time without CUDA graphs, decode KV read factor)."""
+        a, eng = self.arch, self.engine
+        per_kernel_us = self.k.layer_latency_us / KERNELS_PER_LAYER
+        fixed_s = ((a.layers * self.k.layer_latency_us + self.k.step_overhead_us) * 1e-6
+                   + moe_launch_s(a, self.k.moe, per_kernel_us))
+        if eng is None:
+            return fixed_s, 0.0, 1.0
+        return fixed_s, eng.launch_s(a.layers), eng.kv_read_factor(a.heads, a.kv_heads)
+
     def step(self, batch: float, mean_context: float, requests: float = 0.0, prompt: int = 0) -> StepTime:
         """One engine step: ``batch`` decode tokens over caches of ``mean_context`` tokens, plus
         prefill of ``requests`` prompts of ``prompt`` tokens (a mixed step of in-flight batching
@@ -292,7 +310,8 @@ class Replica:
         ctx = cached_tokens(mean_context, a.sliding_window)
         local, local_req = b / self.layout.dp, requests / self.layout.dp
         kv_decode = local * ctx * self.kv_bytes_per_token
-        kv_decode *= eng.kv_read_factor(a.heads, a.kv_heads) if eng else 1.0
+        fixed_s, launch_s, read_factor = self._per_step
+        kv_decode *= read_factor
         f_decode = local * ctx * self.attn_flops_per_pair_decode
         kv_prefill = local_req * prompt * self.kv_bytes_per_token
         f_prefill = local_req * causal_pairs(prompt, a.sliding_window) * self.attn_flops_per_pair_prefill
@@ -301,13 +320,10 @@ class Replica:
                   + max(f_prefill / self.attention_flops_per_s, kv_prefill / self.bandwidth))
         kv, f_attn = kv_decode + kv_prefill, f_decode + f_prefill
         comm_s = self._comm_s(max(tokens, 1.0)) + self._handoffs_s(max(tokens, 1.0))
-        per_kernel_us = self.k.layer_latency_us / KERNELS_PER_LAYER
-        fixed_s = ((a.layers * self.k.layer_latency_us + self.k.step_overhead_us) * 1e-6
-                   + moe_launch_s(a, self.k.moe, per_kernel_us))
         if eng is not None:
             # Without CUDA graphs the host launches every kernel: the step lasts at least that long.
             busy = gemm_s + attn_s + comm_s + fixed_s
-            fixed_s += max(0.0, eng.launch_s(a.layers) - busy)
+            fixed_s += max(0.0, launch_s - busy)
             # Per-request host work of one executor (one per attention data-parallel rank): hidden
             # under the GPU step with the overlap scheduler, added to it without.
             host = eng.host_s(local + local_req, self.gpu.host_cpu_max_ghz)
