@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 from gpuplan.physics.kv_cache import mean_cached_tokens
 from gpuplan.physics.queueing import wait_s
@@ -44,7 +45,7 @@ class Demand:
     #: Longest sequence a replica must hold (context_length); sizes nothing else.
     context_tokens: int = 0
 
-    @property
+    @cached_property
     def decode_steps(self) -> int:
         return max(self.output_tokens - 1, 0)
 

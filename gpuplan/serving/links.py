@@ -59,7 +59,7 @@ class Links:
     #: 8-GPU MI300X board); None for a switched domain, where any group gets the full rate.
     mesh_link_share: float | None = None
 
-    @property
+    @cached_property
     def local_domain(self) -> int:
         """GPUs reachable without the scale-out fabric: the larger of the NVLink domain and a server."""
         return max(self.scaleup_domain, self.gpus_per_node)
@@ -90,8 +90,14 @@ class Links:
             terms = self._measured.get((group, custom))
             if terms is None:
                 terms = self._measured[(group, custom)] = self._measured_terms(group, custom)
-            # fastest_all_reduce_s term for term: ``(base + steps * step) + moved * size / bandwidth``.
-            return min(fixed + moved * size_bytes / bw for fixed, moved, bw in terms)
+            # fastest_all_reduce_s term for term: ``(base + steps * step) + moved * size / bandwidth``,
+            # the least kept as min() keeps it.
+            best = terms[0][0] + terms[0][1] * size_bytes / terms[0][2]
+            for fixed, moved, bw in terms[1:]:
+                t = fixed + moved * size_bytes / bw
+                if t < best:
+                    best = t
+            return best
         saving = CUSTOM_ALL_REDUCE_SAVING_US * 1e-6 if custom else 0.0
         if group <= self.local_domain:
             tier = self.tier(group)

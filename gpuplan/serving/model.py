@@ -58,7 +58,9 @@ def gemm_time_s(math_s: float, stream_s: float, knee: float) -> float:
     kernel takes ``2^(1/p)`` times either roof. ``p`` 1 is the no-overlap roofline ``math +
     stream``, a large ``p`` the plain ``max``. ``p`` is fitted to measured GEMM latencies
     (benchmarks/fit_gemm.py, docs/serving-model.md)."""
-    hi, lo = max(math_s, stream_s), min(math_s, stream_s)
+    # max() and min() spelled out (the same choice, ties and NaN included): this runs per step.
+    hi = stream_s if stream_s > math_s else math_s
+    lo = stream_s if stream_s < math_s else math_s
     if hi <= 0:
         return 0.0
     return hi * (1.0 + (lo / hi) ** knee) ** (1.0 / knee)
@@ -214,22 +216,13 @@ class Replica:
         return max(0, math.floor(self.kv_budget_bytes / (held * self.kv_bytes_per_token_stage))) * self.layout.dp
 
     # -- communication ----------------------------------------------------------------------------
-    @cached_property
-    def _comm_counts(self) -> tuple[int, bool]:
-        """(TP all-reduces per step, the engine's custom kernels in use): fixed for the replica."""
-        a = self.arch
-        moe_ar = a.moe_layers if self.layout.ep == 1 else 0
-        # Engines with custom peer-to-peer kernels (one-shot / two-shot) run them where faster than NCCL.
-        custom = self.engine is not None and self.engine.custom_all_reduce(self.gpu.vendor)
-        return a.layers + a.dense_layer_count + moe_ar, custom
-
     def _comm_s(self, tokens: float) -> float:
         """TP all-reduces (two per layer; MoE layers with EP use dispatch + combine all-to-all)."""
         a = self.arch
         lay = self.layout
         act = self.k.activation_bytes
         local_tokens = tokens / lay.dp
-        n_ar, custom = self._comm_counts
+        n_ar, custom = self._per_step[3:]
         t = n_ar * self.links.all_reduce_s(local_tokens * a.hidden * act, lay.tp, custom)
         if lay.ep > 1 and a.moe_layers:
             per_rank = tokens / lay.expert_shards * a.active_experts * a.hidden * act
@@ -282,16 +275,18 @@ class Replica:
         return t, mem_s, flops, w, act
 
     @cached_property
-    def _per_step(self) -> tuple[float, float, float]:
-        """What every step shares, computed once: (per-layer fixed latency and step overhead with
-        the MoE launch chain, host launch time without CUDA graphs, decode KV read factor)."""
+    def _per_step(self) -> tuple[float, float, float, int, bool]:
+        """What every step shares, once: (fixed latency with the MoE launch chain, host launch time
+        without CUDA graphs, decode KV read factor, TP all-reduces, custom all-reduce kernels in use)."""
         a, eng = self.arch, self.engine
         per_kernel_us = self.k.layer_latency_us / KERNELS_PER_LAYER
         fixed_s = ((a.layers * self.k.layer_latency_us + self.k.step_overhead_us) * 1e-6
                    + moe_launch_s(a, self.k.moe, per_kernel_us))
+        n_ar = a.layers + a.dense_layer_count + (a.moe_layers if self.layout.ep == 1 else 0)
         if eng is None:
-            return fixed_s, 0.0, 1.0
-        return fixed_s, eng.launch_s(a.layers), eng.kv_read_factor(a.heads, a.kv_heads)
+            return fixed_s, 0.0, 1.0, n_ar, False
+        return (fixed_s, eng.launch_s(a.layers), eng.kv_read_factor(a.heads, a.kv_heads), n_ar,
+                eng.custom_all_reduce(self.gpu.vendor))
 
     def step(self, batch: float, mean_context: float, requests: float = 0.0, prompt: int = 0) -> StepTime:
         """One engine step: ``batch`` decode tokens over caches of ``mean_context`` tokens, plus
@@ -302,24 +297,26 @@ class Replica:
         attention reads each cache once (``kv_read_factor`` times for engines that read a grouped
         KV head per query head), prefill attention is causal over the prompt."""
         a = self.arch
-        b = max(batch, 0.0)
+        b = 0.0 if 0.0 > batch else batch  # max(batch, 0.0), and below max(tokens, 1.0), spelled out
         prompt_tokens = requests * prompt
         tokens = b + prompt_tokens
-        gemm_s, mem_s, flops, w, act = self._gemm(max(tokens, 1.0), b + requests)
+        at_least_one = 1.0 if 1.0 > tokens else tokens
+        gemm_s, mem_s, flops, w, act = self._gemm(at_least_one, b + requests)
         eng = self.engine
         ctx = cached_tokens(mean_context, a.sliding_window)
         local, local_req = b / self.layout.dp, requests / self.layout.dp
         kv_decode = local * ctx * self.kv_bytes_per_token
-        fixed_s, launch_s, read_factor = self._per_step
+        fixed_s, launch_s, read_factor = self._per_step[:3]
         kv_decode *= read_factor
         f_decode = local * ctx * self.attn_flops_per_pair_decode
         kv_prefill = local_req * prompt * self.kv_bytes_per_token
         f_prefill = local_req * causal_pairs(prompt, a.sliding_window) * self.attn_flops_per_pair_prefill
         # Decode and prefill attention are separate kernels: each takes its own roofline.
-        attn_s = (max(f_decode / self.attention_flops_per_s, kv_decode / self.bandwidth)
-                  + max(f_prefill / self.attention_flops_per_s, kv_prefill / self.bandwidth))
+        math_d, mem_d = f_decode / self.attention_flops_per_s, kv_decode / self.bandwidth
+        math_p, mem_p = f_prefill / self.attention_flops_per_s, kv_prefill / self.bandwidth
+        attn_s = (mem_d if mem_d > math_d else math_d) + (mem_p if mem_p > math_p else math_p)
         kv, f_attn = kv_decode + kv_prefill, f_decode + f_prefill
-        comm_s = self._comm_s(max(tokens, 1.0)) + self._handoffs_s(max(tokens, 1.0))
+        comm_s = self._comm_s(at_least_one) + self._handoffs_s(at_least_one)
         if eng is not None:
             # Without CUDA graphs the host launches every kernel: the step lasts at least that long.
             busy = gemm_s + attn_s + comm_s + fixed_s
