@@ -208,6 +208,15 @@ class ReplicaCapacity:
             out.append("ttft")
         return out
 
+    def _breaks(self, concurrency: float) -> bool:
+        """Whether the workpoint at ``concurrency`` breaks a limit (``violations`` not empty). A mixed
+        step over the KV or TPOT limit is known before the step carrying a prompt chunk and the
+        queue's tail are computed (TPOT is the mixed step itself)."""
+        if self.mixed and concurrency not in self._points and (
+                concurrency > self.max_sequences + 1e-9 or self.step(concurrency).total_s > self.demand.tpot_s):
+            return True
+        return bool(self.violations(self.at(concurrency)))
+
     def best(self) -> tuple[Workpoint | None, str]:
         """The highest-rate workpoint within every limit, and the limit that stops it.
 
@@ -227,7 +236,7 @@ class ReplicaCapacity:
         lo_c = 1e-6
         for _ in range(40):
             mid = 0.5 * (lo_c + hi_c)
-            if self.violations(self.at(mid)):
+            if self._breaks(mid):
                 hi_c = mid
             else:
                 lo_c = mid
