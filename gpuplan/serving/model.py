@@ -218,11 +218,9 @@ class Replica:
     # -- communication ----------------------------------------------------------------------------
     def _comm_s(self, tokens: float) -> float:
         """TP all-reduces (two per layer; MoE layers with EP use dispatch + combine all-to-all)."""
-        a = self.arch
-        lay = self.layout
-        act = self.k.activation_bytes
+        a, lay, act = self.arch, self.layout, self.k.activation_bytes
         local_tokens = tokens / lay.dp
-        n_ar, custom = self._per_step[3:]
+        n_ar, custom = self._per_step[3:5]
         t = n_ar * self.links.all_reduce_s(local_tokens * a.hidden * act, lay.tp, custom)
         if lay.ep > 1 and a.moe_layers:
             per_rank = tokens / lay.expert_shards * a.active_experts * a.hidden * act
@@ -275,18 +273,19 @@ class Replica:
         return t, mem_s, flops, w, act
 
     @cached_property
-    def _per_step(self) -> tuple[float, float, float, int, bool]:
+    def _per_step(self) -> tuple[float, float, float, int, bool, bool]:
         """What every step shares, once: (fixed latency with the MoE launch chain, host launch time
-        without CUDA graphs, decode KV read factor, TP all-reduces, custom all-reduce kernels in use)."""
-        a, eng = self.arch, self.engine
-        per_kernel_us = self.k.layer_latency_us / KERNELS_PER_LAYER
+        without CUDA graphs, decode KV read factor, TP all-reduces, custom all-reduce kernels in
+        use, any collective or hand-off at all)."""
+        a, eng, lay = self.arch, self.engine, self.layout
         fixed_s = ((a.layers * self.k.layer_latency_us + self.k.step_overhead_us) * 1e-6
-                   + moe_launch_s(a, self.k.moe, per_kernel_us))
-        n_ar = a.layers + a.dense_layer_count + (a.moe_layers if self.layout.ep == 1 else 0)
+                   + moe_launch_s(a, self.k.moe, self.k.layer_latency_us / KERNELS_PER_LAYER))
+        n_ar = a.layers + a.dense_layer_count + (a.moe_layers if lay.ep == 1 else 0)
+        talks = lay.tp > 1 or lay.pp > 1 or (lay.ep > 1 and a.moe_layers > 0)
         if eng is None:
-            return fixed_s, 0.0, 1.0, n_ar, False
+            return fixed_s, 0.0, 1.0, n_ar, False, talks
         return (fixed_s, eng.launch_s(a.layers), eng.kv_read_factor(a.heads, a.kv_heads), n_ar,
-                eng.custom_all_reduce(self.gpu.vendor))
+                eng.custom_all_reduce(self.gpu.vendor), talks)
 
     def step(self, batch: float, mean_context: float, requests: float = 0.0, prompt: int = 0) -> StepTime:
         """One engine step: ``batch`` decode tokens over caches of ``mean_context`` tokens, plus
@@ -306,7 +305,7 @@ class Replica:
         ctx = cached_tokens(mean_context, a.sliding_window)
         local, local_req = b / self.layout.dp, requests / self.layout.dp
         kv_decode = local * ctx * self.kv_bytes_per_token
-        fixed_s, launch_s, read_factor = self._per_step[:3]
+        fixed_s, launch_s, read_factor, _, _, talks = self._per_step
         kv_decode *= read_factor
         f_decode = local * ctx * self.attn_flops_per_pair_decode
         kv_prefill = local_req * prompt * self.kv_bytes_per_token
@@ -316,7 +315,8 @@ class Replica:
         math_p, mem_p = f_prefill / self.attention_flops_per_s, kv_prefill / self.bandwidth
         attn_s = (mem_d if mem_d > math_d else math_d) + (mem_p if mem_p > math_p else math_p)
         kv, f_attn = kv_decode + kv_prefill, f_decode + f_prefill
-        comm_s = self._comm_s(at_least_one) + self._handoffs_s(at_least_one)
+        # Without a TP, EP or PP group both terms are 0.0 (the calls return it): skipped.
+        comm_s = self._comm_s(at_least_one) + self._handoffs_s(at_least_one) if talks else 0.0
         if eng is not None:
             # Without CUDA graphs the host launches every kernel: the step lasts at least that long.
             busy = gemm_s + attn_s + comm_s + fixed_s
