@@ -163,9 +163,7 @@ class ReplicaCapacity:
         p99 = wait_s(lam, s, "p99", self.scv) + base + t0 if rho < 1 else math.inf
         stat = mean if pct == "mean" else p99 if pct == "p99" else (
             wait_s(lam, s, pct, self.scv) + base + t0 if rho < 1 else math.inf)
-        return Workpoint(concurrency=concurrency, rate=lam, rho=rho, tpot_s=t0, step=step, step_s=t0,
-                         prefill_latency_s=base, prefill_service_s=s, ttft_mean_s=mean,
-                         ttft_target_stat_s=stat, ttft_p99_s=p99, step_count=d.decode_steps)
+        return Workpoint(concurrency, lam, rho, t0, step, t0, base, s, mean, stat, p99, d.decode_steps)  # field order
 
     def at(self, concurrency: float) -> Workpoint:
         """The workpoint at concurrency ``concurrency`` (memoised: a pure function of it)."""
@@ -189,9 +187,7 @@ class ReplicaCapacity:
         pct = self.demand.percentile
         p99 = wait_s(lam, s, "p99", self.scv) + base + t0
         stat = mean if pct == "mean" else p99 if pct == "p99" else wait_s(lam, s, pct, self.scv) + base + t0
-        return Workpoint(concurrency=concurrency, rate=lam, rho=rho, tpot_s=tpot, step=step, step_s=t0,
-                         prefill_latency_s=base, prefill_service_s=s, ttft_mean_s=mean,
-                         ttft_target_stat_s=stat, ttft_p99_s=p99, step_count=self.demand.decode_steps)
+        return Workpoint(concurrency, lam, rho, tpot, step, t0, base, s, mean, stat, p99, self.demand.decode_steps)
 
     # -- limits -----------------------------------------------------------------------------------
     def violations(self, wp: Workpoint) -> list[str]:
