@@ -65,16 +65,24 @@ def _tail_decay_rate(lam: float, service_s: float, scv: float) -> float:
     if not 0 < rho < SATURATED:
         raise ValueError("the tail needs 0 < rho < 1")
     x = 2 * (1 - rho) / rho
-    if scv > 0:
-        x = min(x, (1 - 1e-9) / scv)
+    if scv <= 0:
+        expm1, exp = math.expm1, math.exp
+        for _ in range(200):
+            g = rho * expm1(x) - x
+            dg = rho * exp(x) - 1
+            if dg <= 0:
+                break
+            step = g / dg
+            x -= step
+            if abs(step) <= 1e-12 * max(x, 1e-300):
+                break
+        return x / service_s
+    x = min(x, (1 - 1e-9) / scv)
+    power, slope_power = -1 / scv, -1 / scv - 1
     for _ in range(200):
-        if scv <= 0:
-            g = rho * math.expm1(x) - x
-            dg = rho * math.exp(x) - 1
-        else:
-            base = 1 - scv * x
-            g = rho * (base ** (-1 / scv) - 1) - x
-            dg = rho * base ** (-1 / scv - 1) - 1
+        base = 1 - scv * x
+        g = rho * (base ** power - 1) - x
+        dg = rho * base ** slope_power - 1
         if dg <= 0:
             break
         step = g / dg

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 from gpuplan.physics.kv_cache import mean_cached_tokens
 from gpuplan.physics.queueing import wait_s
@@ -44,7 +45,7 @@ class Demand:
     #: Longest sequence a replica must hold (context_length); sizes nothing else.
     context_tokens: int = 0
 
-    @property
+    @cached_property
     def decode_steps(self) -> int:
         return max(self.output_tokens - 1, 0)
 
@@ -162,9 +163,7 @@ class ReplicaCapacity:
         p99 = wait_s(lam, s, "p99", self.scv) + base + t0 if rho < 1 else math.inf
         stat = mean if pct == "mean" else p99 if pct == "p99" else (
             wait_s(lam, s, pct, self.scv) + base + t0 if rho < 1 else math.inf)
-        return Workpoint(concurrency=concurrency, rate=lam, rho=rho, tpot_s=t0, step=step, step_s=t0,
-                         prefill_latency_s=base, prefill_service_s=s, ttft_mean_s=mean,
-                         ttft_target_stat_s=stat, ttft_p99_s=p99, step_count=d.decode_steps)
+        return Workpoint(concurrency, lam, rho, t0, step, t0, base, s, mean, stat, p99, d.decode_steps)  # field order
 
     def at(self, concurrency: float) -> Workpoint:
         """The workpoint at concurrency ``concurrency`` (memoised: a pure function of it)."""
@@ -188,9 +187,7 @@ class ReplicaCapacity:
         pct = self.demand.percentile
         p99 = wait_s(lam, s, "p99", self.scv) + base + t0
         stat = mean if pct == "mean" else p99 if pct == "p99" else wait_s(lam, s, pct, self.scv) + base + t0
-        return Workpoint(concurrency=concurrency, rate=lam, rho=rho, tpot_s=tpot, step=step, step_s=t0,
-                         prefill_latency_s=base, prefill_service_s=s, ttft_mean_s=mean,
-                         ttft_target_stat_s=stat, ttft_p99_s=p99, step_count=self.demand.decode_steps)
+        return Workpoint(concurrency, lam, rho, tpot, step, t0, base, s, mean, stat, p99, self.demand.decode_steps)
 
     # -- limits -----------------------------------------------------------------------------------
     def violations(self, wp: Workpoint) -> list[str]:
@@ -206,6 +203,15 @@ class ReplicaCapacity:
         if wp.ttft_target_stat_s > d.ttft_s:
             out.append("ttft")
         return out
+
+    def _breaks(self, concurrency: float) -> bool:
+        """Whether the workpoint at ``concurrency`` breaks a limit (``violations`` not empty). A mixed
+        step over the KV or TPOT limit is known before the step carrying a prompt chunk and the
+        queue's tail are computed (TPOT is the mixed step itself)."""
+        if self.mixed and concurrency not in self._points and (
+                concurrency > self.max_sequences + 1e-9 or self.step(concurrency).total_s > self.demand.tpot_s):
+            return True
+        return bool(self.violations(self.at(concurrency)))
 
     def best(self) -> tuple[Workpoint | None, str]:
         """The highest-rate workpoint within every limit, and the limit that stops it.
@@ -226,7 +232,7 @@ class ReplicaCapacity:
         lo_c = 1e-6
         for _ in range(40):
             mid = 0.5 * (lo_c + hi_c)
-            if self.violations(self.at(mid)):
+            if self._breaks(mid):
                 hi_c = mid
             else:
                 lo_c = mid

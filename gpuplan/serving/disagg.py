@@ -170,16 +170,20 @@ def decode_worker(replica: Replica, demand: Demand) -> DecodeWorker | None:
         return None
     ctx = mean_cached_tokens(demand.prompt_tokens, demand.output_tokens, replica.arch.sliding_window)
     probe = DecodeWorker(replica, 0.0, 0.0, 0.0, ctx)
-    if not math.isfinite(probe.step_at(1.0)) or probe.step_at(1.0) > demand.tpot_s:
+    step = probe.step_at(1.0)  # each step time is computed once and kept (the bisection's end is one it saw)
+    if not math.isfinite(step) or step > demand.tpot_s:
         return None
     lo, hi = 1.0, float(cap)
-    if probe.step_at(hi) > demand.tpot_s:
+    top = probe.step_at(hi)
+    if top > demand.tpot_s:
         for _ in range(BISECTIONS):
             mid = 0.5 * (lo + hi)
-            if probe.step_at(mid) <= demand.tpot_s:
-                lo = mid
+            t = probe.step_at(mid)
+            if t <= demand.tpot_s:
+                lo, step = mid, t
             else:
                 hi = mid
         hi = lo
-    step = probe.step_at(hi)
+    else:
+        step = top
     return DecodeWorker(replica, hi / (n * step), hi, step, ctx)

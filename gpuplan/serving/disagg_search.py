@@ -27,6 +27,7 @@ transfer-free prefill rate, at the GPU's price per GPU) is already above the bes
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, fields
 
@@ -146,8 +147,12 @@ def domain_fleet(gpu: Gpu, groups: int, span: int, local: int, pricing: str, cos
 #: Each replica's two workers and its prefill rates by link, per demand: neither depends on the QPS,
 #: so a sweep (or the fleet strategies planning serving again) sizes them once. The GPU (a catalog
 #: entry, unhashable) is keyed by identity; the cached workers hold the replica, so it stays alive.
-_WORKERS: dict[tuple[object, ...], tuple[PrefillWorker | None, DecodeWorker | None]] = {}
-_RATES: dict[tuple[object, ...], float] = {}
+_WORKERS: dict[tuple[object, ...], tuple[int, PrefillWorker | None, DecodeWorker | None]] = {}
+#: Prefill rates by (the worker's number in _WORKERS, extra seconds): a plain key, since hashing the
+#: replica's catalog records again for every link a search tries cost more than the lookup saved.
+_RATES: dict[tuple[int, float], float] = {}
+#: Numbers are never reused (not even after the memos are emptied mid-search).
+_NUMBERS = itertools.count()
 _MEMO_MAX = 8192
 _REPLICA_FIELDS = tuple(f.name for f in fields(Replica) if f.name != "gpu")
 
@@ -156,14 +161,15 @@ def _memo_key(r: Replica, demand: Demand) -> tuple[object, ...]:
     return (id(r.gpu), demand, *(getattr(r, n) for n in _REPLICA_FIELDS))
 
 
-def _workers(r: Replica, demand: Demand) -> tuple[PrefillWorker | None, DecodeWorker | None]:
+def _workers(r: Replica, demand: Demand) -> tuple[int, PrefillWorker | None, DecodeWorker | None]:
+    """The replica's number (the key of its prefill rates in _RATES) and its two workers."""
     key = _memo_key(r, demand)
     hit = _WORKERS.get(key)
     if hit is None:
         if len(_WORKERS) >= _MEMO_MAX:
             _WORKERS.clear()
             _RATES.clear()
-        hit = _WORKERS[key] = (prefill_worker(r, demand), decode_worker(r, demand))
+        hit = _WORKERS[key] = (next(_NUMBERS), prefill_worker(r, demand), decode_worker(r, demand))
     return hit
 
 
@@ -221,10 +227,10 @@ def search(replicas: list[Replica], demand: Demand, qps: float, spare: int, max_
     (every allowed GPU and layout), cheapest first: their networks differ, so the planner prices
     both with their fabric before it chooses."""
     s = _Search(demand, qps, spare, max_load, pricing, cost, by_gpus)
-    workers = [(_memo_key(r, demand), _workers(r, demand)) for r in replicas]
-    pres = [w[0] for _, w in workers if w[0] is not None]
-    keys = [k for k, w in workers if w[0] is not None]
-    decs = [w[1] for _, w in workers if w[1] is not None]
+    workers = [_workers(r, demand) for r in replicas]
+    pres = [w[1] for w in workers if w[1] is not None]
+    keys = [w[0] for w in workers if w[1] is not None]
+    decs = [w[2] for w in workers if w[2] is not None]
     if not pres or not decs or qps <= 0:
         return []
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from gpuplan.hardware.loader import Catalog
 from gpuplan.hardware.schema import Gpu
@@ -25,8 +26,8 @@ from gpuplan.physics.collectives import (
     Network,
     Tier,
     all_reduce_s,
+    algorithm_steps_and_bytes,
     all_to_all_s,
-    fastest_all_reduce_s,
     hierarchical_all_reduce_s,
     p2p_s,
 )
@@ -58,7 +59,7 @@ class Links:
     #: 8-GPU MI300X board); None for a switched domain, where any group gets the full rate.
     mesh_link_share: float | None = None
 
-    @property
+    @cached_property
     def local_domain(self) -> int:
         """GPUs reachable without the scale-out fabric: the larger of the NVLink domain and a server."""
         return max(self.scaleup_domain, self.gpus_per_node)
@@ -86,11 +87,17 @@ class Links:
         if group <= 1 or size_bytes <= 0:
             return 0.0
         if group <= self.scaleup_domain and self.nccl_all_reduce:
-            algs = self.nccl_all_reduce + (self.custom_all_reduce if custom else ())
-            share = 1.0 if self.mesh_link_share is None else min(1.0, self.mesh_link_share * (group - 1))
-            if share < 1.0:
-                algs = tuple(replace(a, bandwidth_bytes_per_s=a.bandwidth_bytes_per_s * share) for a in algs)
-            return fastest_all_reduce_s(size_bytes, group, algs)
+            terms = self._measured.get((group, custom))
+            if terms is None:
+                terms = self._measured[(group, custom)] = self._measured_terms(group, custom)
+            # fastest_all_reduce_s term for term: ``(base + steps * step) + moved * size / bandwidth``,
+            # the least kept as min() keeps it.
+            best = terms[0][0] + terms[0][1] * size_bytes / terms[0][2]
+            for fixed, moved, bw in terms[1:]:
+                t = fixed + moved * size_bytes / bw
+                if t < best:
+                    best = t
+            return best
         saving = CUSTOM_ALL_REDUCE_SAVING_US * 1e-6 if custom else 0.0
         if group <= self.local_domain:
             tier = self.tier(group)
@@ -105,6 +112,25 @@ class Links:
         assert inner_tier is not None
         net = Network(scaleup=inner_tier, scaleout=self.network.scaleout, scaleup_domain=inner)
         return hierarchical_all_reduce_s(size_bytes, inner, math.ceil(group / inner), net) + self.launch_s - saving
+
+    @cached_property
+    def _measured(self) -> dict[tuple[int, bool], tuple[tuple[float, float, float], ...]]:
+        """The measured algorithms' size-free terms by (group, custom), filled as groups are asked for."""
+        return {}
+
+    def _measured_terms(self, group: int, custom: bool) -> tuple[tuple[float, float, float], ...]:
+        """``(base + steps * step, moved, bandwidth)`` of each measured algorithm on ``group`` GPUs
+        (:func:`~gpuplan.physics.collectives.algorithm_all_reduce_s`'s terms that do not depend
+        on the size), on a mesh at the g-1 peer links' share of the line rate."""
+        algs = self.nccl_all_reduce + (self.custom_all_reduce if custom else ())
+        share = 1.0 if self.mesh_link_share is None else min(1.0, self.mesh_link_share * (group - 1))
+        if share < 1.0:
+            algs = tuple(replace(a, bandwidth_bytes_per_s=a.bandwidth_bytes_per_s * share) for a in algs)
+        out = []
+        for a in algs:
+            steps, moved = algorithm_steps_and_bytes(a.kind, group)
+            out.append((a.base_s + steps * a.step_s, moved, a.bandwidth_bytes_per_s))
+        return tuple(out)
 
     def all_to_all_s(self, size_bytes: float, group: int) -> float:
         """All-to-all where each of ``group`` GPUs holds ``size_bytes`` (over the slowest tier)."""

@@ -58,7 +58,9 @@ def gemm_time_s(math_s: float, stream_s: float, knee: float) -> float:
     kernel takes ``2^(1/p)`` times either roof. ``p`` 1 is the no-overlap roofline ``math +
     stream``, a large ``p`` the plain ``max``. ``p`` is fitted to measured GEMM latencies
     (benchmarks/fit_gemm.py, docs/serving-model.md)."""
-    hi, lo = max(math_s, stream_s), min(math_s, stream_s)
+    # max() and min() spelled out (the same choice, ties and NaN included): this runs per step.
+    hi = stream_s if stream_s > math_s else math_s
+    lo = stream_s if stream_s < math_s else math_s
     if hi <= 0:
         return 0.0
     return hi * (1.0 + (lo / hi) ** knee) ** (1.0 / knee)
@@ -216,14 +218,9 @@ class Replica:
     # -- communication ----------------------------------------------------------------------------
     def _comm_s(self, tokens: float) -> float:
         """TP all-reduces (two per layer; MoE layers with EP use dispatch + combine all-to-all)."""
-        a = self.arch
-        lay = self.layout
-        act = self.k.activation_bytes
+        a, lay, act = self.arch, self.layout, self.k.activation_bytes
         local_tokens = tokens / lay.dp
-        moe_ar = a.moe_layers if lay.ep == 1 else 0
-        n_ar = a.layers + a.dense_layer_count + moe_ar
-        # Engines with custom peer-to-peer kernels (one-shot / two-shot) run them where faster than NCCL.
-        custom = self.engine is not None and self.engine.custom_all_reduce(self.gpu.vendor)
+        n_ar, custom = self._per_step[3:5]
         t = n_ar * self.links.all_reduce_s(local_tokens * a.hidden * act, lay.tp, custom)
         if lay.ep > 1 and a.moe_layers:
             per_rank = tokens / lay.expert_shards * a.active_experts * a.hidden * act
@@ -275,6 +272,21 @@ class Replica:
              + expert_math + expert_mem + elementwise_s + moe_s)
         return t, mem_s, flops, w, act
 
+    @cached_property
+    def _per_step(self) -> tuple[float, float, float, int, bool, bool]:
+        """What every step shares, once: (fixed latency with the MoE launch chain, host launch time
+        without CUDA graphs, decode KV read factor, TP all-reduces, custom all-reduce kernels in
+        use, any collective or hand-off at all)."""
+        a, eng, lay = self.arch, self.engine, self.layout
+        fixed_s = ((a.layers * self.k.layer_latency_us + self.k.step_overhead_us) * 1e-6
+                   + moe_launch_s(a, self.k.moe, self.k.layer_latency_us / KERNELS_PER_LAYER))
+        n_ar = a.layers + a.dense_layer_count + (a.moe_layers if lay.ep == 1 else 0)
+        talks = lay.tp > 1 or lay.pp > 1 or (lay.ep > 1 and a.moe_layers > 0)
+        if eng is None:
+            return fixed_s, 0.0, 1.0, n_ar, False, talks
+        return (fixed_s, eng.launch_s(a.layers), eng.kv_read_factor(a.heads, a.kv_heads), n_ar,
+                eng.custom_all_reduce(self.gpu.vendor), talks)
+
     def step(self, batch: float, mean_context: float, requests: float = 0.0, prompt: int = 0) -> StepTime:
         """One engine step: ``batch`` decode tokens over caches of ``mean_context`` tokens, plus
         prefill of ``requests`` prompts of ``prompt`` tokens (a mixed step of in-flight batching
@@ -284,37 +296,38 @@ class Replica:
         attention reads each cache once (``kv_read_factor`` times for engines that read a grouped
         KV head per query head), prefill attention is causal over the prompt."""
         a = self.arch
-        b = max(batch, 0.0)
+        b = 0.0 if 0.0 > batch else batch  # max(batch, 0.0), and below max(tokens, 1.0), spelled out
         prompt_tokens = requests * prompt
         tokens = b + prompt_tokens
-        gemm_s, mem_s, flops, w, act = self._gemm(max(tokens, 1.0), b + requests)
+        at_least_one = 1.0 if 1.0 > tokens else tokens
+        gemm_s, mem_s, flops, w, act = self._gemm(at_least_one, b + requests)
         eng = self.engine
         ctx = cached_tokens(mean_context, a.sliding_window)
         local, local_req = b / self.layout.dp, requests / self.layout.dp
         kv_decode = local * ctx * self.kv_bytes_per_token
-        kv_decode *= eng.kv_read_factor(a.heads, a.kv_heads) if eng else 1.0
+        fixed_s, launch_s, read_factor, _, _, talks = self._per_step
+        kv_decode *= read_factor
         f_decode = local * ctx * self.attn_flops_per_pair_decode
         kv_prefill = local_req * prompt * self.kv_bytes_per_token
         f_prefill = local_req * causal_pairs(prompt, a.sliding_window) * self.attn_flops_per_pair_prefill
         # Decode and prefill attention are separate kernels: each takes its own roofline.
-        attn_s = (max(f_decode / self.attention_flops_per_s, kv_decode / self.bandwidth)
-                  + max(f_prefill / self.attention_flops_per_s, kv_prefill / self.bandwidth))
+        math_d, mem_d = f_decode / self.attention_flops_per_s, kv_decode / self.bandwidth
+        math_p, mem_p = f_prefill / self.attention_flops_per_s, kv_prefill / self.bandwidth
+        attn_s = (mem_d if mem_d > math_d else math_d) + (mem_p if mem_p > math_p else math_p)
         kv, f_attn = kv_decode + kv_prefill, f_decode + f_prefill
-        comm_s = self._comm_s(max(tokens, 1.0)) + self._handoffs_s(max(tokens, 1.0))
-        per_kernel_us = self.k.layer_latency_us / KERNELS_PER_LAYER
-        fixed_s = ((a.layers * self.k.layer_latency_us + self.k.step_overhead_us) * 1e-6
-                   + moe_launch_s(a, self.k.moe, per_kernel_us))
+        # Without a TP, EP or PP group both terms are 0.0 (the calls return it): skipped.
+        comm_s = self._comm_s(at_least_one) + self._handoffs_s(at_least_one) if talks else 0.0
         if eng is not None:
             # Without CUDA graphs the host launches every kernel: the step lasts at least that long.
             busy = gemm_s + attn_s + comm_s + fixed_s
-            fixed_s += max(0.0, eng.launch_s(a.layers) - busy)
+            fixed_s += max(0.0, launch_s - busy)
             # Per-request host work of one executor (one per attention data-parallel rank): hidden
             # under the GPU step with the overlap scheduler, added to it without.
             host = eng.host_s(local + local_req, self.gpu.host_cpu_max_ghz)
             busy = gemm_s + attn_s + comm_s + fixed_s
             fixed_s += max(0.0, host - busy) if eng.features.host_overlap else host
-        return StepTime(gemm_s=gemm_s, attention_s=attn_s, comm_s=comm_s, fixed_s=fixed_s,
-                        flops=flops + f_attn, weight_bytes=w, kv_bytes=kv, activation_bytes=act, gemm_memory_s=mem_s)
+        # Positional, in field order: a frozen dataclass takes keywords about 60% slower.
+        return StepTime(gemm_s, attn_s, comm_s, fixed_s, flops + f_attn, w, kv, act, mem_s)
 
     def decode_step(self, batch: float, mean_context: float) -> StepTime:
         """One decode step of ``batch`` sequences whose cache holds ``mean_context`` tokens on average."""
