@@ -193,16 +193,21 @@ def _deadline_bounds(ev: Evaluator, shapes: Iterable[tuple[Layout, Scale]], targ
     host_step, host_mb = ev.host_days
     deadline, pricing = target.deadline_days, target.pricing
     goodput, cost_of = ev.goodput, ev.cost
+    # The hot path reads the Evaluator's memos of goodput and capex directly (ev.goodput, ev.cost).
+    good, capex = ev._good, (None if pricing == "cloud" else ev._capex)
     capped = cap < math.inf and pricing != "cloud"
     sigma = ev.cal.straggler_sigma if straggle else 0.0
     out = []
+    append = out.append
     for shape, (stage, dps, mp) in shapes:
         mb = shape.micro_batch
         bubble = (shape.pp - 1) / shape.vp
         per_day = steps * stage / 86400.0
         # Smallest DP that can meet the deadline with the best goodput of these counts: a DP
         # below it cannot (goodput only falls with the GPU count), so the scan starts there.
-        g = goodput(mp * dps[0]).fraction
+        n = mp * dps[0]
+        gp = good.get(n)
+        g = (gp if gp is not None else goodput(n)).fraction
         room = (deadline * g - per_day * bubble - host_step) / (per_day + host_mb)  # type: ignore[operator]
         if room <= 0:
             continue
@@ -210,28 +215,39 @@ def _deadline_bounds(ev: Evaluator, shapes: Iterable[tuple[Layout, Scale]], targ
         count = len(dps)
         if capped and i < count:
             # Capex grows with the count: no DP from here on costs less than this one.
-            least = cost_of(mp * dps[i], 0.0, pricing)
+            n = mp * dps[i]
+            least = capex.get(n, False)  # type: ignore[union-attr]
+            if least is False:
+                least = cost_of(n, 0.0, pricing)
             if least is not None and least > cap:
                 continue
         while i < count:  # the first DP whose bound meets it
             d = dps[i]
+            n = mp * d
             m = batch / (d * mb)
+            gp = good.get(n)
+            if gp is None:
+                gp = goodput(n)
             if sigma:
-                t = ((per_day * (m + bubble) * (1.0 + straggler(mp * d, sigma)) + host_mb * m + host_step)
-                     / goodput(mp * d).fraction)
+                t = ((per_day * (m + bubble) * (1.0 + straggler(n, sigma)) + host_mb * m + host_step)
+                     / gp.fraction)
             else:
-                t = (per_day * (m + bubble) + host_mb * m + host_step) / goodput(mp * d).fraction
+                t = (per_day * (m + bubble) + host_mb * m + host_step) / gp.fraction
             if not t > deadline:  # type: ignore[operator]
                 break
             i += 1
         else:
             continue
-        n = mp * d
-        cost = cost_of(n, t * HOURS_PER_DAY * n, pricing)
+        if capex is None:
+            cost = cost_of(n, t * HOURS_PER_DAY * n, pricing)
+        else:
+            cost = capex.get(n, False)
+            if cost is False:
+                cost = cost_of(n, t * HOURS_PER_DAY * n, pricing)
         key = (cost if cost is not None else t * HOURS_PER_DAY * n, t)
         if key[0] > cap:
             continue
-        out.append(_Bounded(key, shape, dps if whole else tuple(dps[i:]), level))  # type: ignore[arg-type]
+        append(_Bounded(key, shape, dps if whole else tuple(dps[i:]), level))  # type: ignore[arg-type]
     return out
 
 

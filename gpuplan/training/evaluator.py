@@ -206,8 +206,8 @@ class Evaluator:
 
     def stage_time(self, layout: Layout) -> float:
         """Seconds per micro-batch of the slowest stage with the layout's recompute."""
-        key = (layout.tp, layout.cp, layout.ep, layout.micro_batch, layout.sequence_parallel, layout.recompute,
-               layout.pp, layout.recompute_layers, layout.fold_experts, layout.vp > 1)
+        tp, pp, _, cp, ep, vp, mb, rc, sp, _, rl, fold = layout
+        key = (tp, cp, ep, mb, sp, rc, pp, rl, fold, vp > 1)
         hit = self._stages.get(key)
         if hit is None:
             dense, moe = self.layers(layout)
@@ -219,10 +219,18 @@ class Evaluator:
         """A lower bound of the stage seconds over the VP values (the search's bound): with
         PP > 1 an MoE layer costs differently with and without interleaving (the EP all-to-all
         overlap needs it), so the lesser of the two."""
-        base = self.stage_time(layout.but(vp=1))
-        if layout.pp == 1 or not self.job.arch.moe_layers:
+        # stage_time's memo read first, keyed as it keys (VP > 1 or not): no copy on a hit.
+        tp, pp, _, cp, ep, _, mb, rc, sp, _, rl, fold = layout
+        stages = self._stages
+        base = stages.get((tp, cp, ep, mb, sp, rc, pp, rl, fold, False))
+        if base is None:
+            base = self.stage_time(layout.but(vp=1))
+        if pp == 1 or not self.job.arch.moe_layers:
             return base
-        return min(base, self.stage_time(layout.but(vp=2)))
+        paired = stages.get((tp, cp, ep, mb, sp, rc, pp, rl, fold, True))
+        if paired is None:
+            paired = self.stage_time(layout.but(vp=2))
+        return min(base, paired)
 
     def goodput(self, gpus: int) -> Goodput:
         hit = self._good.get(gpus)
