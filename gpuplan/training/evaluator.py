@@ -134,6 +134,8 @@ class _Parts:
         self.light: dict[tuple[object, ...], object] = {}
         #: A group's shapes, one per VP (training/search.py ``_vp_shapes``).
         self.expanded: dict[tuple[object, ...], object] = {}
+        #: What the deadline bounds of a space's groups read besides the deadline (bounds.py).
+        self.terms: dict[tuple[object, ...], object] = {}
         #: Server capex by GPU count (:meth:`Evaluator.cost`).
         self.capex: dict[int, float | None] = {}
         #: Deadline searches with the deadlines each result holds for (training/search.py).
@@ -176,7 +178,7 @@ class Evaluator:
         self._layers, self._stages, self._good = parts.layers, parts.stages, parts.good
         self._acts, self._states, self._dps, self._logits = parts.acts, parts.states, parts.dps, parts.logits
         self._groups, self._fits, self._light = parts.groups, parts.fits, parts.light
-        self._expanded = parts.expanded
+        self._expanded, self._terms = parts.expanded, parts.terms
         self._searches, self._capex = parts.searches, parts.capex
 
     # -- cached parts ----------------------------------------------------------------------------
