@@ -134,11 +134,11 @@ def _vp_shapes(ev: Evaluator, shape: Layout, fixed: Fixed, target: Target) -> li
     if hit is None:
         if len(table) >= MEMO_ENTRIES:
             table.clear()
-        base = shape._replace(vp=1)
+        base = shape.but(vp=1)
         mp = shape.tp * shape.pp * shape.cp
         dps = dp_candidates(ev, fixed, target, mp, shape.micro_batch, shape.ep, shape.cp, shape.tp)
         scale = Scale(ev.stage_time_any_vp(base), dps, mp)
-        hit = table[key] = [(base._replace(vp=vp), scale) for vp in vp_candidates(ev.job.arch.layers, shape.pp, fixed)]
+        hit = table[key] = [(base.but(vp=vp), scale) for vp in vp_candidates(ev.job.arch.layers, shape.pp, fixed)]
     return hit  # type: ignore[return-value]
 
 
