@@ -267,12 +267,17 @@ class Evaluator:
     # -- memory and time -------------------------------------------------------------------------
     def memory(self, layout: Layout) -> Memory:
         """Per-GPU memory (memory.estimate, from cached parts)."""
-        weights, grads, optim = self.states(layout)
-        stored, full = self.activation_pair(layout)
-        acts = activation_total(self.job.arch, self.job.seq, self.job.batch, layout, self.cal, stored, full)
-        overhead = self.cal.runtime_overhead_gib * GIB + self.cal.fragmentation_fraction * acts
-        return Memory(weights=weights, gradients=grads, optimizer=optim, activations=acts, overhead=overhead,
-                      capacity=self.capacity, reserve=self.capacity - self.limit)
+        # The memos of states and activation_pair read first, keyed as those key (the hot path).
+        tp, pp, dp, cp, ep, _, mb, rc, sp, zero, _, fold = layout
+        states = self._states.get((tp, pp, ep, dp, cp, zero, fold))
+        weights, grads, optim = states if states is not None else self.states(layout)
+        pair = self._acts.get((tp, cp, mb, sp, rc))
+        stored, full = pair if pair is not None else self.activation_pair(layout)
+        job, cal, capacity = self.job, self.cal, self.capacity
+        acts = activation_total(job.arch, job.seq, job.batch, layout, cal, stored, full)
+        overhead = cal.runtime_overhead_gib * GIB + cal.fragmentation_fraction * acts
+        # Memory's fields in order: weights, gradients, optimizer, activations, overhead, capacity, reserve.
+        return tuple.__new__(Memory, (weights, grads, optim, acts, overhead, capacity, capacity - self.limit))
 
     @property
     def limit(self) -> float:
