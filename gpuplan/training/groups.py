@@ -121,7 +121,7 @@ def _enumerate(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> 
                             if mb not in layers:
                                 layers[mb] = layer_floor(ev, fixed, tp, cp, ep, mb, sp, interleaved) * arch.layers
                             stage = layers[mb] / pp * FLOOR_MARGIN
-                        out.append((shape, Scale(stage, tuple(dps), mp)))
+                        out.append((shape, tuple.__new__(Scale, (stage, tuple(dps), mp))))
     return Groups(tuple(out), thinned, exact)
 
 
