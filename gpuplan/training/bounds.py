@@ -56,7 +56,7 @@ def _bounds(ev: Evaluator, fixed: Fixed, target: Target, outcome: SearchOutcome,
     lower = not found.exact and _lower_first(ev, target)
     if target.kind == "deadline":
         if lower:
-            return _deadline_bounds(ev, found.groups, target, LOWER, cap, whole=True)
+            return _deadline_scan(ev, _group_terms(ev, found.groups), target, LOWER, cap, False, True)
         groups = found.groups if found.exact else [(shape, scale._replace(stage=ev.stage_time_any_vp(shape)))
                                                    for shape, scale in found.groups]
         return _deadline_bounds(ev, groups, target, GROUP, cap)
@@ -134,11 +134,11 @@ def _vp_shapes(ev: Evaluator, shape: Layout, fixed: Fixed, target: Target) -> li
     if hit is None:
         if len(table) >= MEMO_ENTRIES:
             table.clear()
-        base = shape._replace(vp=1)
+        base = shape.but(vp=1)
         mp = shape.tp * shape.pp * shape.cp
         dps = dp_candidates(ev, fixed, target, mp, shape.micro_batch, shape.ep, shape.cp, shape.tp)
         scale = Scale(ev.stage_time_any_vp(base), dps, mp)
-        hit = table[key] = [(base._replace(vp=vp), scale) for vp in vp_candidates(ev.job.arch.layers, shape.pp, fixed)]
+        hit = table[key] = [(base.but(vp=vp), scale) for vp in vp_candidates(ev.job.arch.layers, shape.pp, fixed)]
     return hit  # type: ignore[return-value]
 
 
@@ -189,49 +189,97 @@ def _deadline_bounds(ev: Evaluator, shapes: Iterable[tuple[Layout, Scale]], targ
     """:func:`_bound_shape` of a deadline target for each of ``shapes`` (the search's hot path: one
     call bounds every group of a search), those whose bound meets the deadline at a cost within
     ``cap``. ``whole``: each entry keeps every DP of its scale (a LOWER entry, :func:`_exact`)."""
-    batch, steps = ev.job.batch, ev.steps
+    return _deadline_scan(ev, _terms(ev, shapes), target, level, cap, straggle, whole)
+
+
+def _group_terms(ev: Evaluator, groups: tuple[tuple[Layout, Scale], ...]) -> list[tuple]:
+    """:func:`_terms` of a search space's groups, memoised with them (they read neither the deadline
+    nor the cap: every search of the space, each point of a deadline sweep, bounds the same
+    groups). Kept beside the groups object on the Evaluator's shared parts, checked by identity."""
+    memo = ev._terms
+    key = (id(groups), ev.steps, ev.host_days)
+    hit = memo.get(key)
+    if hit is None or hit[0] is not groups:
+        if len(memo) >= 64:
+            memo.clear()
+        hit = memo[key] = (groups, _terms(ev, groups))
+    return hit[1]
+
+
+def _terms(ev: Evaluator, shapes: Iterable[tuple[Layout, Scale]]) -> list[tuple]:
+    """What a shape's deadline bound reads that the deadline does not change: the shape, its DP
+    values and model parallelism, micro-batch, bubble (in stages), days per micro-batch of stages,
+    their product, the days per micro-batch with host time, and the goodput at the least DP."""
+    steps = ev.steps
+    _, host_mb = ev.host_days
+    good, goodput = ev._good, ev.goodput
+    out = []
+    for shape, (stage, dps, mp) in shapes:
+        bubble = (shape.pp - 1) / shape.vp
+        per_day = steps * stage / 86400.0
+        n = mp * dps[0]
+        gp = good.get(n)
+        g = (gp if gp is not None else goodput(n)).fraction
+        out.append((shape, dps, mp, shape.micro_batch, bubble, per_day, per_day * bubble, per_day + host_mb, g))
+    return out
+
+
+def _deadline_scan(ev: Evaluator, terms: list[tuple], target: Target, level: int, cap: float, straggle: bool,
+                   whole: bool) -> list[_Bounded]:
+    batch = ev.job.batch
     host_step, host_mb = ev.host_days
     deadline, pricing = target.deadline_days, target.pricing
     goodput, cost_of = ev.goodput, ev.cost
+    # The hot path reads the Evaluator's memos of goodput and capex directly (ev.goodput, ev.cost).
+    good, capex = ev._good, (None if pricing == "cloud" else ev._capex)
     capped = cap < math.inf and pricing != "cloud"
     sigma = ev.cal.straggler_sigma if straggle else 0.0
+    new = tuple.__new__
     out = []
-    for shape, (stage, dps, mp) in shapes:
-        mb = shape.micro_batch
-        bubble = (shape.pp - 1) / shape.vp
-        per_day = steps * stage / 86400.0
+    append = out.append
+    for shape, dps, mp, mb, bubble, per_day, per_bubble, per_mb, g in terms:
         # Smallest DP that can meet the deadline with the best goodput of these counts: a DP
         # below it cannot (goodput only falls with the GPU count), so the scan starts there.
-        g = goodput(mp * dps[0]).fraction
-        room = (deadline * g - per_day * bubble - host_step) / (per_day + host_mb)  # type: ignore[operator]
+        room = (deadline * g - per_bubble - host_step) / per_mb  # type: ignore[operator]
         if room <= 0:
             continue
         i = bisect.bisect_left(dps, batch / (mb * room) * (1 - 1e-12))
         count = len(dps)
         if capped and i < count:
             # Capex grows with the count: no DP from here on costs less than this one.
-            least = cost_of(mp * dps[i], 0.0, pricing)
+            n = mp * dps[i]
+            least = capex.get(n, False)  # type: ignore[union-attr]
+            if least is False:
+                least = cost_of(n, 0.0, pricing)
             if least is not None and least > cap:
                 continue
         while i < count:  # the first DP whose bound meets it
             d = dps[i]
+            n = mp * d
             m = batch / (d * mb)
+            gp = good.get(n)
+            if gp is None:
+                gp = goodput(n)
             if sigma:
-                t = ((per_day * (m + bubble) * (1.0 + straggler(mp * d, sigma)) + host_mb * m + host_step)
-                     / goodput(mp * d).fraction)
+                t = ((per_day * (m + bubble) * (1.0 + straggler(n, sigma)) + host_mb * m + host_step)
+                     / gp.fraction)
             else:
-                t = (per_day * (m + bubble) + host_mb * m + host_step) / goodput(mp * d).fraction
+                t = (per_day * (m + bubble) + host_mb * m + host_step) / gp.fraction
             if not t > deadline:  # type: ignore[operator]
                 break
             i += 1
         else:
             continue
-        n = mp * d
-        cost = cost_of(n, t * HOURS_PER_DAY * n, pricing)
+        if capex is None:
+            cost = cost_of(n, t * HOURS_PER_DAY * n, pricing)
+        else:
+            cost = capex.get(n, False)
+            if cost is False:
+                cost = cost_of(n, t * HOURS_PER_DAY * n, pricing)
         key = (cost if cost is not None else t * HOURS_PER_DAY * n, t)
         if key[0] > cap:
             continue
-        out.append(_Bounded(key, shape, dps if whole else tuple(dps[i:]), level))  # type: ignore[arg-type]
+        append(new(_Bounded, (key, shape, dps if whole else tuple(dps[i:]), level)))
     return out
 
 

@@ -134,6 +134,8 @@ class _Parts:
         self.light: dict[tuple[object, ...], object] = {}
         #: A group's shapes, one per VP (training/search.py ``_vp_shapes``).
         self.expanded: dict[tuple[object, ...], object] = {}
+        #: What the deadline bounds of a space's groups read besides the deadline (bounds.py).
+        self.terms: dict[tuple[object, ...], object] = {}
         #: Server capex by GPU count (:meth:`Evaluator.cost`).
         self.capex: dict[int, float | None] = {}
         #: Deadline searches with the deadlines each result holds for (training/search.py).
@@ -176,7 +178,7 @@ class Evaluator:
         self._layers, self._stages, self._good = parts.layers, parts.stages, parts.good
         self._acts, self._states, self._dps, self._logits = parts.acts, parts.states, parts.dps, parts.logits
         self._groups, self._fits, self._light = parts.groups, parts.fits, parts.light
-        self._expanded = parts.expanded
+        self._expanded, self._terms = parts.expanded, parts.terms
         self._searches, self._capex = parts.searches, parts.capex
 
     # -- cached parts ----------------------------------------------------------------------------
@@ -206,8 +208,8 @@ class Evaluator:
 
     def stage_time(self, layout: Layout) -> float:
         """Seconds per micro-batch of the slowest stage with the layout's recompute."""
-        key = (layout.tp, layout.cp, layout.ep, layout.micro_batch, layout.sequence_parallel, layout.recompute,
-               layout.pp, layout.recompute_layers, layout.fold_experts, layout.vp > 1)
+        tp, pp, _, cp, ep, vp, mb, rc, sp, _, rl, fold = layout
+        key = (tp, cp, ep, mb, sp, rc, pp, rl, fold, vp > 1)
         hit = self._stages.get(key)
         if hit is None:
             dense, moe = self.layers(layout)
@@ -219,10 +221,18 @@ class Evaluator:
         """A lower bound of the stage seconds over the VP values (the search's bound): with
         PP > 1 an MoE layer costs differently with and without interleaving (the EP all-to-all
         overlap needs it), so the lesser of the two."""
-        base = self.stage_time(layout.but(vp=1))
-        if layout.pp == 1 or not self.job.arch.moe_layers:
+        # stage_time's memo read first, keyed as it keys (VP > 1 or not): no copy on a hit.
+        tp, pp, _, cp, ep, _, mb, rc, sp, _, rl, fold = layout
+        stages = self._stages
+        base = stages.get((tp, cp, ep, mb, sp, rc, pp, rl, fold, False))
+        if base is None:
+            base = self.stage_time(layout.but(vp=1))
+        if pp == 1 or not self.job.arch.moe_layers:
             return base
-        return min(base, self.stage_time(layout.but(vp=2)))
+        paired = stages.get((tp, cp, ep, mb, sp, rc, pp, rl, fold, True))
+        if paired is None:
+            paired = self.stage_time(layout.but(vp=2))
+        return min(base, paired)
 
     def goodput(self, gpus: int) -> Goodput:
         hit = self._good.get(gpus)
@@ -257,12 +267,17 @@ class Evaluator:
     # -- memory and time -------------------------------------------------------------------------
     def memory(self, layout: Layout) -> Memory:
         """Per-GPU memory (memory.estimate, from cached parts)."""
-        weights, grads, optim = self.states(layout)
-        stored, full = self.activation_pair(layout)
-        acts = activation_total(self.job.arch, self.job.seq, self.job.batch, layout, self.cal, stored, full)
-        overhead = self.cal.runtime_overhead_gib * GIB + self.cal.fragmentation_fraction * acts
-        return Memory(weights=weights, gradients=grads, optimizer=optim, activations=acts, overhead=overhead,
-                      capacity=self.capacity, reserve=self.capacity - self.limit)
+        # The memos of states and activation_pair read first, keyed as those key (the hot path).
+        tp, pp, dp, cp, ep, _, mb, rc, sp, zero, _, fold = layout
+        states = self._states.get((tp, pp, ep, dp, cp, zero, fold))
+        weights, grads, optim = states if states is not None else self.states(layout)
+        pair = self._acts.get((tp, cp, mb, sp, rc))
+        stored, full = pair if pair is not None else self.activation_pair(layout)
+        job, cal, capacity = self.job, self.cal, self.capacity
+        acts = activation_total(job.arch, job.seq, job.batch, layout, cal, stored, full)
+        overhead = cal.runtime_overhead_gib * GIB + cal.fragmentation_fraction * acts
+        # Memory's fields in order: weights, gradients, optimizer, activations, overhead, capacity, reserve.
+        return tuple.__new__(Memory, (weights, grads, optim, acts, overhead, capacity, capacity - self.limit))
 
     @property
     def limit(self) -> float:

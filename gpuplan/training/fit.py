@@ -61,12 +61,17 @@ def _fit_once(ev: Evaluator, base: Layout, fixed: Fixed, outcome: SearchOutcome)
     reduce-scatter or all-gather per micro-batch, which can cost more than recomputing layers)."""
     zeros = zero_candidates(fixed, base.pp, base.dp * base.cp)
     rcs = recompute_candidates(ev, fixed)
-    if check(base.but(recompute=rcs[0], zero=zeros[0]), ev.job.arch, ev.job.seq, ev.job.batch, ev.hw.domain):
+    # Copies of ``base`` with other (recompute, ZeRO) built positionally (Layout's field order:
+    # tp, pp, dp, cp, ep, vp, micro_batch | recompute | sequence_parallel | zero | recompute_layers
+    # | fold_experts), as ``base.but`` would.
+    head, sp, fold, new = base[:7], base[8], base[11], tuple.__new__
+    if check(new(Layout, (*head, rcs[0], sp, zeros[0], base[10], fold)), ev.job.arch, ev.job.seq, ev.job.batch,
+             ev.hw.domain):
         return None
     partial = fixed.recompute is None
 
     def fit(rc: str, zero: int) -> tuple[Layout, Memory]:
-        lay = base.but(recompute=rc, zero=zero, recompute_layers=0)
+        lay = new(Layout, (*head, rc, sp, zero, 0, fold))
         if rc == "full" and partial:
             lay = _partial(ev, lay)
         return lay, ev.memory(lay)

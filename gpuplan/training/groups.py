@@ -121,7 +121,7 @@ def _enumerate(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> 
                             if mb not in layers:
                                 layers[mb] = layer_floor(ev, fixed, tp, cp, ep, mb, sp, interleaved) * arch.layers
                             stage = layers[mb] / pp * FLOOR_MARGIN
-                        out.append((shape, Scale(stage, tuple(dps), mp)))
+                        out.append((shape, tuple.__new__(Scale, (stage, tuple(dps), mp))))
     return Groups(tuple(out), thinned, exact)
 
 
@@ -149,7 +149,7 @@ def layer_floor(ev: Evaluator, fixed: Fixed, tp: int, cp: int, ep: int, mb: int,
     the cheaper kind's total."""
     probe = Layout(tp=tp, pp=2 if interleaved else 1, dp=1, cp=cp, ep=ep, micro_batch=mb, sequence_parallel=sp,
                    recompute=fixed.recompute or "none", fold_experts=fixed.fold_experts)
-    costs = [c for vp in ((1, 2) if interleaved else (1,)) for c in ev.layers(probe._replace(vp=vp)) if c is not None]
+    costs = [c for vp in ((1, 2) if interleaved else (1,)) for c in ev.layers(probe.but(vp=vp)) if c is not None]
     return min(c.total for c in costs)
 
 

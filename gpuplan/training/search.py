@@ -223,8 +223,10 @@ def _search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: bo
 def _evaluate_shape(ev: Evaluator, b: _Bounded, fixed: Fixed, target: Target,
                     outcome: SearchOutcome) -> Evaluation | None:
     """The best DP of one shape for the target (DP values in the order the bound gives)."""
+    shape = b.shape
+    tp, pp, rest = shape[0], shape[1], shape[3:]
     for d in b.dps:
-        e = _best_fit(ev, b.shape.but(dp=d), fixed, outcome)
+        e = _best_fit(ev, tuple.__new__(Layout, (tp, pp, d, *rest)), fixed, outcome)  # shape.but(dp=d)
         if e is None:
             continue
         if outcome.fastest is None or (e.wall_days, e.layout) < (outcome.fastest.wall_days, outcome.fastest.layout):

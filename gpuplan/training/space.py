@@ -96,11 +96,15 @@ def mb_candidates(fixed: Fixed, batch: int) -> list[int]:
     return [b for b in MICRO_BATCHES if batch % b == 0]
 
 
-def recompute_candidates(ev: Evaluator, fixed: Fixed) -> list[str]:
+def recompute_candidates(ev: Evaluator, fixed: Fixed) -> tuple[str, ...]:
     if fixed.recompute is not None:
-        return [fixed.recompute]
+        return (fixed.recompute,)
     # With FlashAttention the score matrix is never stored: selective recompute saves nothing.
-    return [r for r in RECOMPUTE_ORDER if not (r == "selective" and ev.attention != "materialized")]
+    return _RECOMPUTES_KEPT if ev.attention == "materialized" else _RECOMPUTES_FLASH
+
+
+_RECOMPUTES_KEPT = RECOMPUTE_ORDER
+_RECOMPUTES_FLASH = tuple(r for r in RECOMPUTE_ORDER if r != "selective")
 
 
 def zero_candidates(fixed: Fixed, pp: int, dp_cp: int) -> list[int]:
@@ -127,20 +131,25 @@ def dp_candidates(ev: Evaluator, fixed: Fixed, target: Target, mp: int, mb: int,
 
 
 def _dp_values(ev: Evaluator, target: Target, mp: int, mb: int, ep: int, cp: int, fold: int = 1) -> list[int]:
-    if ev.job.batch % mb:
+    batch = ev.job.batch
+    if batch % mb:
         return []
-    gpn = ev.gpu.gpus_per_node
+    gpu = ev.gpu
+    gpn = gpu.gpus_per_node
+    exact, count = target.kind == "gpus", target.gpus
+    whole, limit = target.whole_nodes, target.power_limit_kw
+    share = cp * fold
     out = []
-    for d in divisors(ev.job.batch // mb):
+    for d in divisors(batch // mb):
         n = mp * d
-        if (d * cp * fold) % ep:
+        if (d * share) % ep:
             continue
-        if target.kind == "gpus":
-            if n != target.gpus:
+        if exact:
+            if n != count:
                 continue
-        elif target.whole_nodes and n % gpn:
+        elif whole and n % gpn:
             continue
-        if target.power_limit_kw is not None and ev.gpu.servers_for(n) * ev.gpu.node_power_kw > target.power_limit_kw:
+        if limit is not None and gpu.servers_for(n) * gpu.node_power_kw > limit:
             continue
         out.append(d)
     return out
@@ -150,7 +159,8 @@ def states_can_fit(ev: Evaluator, tp: int, pp: int, cp: int, ep: int, fixed: Fix
     """Whether the part of the model states no DP sharding removes (16-bit weights, and the
     gradients without ZeRO-2) fits at all: a quick memory lower bound."""
     zero = fixed.zero if fixed.zero is not None else (3 if pp == 1 else 2)
-    probe = Layout(tp=tp, pp=pp, dp=1 << 20, cp=cp, ep=ep, zero=zero)
+    # Layout(tp=tp, pp=pp, dp=1 << 20, cp=cp, ep=ep, zero=zero), built positionally (the groups' hot path).
+    probe = tuple.__new__(Layout, (tp, pp, 1 << 20, cp, ep, 1, 1, "none", False, zero, 0, False))
     w, g, _ = ev.states(probe)
     return w + g + ev.cal.runtime_overhead_gib * GIB <= ev.limit
 
