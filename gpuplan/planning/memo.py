@@ -1,7 +1,8 @@
 """The planners' memos, in one place to clear.
 
 Planning reuses, across plans in one process, what does not depend on the field a caller varies
-(issue 21): serving replicas and their ceilings (serving/planner.py), the training search's shared
+(issue 21): serving replicas and their ceilings (serving/planner.py), disaggregated workers and their
+prefill rates (serving/disagg_search.py), the queue-tail solves (physics/queueing.py), the training search's shared
 parts, evaluations and deadline searches (training/evaluator.py, training/search.py), ramped
 collective networks (training/groupcomm.py) and checked fabric graphs (fabric/interconnect.py).
 Every memo is bounded and exact (a plan is the same with or without it); :func:`clear_memos`
@@ -15,10 +16,15 @@ from __future__ import annotations
 def clear_memos() -> None:
     """Empty every planning memo of this process."""
     from gpuplan.fabric import interconnect
+    from gpuplan.physics import queueing
+    from gpuplan.serving import disagg_search
     from gpuplan.serving import planner as serving_planner
     from gpuplan.training import evaluator, groupcomm
 
     evaluator._Parts._shared.clear()
     groupcomm._RAMPED.clear()
     serving_planner._REPLICAS.clear()
+    disagg_search._WORKERS.clear()
+    disagg_search._RATES.clear()
+    queueing._tail_decay_rate.cache_clear()
     interconnect._CHECKED.clear()
