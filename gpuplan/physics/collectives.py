@@ -91,13 +91,11 @@ class AllReduceAlgorithm:
 
 def algorithm_steps_and_bytes(kind: AlgorithmKind, n: int) -> tuple[float, float]:
     """(latency steps, bytes moved per GPU as a multiple of S) of ``kind`` over ``n`` ranks."""
-    if kind == "ring":
-        return 2 * (n - 1), 2 * (n - 1) / n
     if kind == "in_network":
         return 2.0, 1.0
     if kind == "one_shot":
         return n - 1, n - 1
-    return 2 * (n - 1), 2 * (n - 1) / n
+    return 2 * (n - 1), 2 * (n - 1) / n  # ring and two-shot
 
 
 def algorithm_all_reduce_s(size_bytes: float, n: int, alg: AllReduceAlgorithm) -> float:
