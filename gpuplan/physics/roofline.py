@@ -63,3 +63,19 @@ def memory_bound_tokens_per_s(bytes_per_token: float, bandwidth_bytes_per_s: flo
     if bytes_per_token <= 0:
         raise ValueError("bytes_per_token must be positive")
     return bandwidth_bytes_per_s / bytes_per_token
+
+
+def gemm_time_s(math_s: float, stream_s: float, knee: float) -> float:
+    """A GEMM's time from its math and DRAM-stream times: ``(math^p + stream^p)^(1/p)``, ``p = knee``.
+
+    A smooth maximum of the two roofs: far from the ridge point the shorter part hides under the
+    longer (a compute-bound GEMM streams its next tiles while it multiplies); at the ridge the
+    kernel takes ``2^(1/p)`` times either roof. ``p`` 1 is the no-overlap roofline ``math +
+    stream``, a large ``p`` the plain ``max``. ``p`` is fitted to measured GEMM latencies
+    (benchmarks/fit_gemm.py, docs/serving-model.md)."""
+    # max() and min() spelled out (the same choice, ties and NaN included): this runs per step.
+    hi = stream_s if stream_s > math_s else math_s
+    lo = stream_s if stream_s < math_s else math_s
+    if hi <= 0:
+        return 0.0
+    return hi * (1.0 + (lo / hi) ** knee) ** (1.0 / knee)

@@ -29,6 +29,8 @@ from gpuplan.hardware.schema import Gpu
 from gpuplan.physics.kv_cache import cached_tokens, held_tokens, kv_bytes_per_token_per_gpu
 from gpuplan.physics.pipeline import layers_per_stage
 from gpuplan.hardware.serving_calibration import ServingConstants
+from gpuplan.physics.roofline import gemm_time_s  # noqa: F401  (re-exported)
+from gpuplan.serving.layout import Layout  # noqa: F401  (re-exported)
 from gpuplan.serving.engine import KERNELS_PER_LAYER, Engine, on_gpu, resolve_engine
 from gpuplan.serving.moe import moe_launch_s, moe_module_s
 from gpuplan.serving.links import Links, links_for
@@ -49,58 +51,6 @@ from gpuplan.serving.shapes import (  # noqa: F401  (re-exported: the model's pu
     expected_experts_touched,
     gemm_input_elements_per_token,
 )
-
-def gemm_time_s(math_s: float, stream_s: float, knee: float) -> float:
-    """A GEMM's time from its math and DRAM-stream times: ``(math^p + stream^p)^(1/p)``, ``p = knee``.
-
-    A smooth maximum of the two roofs: far from the ridge point the shorter part hides under the
-    longer (a compute-bound GEMM streams its next tiles while it multiplies); at the ridge the
-    kernel takes ``2^(1/p)`` times either roof. ``p`` 1 is the no-overlap roofline ``math +
-    stream``, a large ``p`` the plain ``max``. ``p`` is fitted to measured GEMM latencies
-    (benchmarks/fit_gemm.py, docs/serving-model.md)."""
-    # max() and min() spelled out (the same choice, ties and NaN included): this runs per step.
-    hi = stream_s if stream_s > math_s else math_s
-    lo = stream_s if stream_s < math_s else math_s
-    if hi <= 0:
-        return 0.0
-    return hi * (1.0 + (lo / hi) ** knee) ** (1.0 / knee)
-
-
-# -- layout ---------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Layout:
-    """Parallelism of one replica. ``ep > tp`` means attention data parallelism (dp = ep / tp)."""
-
-    tp: int = 1
-    pp: int = 1
-    ep: int = 1
-
-    @cached_property
-    def dp(self) -> int:
-        return self.ep // self.tp if self.ep > self.tp else 1
-
-    @cached_property
-    def expert_shards(self) -> int:
-        """GPUs one MoE layer's experts are spread over."""
-        return max(self.tp, self.ep)
-
-    @cached_property
-    def gpus(self) -> int:
-        return self.tp * self.dp * self.pp
-
-    def check(self, arch: Architecture) -> str | None:
-        """Why the layout cannot run ``arch``, or None."""
-        if arch.heads % self.tp:
-            return f"tp {self.tp} does not divide {arch.heads} attention heads"
-        if self.pp > arch.layers:
-            return f"pp {self.pp} exceeds {arch.layers} layers"
-        if self.ep > 1 and not arch.is_moe:
-            return "ep > 1 needs a mixture-of-experts model"
-        if self.ep > 1 and self.ep % self.tp and self.tp % self.ep:
-            return f"ep {self.ep} and tp {self.tp} must divide one another"
-        if arch.is_moe and self.ep > arch.experts:
-            return f"ep {self.ep} exceeds {arch.experts} experts"
-        return None
 
 
 # -- step times -----------------------------------------------------------------------------------
