@@ -336,9 +336,10 @@ def deploy_command(
         engine_named(engine)
     workloads: list[Any] = []
     plan, inputs = _saved_or_planned(source, catalog, ("serving",), out, quiet=quiet, workloads=workloads)
-    if engine is None:  # the engine the profile was planned for (the planner's default: vLLM)
+    if engine is None:  # the engine the plan was made for (a saved plan before schema 2.2: the profile's, else vLLM)
         spec = workloads[0].serving if workloads else None
-        engine = spec.engine if spec is not None else "vllm"
+        planned = plan.serving.engine if plan.serving is not None else None
+        engine = planned or (spec.engine if spec is not None else None) or "vllm"
     result = deploy(plan, engine, k8s=k8s, model=model, image=image)
     text = render_deploy(result, fmt)
     for line in result.notes:

@@ -175,6 +175,12 @@ class ServingPlan(_Out, PhaseIntervals):
     layout: ServingLayout | None
     precision: str
     kv_precision: str
+    #: Since 2.2: the serving engine whose kernels and scheduler the step times model (``[serving]
+    #: engine``, vllm when not given), the release asked for (None: the newest the catalog
+    #: describes), and the catalog's engine entry that was applied (its first release).
+    engine: str | None = None
+    engine_version: str | None = None
+    engine_release: str | None = None
     #: dtype of the matmul math on the chosen GPU (fp16 where bf16 is missing, 16-bit for
     #: weight-only formats and for fp8/fp4 weights on GPUs without those tensor cores).
     compute_dtype: str | None = None

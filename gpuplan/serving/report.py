@@ -226,6 +226,8 @@ def _plan_out(chosen: Option, workload: Workload, meeting: list[Option], best: d
         feasible=True, gpu=chosen.gpu.id, gpus=chosen.gpus, nodes=f.nodes, replicas=chosen.replicas,
         spare_replicas=s.spare_replicas, gpus_per_replica=rep.layout.gpus, layout=_layout_out(chosen),
         precision=s.precision, kv_precision=s.kv_precision, compute_dtype=rep.path.math,
+        engine=rep.engine.name if rep.engine else s.engine, engine_version=s.engine_version,
+        engine_release=rep.engine.features.since if rep.engine else None,
         weights_gib_per_gpu=rep.resident_weight_bytes / GIB, kv_bytes_per_token_per_gpu=rep.kv_bytes_per_token_stage,
         kv_gib_per_gpu=rep.kv_budget_bytes / GIB, max_sequences_per_replica=chosen.capacity.max_sequences,
         ttft_ms_mean=op.ttft_mean_s * 1e3, ttft_ms_p99=op.ttft_p99_s * 1e3, latency_percentile=s.latency_percentile,
@@ -283,6 +285,7 @@ def _infeasible(workload: Workload, per_gpu: dict[str, tuple[list[Option], list[
     plan = ServingPlan(
         feasible=False, gpu=None, gpus=0, nodes=0, replicas=0, spare_replicas=s.spare_replicas, gpus_per_replica=0,
         layout=None, precision=s.precision, kv_precision=s.kv_precision, compute_dtype=None,
+        engine=s.engine, engine_version=s.engine_version,
         weights_gib_per_gpu=0.0, kv_bytes_per_token_per_gpu=0.0, kv_gib_per_gpu=0.0, max_sequences_per_replica=0,
         ttft_ms_mean=0.0, ttft_ms_p99=0.0, latency_percentile=s.latency_percentile, ttft_ms_at_percentile=0.0,
         tpot_ms=0.0, e2e_ms_mean=0.0, prefill_ms=0.0, qps_per_replica=0.0,

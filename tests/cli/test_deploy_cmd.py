@@ -63,13 +63,20 @@ def test_training_only_profile_has_nothing_to_deploy(cli):
 
 
 def test_engine_defaults_to_the_profiles_then_vllm(cli, tmp_path):
-    """Without --engine: the profile's [serving] engine; a profile without one, or a saved plan
-    (which does not record it), gets vLLM, the planner's default engine (docs/deploy.md)."""
+    """Without --engine: the engine the plan was made for (the profile's [serving] engine, recorded
+    in a saved plan since schema 2.2); a profile without one gets vLLM, the planner's default
+    engine (docs/deploy.md)."""
     trt = tmp_path / "trt.toml"
     trt.write_text('[model]\npreset = "llama-3.1-8b"\n[serving]\nqps = 5\nengine = "trtllm"\n')
     r = cli("deploy", str(trt))
     assert r.code == 0, r
     assert r.out.startswith("# TensorRT-LLM 1.2.1: ") and "trtllm-serve meta-llama/Llama-3.1-8B" in r.out
+    saved = tmp_path / "trt.json"
+    r = cli("recommend", str(trt), "--format", "json", "--out", str(saved))
+    assert r.code == 0, r
+    r = cli("deploy", str(saved))
+    assert r.code == 0, r
+    assert r.out.startswith("# TensorRT-LLM 1.2.1: "), r.out[:80]
     r = cli("deploy", CHAT)
     assert r.code == 0, r
     assert r.out.startswith("# vLLM 0.33.0: ")
