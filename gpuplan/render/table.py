@@ -71,10 +71,13 @@ class _Report:
         self.console.print(Text(text, style="bold underline" if self.options.color else ""))
 
     def table(self, headers: list[str], rows: list[list[str]], *, right: set[int] | None = None,
-              styles: list[str | None] | None = None, no_wrap: set[int] | None = None) -> None:
+              styles: list[str | None] | None = None, no_wrap: set[int] | None = None,
+              fold: set[int] | None = None) -> None:
+        """A table; a column in ``fold`` wraps long words (paths) instead of cutting them short."""
         t = Table(box=self.box, show_edge=False, pad_edge=False, padding=(0, 1), header_style="bold")
         for i, h in enumerate(headers):
-            t.add_column(Text(h), justify="right" if i in (right or set()) else "left", overflow="ellipsis",
+            t.add_column(Text(h), justify="right" if i in (right or set()) else "left",
+                         overflow="fold" if i in (fold or set()) else "ellipsis",
                          no_wrap=i == 0 or i in (no_wrap or set()))
         for i, row in enumerate(rows):
             t.add_row(*map(_plain, row), style=(styles[i] if styles else None) or "")
@@ -303,17 +306,21 @@ def render_check(result: "CheckResult", options: RenderOptions) -> str:
     r = _Report(options)
     c = result.cluster
     verdict = "PASSED" if result.passed else "FAILED"
-    r.line(f"gpuplan check {verdict}: {result.workload} ({c.phase}) on {c.gpus:,} x {c.gpu} "
-           f"({c.nodes:,} nodes){' ' + repr(c.name) if c.name else ''}", "bold green" if result.passed else "bold red")
-    r.line(f"profile {result.profile}; cluster {result.cluster_file}; {plural(result.errors, 'error')}, "
-           f"{plural(result.warnings, 'warning')}")
+    r.line(f"gpuplan check {verdict}: {result.workload} ({c.phase}), {plural(result.errors, 'error')}, "
+           f"{plural(result.warnings, 'warning')}", "bold green" if result.passed else "bold red")
+    r.line(f"cluster{' ' + repr(c.name) if c.name else ''}: {c.gpus:,} x {c.gpu} in {c.nodes:,} nodes")
+    r.line(f"profile file {result.profile}")
+    r.line(f"cluster file {result.cluster_file}")
+    # The files are named above: a gate's location names which and the line, and fits the column.
+    short = {result.profile: "profile", result.cluster_file: "cluster"}
     r.line()
     r.table(["", "gate", "value", "limit", "message (where)"],
             [[_ok(options, g.passed) if g.passed or g.severity == "error" else "warn", g.name,
               gate_value(g.value, g.unit), gate_value(g.limit, g.unit),
-              g.message + (f" ({g.file}:{g.line})" if g.file and g.line else f" ({g.file})" if g.file else "")]
+              g.message + (f" ({short.get(g.file, g.file)} line {g.line})" if g.file and g.line
+                           else f" ({short.get(g.file, g.file)})" if g.file else "")]
              for g in result.gates],
-            right={2, 3},
+            right={2, 3}, fold={4},
             styles=[None if g.passed else SEVERITY_STYLE[g.severity] for g in result.gates])
     return r.text()
 
