@@ -274,7 +274,9 @@ def _converged(t: TrainingPlan, s: ServingPlan, catalog: Any, cloud: bool, servi
                f"after training {idle_gpus:,} GPUs idle and {parked:,.0f} GPU-hours a day parked off-peak: "
                f"{lendable:,.0f} GPU-hours a day to lend to fine-tuning or RL",
                f"serving during the {days:.1f} training days: {served.replica_hours_per_day:g} replica-hours a "
-               f"day of {serving.gpus_per_replica} x {serving.gpu} {how}"
+               f"day of {serving.gpus_per_replica} x {serving.gpu}"
+               + (f" (its {serving.spare_replicas} spare replicas included)" if serving.spare_replicas else "")
+               + f" {how}"
                + (f", ${bridge:,.0f} (in the cost a year)" if bridge is not None else "")]
     risks = [Risk(severity="warning", code="fleet-serving-waits",
                   message=f"serving moves onto the cluster when training ends ({days:.0f} days): until then the "
