@@ -3,6 +3,7 @@ bytecode caching and growth exponents."""
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import shutil
@@ -27,12 +28,16 @@ if str(ROOT) not in sys.path:
 #: measured as after ``pip install``, which compiles every module; the first run fills it.
 PYCACHE = Path(tempfile.gettempdir()) / "gpuplan-bench-pycache"
 
+#: One install tree per checkout (two worktrees benchmarking at once must not rebuild each other's
+#: tree under a running child); stable across runs, so the bytecode in :data:`PYCACHE` stays warm.
+_CHECKOUT = hashlib.sha256(str(ROOT).encode()).hexdigest()[:12]
+
 
 #: Child processes import gpuplan from here: the package laid out as its wheel installs it, with
 #: ``gpuplan/_catalog/`` and the pre-parsed ``gpuplan/_catalog.json`` that the wheel build writes
 #: (hatch_build.py), so that a cold start reads the catalog as a user's does. Rebuilt from this
 #: checkout once per benchmark process.
-INSTALL = Path(tempfile.gettempdir()) / "gpuplan-bench-install"
+INSTALL = Path(tempfile.gettempdir()) / f"gpuplan-bench-install-{_CHECKOUT}"
 _installed: list[Path] = []
 
 
