@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import math
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ from gpuplan.hardware.schema import (
     Switch,
 )
 from gpuplan.core.errors import InputError, did_you_mean
+from gpuplan.hardware.overlay import check_calibration, merge_tables
 from gpuplan.hardware.fleet_calibration import FleetCalibration
 from gpuplan.hardware.intervals import ResidualTable
 from gpuplan.hardware.renamed import refuse_renamed
@@ -213,52 +213,6 @@ def _read_dir(root: Path, pre: Preparsed | None = None) -> tuple[dict[str, list[
     return records, meta, calibration, raw
 
 
-def _kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    return {str: "string", list: "array", dict: "table"}.get(type(value), "date or time")
-
-
-def _check_calibration(stem: str, table: dict[str, Any], shipped: dict[str, dict[str, Any]], file: str) -> None:
-    """An overlay calibration table may only replace shipped constants, each with a value of the
-    same kind (numbers finite and, like every shipped constant, not negative): the planners read
-    these tables directly, so a string or a NaN must not reach them. Ranges are theirs to check."""
-    if stem not in shipped:
-        raise InputError(f"unknown calibration table{did_you_mean(stem, shipped)}; expected one of "
-                         f"{', '.join(sorted(shipped))}", file=file)
-    _same_shape(table, shipped[stem], file, "")
-
-
-def _same_shape(over: Any, base: Any, file: str, field: str) -> None:
-    want, got = _kind(base), _kind(over)
-    if want != got:
-        raise InputError(f"expected a {want}, got a {got}", file=file, field=field or None)
-    if got == "number":
-        if not math.isfinite(over) or (base >= 0 and over < 0):
-            raise InputError(f"expected a finite number >= 0, got {over!r}"[:120], file=file, field=field or None)
-    elif got == "table":
-        for key, value in over.items():
-            path = f"{field}.{key}" if field else key
-            if key not in base:
-                raise InputError(f"unknown calibration key{did_you_mean(key, base)}", file=file, field=path)
-            _same_shape(value, base[key], file, path)
-    elif got == "array" and base:
-        for i, value in enumerate(over):
-            _same_shape(value, base[0], file, f"{field}[{i}]")
-
-
-def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for k, v in over.items():
-        if isinstance(v, dict) and isinstance(out.get(k), dict):
-            out[k] = _merge(out[k], v)
-        else:
-            out[k] = v
-    return out
-
-
 def _validate(kind: str, where: str, item: dict[str, Any]) -> BaseModel:
     model = KINDS[kind]
     file, _, index = where.rpartition(":")
@@ -289,11 +243,11 @@ def load_catalog(overlays: Iterable[str | os.PathLike[str]] = (), *, base: Path 
         for rel, blob in raw:
             digest.update(f"{layer}:{rel}\0".encode())
             digest.update(hashlib.sha256(blob).digest())
-        meta = _merge(meta, layer_meta)
+        meta = merge_tables(meta, layer_meta)
         for stem, (name, table) in layer_cal.items():
             if layer > 0:
-                _check_calibration(stem, table, calibration, name)
-            calibration[stem] = _merge(calibration.get(stem, {}), table)
+                check_calibration(stem, table, calibration, name)
+            calibration[stem] = merge_tables(calibration.get(stem, {}), table)
         for kind, items in records.items():
             seen_here: dict[str, str] = {}
             for where, item in items:
@@ -306,7 +260,7 @@ def load_catalog(overlays: Iterable[str | os.PathLike[str]] = (), *, base: Path 
                                      file=where.rpartition(":")[0], field=f"{kind}[{clip(ident)}]")
                 seen_here[ident] = where.rpartition(":")[0]
                 if layer > 0 and ident in merged[kind]:
-                    item = _merge(merged[kind][ident][1], item)
+                    item = merge_tables(merged[kind][ident][1], item)
                 merged[kind][ident] = (where, item)
     try:
         cat_meta = CatalogMeta.model_validate(meta)
