@@ -74,7 +74,9 @@ def breakdown(replica: Replica, run: ServingRun, figures: tuple[str, ...], prefi
                   f"cache holds {replica.admitted_sequences(p, o)}){' run as one static batch' if static else ''}")
             if not static and eng is not None and eng.features.scheduling == "mixed" and o > 1:
                 req = b / (o - 1)
-                show(f"mixed step {b} dec + {req:.2f}x{p} pf", parts(replica, replica.step(b, ctx, req, p), b + req))
+                m = min(replica.layout.pp, b)  # pipeline micro-batches, as mixed.py and fixed.py take them
+                show(f"mixed step {b / m:g} dec + {req / m:.2f}x{p} pf",
+                     parts(replica, replica.step(b / m, ctx, req / m, p), (b + req) / m))
                 continue
         else:
             print(f"  [{what}] batch {b}")
@@ -84,7 +86,9 @@ def breakdown(replica: Replica, run: ServingRun, figures: tuple[str, ...], prefi
             show(f"prefill step {per}x{p}", parts(replica, replica.prefill_step(per, p), per), full)
         if rest:
             show(f"prefill step {rest}x{p}", parts(replica, replica.prefill_step(rest, p), rest))
-        show(f"decode step b={b} ctx={ctx:g}", parts(replica, replica.decode_step(b, ctx), b), max(o - 1, 0))
+        m = min(replica.layout.pp, b)
+        step = replica.decode_step(b / m, ctx)
+        show(f"decode step b={b / m:g} ctx={ctx:g}", parts(replica, step, b / m), max(o - 1, 0))
 
 
 def main(argv: list[str] | None = None) -> int:
