@@ -27,7 +27,6 @@ from gpuplan.ci.validate import load_cases
 from gpuplan.hardware.serving_calibration import serving_constants
 from gpuplan.model.arch import ArchitectureSpec, resolve
 from gpuplan.model.case import CaseInput
-from gpuplan.physics.kv_cache import mean_cached_tokens
 from gpuplan.planning.api import load_catalog
 from gpuplan.serving.cases import ServingRun, _layouts, predict
 from gpuplan.serving.engine import resolve_engine
@@ -55,7 +54,7 @@ def show(label: str, p: dict[str, float], times: float = 1.0) -> None:
 
 def breakdown(replica: Replica, run: ServingRun, figures: tuple[str, ...], prefill_tokens_per_step: int) -> None:
     p, o = run.prompt_tokens, run.output_tokens
-    ctx = mean_cached_tokens(p, o, replica.arch.sliding_window)
+    ctx = replica.decode_context(p, o)
     latency = {"ttft_ms", "tpot_ms", "decode_tokens_per_s"} & set(figures)
     batches = []
     if latency:
