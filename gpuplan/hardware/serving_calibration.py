@@ -105,6 +105,9 @@ class EngineRelease(BaseModel):
     engine: EngineName
     since: str = Field(pattern=r"^[0-9]+(\.[0-9]+)*$")
     gqa_kv_reads: Literal["per_group", "per_query_head"]
+    #: What a decode step's attention reads of each sequence's cache: the tokens filled so far, or the
+    #: whole cache reserved for the sequence (a static cache attended through a mask: gpt-fast).
+    kv_reads: Literal["filled", "reserved"] = "filled"
     scheduling: Literal["mixed", "prefill_first"]
     kv_admission: Literal["reserve_full", "on_demand"]
     kv_block_tokens: int = Field(ge=0)

@@ -28,7 +28,6 @@ import math
 from dataclasses import dataclass
 from functools import cached_property
 
-from gpuplan.physics.kv_cache import mean_cached_tokens
 from gpuplan.physics.queueing import wait_s
 from gpuplan.serving.model import Replica, StepTime
 
@@ -83,8 +82,7 @@ class ReplicaCapacity:
         k = replica.k
         self.scv = k.queueing.prefill_service_scv
         self.max_rho = k.queueing.max_utilisation
-        self.mean_context = mean_cached_tokens(demand.prompt_tokens, max(demand.output_tokens, 1),
-                                               replica.arch.sliding_window)
+        self.mean_context = replica.decode_context(demand.prompt_tokens, max(demand.output_tokens, 1))
         self.prefill_step = replica.prefill_step(1, demand.prompt_tokens)
         self.prefill_latency_s = self.prefill_step.total_s
         self.prefill_service_s = self.prefill_latency_s / replica.layout.pp
@@ -271,7 +269,7 @@ def static_batch_tokens_per_s(replica: Replica, batch: int, prompt: int, output:
 
     ``batch * output / (t_prefill(batch prompts) + (output - 1) * t0(batch))``, the decode step
     taken at the mean cached length ``prompt + (output - 1) / 2``."""
-    mean_ctx = mean_cached_tokens(prompt, output, replica.arch.sliding_window)
+    mean_ctx = replica.decode_context(prompt, output)
     micro = min(replica.layout.pp, batch)
     t0 = replica.decode_step(batch / micro, mean_ctx).total_s
     total = replica.prefill_s(batch, prompt) + max(output - 1, 0) * t0
@@ -288,7 +286,7 @@ def offline_tokens_per_s(replica: Replica, prompt: int, output: int,
         batch = replica.max_sequences(prompt + output)
     if batch < 1:
         return 0.0, 0
-    mean_ctx = mean_cached_tokens(prompt, output, replica.arch.sliding_window)
+    mean_ctx = replica.decode_context(prompt, output)
     micro = min(replica.layout.pp, batch)
     t0 = replica.decode_step(batch / micro, mean_ctx).total_s
     per_request_prefill = replica.prefill_s(batch, prompt) / batch / replica.layout.pp

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from gpuplan.physics.kv_cache import kv_bytes_per_token, mean_cached_tokens
+from gpuplan.physics.kv_cache import kv_bytes_per_token
 from gpuplan.physics.queueing import wait_s
 from gpuplan.serving.capacity import Demand
 from gpuplan.serving.model import Replica, StepTime
@@ -168,7 +168,7 @@ def decode_worker(replica: Replica, demand: Demand) -> DecodeWorker | None:
     cap = replica.max_sequences(full)
     if n == 0 or cap < 1 or replica.max_sequences(max(full, demand.context_tokens)) < 1:
         return None
-    ctx = mean_cached_tokens(demand.prompt_tokens, demand.output_tokens, replica.arch.sliding_window)
+    ctx = replica.decode_context(demand.prompt_tokens, demand.output_tokens)
     probe = DecodeWorker(replica, 0.0, 0.0, 0.0, ctx)
     step = probe.step_at(1.0)  # each step time is computed once and kept (the bisection's end is one it saw)
     if not math.isfinite(step) or step > demand.tpot_s:

@@ -10,6 +10,9 @@ What each feature changes in the model (docs/serving-model.md, "Engines"):
 
 * ``gqa_kv_reads``: decode attention streams every KV head once per query head (``heads /
   kv_heads`` times the cache) instead of once per group;
+* ``kv_reads``: ``reserved`` decode attention runs over each sequence's whole reserved cache, the
+  unfilled part masked (a static cache: gpt-fast), instead of the tokens cached so far
+  (:meth:`gpuplan.serving.model.Replica.decode_context`);
 * ``scheduling``: ``mixed`` steps carry prefill chunks beside the decode tokens and share one
   weight stream (:mod:`gpuplan.serving.mixed`); ``prefill_first`` pauses decode for each prefill;
 * ``kv_admission`` and ``kv_block_tokens``: the sequences the cache holds (full-length
@@ -82,6 +85,8 @@ class Engine:
                  else "each prefill pauses the decode batch")
         gqa = ("decode attention reads each KV head once per query group" if f.gqa_kv_reads == "per_group"
                else "decode attention reads each KV head once per query head")
+        if f.kv_reads == "reserved":
+            gqa += " over the whole reserved cache"
         admit = ("KV blocks reserved for the whole sequence" if f.kv_admission == "reserve_full"
                  else "KV blocks taken as tokens arrive")
         graphs = "CUDA graphs" if f.cuda_graphs else "no CUDA graphs"

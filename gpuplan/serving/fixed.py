@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from gpuplan.model.arch import Architecture
 from gpuplan.hardware.loader import Catalog
 from gpuplan.hardware.schema import Gpu
-from gpuplan.physics.kv_cache import mean_cached_tokens
 from gpuplan.serving.capacity import offline_tokens_per_s, static_batch_tokens_per_s
 from gpuplan.hardware.serving_calibration import serving_constants
 from gpuplan.serving.engine import Engine
@@ -77,7 +76,7 @@ def evaluate_fixed(arch: Architecture, gpu: Gpu, layout: Layout, precision: str,
         used = batch
         throughput = static_batch_tokens_per_s(replica, batch, prompt_tokens, output_tokens)
     micro = min(layout.pp, used)
-    step = replica.decode_step(used / micro, mean_cached_tokens(prompt_tokens, output_tokens, arch.sliding_window))
+    step = replica.decode_step(used / micro, replica.decode_context(prompt_tokens, output_tokens))
     return FixedResult(
         gpu=gpu.id, layout=layout, compute_dtype=replica.path.math, batch=used, max_sequences=cap,
         weights_gib_per_gpu=replica.resident_weight_bytes / GIB, decode_tokens_per_s=1.0 / step.total_s,

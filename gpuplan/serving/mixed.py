@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 
-from gpuplan.physics.kv_cache import mean_cached_tokens
 from gpuplan.serving.model import Replica
 
 
@@ -54,6 +53,6 @@ def mixed_offline_tokens_per_s(replica: Replica, prompt: int, output: int, batch
         return 0.0
     micro = min(replica.layout.pp, batch)
     requests = batch / n
-    ctx = mean_cached_tokens(prompt, output, replica.arch.sliding_window)
+    ctx = replica.decode_context(prompt, output)
     step = replica.step(batch / micro, ctx, requests / micro, prompt).total_s
     return requests * output / step

@@ -26,7 +26,7 @@ from gpuplan.core.units import GIB
 from gpuplan.model.arch import Architecture
 from gpuplan.hardware.loader import Catalog
 from gpuplan.hardware.schema import Gpu
-from gpuplan.physics.kv_cache import cached_tokens, held_tokens, kv_bytes_per_token_per_gpu
+from gpuplan.physics.kv_cache import cached_tokens, held_tokens, kv_bytes_per_token_per_gpu, mean_cached_tokens
 from gpuplan.physics.pipeline import layers_per_stage
 from gpuplan.hardware.serving_calibration import ServingConstants
 from gpuplan.physics.roofline import gemm_time_s  # noqa: F401  (re-exported)
@@ -164,6 +164,14 @@ class Replica:
             return 0
         held = held_tokens(prompt, output, f.kv_block_tokens, f.kv_admission == "on_demand", self.arch.sliding_window)
         return max(0, math.floor(self.kv_budget_bytes / (held * self.kv_bytes_per_token_stage))) * self.layout.dp
+
+    def decode_context(self, prompt: int, output: int) -> float:
+        """Cache tokens a decode step's attention reads per sequence, averaged over the output: the
+        filled part (``prompt + (output - 1) / 2``), or the whole reserved cache for engines that
+        attend over a static cache through a mask (``kv_reads = "reserved"``)."""
+        if self.engine is not None and self.engine.features.kv_reads == "reserved":
+            return float(cached_tokens(prompt + output, self.arch.sliding_window))
+        return mean_cached_tokens(prompt, output, self.arch.sliding_window)
 
     # -- communication ----------------------------------------------------------------------------
     def _comm_s(self, tokens: float) -> float:

@@ -78,6 +78,22 @@ def test_pre_xqa_decode_reads_each_kv_head_per_query_head(catalog, preset, k):
     assert rep_old.decode_step(64, 1000).kv_bytes == pytest.approx(8 * rep_new.decode_step(64, 1000).kv_bytes)
 
 
+def test_gpt_fast_decode_attends_over_its_whole_static_cache(catalog, preset, k):
+    """gpt-fast (model.py) keeps a static cache of prompt + max_new_tokens and runs each decode
+    step's attention over all of it through a mask. Llama-2-7B, 5-token prompt, 200 new tokens
+    (the README's batch-1 run, 104.9 tokens/s on A100): every step reads 205 tokens x 32 layers x
+    2 x 4,096 x 2 B = 107.5 MB of cache, where the filled part averages 104.5 tokens (54.8 MB)."""
+    arch = preset("llama-2-7b")
+    gpu = catalog.gpu("a100-sxm-80gb")
+    fast = build_replica(gpu, arch, Layout(), "bf16", "bf16", k, catalog, engine=resolve_engine(k, "gpt-fast"))
+    trt = build_replica(gpu, arch, Layout(), "bf16", "bf16", k, catalog, engine=resolve_engine(k, "trtllm"))
+    assert fast.decode_context(5, 200) == 205
+    assert trt.decode_context(5, 200) == 104.5
+    assert fast.decode_step(1, fast.decode_context(5, 200)).kv_bytes == pytest.approx(107.5e6, rel=0.001)
+    r = evaluate_fixed(arch, gpu, Layout(), "bf16", 5, 200, catalog, batch=1, engine=resolve_engine(k, "gpt-fast"))
+    assert r.decode_tokens_per_s == pytest.approx(104.9, rel=0.06)
+
+
 # -- mixed batching ---------------------------------------------------------------------------------
 def test_mixed_steps_reproduce_offline_throughput(catalog, preset, k):
     """TRT-LLM perf-overview, Llama 3.1 8B FP8 on one H100, 1000/1000 offline: 15,220 tok/s. In-flight
