@@ -23,6 +23,7 @@ from gpuplan.render.text import (
     bom_summary,
     headline,
     num,
+    plural,
     serving_facts,
     serving_option_cost,
     sized,
@@ -140,7 +141,7 @@ def _pictures(phase: TrainingPlan | ServingPlan) -> list[str]:
     trays = ic.scaleup_switch_trays if ic is not None and ic.scaleup_domain_gpus > ic.gpus_per_node > 0 else 0
     if phase.feasible and phase.bom is not None and phase.nodes:
         out += [el("h3", None, t("Racks")), rack_svg(phase.bom, servers=phase.nodes, switch_trays=trays,
-                                                     title=f"Rack elevation: {phase.nodes:,} servers of {phase.gpu}")]
+                                                     title=f"Rack elevation: {plural(phase.nodes, 'server')} of {phase.gpu}")]
     if isinstance(phase, ServingPlan) and phase.frontier:
         out += [el("h3", None, t("Throughput-latency frontier")),
                 frontier_svg(phase.frontier, title=f"{phase.gpu}: every layout's operating points")]

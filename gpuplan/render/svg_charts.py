@@ -11,7 +11,7 @@ from gpuplan.render.svg import PALETTE, Labels, fit, heading, svg, wrap
 from gpuplan.render.svg import el as _el
 from gpuplan.render.svg import f as _f
 from gpuplan.render.svg import t as _t
-from gpuplan.render.text import num
+from gpuplan.render.text import num, plural
 
 #: Racks drawn before the rest are counted in the caption.
 MAX_RACKS = 12
@@ -30,7 +30,10 @@ def rack_svg(bom: Bom, *, servers: int, title: str, width: int = 720, switch_tra
             switches[item.tier or "switch"] = switches.get(item.tier or "switch", 0) + item.quantity
     drawn = min(compute_racks, MAX_RACKS)
     columns = drawn + (1 if switches else 0)
-    caption = (f"{compute_racks:,} compute rack{'s' if compute_racks != 1 else ''} of {per_rack} servers"
+    fullest = min(per_rack, servers)  # the BOM's rack_power_kw is the fullest rack's peak draw
+    held = (f"{plural(compute_racks, 'compute rack')} of {per_rack} servers" if servers >= per_rack
+            else f"1 compute rack holding {plural(servers, 'server')} (room for {per_rack})")
+    caption = (held
                + (f" and {switch_trays} NVLink switch trays" if switch_trays else "") + f", {bom.cooling or 'air'} cooled"
                + (f", up to {num(bom.rack_power_kw)} kW per rack" if bom.rack_power_kw is not None else "")
                + (f"; {compute_racks - drawn:,} more not drawn" if compute_racks > drawn else ""))
@@ -60,7 +63,7 @@ def rack_svg(bom: Bom, *, servers: int, title: str, width: int = 720, switch_tra
             slots.append(_el("rect", {"x": _f(x + 4), "y": _f(y), "width": _f(rack_w - 8),
                                       "height": _f(max(1.0, slot - 1.5)), "fill": "#1a7f37" if j < in_rack else "#eaeef2"}))
             y += slot
-        kw = bom.rack_power_kw * in_rack / per_rack if bom.rack_power_kw is not None else None
+        kw = bom.rack_power_kw * in_rack / max(1, fullest) if bom.rack_power_kw is not None else None
         parts.append(_el("g", {"class": "rack", "data-servers": in_rack, "data-kw": _f(kw or 0),
                                "data-cooling": bom.cooling or "air"},
                          _el("rect", {"x": _f(x), "y": top, "width": _f(rack_w), "height": rack_h, "fill": fill,

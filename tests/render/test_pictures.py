@@ -180,3 +180,20 @@ def test_every_picture_of_the_example_reports_keeps_labels_apart(example, tmp_pa
     roofs = [s for s in svgs if s.get("class") == "roofline"]
     assert roofs and all(g.get("data-achieved-tflops") for s in roofs for g in s.iter(f"{NS}g")
                          if g.get("class") == "marker")
+
+
+def test_a_part_filled_rack_shows_the_power_of_the_servers_it_holds():
+    """One 8-GPU H100 server (10.2 kW, catalog node power) in a rack with room for more: the rack
+    is labelled with that server's draw, not a fraction of it."""
+    from gpuplan.core.contract import Bom
+    from gpuplan.render.svg_charts import rack_svg
+
+    bom = Bom(items=[], capex_usd=0.0, unpriced_parts=[], power_kw=10.2, network_capex_usd=0.0,
+              network_power_kw=0.0, racks=1, rack_power_kw=10.2, servers_per_rack=4)
+    svg = ET.fromstring(rack_svg(bom, servers=1, title="t"))
+    (rack,) = _groups(svg, "rack")
+    assert rack.get("data-kw") == "10.2" and rack.get("data-servers") == "1"
+    assert "1 compute rack holding 1 server (room for 4)" in _texts(svg)
+    full = ET.fromstring(rack_svg(bom.model_copy(update={"rack_power_kw": 40.8}), servers=6, title="t"))
+    assert [r.get("data-kw") for r in _groups(full, "rack")] == ["40.8", "20.4"]
+    assert "2 compute racks of 4 servers" in _texts(full)
