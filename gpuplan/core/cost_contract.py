@@ -53,8 +53,8 @@ class Tco(_Out):
     #: The same GPUs rented for the horizon at the catalog's on-demand rate less the reserved discount.
     cloud_total_usd: float | None
     cloud_reserved_discount: float
-    #: First month in which owning (capex + opex to date) costs no more than renting; None = never
-    #: within the horizon's rates (or no cloud rate).
+    #: First month in which owning (capex + opex to date) costs no more than renting, which may lie
+    #: past the horizon; None = never (the rent does not cover the owner's opex) or no cloud rate.
     breakeven_months: int | None
 
 

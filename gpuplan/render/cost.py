@@ -39,8 +39,13 @@ def tco_line(tco: Tco | None) -> str:
         text += f", {usd(tco.usd_per_million_tokens)} per million output tokens"
     if tco.cloud_total_usd is None:
         return text + "; no cloud rate to compare"
-    even = (f"break-even in month {tco.breakeven_months}" if tco.breakeven_months is not None
-            else "renting stays cheaper")
+    month = tco.breakeven_months
+    if month is None:
+        even = "renting stays cheaper"
+    elif month > tco.horizon_years * 12:  # past the horizon the total above compares against
+        even = f"renting stays cheaper over {years} y (owning breaks even in month {month:,})"
+    else:
+        even = f"break-even in month {month}"
     return text + (f"; rented (reserved, -{pct(tco.cloud_reserved_discount)}) {usd(tco.cloud_total_usd)}, {even}")
 
 
