@@ -202,6 +202,17 @@ def plan_order(points: list[dict[str, Any]]) -> list[int]:
     return sorted(range(len(points)), key=lambda i: tuple(-points[i][f] for f in swept))
 
 
+def _load_point(text: str, name: str, catalog: Catalog, values: dict[str, Any]) -> Any:
+    """The profile with one grid point's values; a value the profile rejects is blamed on the
+    ``--set`` that gave it, not on the profile file."""
+    try:
+        return load_profile_text(text, name, catalog, overrides=values)
+    except InputError as err:
+        if err.field in values:
+            raise InputError(err.message, field=f"--set {err.field}") from None
+        raise
+
+
 def run_sweep(text: str, name: str, sets: list[tuple[str, list[Any]]], catalog: Catalog, *, overlays: list[str],
               phases: tuple[str, ...] = ("training", "serving"), jobs: int = 1,
               on_point: Callable[[int, int], None] | None = None) -> SweepResult:
@@ -211,12 +222,12 @@ def run_sweep(text: str, name: str, sets: list[tuple[str, list[Any]]], catalog: 
     points = [grid_points[i] for i in order]
     # The first point is planned here: a value the profile rejects fails once, with one line,
     # before any worker starts.
-    first = load_profile_text(text, name, catalog, overrides=points[0])
+    first = _load_point(text, name, catalog, points[0])
     results = [summary_of(points[0], *plan_summary(first, catalog, phases=phases))]
     if on_point:
         on_point(1, len(points))
     for values in points[1:]:  # every value is validated before the long part starts
-        load_profile_text(text, name, catalog, overrides=values)
+        _load_point(text, name, catalog, values)
     rest: Iterator[SweepPoint]
     if jobs > 1 and len(points) > 2:
         import multiprocessing

@@ -89,7 +89,10 @@ def test_cli_bad_value_is_one_line_and_exit_2(tmp_path):
     out = tmp_path / "s.json"
     proc = subprocess.run([sys.executable, "-m", "gpuplan", "sweep", str(CHAT), "--set", "serving.qps=-5,5", "-o",
                            str(out)], capture_output=True, text=True)
-    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "serving.qps" in proc.stderr
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    # the bad value came from the command line: the error names the flag, not the profile file
+    assert "--set serving.qps: input should be greater than 0 (got -5)" in proc.stderr
+    assert str(CHAT) not in proc.stderr
     assert not out.exists()
 
 
