@@ -236,7 +236,9 @@ def _plan_phase(phase: str, planner: Callable[[Workload, Catalog], Any], workloa
     totals = {p.gpu: p for p in priced}
     options = [_option(phase, p) for p in priced if p is not winner]
     options += [a for a in best.alternatives if a.gpu not in totals]
-    options.sort(key=lambda o: (not o.meets_target, o.cost_usd is None, o.cost_usd or 0.0, o.gpu))
+    # Those priced with their network rank first: a servers-only capex is no total to rank them by.
+    options.sort(key=lambda o: (not o.meets_target, o.cost_usd is None, not o.network_included, o.cost_usd or 0.0,
+                                o.gpu))
     common = set.intersection(*(set(_unpriced(p)) for p in priced))
     compared = ", ".join(f"{p.gpu} ${p.capex_usd:,.0f}"
                          + (f" (without unpriced {', '.join(x for x in _unpriced(p) if x not in common)})"

@@ -21,8 +21,10 @@ from gpuplan.render import RenderOptions
 from gpuplan.render.cost import plan_tco_line
 from gpuplan.render.text import (
     bom_summary,
+    cost_basis_note,
     headline,
     num,
+    option_cost,
     plural,
     serving_facts,
     serving_option_cost,
@@ -119,7 +121,8 @@ def _phase(name: str, phase: TrainingPlan | ServingPlan, pricing: str) -> str:
         body.append(el("h3", None, t("Alternatives")))
         if isinstance(phase, TrainingPlan):
             body.append(html_table(["GPU", "GPUs", "days", "cost", "meets target"],
-                                   [[a.gpu, sized(a, f"{a.gpus:,}"), sized(a, num(a.wall_clock_days)), sized(a, usd(a.cost_usd)),
+                                   [[a.gpu, sized(a, f"{a.gpus:,}"), sized(a, num(a.wall_clock_days)),
+                                     sized(a, option_cost(a, pricing)),
                                      "yes" if a.meets_target else "no"] for a in phase.alternatives],
                                    right={1, 2, 3}))
         else:
@@ -128,6 +131,9 @@ def _phase(name: str, phase: TrainingPlan | ServingPlan, pricing: str) -> str:
                                      sized(a, serving_option_cost(a, pricing)),
                                      "yes" if a.meets_target else "no", a.reason] for a in phase.alternatives],
                                    right={1, 2, 3, 4}))
+        note = cost_basis_note(phase.alternatives, pricing)
+        if note:
+            body.append(el("p", {"class": "note"}, t(note)))
     body.append(_bom(phase.bom))
     return el("section", {"id": name, "class": "phase"}, *body)
 

@@ -24,10 +24,12 @@ from gpuplan.render.cost import plan_tco_line
 from gpuplan.render.text import (
     LAYOUT_HEADERS,
     change_value,
+    cost_basis_note,
     gate_value,
     headline,
     layout_rows,
     num,
+    option_cost,
     pct,
     plural,
     roofline_rows,
@@ -128,12 +130,17 @@ def _training(t: TrainingPlan, pricing: str) -> str:
                               md_table(LAYOUT_HEADERS, layout_rows(t.layout_alternatives), right={1, 3, 4, 5, 6, 7, 8}))
     if t.alternatives:
         rows = [[a.gpu, sized(a, f"{a.gpus:,}"), sized(a, f"{a.nodes:,}"), f"TP{a.layout.tp} PP{a.layout.pp} DP{a.layout.dp}",
-                 sized(a, num(a.wall_clock_days)), sized(a, pct(a.mfu)), sized(a, usd(a.cost_usd)),
+                 sized(a, num(a.wall_clock_days)), sized(a, pct(a.mfu)), sized(a, option_cost(a, pricing)),
                  "yes" if a.meets_target else "no", a.bound] for a in t.alternatives]
         out += "\n" + details(f"Alternatives ({len(t.alternatives)})",
                               md_table(["GPU", "GPUs", "nodes", "layout", "days", "MFU", "cost", "meets target",
-                                        "bound"], rows, right={1, 2, 4, 5, 6}))
+                                        "bound"], rows, right={1, 2, 4, 5, 6}) + _basis(t.alternatives, pricing))
     return out + "\n" + _bom(t.bom)
+
+
+def _basis(options: list, pricing: str) -> str:
+    note = cost_basis_note(options, pricing)
+    return f"\n{note}\n" if note else ""
 
 
 def _serving(s: ServingPlan, pricing: str) -> str:
@@ -152,7 +159,7 @@ def _serving(s: ServingPlan, pricing: str) -> str:
         out += "\n" + details(f"Alternatives ({len(s.alternatives)})",
                               md_table(["GPU", "GPUs", "replicas", "layout", "TTFT p99 ms", "TPOT ms", "max req/s",
                                         "cost", "$/M tokens", "meets target", "note"], rows,
-                                       right={1, 2, 4, 5, 6, 7, 8}))
+                                       right={1, 2, 4, 5, 6, 7, 8}) + _basis(s.alternatives, pricing))
     return out + "\n" + _bom(s.bom)
 
 

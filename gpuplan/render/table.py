@@ -28,10 +28,12 @@ from gpuplan.render.sections import hidden_note, one_line, shows, summary_facts,
 from gpuplan.render.text import (
     LAYOUT_HEADERS,
     change_value,
+    cost_basis_note,
     gate_value,
     headline,
     layout_rows,
     num,
+    option_cost,
     pct,
     plural,
     roofline_rows,
@@ -190,8 +192,9 @@ def _training(r: _Report, t: TrainingPlan, pricing: str) -> None:
         r.table(["gpu", "gpus", "nodes", "layout", "days", "MFU", "cost", "meets", "bound"],
                 [[a.gpu, sized(a, f"{a.gpus:,}"), sized(a, f"{a.nodes:,}"),
                   f"TP{a.layout.tp} PP{a.layout.pp} DP{a.layout.dp}", sized(a, num(a.wall_clock_days)),
-                  sized(a, pct(a.mfu)), sized(a, usd(a.cost_usd)), "yes" if a.meets_target else "no", a.bound]
+                  sized(a, pct(a.mfu)), sized(a, option_cost(a, pricing)), "yes" if a.meets_target else "no", a.bound]
                  for a in shown], right={1, 2, 4, 5, 6}, no_wrap={1, 2, 3, 4, 5, 6, 7})
+        _basis(r, shown, pricing)
         _more(r, t.alternatives, shown)
     _bom(r, t.bom)
 
@@ -220,6 +223,7 @@ def _serving(r: _Report, s: ServingPlan, pricing: str) -> None:
                   sized(a, serving_option_cost(a, pricing)), sized(a, usd(a.usd_per_million_output_tokens)),
                   "yes" if a.meets_target else "no"] for a in shown],
                 right={1, 3, 4, 5, 6, 7}, no_wrap={1, 2, 3, 4, 5, 6, 7, 8})
+        _basis(r, shown, pricing)
         if r.options.verbose:
             r.bullets([f"{a.gpu}: {a.reason}" for a in shown if a.reason])
         _more(r, s.alternatives, shown)
@@ -232,6 +236,12 @@ ALTERNATIVES_SHOWN = 5
 
 def _shown(r: _Report, options: list) -> list:
     return options if r.options.verbose else options[:ALTERNATIVES_SHOWN]
+
+
+def _basis(r: _Report, shown: list, pricing: str) -> None:
+    note = cost_basis_note(shown, pricing)
+    if note:
+        r.line(note)
 
 
 def _more(r: _Report, options: list, shown: list) -> None:

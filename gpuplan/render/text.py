@@ -22,6 +22,7 @@ from gpuplan.core.contract import (
     Topology,
     TrainingLayout,
     TrainingLayoutOption,
+    TrainingOption,
     TrainingPlan,
     TrainingRoofline,
 )
@@ -368,4 +369,18 @@ def serving_option_cost(option: ServingOption, pricing: str) -> str:
     """A serving alternative's cost in the terms it was ranked on (cloud $/h or capex)."""
     if pricing == "cloud":
         return f"{usd(option.cloud_usd_per_hour)}/h" if option.cloud_usd_per_hour is not None else "-"
-    return usd(option.cost_usd)
+    return option_cost(option, pricing)
+
+
+def option_cost(option: TrainingOption | ServingOption, pricing: str) -> str:
+    """An alternative's ``cost_usd``; a capex of the servers only (no own network) marked ``*``."""
+    if option.cost_usd is None or pricing == "cloud":
+        return usd(option.cost_usd)
+    return usd(option.cost_usd) + ("" if option.network_included else "*")
+
+
+def cost_basis_note(options: Sequence[TrainingOption | ServingOption], pricing: str) -> str | None:
+    """The footnote of a ``*`` capex, when an alternatives table has one."""
+    if pricing == "cloud" or all(o.network_included or o.cost_usd is None for o in options):
+        return None
+    return "* servers only, without their network; the options priced with their network rank first"
