@@ -55,5 +55,15 @@ def mixed_offline_tokens_per_s(replica: Replica, prompt: int, output: int, batch
     micro = min(replica.layout.pp, batch)
     requests = batch / n
     ctx = mean_cached_tokens(prompt, output, replica.arch.sliding_window)
-    step = replica.step(batch / micro, ctx, requests / micro, prompt).total_s
+    # EXPERIMENT: prefill arrives in steps filled to the engine's token budget (chunked prefill, or
+    # several whole prompts), not as a uniform share of every step: a share phi = r P / c of the
+    # steps carries c = budget - B prompt tokens, the rest decode only.
+    eng = replica.engine
+    b = batch / micro
+    pf = requests / micro * prompt
+    budget = eng.features.max_step_tokens if eng is not None else pf + b
+    c = max(min(budget - b, pf * 1e9), 1.0)
+    phi = min(1.0, pf / c)
+    full = replica.step(b, ctx, phi and (pf / phi) / prompt, prompt).total_s
+    step = phi * full + (1 - phi) * replica.step(b, ctx).total_s if phi < 1 else full
     return requests * output / step
