@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from gpuplan.physics.queueing import wait_s
+from gpuplan.serving.mixed import budget_filled_step, budget_share
 from gpuplan.serving.model import Replica, StepTime
 
 
@@ -111,9 +112,10 @@ class ReplicaCapacity:
             return hit
         micro = min(self.replica.layout.pp, c)
         if self.mixed:
-            # Each step also carries the prompts of the C / n requests that start per step.
+            # The prompts of the C / n requests that start per step enter in steps filled up to
+            # the engine's token budget; TPOT is the mean step of that mix (serving/mixed.py).
             share = c / self.demand.decode_steps / micro
-            out = self.replica.step(c / micro, self.mean_context, share, self.demand.prompt_tokens)
+            out = budget_filled_step(self.replica, c / micro, self.mean_context, share, self.demand.prompt_tokens)
         else:
             out = self.replica.decode_step(c / micro, self.mean_context)
         if len(self._steps) >= 4096:  # bounded: a long sweep keeps the capacity alive
@@ -136,25 +138,29 @@ class ReplicaCapacity:
         return c / (n * t0 + c * self.prefill_service_s)
 
     def _at_mixed(self, concurrency: float) -> Workpoint:
-        """Workpoint of mixed steps: TPOT is the mixed step; a prompt is prefilled in chunks of the
-        step budget the decode tokens leave (``max_step_tokens - C``), so it needs
-        ``ceil(prompt / chunk)`` steps, and waits (M/G/1) for the budget the other prompts hold."""
+        """Workpoint of mixed steps: TPOT is the mean step of the budget-filled mix; a prompt is
+        prefilled in chunks of the step budget the decode tokens leave (``max_step_tokens - C``),
+        so it needs ``ceil(prompt / chunk)`` steps, each the step of the mix that carries prompt
+        tokens (``t_own``), and waits (M/G/1) for the budget the other prompts hold, service
+        ``t_own * prompt / chunk``."""
         d = self.demand
         step = self.step(concurrency)
         t0 = step.total_s
         c = max(concurrency, 0.0)
         lam = self.rate(concurrency, t0)
         micro = min(self.replica.layout.pp, max(c, 1.0))
-        chunk = self.step_tokens - c / micro
+        b = c / micro
+        chunk = self.step_tokens - b
         if chunk <= 0:
             s, base, rho = math.inf, math.inf, math.inf
         else:
-            # A step carrying one of this prompt's chunks: the decode batch plus a full chunk.
-            piece = min(d.prompt_tokens, chunk)
-            full_step = self.replica.step(c / micro, self.mean_context, piece / d.prompt_tokens,
-                                          d.prompt_tokens).total_s
-            base = math.ceil(d.prompt_tokens / chunk) * full_step
-            s = full_step * d.prompt_tokens / chunk
+            # A step carrying this prompt's chunks: the decode batch plus one prompt, or what
+            # arrives per step, up to the room (the prompt-carrying step of the mix).
+            p = d.prompt_tokens
+            _, piece = budget_share(b, max(c, 1e-9) / d.decode_steps / micro * p, p, self.step_tokens)
+            own = self.replica.step(b, self.mean_context, piece / p, p).total_s
+            base = math.ceil(p / chunk) * own
+            s = own * p / chunk
             rho = lam * s
         mean = wait_s(lam, s, "mean", self.scv) + base + t0 / 2 if rho < 1 else math.inf
         pct = d.percentile

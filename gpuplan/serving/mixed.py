@@ -4,10 +4,13 @@ Two schedules (``scheduling`` of :mod:`gpuplan.serving.engine`):
 
 * ``mixed`` (in-flight batching with chunked prefill: TensorRT-LLM, vLLM V1): in the steady state
   ``B`` sequences decode while new prompts are prefilled in the same steps. With ``n = output - 1``
-  decode steps per request, ``r = B / n`` requests finish, and start, per step, so a step carries
-  ``B`` decode tokens and ``r * prompt`` prefill tokens (trtllm-bench sizes ``max_num_tokens`` as
-  ``B * (1 + ISL/OSL)`` for exactly this step, bench/build/tuning.py). The step streams the
-  weights once for both; output tokens/s ``= r * output / t_step``.
+  decode steps per request, ``r = B / n`` requests finish, and start, per step, so ``r * prompt``
+  prefill tokens arrive per step (trtllm-bench sizes ``max_num_tokens`` as at least
+  ``B * (1 + ISL/OSL)`` for them, bench/build/tuning.py). They enter in steps filled up to the
+  budget (:func:`budget_share`): a share of the steps carries a prompt, or a chunk of the room
+  the decode tokens leave, beside the ``B`` decode tokens and streams the weights once for both;
+  the rest stream the weights for the decode tokens alone. Output tokens/s
+  ``= r * output / t_mean``, ``t_mean`` the mean step (:func:`budget_filled_step`).
 * ``prefill_first`` (prefills pause the decode batch): ``lam = B / (n * t0 + B * s_pf)``
   (:func:`gpuplan.serving.capacity.offline_tokens_per_s`).
 
@@ -20,8 +23,9 @@ engine's ``max_batch``, and the step budget ``max_step_tokens / (1 + prompt / n)
 from __future__ import annotations
 
 import math
+from dataclasses import fields
 
-from gpuplan.serving.model import Replica
+from gpuplan.serving.model import Replica, StepTime
 
 
 def engine_max_sequences(replica: Replica, prompt: int, output: int) -> int:
@@ -46,6 +50,54 @@ def offline_batch(replica: Replica, prompt: int, output: int) -> int:
     return batch
 
 
+def budget_share(decode_tokens: float, prompt_tokens: float, prompt: int, budget: float) -> tuple[float, float]:
+    """Share of the steps that carry prompt tokens, and the prompt tokens each of them carries.
+
+    An engine takes prompt tokens into a step up to its token budget (TensorRT-LLM
+    ``max_num_tokens``, which trtllm-bench sets to at least 2,048, bench/build/tuning.py; vLLM
+    ``max_num_batched_tokens``; SGLang ``chunked_prefill_size``): a prompt enters whole, or in
+    chunks of the room the ``decode_tokens`` leave (``budget - decode_tokens``), rather than
+    spread over every step. With ``prompt_tokens`` arriving per step on average, a step that takes
+    prompt tokens carries one prompt, or the tokens of the prompts that arrive per step when more
+    than one does, at most the room: ``piece = min(room, max(prompt, prompt_tokens))``. A share
+    ``prompt_tokens / piece`` of the steps carries ``piece`` prompt tokens, the rest decode alone.
+    When the room cannot take more than the tokens that arrive per step (a budget at or below the
+    batch included), every step carries its share: ``(1, prompt_tokens)``."""
+    if prompt_tokens <= 0.0:
+        return 0.0, 0.0
+    room = budget - decode_tokens
+    piece = min(room, max(float(prompt), prompt_tokens))
+    if piece <= prompt_tokens:
+        return 1.0, prompt_tokens
+    return prompt_tokens / piece, piece
+
+
+#: StepTime's fields, in order (:func:`blend`).
+_STEP_FIELDS = tuple(f.name for f in fields(StepTime))
+
+
+def blend(share: float, a: StepTime, b: StepTime) -> StepTime:
+    """The mean of ``share`` steps like ``a`` and ``1 - share`` like ``b``, field by field."""
+    rest = 1.0 - share
+    return StepTime(*(share * getattr(a, f) + rest * getattr(b, f) for f in _STEP_FIELDS))
+
+
+def budget_filled_step(replica: Replica, batch: float, mean_context: float, requests: float,
+                       prompt: int) -> StepTime:
+    """The mean step of ``batch`` decode sequences when ``requests`` prompts of ``prompt`` tokens
+    start per step and enter in steps filled up to the engine's token budget (:func:`budget_share`).
+    Without an engine every step carries its share, as before."""
+    eng = replica.engine
+    pf = requests * prompt
+    if eng is None or pf <= 0.0:
+        return replica.step(batch, mean_context, requests, prompt)
+    share, piece = budget_share(batch, pf, prompt, eng.features.max_step_tokens)
+    full = replica.step(batch, mean_context, piece / prompt, prompt)
+    if share >= 1.0:
+        return full
+    return blend(share, full, replica.step(batch, mean_context))
+
+
 def mixed_offline_tokens_per_s(replica: Replica, prompt: int, output: int, batch: int) -> float:
     """Output tokens/s of ``batch`` sequences in steady-state mixed steps (module docstring)."""
     n = max(output - 1, 0)
@@ -54,5 +106,5 @@ def mixed_offline_tokens_per_s(replica: Replica, prompt: int, output: int, batch
     micro = min(replica.layout.pp, batch)
     requests = batch / n
     ctx = replica.decode_context(prompt, output)
-    step = replica.step(batch / micro, ctx, requests / micro, prompt).total_s
+    step = budget_filled_step(replica, batch / micro, ctx, requests / micro, prompt).total_s
     return requests * output / step

@@ -13,7 +13,9 @@ from gpuplan.model.profile import load_profile_text
 from gpuplan.planning.compose import plan_workload
 
 # Llama-3.1-70B, training on 480 H100s, serving 50 QPS at TTFT 1.5 s and TPOT 30 ms (defaults:
-# 1024/256 tokens, 1 spare, capex): auto picks scale-out prefill/decode pools over 44 aggregated GPUs.
+# 1024/256 tokens, 1 spare, capex): auto picks scale-out prefill/decode pools over 48 aggregated GPUs
+# (44 before the prompts entered budget-filled steps: a 1,024-token prompt now rides one step instead
+# of a share of every step, so the mean TPOT is longer and the aggregated TP4 replica carries less).
 # (TPOT 40 ms until the GEMM knee and the all-reduce were fitted to measured kernels: at 40 ms the
 # aggregated plan is now the cheaper, at 25 ms a scale-up 2P1D group wins.)
 PROFILE = """name = "review-70b"
@@ -83,10 +85,10 @@ def test_autoscaling_and_fleet_count_the_same_gpus(plan):
 def test_the_reasons_name_both_aggregated_counts_and_auto_wording(plan):
     s = plan.serving
     d = s.disaggregation
-    assert d.aggregated_gpus == 40  # 10 active TP4 replicas of the 44-GPU aggregated plan
-    assert "aggregated 44 x h100-sxm-80gb (40 carrying the load)" in d.reason
+    assert d.aggregated_gpus == 44  # 11 active TP4 replicas of the 48-GPU aggregated plan
+    assert "aggregated 48 x h100-sxm-80gb (44 carrying the load)" in d.reason
     agg = s.alternatives[0]
-    assert agg.gpus == 44 and not agg.layout.disaggregated
+    assert agg.gpus == 48 and not agg.layout.disaggregated
     assert "profile asks" not in agg.reason and "more than the disaggregated fleet" in agg.reason
 
 
