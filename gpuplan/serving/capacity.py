@@ -137,10 +137,9 @@ class ReplicaCapacity:
             return c / (n * t0)
         return c / (n * t0 + c * self.prefill_service_s)
 
-    def _at_mixed(self, concurrency: float) -> Workpoint:
-        """Workpoint of mixed steps: TPOT is the mixed step; a prompt is prefilled in chunks of the
-        step budget the decode tokens leave (``max_step_tokens - C``), so it needs
-        ``ceil(prompt / chunk)`` steps, and waits (M/G/1) for the budget the other prompts hold."""
+    def _mixed_load(self, concurrency: float) -> tuple[StepTime, float, float, float, float]:
+        """(mixed step, its time, rate, prefill chunk, time of a step carrying a chunk) at C: the
+        parts of :meth:`_at_mixed` that come before the queue."""
         d = self.demand
         step = self.step(concurrency)
         t0 = step.total_s
@@ -148,13 +147,24 @@ class ReplicaCapacity:
         lam = self.rate(concurrency, t0)
         micro = min(self.replica.layout.pp, max(c, 1.0))
         chunk = self.step_tokens - c / micro
-        if chunk <= 0:
-            s, base, rho = math.inf, math.inf, math.inf
-        else:
+        full_step = math.inf
+        if chunk > 0:
             # A step carrying one of this prompt's chunks: the decode batch plus a full chunk.
             piece = min(d.prompt_tokens, chunk)
             full_step = self.replica.step(c / micro, self.mean_context, piece / d.prompt_tokens,
                                           d.prompt_tokens).total_s
+        return step, t0, lam, chunk, full_step
+
+    def _at_mixed(self, concurrency: float, load: tuple[StepTime, float, float, float, float] | None = None
+                  ) -> Workpoint:
+        """Workpoint of mixed steps: TPOT is the mixed step; a prompt is prefilled in chunks of the
+        step budget the decode tokens leave (``max_step_tokens - C``), so it needs
+        ``ceil(prompt / chunk)`` steps, and waits (M/G/1) for the budget the other prompts hold."""
+        d = self.demand
+        step, t0, lam, chunk, full_step = self._mixed_load(concurrency) if load is None else load
+        if chunk <= 0:
+            s, base, rho = math.inf, math.inf, math.inf
+        else:
             base = math.ceil(d.prompt_tokens / chunk) * full_step
             s = full_step * d.prompt_tokens / chunk
             rho = lam * s
@@ -169,10 +179,14 @@ class ReplicaCapacity:
         """The workpoint at concurrency ``concurrency`` (memoised: a pure function of it)."""
         hit = self._points.get(concurrency)
         if hit is None:
-            if len(self._points) >= 4096:  # bounded, as the decode steps
-                self._points.clear()
-            hit = self._points[concurrency] = self._at_mixed(concurrency) if self.mixed else self._at(concurrency)
+            hit = self._keep(concurrency, self._at_mixed(concurrency) if self.mixed else self._at(concurrency))
         return hit
+
+    def _keep(self, concurrency: float, wp: Workpoint) -> Workpoint:
+        if len(self._points) >= 4096:  # bounded, as the decode steps
+            self._points.clear()
+        self._points[concurrency] = wp
+        return wp
 
     def _at(self, concurrency: float) -> Workpoint:
         step = self.step(concurrency)
@@ -205,11 +219,28 @@ class ReplicaCapacity:
         return out
 
     def _breaks(self, concurrency: float) -> bool:
-        """Whether the workpoint at ``concurrency`` breaks a limit (``violations`` not empty). A mixed
-        step over the KV or TPOT limit is known before the step carrying a prompt chunk and the
-        queue's tail are computed (TPOT is the mixed step itself)."""
-        if self.mixed and concurrency not in self._points and (
-                concurrency > self.max_sequences + 1e-9 or self.step(concurrency).total_s > self.demand.tpot_s):
+        """Whether the workpoint at ``concurrency`` breaks a limit (``violations`` not empty). A
+        limit broken before the queue (KV, utilisation, TPOT: the queue's tail solve comes last)
+        is known without the queue; a mixed step over the TPOT target, also without the step
+        carrying a prompt chunk (TPOT is the mixed step itself)."""
+        if concurrency in self._points:
+            return bool(self.violations(self._points[concurrency]))
+        if concurrency > self.max_sequences + 1e-9:
+            return True
+        limit = self.max_rho + 1e-12
+        if self.mixed:
+            if self.step(concurrency).total_s > self.demand.tpot_s:
+                return True
+            load = self._mixed_load(concurrency)
+            _, _, lam, chunk, full_step = load
+            # rho as _at_mixed computes it (a chunk of no tokens: infinite)
+            if chunk <= 0 or lam * (full_step * self.demand.prompt_tokens / chunk) > limit:
+                return True
+            return bool(self.violations(self._keep(concurrency, self._at_mixed(concurrency, load))))
+        decoding = self.demand.decode_steps > 0
+        t0 = self.step(concurrency).total_s if decoding else 0.0
+        rho = self.rate(concurrency, t0) * self.prefill_service_s
+        if rho > limit or (decoding and (t0 / (1 - rho) if rho < 1 else math.inf) > self.demand.tpot_s):
             return True
         return bool(self.violations(self.at(concurrency)))
 

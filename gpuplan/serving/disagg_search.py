@@ -234,10 +234,15 @@ class _Search:
 
 
 def search(replicas: list[Replica], demand: Demand, qps: float, spare: int, max_load: float, pricing: str,
-           cost: Cost, *, by_gpus: bool = False) -> list[DisaggFleet]:
+           cost: Cost, *, by_gpus: bool = False, worth_below: float | None = None) -> list[DisaggFleet]:
     """The cheapest disaggregated fleet of each placement (scale-out, one domain) over ``replicas``
     (every allowed GPU and layout), cheapest first: their networks differ, so the planner prices
     both with their fabric before it chooses.
+
+    ``worth_below``: a fleet costing this much or more is of use only as the cheapest of all (the
+    aggregated plan's cost, which a disaggregated fleet must undercut to be built): the one-domain
+    fleet is then searched only below the larger of it and the scale-out fleet's cost, and left
+    out when none is cheaper (the fleets below that are found as without the limit).
 
     The prefill workers are met cheapest first by the bound of their cost at their rate, the
     decode workers (scale-out) by their cost (:class:`LazyOrder`): a prefill rate waits under its
@@ -283,6 +288,9 @@ def search(replicas: list[Replica], demand: Demand, qps: float, spare: int, max_
     kv = request_kv_bytes(pres[0].replica, demand.prompt_tokens)
     _scaleout(s, pres, pre, dec, rate, kv)
     d = _Search(demand, qps, spare, max_load, pricing, cost, by_gpus)
+    if worth_below is not None and s.best is not None:
+        # Above both, the one-domain fleet would be neither built nor first (ties go to scale-out).
+        d.best_key = (max(worth_below, math.nextafter(s.best_key[0], math.inf)), 0)
     _in_domain(d, pres, pre, entries, floor, rate, kv)
     found = [(x.best_key, k, x.best) for k, x in enumerate((s, d)) if x.best is not None]
     return [f for _, _, f in sorted(found, key=lambda t: (t[0], t[1]))]  # type: ignore[misc]

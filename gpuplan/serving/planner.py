@@ -83,9 +83,9 @@ def _replicas(gpu: Gpu, workload: Workload, k: ServingConstants,
     if hit is None:
         links = links_for(gpu, catalog, k.collective_launch_us, k.all_reduce.algorithm)
         built = []
+        engine = resolve_engine(k, s.engine, s.engine_version)
         for lay in candidate_layouts(workload.arch, links):
-            rep = build_replica(gpu, workload.arch, lay, s.precision, s.kv_precision, k, catalog, links,
-                                engine=resolve_engine(k, s.engine, s.engine_version))
+            rep = build_replica(gpu, workload.arch, lay, s.precision, s.kv_precision, k, catalog, links, engine=engine)
             built.append((replace(rep, memory_headroom=c.memory_headroom), {}))
         if len(_REPLICAS) >= _REPLICAS_MAX:
             _REPLICAS.clear()
@@ -165,9 +165,11 @@ def engine_gpus(workload: Workload, catalog: Catalog) -> tuple[list[str], dict[s
     return kept, excluded
 
 
-def plan_disaggregated(workload: Workload, catalog: Catalog, *, by_gpus: bool = False):
+def plan_disaggregated(workload: Workload, catalog: Catalog, *, by_gpus: bool = False,
+                       worth_below: float | None = None):
     """The cheapest disaggregated prefill/decode fleet of each placement over the allowed GPUs
-    (:mod:`gpuplan.serving.disagg_search`), cheapest first; empty when none meets the targets."""
+    (:mod:`gpuplan.serving.disagg_search`), cheapest first; empty when none meets the targets.
+    ``worth_below``: see :func:`~gpuplan.serving.disagg_search.search`."""
     from gpuplan.serving.disagg_search import search
 
     s = workload.serving
@@ -176,7 +178,7 @@ def plan_disaggregated(workload: Workload, catalog: Catalog, *, by_gpus: bool = 
     replicas = [r for gid in engine_gpus(workload, catalog)[0] for r in gpu_replicas(catalog.gpus[gid], workload, k,
                                                                                        catalog)]
     return search(replicas, _demand(workload), s.qps, s.spare_replicas, s.max_load_fraction,
-                  workload.constraints.pricing, k.cost, by_gpus=by_gpus)
+                  workload.constraints.pricing, k.cost, by_gpus=by_gpus, worth_below=worth_below)
 
 
 def plan_serving(workload: Workload, catalog: Catalog, top: int | None = None) -> ServingResult:
