@@ -257,9 +257,8 @@ class ReplicaCapacity:
         if bad:
             return None, bad[0]
         hi_c = float(self.max_sequences)
-        top = self.at(hi_c)
-        if not self.violations(top):
-            return top, "kv"
+        if not self._breaks(hi_c):
+            return self.at(hi_c), "kv"
         lo_c = 1e-6
         for _ in range(40):
             mid = 0.5 * (lo_c + hi_c)
