@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 
 from gpuplan.hardware.schema import Gpu
@@ -44,7 +45,7 @@ from gpuplan.serving.disagg import (
     request_kv_bytes,
     scaleout_link,
 )
-from gpuplan.serving.fleet import FleetCost, fleet_cost
+from gpuplan.serving.fleet import FleetCost, domain_fleet, fleet_cost, sum_fleets
 from gpuplan.serving.lazy_order import LazyOrder
 from gpuplan.serving.model import Replica
 
@@ -118,31 +119,6 @@ class DisaggFleet:
         p, d = self.prefill_workers * self.prefill_rate, self.decode_workers * self.decode.rate
         side, cap = ("prefill", p) if p > d else ("decode", d)
         return side, 1.0 - min(p, d) / cap if cap > 0 else 0.0
-
-
-def _sum(a: FleetCost, b: FleetCost) -> FleetCost:
-    def add(x: float | None, y: float | None) -> float | None:
-        return None if x is None or y is None else x + y
-
-    return FleetCost(nodes=a.nodes + b.nodes, capex_usd=add(a.capex_usd, b.capex_usd),
-                     cloud_usd_per_hour=add(a.cloud_usd_per_hour, b.cloud_usd_per_hour),
-                     power_kw=a.power_kw + b.power_kw, objective=add(a.objective, b.objective),
-                     usd_per_hour=add(a.usd_per_hour, b.usd_per_hour))
-
-
-def domain_fleet(gpu: Gpu, groups: int, span: int, local: int, pricing: str, cost: Cost) -> FleetCost:
-    """Servers and cost of ``groups`` groups of ``span`` GPUs, none straddling a domain of ``local``
-    GPUs: a server holds ``floor(gpus_per_node / span)`` groups; a rack-scale domain (NVL72) holds
-    ``floor(local / span)`` and is bought whole, while a cloud rents only the trays in use."""
-    if local <= gpu.gpus_per_node:
-        return fleet_cost(gpu, groups, span, pricing, cost)
-    bought = fleet_cost(gpu, -(-groups // (local // span)), local, pricing, cost)
-    rented = fleet_cost(gpu, groups, span, pricing, cost)
-    if pricing == "cloud":
-        return FleetCost(nodes=bought.nodes, capex_usd=bought.capex_usd, cloud_usd_per_hour=rented.cloud_usd_per_hour,
-                         power_kw=bought.power_kw, objective=rented.objective, usd_per_hour=rented.usd_per_hour)
-    return FleetCost(nodes=bought.nodes, capex_usd=bought.capex_usd, cloud_usd_per_hour=rented.cloud_usd_per_hour,
-                     power_kw=bought.power_kw, objective=bought.objective, usd_per_hour=bought.usd_per_hour)
 
 
 #: Each replica's two workers and its prefill rates by link, per demand: neither depends on the QPS,
@@ -256,9 +232,16 @@ def search(replicas: list[Replica], demand: Demand, qps: float, spare: int, max_
     if not pres or qps <= 0:
         return []
 
-    def rate(i: int, extra: float) -> float:
+    # A prefill rate is at most the utilisation ceiling over the service time (PrefillWorker.rate).
+    top = [p.replica.k.queueing.max_utilisation / p.service_s for p in pres]
+
+    def rate(i: int, extra: float, dear: Callable[[float], bool] | None = None) -> float:
+        """Prefill worker ``i``'s rate with ``extra`` seconds of TTFT taken (memoised); 0.0 without
+        the bisection when ``dear(ceiling)``: the pairing is too dear even at the ceiling."""
         key = (keys[i], round(extra, 12))
         if key not in _RATES:
+            if dear is not None and dear(top[i]):
+                return 0.0
             if len(_RATES) >= _MEMO_MAX:
                 _RATES.clear()
             _RATES[key] = pres[i].rate(demand, extra)
@@ -268,9 +251,8 @@ def search(replicas: list[Replica], demand: Demand, qps: float, spare: int, max_
         free = rate(i, 0.0)
         return None if free <= 0 else (s.lower_bound(pres[i].replica, free), free)
 
-    # A prefill rate is at most the utilisation ceiling over the service time (PrefillWorker.rate).
-    pre = LazyOrder([(s.lower_bound(p.replica, p.replica.k.queueing.max_utilisation / p.service_s),
-                      _key(p.replica), i) for i, p in enumerate(pres)], price_prefill)
+    pre = LazyOrder([(s.lower_bound(p.replica, top[i]), _key(p.replica), i) for i, p in enumerate(pres)],
+                    price_prefill)
     # One worker and the spares: the least any decode pool costs (lower_bound at an unbounded rate).
     floor = [s.lower_bound(e[3], math.inf) for e in entries]
 
@@ -320,13 +302,20 @@ def _scaleout(s: _Search, pres: list[PrefillWorker], pre: LazyOrder, dec: LazyOr
             link = scaleout_link(pw.replica, dw.replica)
             if link is None:
                 continue
-            r = rate(i, link.seconds(kv) + dw.residual_s(s.demand.percentile))
+            def dear(r: float, pw: PrefillWorker = pw, d_fleet: FleetCost = d_fleet, d: int = d) -> bool:
+                """This pairing at prefill rate ``r`` or less is no cheaper (costs grow with workers)."""
+                p = _count(s.need, r)
+                gpus = (p + s.spare) * pw.replica.layout.gpus + (d + s.spare) * dw.replica.layout.gpus
+                least = sum_fleets(fleet_cost(pw.replica.gpu, p + s.spare, pw.replica.layout.gpus, s.pricing, s.cost), d_fleet)
+                return (s.metric(least, gpus), gpus) >= s.best_key
+
+            r = rate(i, link.seconds(kv) + dw.residual_s(s.demand.percentile), dear)
             if r <= 0:
                 continue
             p = _count(s.need, r)
             p_fleet = fleet_cost(pw.replica.gpu, p + s.spare, pw.replica.layout.gpus, s.pricing, s.cost)
             g = math.gcd(p, d)
-            s.offer(DisaggFleet(pw, dw, r, link, kv, g, p // g, d // g, s.spare, _sum(p_fleet, d_fleet),
+            s.offer(DisaggFleet(pw, dw, r, link, kv, g, p // g, d // g, s.spare, sum_fleets(p_fleet, d_fleet),
                                 p_fleet, d_fleet, s.qps))
 
 
@@ -373,7 +362,12 @@ def _in_domain(s: _Search, pres: list[PrefillWorker], pre: LazyOrder, entries: l
                     link = domain_link(pw.replica, dw.replica, span)
                     if link is None:
                         continue
-                    r = rate(i, link.seconds(kv) + dw.residual_s(s.demand.percentile))
+                    def dear(r: float, x: int = x, y: int = y, span: int = span, dw: DecodeWorker = dw) -> bool:
+                        n = _count(s.need, min(x * r, y * dw.rate))
+                        least = domain_fleet(pw.replica.gpu, n + s.spare, span, local, s.pricing, s.cost)
+                        return (s.metric(least, (n + s.spare) * span), (n + s.spare) * span) >= s.best_key
+
+                    r = rate(i, link.seconds(kv) + dw.residual_s(s.demand.percentile), dear)
                     if r <= 0:
                         continue
                     n = _count(s.need, min(x * r, y * dw.rate))
