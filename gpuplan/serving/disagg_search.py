@@ -30,7 +30,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 from gpuplan.hardware.schema import Gpu
 from gpuplan.hardware.serving_calibration import Cost
@@ -133,24 +133,22 @@ _RATES: dict[tuple[int, float], float] = {}
 #: Numbers are never reused (not even after the memos are emptied mid-search).
 _NUMBERS = itertools.count()
 _MEMO_MAX = 8192
-_REPLICA_FIELDS = tuple(f.name for f in fields(Replica) if f.name != "gpu")
 _UNSIZED = object()
 
 
-def _memo_key(r: Replica, demand: Demand) -> tuple[object, ...]:
-    return (id(r.gpu), demand, *(getattr(r, n) for n in _REPLICA_FIELDS))
-
-
-def _workers(r: Replica, demand: Demand) -> list:
+def _workers(r: Replica, demand: Demand, latency: float | None = None) -> list:
     """The replica's entry: its number (the key of its prefill rates in _RATES), its prefill
-    worker and its decode worker (:func:`_decode` sizes it)."""
-    key = _memo_key(r, demand)
+    worker (``latency``: its prompt's prefill time where known) and its decode worker
+    (:func:`_decode` sizes it). Keyed by the replica's identity: the planner's replicas are built
+    once per GPU and workload shape (serving/planner.py), and the entry holds the replica, so its
+    id is not reused while the entry lives (hashing its catalog records cost more than a worker)."""
+    key = (id(r), demand)
     hit = _WORKERS.get(key)
     if hit is None:
         if len(_WORKERS) >= _MEMO_MAX:
             _WORKERS.clear()
             _RATES.clear()
-        hit = _WORKERS[key] = [next(_NUMBERS), prefill_worker(r, demand), _UNSIZED, r]
+        hit = _WORKERS[key] = [next(_NUMBERS), prefill_worker(r, demand, latency), _UNSIZED, r]
     return hit
 
 
@@ -210,7 +208,8 @@ class _Search:
 
 
 def search(replicas: list[Replica], demand: Demand, qps: float, spare: int, max_load: float, pricing: str,
-           cost: Cost, *, by_gpus: bool = False, worth_below: float | None = None) -> list[DisaggFleet]:
+           cost: Cost, *, by_gpus: bool = False, worth_below: float | None = None,
+           latencies: list[float | None] | None = None) -> list[DisaggFleet]:
     """The cheapest disaggregated fleet of each placement (scale-out, one domain) over ``replicas``
     (every allowed GPU and layout), cheapest first: their networks differ, so the planner prices
     both with their fabric before it chooses.
@@ -219,13 +218,14 @@ def search(replicas: list[Replica], demand: Demand, qps: float, spare: int, max_
     aggregated plan's cost, which a disaggregated fleet must undercut to be built): the one-domain
     fleet is then searched only below the larger of it and the scale-out fleet's cost, and left
     out when none is cheaper (the fleets below that are found as without the limit).
+    ``latencies``: each replica's prefill time of one prompt where the caller knows it.
 
     The prefill workers are met cheapest first by the bound of their cost at their rate, the
     decode workers (scale-out) by their cost (:class:`LazyOrder`): a prefill rate waits under its
     utilisation ceiling, a decode worker under one worker plus the spares, so the workers whose
     bound is already above the best fleet found are never sized."""
     s = _Search(demand, qps, spare, max_load, pricing, cost, by_gpus)
-    entries = [_workers(r, demand) for r in replicas]
+    entries = [_workers(r, demand, None if latencies is None else latencies[k]) for k, r in enumerate(replicas)]
     sized = [e for e in entries if e[1] is not None]
     pres: list[PrefillWorker] = [e[1] for e in sized]
     keys = [e[0] for e in sized]

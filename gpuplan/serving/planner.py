@@ -175,10 +175,12 @@ def plan_disaggregated(workload: Workload, catalog: Catalog, *, by_gpus: bool = 
     s = workload.serving
     assert s is not None
     k = serving_constants(catalog)
-    replicas = [r for gid in engine_gpus(workload, catalog)[0] for r in gpu_replicas(catalog.gpus[gid], workload, k,
-                                                                                       catalog)]
-    return search(replicas, _demand(workload), s.qps, s.spare_replicas, s.max_load_fraction,
-                  workload.constraints.pricing, k.cost, by_gpus=by_gpus, worth_below=worth_below)
+    demand = _demand(workload)
+    sized = [e for gid in engine_gpus(workload, catalog)[0] for e in _replicas(catalog.gpus[gid], workload, k, catalog)]
+    # The aggregated plan sized these replicas for the same demand: their prefill steps are known.
+    known = [c[demand][0].prefill_latency_s if demand in c else None for _, c in sized]
+    return search([r for r, _ in sized], demand, s.qps, s.spare_replicas, s.max_load_fraction,
+                  workload.constraints.pricing, k.cost, by_gpus=by_gpus, worth_below=worth_below, latencies=known)
 
 
 def plan_serving(workload: Workload, catalog: Catalog, top: int | None = None) -> ServingResult:
