@@ -155,11 +155,12 @@ class ReplicaCapacity:
                                           d.prompt_tokens).total_s
         return step, t0, lam, chunk, full_step
 
-    def _at_mixed(self, concurrency: float, load: tuple[StepTime, float, float, float, float] | None = None
-                  ) -> Workpoint:
+    def _at_mixed(self, concurrency: float, load: tuple[StepTime, float, float, float, float] | None = None,
+                  tail: bool = True) -> Workpoint:
         """Workpoint of mixed steps: TPOT is the mixed step; a prompt is prefilled in chunks of the
         step budget the decode tokens leave (``max_step_tokens - C``), so it needs
-        ``ceil(prompt / chunk)`` steps, and waits (M/G/1) for the budget the other prompts hold."""
+        ``ceil(prompt / chunk)`` steps, and waits (M/G/1) for the budget the other prompts hold.
+        ``tail`` False: the percentiles of the wait are left NaN (:meth:`sketch`)."""
         d = self.demand
         step, t0, lam, chunk, full_step = self._mixed_load(concurrency) if load is None else load
         if chunk <= 0:
@@ -170,10 +171,28 @@ class ReplicaCapacity:
             rho = lam * s
         mean = wait_s(lam, s, "mean", self.scv) + base + t0 / 2 if rho < 1 else math.inf
         pct = d.percentile
+        if not tail:
+            p99 = math.nan
+            stat = mean if pct == "mean" else p99
+            return Workpoint(concurrency, lam, rho, t0, step, t0, base, s, mean, stat, p99, d.decode_steps)
         p99 = wait_s(lam, s, "p99", self.scv) + base + t0 if rho < 1 else math.inf
         stat = mean if pct == "mean" else p99 if pct == "p99" else (
             wait_s(lam, s, pct, self.scv) + base + t0 if rho < 1 else math.inf)
         return Workpoint(concurrency, lam, rho, t0, step, t0, base, s, mean, stat, p99, d.decode_steps)  # field order
+
+    def sketch(self, concurrency: float) -> tuple[Workpoint, bool]:
+        """The workpoint at C and whether it meets every limit; its queue's tail is solved only when
+        the limits before it (KV, utilisation, TPOT) hold, and the percentiles are NaN otherwise
+        (the frontier reads the rate, TPOT, mean TTFT and the verdict)."""
+        wp = self._points.get(concurrency)
+        if wp is not None:
+            return wp, not self.violations(wp)
+        load = self._mixed_load(concurrency) if self.mixed else None
+        wp = self._at_mixed(concurrency, load, tail=False) if self.mixed else self._at(concurrency, tail=False)
+        if self.violations(wp):  # KV, utilisation or TPOT (a NaN TTFT breaks nothing)
+            return wp, False
+        wp = self._keep(concurrency, self._at_mixed(concurrency, load) if self.mixed else self._at(concurrency))
+        return wp, not self.violations(wp)
 
     def at(self, concurrency: float) -> Workpoint:
         """The workpoint at concurrency ``concurrency`` (memoised: a pure function of it)."""
@@ -188,7 +207,7 @@ class ReplicaCapacity:
         self._points[concurrency] = wp
         return wp
 
-    def _at(self, concurrency: float) -> Workpoint:
+    def _at(self, concurrency: float, tail: bool = True) -> Workpoint:
         step = self.step(concurrency)
         decoding = self.demand.decode_steps > 0
         t0 = step.total_s if decoding else 0.0
@@ -199,8 +218,8 @@ class ReplicaCapacity:
         base = self.prefill_latency_s
         mean = wait_s(lam, s, "mean", self.scv) + base + t0 / 2
         pct = self.demand.percentile
-        p99 = wait_s(lam, s, "p99", self.scv) + base + t0
-        stat = mean if pct == "mean" else p99 if pct == "p99" else wait_s(lam, s, pct, self.scv) + base + t0
+        p99 = wait_s(lam, s, "p99", self.scv) + base + t0 if tail else math.nan
+        stat = mean if pct == "mean" else p99 if pct == "p99" or not tail else wait_s(lam, s, pct, self.scv) + base + t0
         return Workpoint(concurrency, lam, rho, tpot, step, t0, base, s, mean, stat, p99, self.demand.decode_steps)
 
     # -- limits -----------------------------------------------------------------------------------
