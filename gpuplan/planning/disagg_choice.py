@@ -16,6 +16,7 @@ holding both pools' servers, NICs and switches.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from gpuplan.core.contract import ServingPlan
@@ -35,7 +36,10 @@ def with_disaggregation(plan: ServingPlan, workload: Workload, catalog: Catalog)
     mode = spec.disaggregation
     agg = _cost(plan, pricing)
     by_gpus = plan.feasible and agg is None
-    finalists = plan_disaggregated(workload, catalog, by_gpus=by_gpus)
+    # Under ``auto`` a fleet whose servers cost at least the aggregated plan is only reported, and
+    # only the cheapest such (nothing is built when nothing is priced): the search may skip the rest.
+    worth_below = None if mode != "auto" or not plan.feasible else -math.inf if agg is None else agg
+    finalists = plan_disaggregated(workload, catalog, by_gpus=by_gpus, worth_below=worth_below)
     if not finalists:
         note = "Disaggregated prefill/decode: no prefill and decode layout pair meets the targets."
         return plan.model_copy(update={"reasons": [*plan.reasons, note]}) if plan.feasible else plan

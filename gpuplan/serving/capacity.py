@@ -137,12 +137,9 @@ class ReplicaCapacity:
             return c / (n * t0)
         return c / (n * t0 + c * self.prefill_service_s)
 
-    def _at_mixed(self, concurrency: float) -> Workpoint:
-        """Workpoint of mixed steps: TPOT is the mean step of the budget-filled mix; a prompt is
-        prefilled in chunks of the step budget the decode tokens leave (``max_step_tokens - C``),
-        so it needs ``ceil(prompt / chunk)`` steps, each the step of the mix that carries prompt
-        tokens (``t_own``), and waits (M/G/1) for the budget the other prompts hold, service
-        ``t_own * prompt / chunk``."""
+    def _mixed_load(self, concurrency: float) -> tuple[StepTime, float, float, float, float]:
+        """(mixed step, its time, rate, prefill chunk, time of the mix's step that carries prompt
+        tokens) at C: the parts of :meth:`_at_mixed` that come before the queue."""
         d = self.demand
         step = self.step(concurrency)
         t0 = step.total_s
@@ -151,34 +148,70 @@ class ReplicaCapacity:
         micro = min(self.replica.layout.pp, max(c, 1.0))
         b = c / micro
         chunk = self.step_tokens - b
-        if chunk <= 0:
-            s, base, rho = math.inf, math.inf, math.inf
-        else:
+        own = math.inf
+        if chunk > 0:
             # A step carrying this prompt's chunks: the decode batch plus one prompt, or what
             # arrives per step, up to the room (the prompt-carrying step of the mix).
             p = d.prompt_tokens
             _, piece = budget_share(b, max(c, 1e-9) / d.decode_steps / micro * p, p, self.step_tokens)
             own = self.replica.step(b, self.mean_context, piece / p, p).total_s
-            base = math.ceil(p / chunk) * own
-            s = own * p / chunk
+        return step, t0, lam, chunk, own
+
+    def _at_mixed(self, concurrency: float, load: tuple[StepTime, float, float, float, float] | None = None,
+                  tail: bool = True) -> Workpoint:
+        """Workpoint of mixed steps: TPOT is the mean step of the budget-filled mix; a prompt is
+        prefilled in chunks of the step budget the decode tokens leave (``max_step_tokens - C``),
+        so it needs ``ceil(prompt / chunk)`` steps, each the step of the mix that carries prompt
+        tokens (``t_own``), and waits (M/G/1) for the budget the other prompts hold, service
+        ``t_own * prompt / chunk``. ``tail`` False: the percentiles of the wait are left NaN
+        (:meth:`sketch`)."""
+        d = self.demand
+        step, t0, lam, chunk, own = self._mixed_load(concurrency) if load is None else load
+        if chunk <= 0:
+            s, base, rho = math.inf, math.inf, math.inf
+        else:
+            base = math.ceil(d.prompt_tokens / chunk) * own
+            s = own * d.prompt_tokens / chunk
             rho = lam * s
         mean = wait_s(lam, s, "mean", self.scv) + base + t0 / 2 if rho < 1 else math.inf
         pct = d.percentile
+        if not tail:
+            p99 = math.nan
+            stat = mean if pct == "mean" else p99
+            return Workpoint(concurrency, lam, rho, t0, step, t0, base, s, mean, stat, p99, d.decode_steps)
         p99 = wait_s(lam, s, "p99", self.scv) + base + t0 if rho < 1 else math.inf
         stat = mean if pct == "mean" else p99 if pct == "p99" else (
             wait_s(lam, s, pct, self.scv) + base + t0 if rho < 1 else math.inf)
         return Workpoint(concurrency, lam, rho, t0, step, t0, base, s, mean, stat, p99, d.decode_steps)  # field order
 
+    def sketch(self, concurrency: float) -> tuple[Workpoint, bool]:
+        """The workpoint at C and whether it meets every limit; its queue's tail is solved only when
+        the limits before it (KV, utilisation, TPOT) hold, and the percentiles are NaN otherwise
+        (the frontier reads the rate, TPOT, mean TTFT and the verdict)."""
+        wp = self._points.get(concurrency)
+        if wp is not None:
+            return wp, not self.violations(wp)
+        load = self._mixed_load(concurrency) if self.mixed else None
+        wp = self._at_mixed(concurrency, load, tail=False) if self.mixed else self._at(concurrency, tail=False)
+        if self.violations(wp):  # KV, utilisation or TPOT (a NaN TTFT breaks nothing)
+            return wp, False
+        wp = self._keep(concurrency, self._at_mixed(concurrency, load) if self.mixed else self._at(concurrency))
+        return wp, not self.violations(wp)
+
     def at(self, concurrency: float) -> Workpoint:
         """The workpoint at concurrency ``concurrency`` (memoised: a pure function of it)."""
         hit = self._points.get(concurrency)
         if hit is None:
-            if len(self._points) >= 4096:  # bounded, as the decode steps
-                self._points.clear()
-            hit = self._points[concurrency] = self._at_mixed(concurrency) if self.mixed else self._at(concurrency)
+            hit = self._keep(concurrency, self._at_mixed(concurrency) if self.mixed else self._at(concurrency))
         return hit
 
-    def _at(self, concurrency: float) -> Workpoint:
+    def _keep(self, concurrency: float, wp: Workpoint) -> Workpoint:
+        if len(self._points) >= 4096:  # bounded, as the decode steps
+            self._points.clear()
+        self._points[concurrency] = wp
+        return wp
+
+    def _at(self, concurrency: float, tail: bool = True) -> Workpoint:
         step = self.step(concurrency)
         decoding = self.demand.decode_steps > 0
         t0 = step.total_s if decoding else 0.0
@@ -189,8 +222,8 @@ class ReplicaCapacity:
         base = self.prefill_latency_s
         mean = wait_s(lam, s, "mean", self.scv) + base + t0 / 2
         pct = self.demand.percentile
-        p99 = wait_s(lam, s, "p99", self.scv) + base + t0
-        stat = mean if pct == "mean" else p99 if pct == "p99" else wait_s(lam, s, pct, self.scv) + base + t0
+        p99 = wait_s(lam, s, "p99", self.scv) + base + t0 if tail else math.nan
+        stat = mean if pct == "mean" else p99 if pct == "p99" or not tail else wait_s(lam, s, pct, self.scv) + base + t0
         return Workpoint(concurrency, lam, rho, tpot, step, t0, base, s, mean, stat, p99, self.demand.decode_steps)
 
     # -- limits -----------------------------------------------------------------------------------
@@ -209,11 +242,28 @@ class ReplicaCapacity:
         return out
 
     def _breaks(self, concurrency: float) -> bool:
-        """Whether the workpoint at ``concurrency`` breaks a limit (``violations`` not empty). A mixed
-        step over the KV or TPOT limit is known before the step carrying a prompt chunk and the
-        queue's tail are computed (TPOT is the mixed step itself)."""
-        if self.mixed and concurrency not in self._points and (
-                concurrency > self.max_sequences + 1e-9 or self.step(concurrency).total_s > self.demand.tpot_s):
+        """Whether the workpoint at ``concurrency`` breaks a limit (``violations`` not empty). A
+        limit broken before the queue (KV, utilisation, TPOT: the queue's tail solve comes last)
+        is known without the queue; a mixed step over the TPOT target, also without the step
+        carrying a prompt chunk (TPOT is the mixed step itself)."""
+        if concurrency in self._points:
+            return bool(self.violations(self._points[concurrency]))
+        if concurrency > self.max_sequences + 1e-9:
+            return True
+        limit = self.max_rho + 1e-12
+        if self.mixed:
+            if self.step(concurrency).total_s > self.demand.tpot_s:
+                return True
+            load = self._mixed_load(concurrency)
+            _, _, lam, chunk, own = load
+            # rho as _at_mixed computes it (a chunk of no tokens: infinite)
+            if chunk <= 0 or lam * (own * self.demand.prompt_tokens / chunk) > limit:
+                return True
+            return bool(self.violations(self._keep(concurrency, self._at_mixed(concurrency, load))))
+        decoding = self.demand.decode_steps > 0
+        t0 = self.step(concurrency).total_s if decoding else 0.0
+        rho = self.rate(concurrency, t0) * self.prefill_service_s
+        if rho > limit or (decoding and (t0 / (1 - rho) if rho < 1 else math.inf) > self.demand.tpot_s):
             return True
         return bool(self.violations(self.at(concurrency)))
 
@@ -230,9 +280,8 @@ class ReplicaCapacity:
         if bad:
             return None, bad[0]
         hi_c = float(self.max_sequences)
-        top = self.at(hi_c)
-        if not self.violations(top):
-            return top, "kv"
+        if not self._breaks(hi_c):
+            return self.at(hi_c), "kv"
         lo_c = 1e-6
         for _ in range(40):
             mid = 0.5 * (lo_c + hi_c)

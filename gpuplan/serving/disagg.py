@@ -110,13 +110,15 @@ class PrefillWorker:
         return lo
 
 
-def prefill_worker(replica: Replica, demand: Demand) -> PrefillWorker | None:
+def prefill_worker(replica: Replica, demand: Demand, latency: float | None = None) -> PrefillWorker | None:
     """The prefill worker of ``replica``; None when the longest prompt's cache does not fit beside
-    the weights, or a step is not finite (a replica spanning servers without a fabric)."""
+    the weights, or a step is not finite (a replica spanning servers without a fabric).
+    ``latency``: the prefill step of one prompt, where already computed (ReplicaCapacity's)."""
     longest = max(demand.prompt_tokens, demand.context_tokens - demand.output_tokens)
     if replica.max_sequences(longest) < 1:
         return None
-    latency = replica.prefill_step(1, demand.prompt_tokens).total_s
+    if latency is None:
+        latency = replica.prefill_step(1, demand.prompt_tokens).total_s
     if not math.isfinite(latency) or latency <= 0:
         return None
     return PrefillWorker(replica, demand.prompt_tokens, latency, latency / replica.layout.pp)

@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, fields
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from gpuplan.hardware.schema import Gpu
 from gpuplan.hardware.serving_calibration import Cost
@@ -44,7 +45,8 @@ from gpuplan.serving.disagg import (
     request_kv_bytes,
     scaleout_link,
 )
-from gpuplan.serving.fleet import FleetCost, fleet_cost
+from gpuplan.serving.fleet import FleetCost, domain_fleet, fleet_cost, sum_fleets
+from gpuplan.serving.lazy_order import LazyOrder
 from gpuplan.serving.model import Replica
 
 
@@ -119,58 +121,42 @@ class DisaggFleet:
         return side, 1.0 - min(p, d) / cap if cap > 0 else 0.0
 
 
-def _sum(a: FleetCost, b: FleetCost) -> FleetCost:
-    def add(x: float | None, y: float | None) -> float | None:
-        return None if x is None or y is None else x + y
-
-    return FleetCost(nodes=a.nodes + b.nodes, capex_usd=add(a.capex_usd, b.capex_usd),
-                     cloud_usd_per_hour=add(a.cloud_usd_per_hour, b.cloud_usd_per_hour),
-                     power_kw=a.power_kw + b.power_kw, objective=add(a.objective, b.objective),
-                     usd_per_hour=add(a.usd_per_hour, b.usd_per_hour))
-
-
-def domain_fleet(gpu: Gpu, groups: int, span: int, local: int, pricing: str, cost: Cost) -> FleetCost:
-    """Servers and cost of ``groups`` groups of ``span`` GPUs, none straddling a domain of ``local``
-    GPUs: a server holds ``floor(gpus_per_node / span)`` groups; a rack-scale domain (NVL72) holds
-    ``floor(local / span)`` and is bought whole, while a cloud rents only the trays in use."""
-    if local <= gpu.gpus_per_node:
-        return fleet_cost(gpu, groups, span, pricing, cost)
-    bought = fleet_cost(gpu, -(-groups // (local // span)), local, pricing, cost)
-    rented = fleet_cost(gpu, groups, span, pricing, cost)
-    if pricing == "cloud":
-        return FleetCost(nodes=bought.nodes, capex_usd=bought.capex_usd, cloud_usd_per_hour=rented.cloud_usd_per_hour,
-                         power_kw=bought.power_kw, objective=rented.objective, usd_per_hour=rented.usd_per_hour)
-    return FleetCost(nodes=bought.nodes, capex_usd=bought.capex_usd, cloud_usd_per_hour=rented.cloud_usd_per_hour,
-                     power_kw=bought.power_kw, objective=bought.objective, usd_per_hour=bought.usd_per_hour)
-
-
 #: Each replica's two workers and its prefill rates by link, per demand: neither depends on the QPS,
 #: so a sweep (or the fleet strategies planning serving again) sizes them once. The GPU (a catalog
 #: entry, unhashable) is keyed by identity; the cached workers hold the replica, so it stays alive.
-_WORKERS: dict[tuple[object, ...], tuple[int, PrefillWorker | None, DecodeWorker | None]] = {}
+#: An entry is ``[number, prefill worker, decode worker, replica]``; the decode worker (a bisection over
+#: the batch) is :data:`_UNSIZED` until a search needs it.
+_WORKERS: dict[tuple[object, ...], list] = {}
 #: Prefill rates by (the worker's number in _WORKERS, extra seconds): a plain key, since hashing the
 #: replica's catalog records again for every link a search tries cost more than the lookup saved.
 _RATES: dict[tuple[int, float], float] = {}
 #: Numbers are never reused (not even after the memos are emptied mid-search).
 _NUMBERS = itertools.count()
 _MEMO_MAX = 8192
-_REPLICA_FIELDS = tuple(f.name for f in fields(Replica) if f.name != "gpu")
+_UNSIZED = object()
 
 
-def _memo_key(r: Replica, demand: Demand) -> tuple[object, ...]:
-    return (id(r.gpu), demand, *(getattr(r, n) for n in _REPLICA_FIELDS))
-
-
-def _workers(r: Replica, demand: Demand) -> tuple[int, PrefillWorker | None, DecodeWorker | None]:
-    """The replica's number (the key of its prefill rates in _RATES) and its two workers."""
-    key = _memo_key(r, demand)
+def _workers(r: Replica, demand: Demand, latency: float | None = None) -> list:
+    """The replica's entry: its number (the key of its prefill rates in _RATES), its prefill
+    worker (``latency``: its prompt's prefill time where known) and its decode worker
+    (:func:`_decode` sizes it). Keyed by the replica's identity: the planner's replicas are built
+    once per GPU and workload shape (serving/planner.py), and the entry holds the replica, so its
+    id is not reused while the entry lives (hashing its catalog records cost more than a worker)."""
+    key = (id(r), demand)
     hit = _WORKERS.get(key)
     if hit is None:
         if len(_WORKERS) >= _MEMO_MAX:
             _WORKERS.clear()
             _RATES.clear()
-        hit = _WORKERS[key] = (next(_NUMBERS), prefill_worker(r, demand), decode_worker(r, demand))
+        hit = _WORKERS[key] = [next(_NUMBERS), prefill_worker(r, demand, latency), _UNSIZED, r]
     return hit
+
+
+def _decode(entry: list, demand: Demand) -> DecodeWorker | None:
+    """The decode worker of a :func:`_workers` entry, sized when first asked for."""
+    if entry[2] is _UNSIZED:
+        entry[2] = decode_worker(entry[3], demand)
+    return entry[2]
 
 
 def _key(r: Replica) -> tuple[str, int, int, int]:
@@ -222,92 +208,166 @@ class _Search:
 
 
 def search(replicas: list[Replica], demand: Demand, qps: float, spare: int, max_load: float, pricing: str,
-           cost: Cost, *, by_gpus: bool = False) -> list[DisaggFleet]:
+           cost: Cost, *, by_gpus: bool = False, worth_below: float | None = None,
+           latencies: list[float | None] | None = None) -> list[DisaggFleet]:
     """The cheapest disaggregated fleet of each placement (scale-out, one domain) over ``replicas``
     (every allowed GPU and layout), cheapest first: their networks differ, so the planner prices
-    both with their fabric before it chooses."""
+    both with their fabric before it chooses.
+
+    ``worth_below``: a fleet costing this much or more is of use only as the cheapest of all (the
+    aggregated plan's cost, which a disaggregated fleet must undercut to be built): the one-domain
+    fleet is then searched only below the larger of it and the scale-out fleet's cost, and left
+    out when none is cheaper (the fleets below that are found as without the limit).
+    ``latencies``: each replica's prefill time of one prompt where the caller knows it.
+
+    The prefill workers are met cheapest first by the bound of their cost at their rate, the
+    decode workers (scale-out) by their cost (:class:`LazyOrder`): a prefill rate waits under its
+    utilisation ceiling, a decode worker under one worker plus the spares, so the workers whose
+    bound is already above the best fleet found are never sized."""
     s = _Search(demand, qps, spare, max_load, pricing, cost, by_gpus)
-    workers = [_workers(r, demand) for r in replicas]
-    pres = [w[1] for w in workers if w[1] is not None]
-    keys = [w[0] for w in workers if w[1] is not None]
-    decs = [w[2] for w in workers if w[2] is not None]
-    if not pres or not decs or qps <= 0:
+    entries = [_workers(r, demand, None if latencies is None else latencies[k]) for k, r in enumerate(replicas)]
+    sized = [e for e in entries if e[1] is not None]
+    pres: list[PrefillWorker] = [e[1] for e in sized]
+    keys = [e[0] for e in sized]
+    if not pres or qps <= 0:
         return []
 
-    def rate(i: int, extra: float) -> float:
+    # A prefill rate is at most the utilisation ceiling over the service time (PrefillWorker.rate).
+    top = [p.replica.k.queueing.max_utilisation / p.service_s for p in pres]
+
+    def rate(i: int, extra: float, dear: Callable[[float], bool] | None = None) -> float:
+        """Prefill worker ``i``'s rate with ``extra`` seconds of TTFT taken (memoised); 0.0 without
+        the bisection when ``dear(ceiling)``: the pairing is too dear even at the ceiling."""
         key = (keys[i], round(extra, 12))
         if key not in _RATES:
+            if dear is not None and dear(top[i]):
+                return 0.0
             if len(_RATES) >= _MEMO_MAX:
                 _RATES.clear()
             _RATES[key] = pres[i].rate(demand, extra)
         return _RATES[key]
 
-    free = [rate(i, 0.0) for i in range(len(pres))]
-    pre = sorted((i for i in range(len(pres)) if free[i] > 0),
-                 key=lambda i: (s.lower_bound(pres[i].replica, free[i]), _key(pres[i].replica)))
+    def price_prefill(i: int) -> tuple[float, float] | None:
+        free = rate(i, 0.0)
+        return None if free <= 0 else (s.lower_bound(pres[i].replica, free), free)
 
+    pre = LazyOrder([(s.lower_bound(p.replica, top[i]), _key(p.replica), i) for i, p in enumerate(pres)],
+                    price_prefill)
+    # One worker and the spares: the least any decode pool costs (lower_bound at an unbounded rate).
+    floor = [s.lower_bound(e[3], math.inf) for e in entries]
+
+    def price_decode(j: int) -> tuple[float, tuple[int, FleetCost, DecodeWorker]] | None:
+        w = _decode(entries[j], demand)
+        if w is None:
+            return None
+        d = _count(s.need, w.rate)
+        f = fleet_cost(w.replica.gpu, d + s.spare, w.replica.layout.gpus, s.pricing, s.cost)
+        return s.metric(f, (d + s.spare) * w.replica.layout.gpus), (d, f, w)
+
+    # Whole servers or billed instances cost at least the per-GPU price (the margin covers the
+    # rounding of the bound's two products where the two are equal).
+    dec = LazyOrder([(floor[j] * (1 - 1e-12), _key(e[3]), j) for j, e in enumerate(entries)], price_decode)
     kv = request_kv_bytes(pres[0].replica, demand.prompt_tokens)
-    _scaleout(s, pres, decs, pre, free, rate, kv)
+    _scaleout(s, pres, pre, dec, rate, kv)
     d = _Search(demand, qps, spare, max_load, pricing, cost, by_gpus)
-    _in_domain(d, pres, decs, pre, free, rate, kv)
+    if worth_below is not None and s.best is not None:
+        # Above both, the one-domain fleet would be neither built nor first (ties go to scale-out).
+        d.best_key = (max(worth_below, math.nextafter(s.best_key[0], math.inf)), 0)
+    _in_domain(d, pres, pre, entries, floor, rate, kv)
     found = [(x.best_key, k, x.best) for k, x in enumerate((s, d)) if x.best is not None]
     return [f for _, _, f in sorted(found, key=lambda t: (t[0], t[1]))]  # type: ignore[misc]
 
 
-def _scaleout(s: _Search, pres: list[PrefillWorker], decs: list[DecodeWorker], pre: list[int], free: list[float],
-              rate, kv: float) -> None:
-    dec = []
-    for w in decs:
-        d = _count(s.need, w.rate)
-        f = fleet_cost(w.replica.gpu, d + s.spare, w.replica.layout.gpus, s.pricing, s.cost)
-        dec.append((s.metric(f, (d + s.spare) * w.replica.layout.gpus), d, f, w))
-    dec.sort(key=lambda t: (t[0], _key(t[3].replica)))
-    if not dec:
+def _scaleout(s: _Search, pres: list[PrefillWorker], pre: LazyOrder, dec: LazyOrder, rate, kv: float) -> None:
+    first = dec.get(0)
+    if first is None:
         return
-    for i in pre:
-        pw = pres[i]
-        lb = s.lower_bound(pw.replica, free[i])
-        if lb + dec[0][0] >= s.best_key[0]:
+    cheapest = first[0]
+    k = 0
+    while (got := pre.get(k, lambda lb: lb + cheapest >= s.best_key[0])) is not None:
+        lb, i = got
+        if lb + cheapest >= s.best_key[0]:
             break
-        for d_cost, d, d_fleet, dw in dec:
+        k += 1
+        pw = pres[i]
+        m = 0
+        while (e := dec.get(m, lambda c: lb + c >= s.best_key[0])) is not None:
+            d_cost, j = e
             if lb + d_cost >= s.best_key[0]:
                 break
+            m += 1
+            d, d_fleet, dw = dec.payload(j)
             if dw.replica.gpu.vendor != pw.replica.gpu.vendor:
                 continue  # the KV layout and transfer library are one vendor's (NIXL, Mooncake)
             link = scaleout_link(pw.replica, dw.replica)
             if link is None:
                 continue
-            r = rate(i, link.seconds(kv) + dw.residual_s(s.demand.percentile))
+            def dear(r: float, pw: PrefillWorker = pw, d_fleet: FleetCost = d_fleet, d: int = d) -> bool:
+                """This pairing at prefill rate ``r`` or less is no cheaper (costs grow with workers)."""
+                p = _count(s.need, r)
+                gpus = (p + s.spare) * pw.replica.layout.gpus + (d + s.spare) * dw.replica.layout.gpus
+                least = sum_fleets(fleet_cost(pw.replica.gpu, p + s.spare, pw.replica.layout.gpus, s.pricing, s.cost), d_fleet)
+                return (s.metric(least, gpus), gpus) >= s.best_key
+
+            r = rate(i, link.seconds(kv) + dw.residual_s(s.demand.percentile), dear)
             if r <= 0:
                 continue
             p = _count(s.need, r)
             p_fleet = fleet_cost(pw.replica.gpu, p + s.spare, pw.replica.layout.gpus, s.pricing, s.cost)
             g = math.gcd(p, d)
-            s.offer(DisaggFleet(pw, dw, r, link, kv, g, p // g, d // g, s.spare, _sum(p_fleet, d_fleet),
+            s.offer(DisaggFleet(pw, dw, r, link, kv, g, p // g, d // g, s.spare, sum_fleets(p_fleet, d_fleet),
                                 p_fleet, d_fleet, s.qps))
 
 
-def _in_domain(s: _Search, pres: list[PrefillWorker], decs: list[DecodeWorker], pre: list[int], free: list[float],
+def _in_domain(s: _Search, pres: list[PrefillWorker], pre: LazyOrder, entries: list[list], floor: list[float],
                rate, kv: float) -> None:
-    for i in pre:
+    same: dict[str, list[int]] = {}  # each GPU's decode candidates, in the replicas' order
+    for j, e in enumerate(entries):
+        same.setdefault(e[3].gpu.id, []).append(j)
+
+    def least(j: int) -> float | None:
+        """A lower bound of the decode pool's lower_bound (None: the replica has no decode worker)."""
+        w = entries[j][2]
+        if w is _UNSIZED:
+            return floor[j]
+        return None if w is None else s.lower_bound(w.replica, w.rate)
+
+    def hopeless(i: int, bound: float) -> bool:
+        """Whether every pairing of prefill worker ``i`` (its bound ``bound``) is already too dear."""
+        lows = [b for b in map(least, same.get(pres[i].replica.gpu.id, ())) if b is not None]
+        return not lows or bound + min(lows) >= s.best_key[0]
+
+    k = 0
+    while (got := pre.get(k, drop=hopeless)) is not None:
+        k += 1
+        lb, i = got
         pw = pres[i]
+        free = pre.payload(i)
         gp = pw.replica.layout.gpus
-        for dw in decs:
-            if dw.replica.gpu.id != pw.replica.gpu.id:
+        for j in same.get(pw.replica.gpu.id, ()):
+            if entries[j][2] is _UNSIZED and lb + floor[j] >= s.best_key[0]:
+                continue
+            dw = _decode(entries[j], s.demand)
+            if dw is None:
                 continue
             gd = dw.replica.layout.gpus
-            if s.lower_bound(pw.replica, free[i]) + s.lower_bound(dw.replica, dw.rate) >= s.best_key[0]:
+            if s.lower_bound(pw.replica, free) + s.lower_bound(dw.replica, dw.rate) >= s.best_key[0]:
                 continue
             local = pw.replica.links.local_domain
             for x in range(1, (local - gd) // gp + 1):
                 most = (local - x * gp) // gd
-                matched = x * free[i] / dw.rate
+                matched = x * free / dw.rate
                 for y in sorted({max(1, min(most, math.floor(matched))), max(1, min(most, math.ceil(matched))), most}):
                     span = x * gp + y * gd
                     link = domain_link(pw.replica, dw.replica, span)
                     if link is None:
                         continue
-                    r = rate(i, link.seconds(kv) + dw.residual_s(s.demand.percentile))
+                    def dear(r: float, x: int = x, y: int = y, span: int = span, dw: DecodeWorker = dw) -> bool:
+                        n = _count(s.need, min(x * r, y * dw.rate))
+                        least = domain_fleet(pw.replica.gpu, n + s.spare, span, local, s.pricing, s.cost)
+                        return (s.metric(least, (n + s.spare) * span), (n + s.spare) * span) >= s.best_key
+
+                    r = rate(i, link.seconds(kv) + dw.residual_s(s.demand.percentile), dear)
                     if r <= 0:
                         continue
                     n = _count(s.need, min(x * r, y * dw.rate))

@@ -64,6 +64,33 @@ def fleet_cost(gpu: Gpu, replicas: int, gpus_per_replica: int, pricing: str, cos
                      objective=objective, usd_per_hour=hourly)
 
 
+def sum_fleets(a: FleetCost, b: FleetCost) -> FleetCost:
+    """Two pools bought side by side (a disaggregated fleet's prefill and decode servers)."""
+
+    def add(x: float | None, y: float | None) -> float | None:
+        return None if x is None or y is None else x + y
+
+    return FleetCost(nodes=a.nodes + b.nodes, capex_usd=add(a.capex_usd, b.capex_usd),
+                     cloud_usd_per_hour=add(a.cloud_usd_per_hour, b.cloud_usd_per_hour),
+                     power_kw=a.power_kw + b.power_kw, objective=add(a.objective, b.objective),
+                     usd_per_hour=add(a.usd_per_hour, b.usd_per_hour))
+
+
+def domain_fleet(gpu: Gpu, groups: int, span: int, local: int, pricing: str, cost: Cost) -> FleetCost:
+    """Servers and cost of ``groups`` groups of ``span`` GPUs, none straddling a domain of ``local``
+    GPUs: a server holds ``floor(gpus_per_node / span)`` groups; a rack-scale domain (NVL72) holds
+    ``floor(local / span)`` and is bought whole, while a cloud rents only the trays in use."""
+    if local <= gpu.gpus_per_node:
+        return fleet_cost(gpu, groups, span, pricing, cost)
+    bought = fleet_cost(gpu, -(-groups // (local // span)), local, pricing, cost)
+    rented = fleet_cost(gpu, groups, span, pricing, cost)
+    if pricing == "cloud":
+        return FleetCost(nodes=bought.nodes, capex_usd=bought.capex_usd, cloud_usd_per_hour=rented.cloud_usd_per_hour,
+                         power_kw=bought.power_kw, objective=rented.objective, usd_per_hour=rented.usd_per_hour)
+    return FleetCost(nodes=bought.nodes, capex_usd=bought.capex_usd, cloud_usd_per_hour=rented.cloud_usd_per_hour,
+                     power_kw=bought.power_kw, objective=bought.objective, usd_per_hour=bought.usd_per_hour)
+
+
 def usd_per_million_tokens(usd_per_hour: float | None, tokens_per_s: float) -> float | None:
     """``usd_per_hour / (tokens_per_s * 3600) * 1e6``."""
     if usd_per_hour is None or tokens_per_s <= 0:

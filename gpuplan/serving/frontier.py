@@ -37,11 +37,11 @@ def layout_frontier(capacity: ReplicaCapacity, name: str) -> list[FrontierPoint]
     gpus = capacity.replica.layout.gpus
     out = []
     for c in _grid(capacity.max_sequences):
-        wp = capacity.at(c)
+        wp, meets = capacity.sketch(c)
         if not (math.isfinite(wp.tpot_s) and wp.tpot_s > 0 and math.isfinite(wp.ttft_mean_s)):
             continue
         out.append(FrontierPoint(layout=name, gpus_per_replica=gpus, concurrency=c,
                                  tokens_per_s_per_gpu=wp.rate * capacity.demand.output_tokens / gpus,
                                  tokens_per_s_per_user=1.0 / wp.tpot_s, ttft_ms_mean=wp.ttft_mean_s * 1e3,
-                                 meets_targets=not capacity.violations(wp)))
+                                 meets_targets=meets))
     return out

@@ -83,9 +83,9 @@ def _replicas(gpu: Gpu, workload: Workload, k: ServingConstants,
     if hit is None:
         links = links_for(gpu, catalog, k.collective_launch_us, k.all_reduce.algorithm)
         built = []
+        engine = resolve_engine(k, s.engine, s.engine_version)
         for lay in candidate_layouts(workload.arch, links):
-            rep = build_replica(gpu, workload.arch, lay, s.precision, s.kv_precision, k, catalog, links,
-                                engine=resolve_engine(k, s.engine, s.engine_version))
+            rep = build_replica(gpu, workload.arch, lay, s.precision, s.kv_precision, k, catalog, links, engine=engine)
             built.append((replace(rep, memory_headroom=c.memory_headroom), {}))
         if len(_REPLICAS) >= _REPLICAS_MAX:
             _REPLICAS.clear()
@@ -165,18 +165,22 @@ def engine_gpus(workload: Workload, catalog: Catalog) -> tuple[list[str], dict[s
     return kept, excluded
 
 
-def plan_disaggregated(workload: Workload, catalog: Catalog, *, by_gpus: bool = False):
+def plan_disaggregated(workload: Workload, catalog: Catalog, *, by_gpus: bool = False,
+                       worth_below: float | None = None):
     """The cheapest disaggregated prefill/decode fleet of each placement over the allowed GPUs
-    (:mod:`gpuplan.serving.disagg_search`), cheapest first; empty when none meets the targets."""
+    (:mod:`gpuplan.serving.disagg_search`), cheapest first; empty when none meets the targets.
+    ``worth_below``: see :func:`~gpuplan.serving.disagg_search.search`."""
     from gpuplan.serving.disagg_search import search
 
     s = workload.serving
     assert s is not None
     k = serving_constants(catalog)
-    replicas = [r for gid in engine_gpus(workload, catalog)[0] for r in gpu_replicas(catalog.gpus[gid], workload, k,
-                                                                                       catalog)]
-    return search(replicas, _demand(workload), s.qps, s.spare_replicas, s.max_load_fraction,
-                  workload.constraints.pricing, k.cost, by_gpus=by_gpus)
+    demand = _demand(workload)
+    sized = [e for gid in engine_gpus(workload, catalog)[0] for e in _replicas(catalog.gpus[gid], workload, k, catalog)]
+    # The aggregated plan sized these replicas for the same demand: their prefill steps are known.
+    known = [c[demand][0].prefill_latency_s if demand in c else None for _, c in sized]
+    return search([r for r, _ in sized], demand, s.qps, s.spare_replicas, s.max_load_fraction,
+                  workload.constraints.pricing, k.cost, by_gpus=by_gpus, worth_below=worth_below, latencies=known)
 
 
 def plan_serving(workload: Workload, catalog: Catalog, top: int | None = None) -> ServingResult:

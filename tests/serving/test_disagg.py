@@ -118,6 +118,21 @@ def test_pruning_by_the_cost_bound_finds_what_the_full_search_finds(catalog, mon
         [(f.fleet.objective, f.gpus, f.link.kind) for f in full]
 
 
+def test_a_limit_keeps_every_fleet_below_it_and_the_cheapest(catalog):
+    """``worth_below`` (the aggregated plan's cost under ``auto``): the one-domain search stops at
+    the larger of the limit and the scale-out fleet's cost; whichever fleets the full search finds
+    below that, and the cheapest of all, are the same fleets."""
+    w = _workload(catalog, H100_H200)
+    full = plan_disaggregated(w, catalog)
+    assert [f.link.kind for f in full] == ["scale-out", "scale-up"]
+    cheapest, other = (f.fleet.objective for f in full)
+    for limit in (0.0, cheapest, (cheapest + other) / 2, other, other * 2):
+        kept = plan_disaggregated(w, catalog, worth_below=limit)
+        want = [f for k, f in enumerate(full) if k == 0 or f.fleet.objective < max(limit, cheapest)
+                or f.fleet.objective <= cheapest]
+        assert kept == want, limit
+
+
 def test_worker_counts_groups_and_rate_matching_by_hand(catalog):
     """Scale-out placement: P = ceil(Q / (L r_p)) prefill and D = ceil(Q / (L r_d)) decode workers,
     g = gcd(P, D) groups of (P/g)P(D/g)D, each pool + 1 spare worker; the group carries
