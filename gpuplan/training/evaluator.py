@@ -172,6 +172,9 @@ class Evaluator:
         #: a fixed time per step and one per micro-batch, over the run (the search's bounds).
         self.host_days = (self.steps * cal.host_step_s / 86400.0, self.steps * cal.host_microbatch_s / 86400.0)
         self.capacity = gpu.memory_usable_gib * GIB
+        #: Dense and MoE layers mixed: a stage's dense layers depend on VP (timing._stage_parts),
+        #: so its stage time is memoised per VP; else only VP > 1 changes it (the MoE overlap).
+        self._mixed = 0 < job.arch.moe_layers < job.arch.layers
         causal = self.framework.flop_convention == "causal"
         self._model_flops = model_flops_per_token(job.arch, job.seq, causal) * job.tokens_per_step
         parts = _Parts.of(job, gpu, net, cal, self.attention)
@@ -209,7 +212,7 @@ class Evaluator:
     def stage_time(self, layout: Layout) -> float:
         """Seconds per micro-batch of the slowest stage with the layout's recompute."""
         tp, pp, _, cp, ep, vp, mb, rc, sp, _, rl, fold = layout
-        key = (tp, cp, ep, mb, sp, rc, pp, rl, fold, vp > 1)
+        key = (tp, cp, ep, mb, sp, rc, pp, rl, fold, vp if self._mixed else vp > 1)
         hit = self._stages.get(key)
         if hit is None:
             dense, moe = self.layers(layout)
@@ -224,12 +227,13 @@ class Evaluator:
         # stage_time's memo read first, keyed as it keys (VP > 1 or not): no copy on a hit.
         tp, pp, _, cp, ep, _, mb, rc, sp, _, rl, fold = layout
         stages = self._stages
-        base = stages.get((tp, cp, ep, mb, sp, rc, pp, rl, fold, False))
+        mixed = self._mixed
+        base = stages.get((tp, cp, ep, mb, sp, rc, pp, rl, fold, 1 if mixed else False))
         if base is None:
             base = self.stage_time(layout.but(vp=1))
         if pp == 1 or not self.job.arch.moe_layers:
             return base
-        paired = stages.get((tp, cp, ep, mb, sp, rc, pp, rl, fold, True))
+        paired = stages.get((tp, cp, ep, mb, sp, rc, pp, rl, fold, 2 if mixed else True))
         if paired is None:
             paired = self.stage_time(layout.but(vp=2))
         return min(base, paired)
