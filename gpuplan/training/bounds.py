@@ -41,7 +41,7 @@ class _Bounded(NamedTuple):
 
 
 def _bounds(ev: Evaluator, fixed: Fixed, target: Target, outcome: SearchOutcome,
-            cap: float = math.inf) -> list[_Bounded]:
+            cap: float = math.inf, straggle: bool = False) -> list[_Bounded]:
     """Every (TP, CP, EP, PP, micro-batch) group (training/groups.py) with a first bound of its key
     (no recompute, the largest VP); groups whose bound already misses the target are left out, and
     so are those whose bound costs more than ``cap`` (a search's cutoff: they would never be
@@ -56,10 +56,10 @@ def _bounds(ev: Evaluator, fixed: Fixed, target: Target, outcome: SearchOutcome,
     lower = not found.exact and _lower_first(ev, target)
     if target.kind == "deadline":
         if lower:
-            return _deadline_scan(ev, _group_terms(ev, found.groups), target, LOWER, cap, False, True)
+            return _deadline_scan(ev, _group_terms(ev, found.groups), target, LOWER, cap, straggle, True)
         groups = found.groups if found.exact else [(shape, scale._replace(stage=ev.stage_time_any_vp(shape)))
                                                    for shape, scale in found.groups]
-        return _deadline_bounds(ev, groups, target, GROUP, cap)
+        return _deadline_bounds(ev, groups, target, GROUP, cap, straggle)
     if target.kind == "fastest":  # its groups' stage times are exact where not lower (found.exact)
         return _fastest_bounds(ev, found.groups, LOWER if lower else GROUP, whole=lower)
     bounded = []
@@ -93,30 +93,31 @@ def _lower_first(ev: Evaluator, target: Target) -> bool:
             or (target.whole_nodes and gpu.purchase_unit_nodes == 1))
 
 
-def _exact(ev: Evaluator, b: _Bounded, target: Target, cap: float) -> _Bounded | None:
+def _exact(ev: Evaluator, b: _Bounded, target: Target, cap: float, straggle: bool = False) -> _Bounded | None:
     """A LOWER group's GROUP entry: its bound with its own stage time (None: it misses the target
     or costs more than ``cap``, as :func:`_bounds` would have left it out)."""
     shape = b.shape
     scale = Scale(ev.stage_time_any_vp(shape), b.dps, shape.tp * shape.pp * shape.cp)  # type: ignore[arg-type]
-    out = _bound_shape(ev, shape, scale, target, GROUP, cap)
+    out = _bound_shape(ev, shape, scale, target, GROUP, cap, straggle)
     return None if out is None or out.key[0] > cap else out
 
 
-def _settle(ev: Evaluator, heap: list[_Bounded], target: Target, cap: float, below: tuple[float, float]) -> None:
+def _settle(ev: Evaluator, heap: list[_Bounded], target: Target, cap: float, below: tuple[float, float],
+            straggle: bool = False) -> None:
     """Replace the LOWER entries at the top of ``heap`` whose key is below ``below`` by their
     GROUP entries, so that the top's key is the least key of the groups' own bounds (or at least
     ``below``)."""
     while heap and heap[0].level == LOWER and heap[0].key < below:
-        exact = _exact(ev, heapq.heappop(heap), target, cap)
+        exact = _exact(ev, heapq.heappop(heap), target, cap, straggle)
         if exact is not None:
             heapq.heappush(heap, exact)
 
 
-def _expand(ev: Evaluator, b: _Bounded, fixed: Fixed, target: Target) -> list[_Bounded]:
+def _expand(ev: Evaluator, b: _Bounded, fixed: Fixed, target: Target, straggle: bool = False) -> list[_Bounded]:
     """The VP values of a group, each with its own bound."""
     shapes = _vp_shapes(ev, b.shape, fixed, target)
     if target.kind == "deadline":
-        return _deadline_bounds(ev, shapes, target, SHAPE)
+        return _deadline_bounds(ev, shapes, target, SHAPE, straggle=straggle)
     out = []
     for one_shape, scale in shapes:
         one = _bound_shape(ev, one_shape, scale, target, SHAPE)

@@ -154,18 +154,17 @@ def _search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: bo
     """
     outcome = SearchOutcome(max_groups=max_groups)
     fixed = constrain(ev.framework, fixed)
-    # The straggler share tightens the refined bounds of an exhaustive deadline search priced by
-    # server (bought one by one, whole, so a shape's cost grows with its DP and its key's bound
-    # holds whatever DP it ends at): fewer shapes are evaluated for the same best plans. What a
-    # search that finds none tells (the least memory seen) depends on the shapes it evaluated, so
-    # such a search runs again without.
+    # The straggler share tightens the bounds (groups, shapes and refined shapes) of an exhaustive
+    # deadline search priced by server (bought one by one, whole, so a shape's cost grows with its
+    # DP and its key's bound holds whatever DP it ends at): fewer shapes are expanded, refined and
+    # evaluated for the same best plans. What a search that finds none tells (the least memory
+    # seen) depends on the shapes it evaluated, so such a search runs again without.
     gpu = ev.gpu
     straggle = (straggle and target.kind == "deadline" and limit is None and target.pricing == "capex"
                 and target.whole_nodes and bool(gpu.node_price_usd) and gpu.purchase_unit_nodes == 1
                 and not exact_stages(ev))
-    refined = False
     cap = math.inf if cutoff is None else cutoff
-    heap = _bounds(ev, fixed, target, outcome, cap)
+    heap = _bounds(ev, fixed, target, outcome, cap, straggle)
     heapq.heapify(heap)
     pool: list[Evaluation] = []
     worst: tuple[float, float] = (cap, math.inf)
@@ -175,20 +174,19 @@ def _search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: bo
             break
         heapq.heappop(heap)
         if b.level == LOWER:
-            exact = _exact(ev, b, target, cap)
+            exact = _exact(ev, b, target, cap, straggle)
             if exact is not None:
                 heapq.heappush(heap, exact)
             continue
         if b.level == GROUP:
-            for one in _expand(ev, b, fixed, target):
+            for one in _expand(ev, b, fixed, target, straggle):
                 heapq.heappush(heap, one)
             continue
         if b.level == SHAPE:
             r = _refine(ev, b, fixed, target, outcome, straggle)
-            refined = True
             if r is None:
                 continue
-            _settle(ev, heap, target, cap, r.key)
+            _settle(ev, heap, target, cap, r.key, straggle)
             if heap and r.key > heap[0].key:
                 heapq.heappush(heap, r)
                 continue
@@ -204,7 +202,7 @@ def _search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: bo
         if len(pool) == top:
             k = _rank_key(pool[-1], target, ev)
             worst = (k[0], k[1])
-    if straggle and refined and not pool and cutoff is None:
+    if straggle and not pool and cutoff is None:
         if memory or not relax or target.kind != "deadline":
             return _search(ev, fixed, target, top, relax, limit, max_groups, cutoff, straggle=False)
         # The caller reads the least memory only when the relaxed search finds no plan either
