@@ -138,6 +138,8 @@ class _Parts:
         self.terms: dict[tuple[object, ...], object] = {}
         #: Server capex by GPU count (:meth:`Evaluator.cost`).
         self.capex: dict[int, float | None] = {}
+        #: Days of pipeline sends of a (shape, DP) (bounds.py ``_send_days``).
+        self.sends: dict[tuple[int, ...], float] = {}
         #: Deadline searches with the deadlines each result holds for (training/search.py).
         self.searches: dict[tuple[object, ...], list[tuple[float, float, object]]] = {}
 
@@ -182,7 +184,7 @@ class Evaluator:
         self._acts, self._states, self._dps, self._logits = parts.acts, parts.states, parts.dps, parts.logits
         self._groups, self._fits, self._light = parts.groups, parts.fits, parts.light
         self._expanded, self._terms = parts.expanded, parts.terms
-        self._searches, self._capex = parts.searches, parts.capex
+        self._searches, self._capex, self._sends = parts.searches, parts.capex, parts.sends
 
     # -- cached parts ----------------------------------------------------------------------------
     def layers(self, layout: Layout) -> tuple[LayerCost, LayerCost | None]:
