@@ -3,8 +3,10 @@ groups, shapes and refined shapes, and the bounds that order them.
 
 Every bound is a lower bound of the key of the best layout it stands for: the step without DP
 sync, pipeline sends and optimizer, with the least recompute memory allows at the largest DP, the
-bubble and the goodput of its GPU count, and host time without its straggler share (with it, on a
-refined shape of an exhaustive capex deadline search, ``_search``'s ``straggle``).
+bubble and the goodput of its GPU count, and host time without its straggler share. In an
+exhaustive capex deadline search (``_search``'s ``straggle``) the straggler share of that step is
+counted at every level, and a shape of one VP also counts its pipeline sends, which read neither
+the recompute nor the ZeRO stage (timing.pipeline_sends_s: exact).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from gpuplan.training.fit import MEMO_ENTRIES, _light_stage, _table
 from gpuplan.training.groups import Scale, search_groups
 from gpuplan.training.layout import Layout
 from gpuplan.training.space import dp_candidates, vp_candidates
-from gpuplan.training.timing import straggler
+from gpuplan.training.timing import pipeline_sends_s, straggler
 
 
 #: Stages of a heap entry: a (TP, CP, EP, PP, micro-batch) group bounded at its largest VP
@@ -41,7 +43,7 @@ class _Bounded(NamedTuple):
 
 
 def _bounds(ev: Evaluator, fixed: Fixed, target: Target, outcome: SearchOutcome,
-            cap: float = math.inf) -> list[_Bounded]:
+            cap: float = math.inf, straggle: bool = False) -> list[_Bounded]:
     """Every (TP, CP, EP, PP, micro-batch) group (training/groups.py) with a first bound of its key
     (no recompute, the largest VP); groups whose bound already misses the target are left out, and
     so are those whose bound costs more than ``cap`` (a search's cutoff: they would never be
@@ -56,10 +58,10 @@ def _bounds(ev: Evaluator, fixed: Fixed, target: Target, outcome: SearchOutcome,
     lower = not found.exact and _lower_first(ev, target)
     if target.kind == "deadline":
         if lower:
-            return _deadline_scan(ev, _group_terms(ev, found.groups), target, LOWER, cap, False, True)
+            return _deadline_scan(ev, _group_terms(ev, found.groups), target, LOWER, cap, straggle, True)
         groups = found.groups if found.exact else [(shape, scale._replace(stage=ev.stage_time_any_vp(shape)))
                                                    for shape, scale in found.groups]
-        return _deadline_bounds(ev, groups, target, GROUP, cap)
+        return _deadline_bounds(ev, groups, target, GROUP, cap, straggle)
     if target.kind == "fastest":  # its groups' stage times are exact where not lower (found.exact)
         return _fastest_bounds(ev, found.groups, LOWER if lower else GROUP, whole=lower)
     bounded = []
@@ -93,30 +95,31 @@ def _lower_first(ev: Evaluator, target: Target) -> bool:
             or (target.whole_nodes and gpu.purchase_unit_nodes == 1))
 
 
-def _exact(ev: Evaluator, b: _Bounded, target: Target, cap: float) -> _Bounded | None:
+def _exact(ev: Evaluator, b: _Bounded, target: Target, cap: float, straggle: bool = False) -> _Bounded | None:
     """A LOWER group's GROUP entry: its bound with its own stage time (None: it misses the target
     or costs more than ``cap``, as :func:`_bounds` would have left it out)."""
     shape = b.shape
     scale = Scale(ev.stage_time_any_vp(shape), b.dps, shape.tp * shape.pp * shape.cp)  # type: ignore[arg-type]
-    out = _bound_shape(ev, shape, scale, target, GROUP, cap)
+    out = _bound_shape(ev, shape, scale, target, GROUP, cap, straggle)
     return None if out is None or out.key[0] > cap else out
 
 
-def _settle(ev: Evaluator, heap: list[_Bounded], target: Target, cap: float, below: tuple[float, float]) -> None:
+def _settle(ev: Evaluator, heap: list[_Bounded], target: Target, cap: float, below: tuple[float, float],
+            straggle: bool = False) -> None:
     """Replace the LOWER entries at the top of ``heap`` whose key is below ``below`` by their
     GROUP entries, so that the top's key is the least key of the groups' own bounds (or at least
     ``below``)."""
     while heap and heap[0].level == LOWER and heap[0].key < below:
-        exact = _exact(ev, heapq.heappop(heap), target, cap)
+        exact = _exact(ev, heapq.heappop(heap), target, cap, straggle)
         if exact is not None:
             heapq.heappush(heap, exact)
 
 
-def _expand(ev: Evaluator, b: _Bounded, fixed: Fixed, target: Target) -> list[_Bounded]:
+def _expand(ev: Evaluator, b: _Bounded, fixed: Fixed, target: Target, straggle: bool = False) -> list[_Bounded]:
     """The VP values of a group, each with its own bound."""
     shapes = _vp_shapes(ev, b.shape, fixed, target)
     if target.kind == "deadline":
-        return _deadline_bounds(ev, shapes, target, SHAPE)
+        return _deadline_bounds(ev, shapes, target, SHAPE, straggle=straggle)
     out = []
     for one_shape, scale in shapes:
         one = _bound_shape(ev, one_shape, scale, target, SHAPE)
@@ -189,7 +192,8 @@ def _deadline_bounds(ev: Evaluator, shapes: Iterable[tuple[Layout, Scale]], targ
     """:func:`_bound_shape` of a deadline target for each of ``shapes`` (the search's hot path: one
     call bounds every group of a search), those whose bound meets the deadline at a cost within
     ``cap``. ``whole``: each entry keeps every DP of its scale (a LOWER entry, :func:`_exact`)."""
-    return _deadline_scan(ev, _terms(ev, shapes), target, level, cap, straggle, whole)
+    return _deadline_scan(ev, _terms(ev, shapes, straggle and level in (SHAPE, REFINED)), target, level, cap, straggle,
+                          whole)
 
 
 def _group_terms(ev: Evaluator, groups: tuple[tuple[Layout, Scale], ...]) -> list[tuple]:
@@ -206,10 +210,11 @@ def _group_terms(ev: Evaluator, groups: tuple[tuple[Layout, Scale], ...]) -> lis
     return hit[1]
 
 
-def _terms(ev: Evaluator, shapes: Iterable[tuple[Layout, Scale]]) -> list[tuple]:
+def _terms(ev: Evaluator, shapes: Iterable[tuple[Layout, Scale]], sends: bool = False) -> list[tuple]:
     """What a shape's deadline bound reads that the deadline does not change: the shape, its DP
     values and model parallelism, micro-batch, bubble (in stages), days per micro-batch of stages,
-    their product, the days per micro-batch with host time, and the goodput at the least DP."""
+    their product, the days per micro-batch with host time, the goodput at the least DP, and
+    whether its pipeline sends are counted (``sends``: one VP's shape, PP > 1)."""
     steps = ev.steps
     _, host_mb = ev.host_days
     good, goodput = ev._good, ev.goodput
@@ -220,7 +225,8 @@ def _terms(ev: Evaluator, shapes: Iterable[tuple[Layout, Scale]]) -> list[tuple]
         n = mp * dps[0]
         gp = good.get(n)
         g = (gp if gp is not None else goodput(n)).fraction
-        out.append((shape, dps, mp, shape.micro_batch, bubble, per_day, per_day * bubble, per_day + host_mb, g))
+        out.append((shape, dps, mp, shape.micro_batch, bubble, per_day, per_day * bubble, per_day + host_mb, g,
+                    sends and shape.pp > 1))
     return out
 
 
@@ -237,7 +243,7 @@ def _deadline_scan(ev: Evaluator, terms: list[tuple], target: Target, level: int
     new = tuple.__new__
     out = []
     append = out.append
-    for shape, dps, mp, mb, bubble, per_day, per_bubble, per_mb, g in terms:
+    for shape, dps, mp, mb, bubble, per_day, per_bubble, per_mb, g, sends in terms:
         # Smallest DP that can meet the deadline with the best goodput of these counts: a DP
         # below it cannot (goodput only falls with the GPU count), so the scan starts there.
         room = (deadline * g - per_bubble - host_step) / per_mb  # type: ignore[operator]
@@ -260,7 +266,10 @@ def _deadline_scan(ev: Evaluator, terms: list[tuple], target: Target, level: int
             gp = good.get(n)
             if gp is None:
                 gp = goodput(n)
-            if sigma:
+            if sends:  # exact: they read neither the recompute nor the ZeRO stage (straggle only)
+                t = (((per_day * (m + bubble) + _send_days(ev, shape, d)) * (1.0 + straggler(n, sigma))
+                      + host_mb * m + host_step) / gp.fraction)
+            elif sigma:
                 t = ((per_day * (m + bubble) * (1.0 + straggler(n, sigma)) + host_mb * m + host_step)
                      / gp.fraction)
             else:
@@ -281,6 +290,21 @@ def _deadline_scan(ev: Evaluator, terms: list[tuple], target: Target, level: int
             continue
         append(new(_Bounded, (key, shape, dps if whole else tuple(dps[i:]), level)))
     return out
+
+
+def _send_days(ev: Evaluator, shape: Layout, dp: int) -> float:
+    """Days of pipeline sends over the run of one VP's shape at ``dp`` (timing.pipeline_sends_s),
+    memoised on the Evaluator's shared parts."""
+    key = (shape.tp, shape.pp, shape.cp, shape.vp, shape.micro_batch, dp)
+    memo = ev._sends
+    hit = memo.get(key)
+    if hit is None:
+        if len(memo) >= MEMO_ENTRIES:
+            memo.clear()
+        lay = tuple.__new__(Layout, (shape.tp, shape.pp, dp, *shape[3:]))
+        seconds, _ = pipeline_sends_s(ev.job, ev.hw, ev.cal, lay, lay.microbatches(ev.job.batch))
+        hit = memo[key] = ev.steps * seconds / 86400.0
+    return hit
 
 
 def _fastest_bounds(ev: Evaluator, shapes: Iterable[tuple[Layout, Scale]], level: int,

@@ -105,7 +105,7 @@ def plan_gpu(ev: Evaluator, target: Target, workload: Workload, catalog: Catalog
     if target.kind == "budget" and cost_usd(gpu, gpu.gpus_per_node, 1.0, target.pricing) is None:
         return None, Miss("unpriced", limit=target.budget_usd or 0.0)
     with collector_paused():  # the search frees what it allocates by refcount (core/collector.py)
-        found = search(ev, Fixed(), target, top=1, max_groups=max_groups, cutoff=cutoff)
+        found = search(ev, Fixed(), target, top=1, max_groups=max_groups, cutoff=cutoff, memory=False)
     if cutoff is not None and not found.best:
         return None, None
     if not found.best and target.kind == "gpus" and workload.training is not None:
@@ -119,7 +119,7 @@ def plan_gpu(ev: Evaluator, target: Target, workload: Workload, catalog: Catalog
             if batch == ev.job.batch:
                 continue
             other = Evaluator(replace(ev.job, batch=batch), gpu, ev.hw.net, ev.cal, ev.attention, ev.headroom)
-            again = search(other, Fixed(), target, top=1, max_groups=max_groups)
+            again = search(other, Fixed(), target, top=1, max_groups=max_groups, memory=False)
             if again.best:
                 tried.append((other, again))
         if tried:

@@ -138,6 +138,8 @@ class _Parts:
         self.terms: dict[tuple[object, ...], object] = {}
         #: Server capex by GPU count (:meth:`Evaluator.cost`).
         self.capex: dict[int, float | None] = {}
+        #: Days of pipeline sends of a (shape, DP) (bounds.py ``_send_days``).
+        self.sends: dict[tuple[int, ...], float] = {}
         #: Deadline searches with the deadlines each result holds for (training/search.py).
         self.searches: dict[tuple[object, ...], list[tuple[float, float, object]]] = {}
 
@@ -172,6 +174,9 @@ class Evaluator:
         #: a fixed time per step and one per micro-batch, over the run (the search's bounds).
         self.host_days = (self.steps * cal.host_step_s / 86400.0, self.steps * cal.host_microbatch_s / 86400.0)
         self.capacity = gpu.memory_usable_gib * GIB
+        #: Dense and MoE layers mixed: a stage's dense layers depend on VP (timing._stage_parts),
+        #: so its stage time is memoised per VP; else only VP > 1 changes it (the MoE overlap).
+        self._mixed = 0 < job.arch.moe_layers < job.arch.layers
         causal = self.framework.flop_convention == "causal"
         self._model_flops = model_flops_per_token(job.arch, job.seq, causal) * job.tokens_per_step
         parts = _Parts.of(job, gpu, net, cal, self.attention)
@@ -179,7 +184,7 @@ class Evaluator:
         self._acts, self._states, self._dps, self._logits = parts.acts, parts.states, parts.dps, parts.logits
         self._groups, self._fits, self._light = parts.groups, parts.fits, parts.light
         self._expanded, self._terms = parts.expanded, parts.terms
-        self._searches, self._capex = parts.searches, parts.capex
+        self._searches, self._capex, self._sends = parts.searches, parts.capex, parts.sends
 
     # -- cached parts ----------------------------------------------------------------------------
     def layers(self, layout: Layout) -> tuple[LayerCost, LayerCost | None]:
@@ -209,7 +214,7 @@ class Evaluator:
     def stage_time(self, layout: Layout) -> float:
         """Seconds per micro-batch of the slowest stage with the layout's recompute."""
         tp, pp, _, cp, ep, vp, mb, rc, sp, _, rl, fold = layout
-        key = (tp, cp, ep, mb, sp, rc, pp, rl, fold, vp > 1)
+        key = (tp, cp, ep, mb, sp, rc, pp, rl, fold, vp if self._mixed else vp > 1)
         hit = self._stages.get(key)
         if hit is None:
             dense, moe = self.layers(layout)
@@ -224,12 +229,13 @@ class Evaluator:
         # stage_time's memo read first, keyed as it keys (VP > 1 or not): no copy on a hit.
         tp, pp, _, cp, ep, _, mb, rc, sp, _, rl, fold = layout
         stages = self._stages
-        base = stages.get((tp, cp, ep, mb, sp, rc, pp, rl, fold, False))
+        mixed = self._mixed
+        base = stages.get((tp, cp, ep, mb, sp, rc, pp, rl, fold, 1 if mixed else False))
         if base is None:
             base = self.stage_time(layout.but(vp=1))
         if pp == 1 or not self.job.arch.moe_layers:
             return base
-        paired = stages.get((tp, cp, ep, mb, sp, rc, pp, rl, fold, True))
+        paired = stages.get((tp, cp, ep, mb, sp, rc, pp, rl, fold, 2 if mixed else True))
         if paired is None:
             paired = self.stage_time(layout.but(vp=2))
         return min(base, paired)

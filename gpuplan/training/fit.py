@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 
 from gpuplan.training.evaluator import Evaluation, Evaluator, Fixed, SearchOutcome
-from gpuplan.training.layout import Layout, check, layers_per_stage
-from gpuplan.training.memory import Memory, recompute_layers_to_fit
+from gpuplan.training.layout import Layout, check, groups, layers_per_stage
+from gpuplan.training.memory import Memory, recompute_layers_to_fit, stage_params
 from gpuplan.training.space import recompute_candidates, zero_candidates
 
 
@@ -69,6 +69,7 @@ def _fit_once(ev: Evaluator, base: Layout, fixed: Fixed, outcome: SearchOutcome)
              ev.hw.domain):
         return None
     partial = fixed.recompute is None
+    unreachable = _unreachable(ev, base)
 
     def fit(rc: str, zero: int) -> tuple[Layout, Memory]:
         lay = new(Layout, (*head, rc, sp, zero, 0, fold))
@@ -90,13 +91,29 @@ def _fit_once(ev: Evaluator, base: Layout, fixed: Fixed, outcome: SearchOutcome)
             if m2.fits:
                 lay, mem = cheaper, m2
                 break
-        e = ev.evaluate(lay, mem)
         outcome.evaluated += 1
-        if math.isfinite(e.step_time) and (best is None or (e.step_time, e.layout) < (best.step_time, best.layout)):
-            best = e
+        if not unreachable:
+            e = ev.evaluate(lay, mem)
+            if math.isfinite(e.step_time) and (best is None or (e.step_time, e.layout) < (best.step_time, best.layout)):
+                best = e
         if lay.zero == zeros[0]:
             break  # the least sharding already: more recompute would only add compute
     return best
+
+
+def _unreachable(ev: Evaluator, base: Layout) -> bool:
+    """Whether every (recompute, ZeRO) of ``base`` has an infinite step time, so that its
+    evaluation would be discarded: the network has no scale-out tier and the DP (x CP) group,
+    which reduces the stage's non-expert gradients at every ZeRO stage, spans scale-up domains
+    (groupcomm.group_collective: infinite seconds; timing.step_time adds them to the step). The
+    GPU types without a scale-out fabric (a PCIe card in a server of several scale-up domains)
+    find no plan after evaluating their space's best-bounded shapes."""
+    net = ev.hw.net
+    if net.scaleout is not None:
+        return False
+    dp = groups(base)["dp"]
+    return (dp.size > 1 and dp.local(net.scaleup_domain) < dp.size and stage_params(ev.job.arch, base)[0] > 0
+            and ev.cal.state_bytes[1] > 0 and ev.cal.activation_bytes > 0)
 
 
 def _partial(ev: Evaluator, lay: Layout) -> Layout:

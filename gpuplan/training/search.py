@@ -88,7 +88,8 @@ def _rank_key(e: Evaluation, target: Target, ev: Evaluator) -> tuple[float, floa
 
 # -- the search --------------------------------------------------------------------------------------
 def search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: bool = True,
-           limit: int | None = None, max_groups: int = MAX_GROUPS, cutoff: float | None = None) -> SearchOutcome:
+           limit: int | None = None, max_groups: int = MAX_GROUPS, cutoff: float | None = None,
+           memory: bool = True) -> SearchOutcome:
     """:func:`_search`; a deadline search reuses an earlier search of the same space whose result
     holds for this deadline too (memoised on the Evaluator's shared parts).
 
@@ -103,12 +104,16 @@ def search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: boo
     GPU types): plans of a higher ranking cost (``inf``: none) are not wanted, so the search starts
     with it as its incumbent and finds nothing (no miss to explain) when no plan costs at most
     ``cutoff``; what it finds is the best plan, as without a cutoff. A result from the memo may
-    cost more than ``cutoff``."""
+    cost more than ``cutoff``.
+
+    ``memory=False``: the caller reads ``min_memory`` only when the outcome has neither a best nor a
+    fastest plan (planning does: training/candidates.py), so a search that finds a fastest plan
+    need not be run again for it (:func:`_search`)."""
     if target.kind != "deadline" or limit is not None or target.deadline_days is None:
-        return _search(ev, fixed, target, top, relax, limit, max_groups)
+        return _search(ev, fixed, target, top, relax, limit, max_groups, memory=memory)
     deadline = target.deadline_days
     key = (ev.capacity, ev.headroom, fixed, target.pricing, target.power_limit_kw, target.whole_nodes, top,
-           max_groups)
+           max_groups, memory)
     known = ev._searches.setdefault(key, [])
     for low, high, relaxed, held in known:
         if low <= deadline <= high and (held.best or relaxed == relax):  # type: ignore[attr-defined]
@@ -119,7 +124,7 @@ def search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: boo
         if any(deadline <= d and cutoff <= c for d, c, *_ in none):
             return SearchOutcome(max_groups=max_groups)
         relax = False  # nothing found within the cutoff is no miss to explain
-    found = _search(ev, fixed, target, top, relax, limit, max_groups, cutoff)
+    found = _search(ev, fixed, target, top, relax, limit, max_groups, cutoff, memory=memory)
     if found.best:
         low = max(e.wall_days for e in found.best)
     elif cutoff is not None:
@@ -139,7 +144,7 @@ def search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: boo
 
 def _search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: bool = True,
             limit: int | None = None, max_groups: int = MAX_GROUPS, cutoff: float | None = None,
-            straggle: bool = True) -> SearchOutcome:
+            straggle: bool = True, memory: bool = True) -> SearchOutcome:
     """Branch and bound over the layout space of one GPU type for ``target``; keeps ``top``.
 
     Groups of shapes wait in a heap ordered by their bound; a group reaching the top is split
@@ -149,18 +154,17 @@ def _search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: bo
     """
     outcome = SearchOutcome(max_groups=max_groups)
     fixed = constrain(ev.framework, fixed)
-    # The straggler share tightens the refined bounds of an exhaustive deadline search priced by
-    # server (bought one by one, whole, so a shape's cost grows with its DP and its key's bound
-    # holds whatever DP it ends at): fewer shapes are evaluated for the same best plans. What a
-    # search that finds none tells (the least memory seen) depends on the shapes it evaluated, so
-    # such a search runs again without.
+    # The straggler share tightens the bounds (groups, shapes and refined shapes) of an exhaustive
+    # deadline search priced by server (bought one by one, whole, so a shape's cost grows with its
+    # DP and its key's bound holds whatever DP it ends at): fewer shapes are expanded, refined and
+    # evaluated for the same best plans. What a search that finds none tells (the least memory
+    # seen) depends on the shapes it evaluated, so such a search runs again without.
     gpu = ev.gpu
     straggle = (straggle and target.kind == "deadline" and limit is None and target.pricing == "capex"
                 and target.whole_nodes and bool(gpu.node_price_usd) and gpu.purchase_unit_nodes == 1
                 and not exact_stages(ev))
-    refined = False
     cap = math.inf if cutoff is None else cutoff
-    heap = _bounds(ev, fixed, target, outcome, cap)
+    heap = _bounds(ev, fixed, target, outcome, cap, straggle)
     heapq.heapify(heap)
     pool: list[Evaluation] = []
     worst: tuple[float, float] = (cap, math.inf)
@@ -170,27 +174,26 @@ def _search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: bo
             break
         heapq.heappop(heap)
         if b.level == LOWER:
-            exact = _exact(ev, b, target, cap)
+            exact = _exact(ev, b, target, cap, straggle)
             if exact is not None:
                 heapq.heappush(heap, exact)
             continue
         if b.level == GROUP:
-            for one in _expand(ev, b, fixed, target):
+            for one in _expand(ev, b, fixed, target, straggle):
                 heapq.heappush(heap, one)
             continue
         if b.level == SHAPE:
             r = _refine(ev, b, fixed, target, outcome, straggle)
-            refined = True
             if r is None:
                 continue
-            _settle(ev, heap, target, cap, r.key)
+            _settle(ev, heap, target, cap, r.key, straggle)
             if heap and r.key > heap[0].key:
                 heapq.heappush(heap, r)
                 continue
             b = r
             if b.key > worst:
                 continue
-        chosen = _evaluate_shape(ev, b, fixed, target, outcome)
+        chosen = _evaluate_shape(ev, b, fixed, target, outcome, worst[0])
         if chosen is None or (cutoff is not None and _rank_key(chosen, target, ev)[0] > cutoff):
             continue
         pool.append(chosen)
@@ -199,33 +202,65 @@ def _search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: bo
         if len(pool) == top:
             k = _rank_key(pool[-1], target, ev)
             worst = (k[0], k[1])
-    if straggle and refined and not pool and cutoff is None:
-        return _search(ev, fixed, target, top, relax, limit, max_groups, cutoff, straggle=False)
+    if straggle and not pool and cutoff is None:
+        if memory or not relax or target.kind != "deadline":
+            return _search(ev, fixed, target, top, relax, limit, max_groups, cutoff, straggle=False)
+        # The caller reads the least memory only when the relaxed search finds no plan either
+        # (``memory=False``): only then is the search without the straggler share run again,
+        # with the same relaxed search's result.
+        near = _relaxed(ev, fixed, target, max_groups)
+        if not near.best:
+            again = _search(ev, fixed, target, top, False, limit, max_groups, cutoff, straggle=False)
+            return again if again.best else _with_relaxed(again, near)
+        return _with_relaxed(outcome, near)
     outcome.best = pool
     if not pool and relax and target.kind in ("deadline", "budget"):
-        # Nothing meets the target: the fastest plan at any cost (for a missed deadline) or the
-        # cheapest at any speed (for a missed budget) says by how much. Only for the message,
-        # so the effort is capped (MAX_RELAXED_EVALUATIONS): the fastest found, not proven.
-        relaxed = (Target(kind="fastest", pricing=target.pricing, power_limit_kw=target.power_limit_kw,
-                          whole_nodes=target.whole_nodes)
-                   if target.kind == "deadline" else
-                   Target(kind="deadline", deadline_days=math.inf, pricing=target.pricing,
-                          power_limit_kw=target.power_limit_kw, whole_nodes=target.whole_nodes))
-        near = search(ev, fixed, relaxed, top=1, relax=False, limit=MAX_RELAXED_EVALUATIONS, max_groups=max_groups)
-        outcome.fastest = near.best[0] if near.best else None
-        outcome.evaluated += near.evaluated
-        outcome.bounded += near.bounded
-        if near.min_memory < outcome.min_memory:
-            outcome.min_memory, outcome.min_memory_layout = near.min_memory, near.min_memory_layout
+        _with_relaxed(outcome, _relaxed(ev, fixed, target, max_groups))
+    return outcome
+
+
+def _relaxed(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> SearchOutcome:
+    """Nothing meets the target: the fastest plan at any cost (for a missed deadline) or the
+    cheapest at any speed (for a missed budget) says by how much. Only for the message, so the
+    effort is capped (MAX_RELAXED_EVALUATIONS): the fastest found, not proven."""
+    relaxed = (Target(kind="fastest", pricing=target.pricing, power_limit_kw=target.power_limit_kw,
+                      whole_nodes=target.whole_nodes)
+               if target.kind == "deadline" else
+               Target(kind="deadline", deadline_days=math.inf, pricing=target.pricing,
+                      power_limit_kw=target.power_limit_kw, whole_nodes=target.whole_nodes))
+    return search(ev, fixed, relaxed, top=1, relax=False, limit=MAX_RELAXED_EVALUATIONS, max_groups=max_groups)
+
+
+def _with_relaxed(outcome: SearchOutcome, near: SearchOutcome) -> SearchOutcome:
+    """``outcome`` (nothing found) with the relaxed search ``near``'s fastest plan and counts."""
+    outcome.fastest = near.best[0] if near.best else None
+    outcome.evaluated += near.evaluated
+    outcome.bounded += near.bounded
+    if near.min_memory < outcome.min_memory:
+        outcome.min_memory, outcome.min_memory_layout = near.min_memory, near.min_memory_layout
     return outcome
 
 
 def _evaluate_shape(ev: Evaluator, b: _Bounded, fixed: Fixed, target: Target,
-                    outcome: SearchOutcome) -> Evaluation | None:
-    """The best DP of one shape for the target (DP values in the order the bound gives)."""
+                    outcome: SearchOutcome, above: float = math.inf) -> Evaluation | None:
+    """The best DP of one shape for the target (DP values in the order the bound gives).
+
+    ``above`` (a deadline search's incumbent cost, or its cutoff): a plan whose ranking cost
+    exceeds it is not wanted (the search would drop it). Under capex that cost reads only the GPU
+    count and grows with it, and a deadline's DP values come in increasing order, so the DP values
+    from the first that costs more are not evaluated (what they would add is the outcome's fastest
+    plan and least memory, which a search that ends with a plan leaves unread)."""
     shape = b.shape
     tp, pp, rest = shape[0], shape[1], shape[3:]
-    for d in b.dps:
+    dps = b.dps
+    if above < math.inf and target.kind == "deadline" and target.pricing != "cloud" and ev.gpu.node_price_usd:
+        mp = tp * pp * shape[3]
+        for i, d in enumerate(dps):
+            cost = ev.cost(mp * d, 0.0, target.pricing)
+            if cost is not None and cost > above:
+                dps = dps[:i]
+                break
+    for d in dps:
         e = _best_fit(ev, tuple.__new__(Layout, (tp, pp, d, *rest)), fixed, outcome)  # shape.but(dp=d)
         if e is None:
             continue

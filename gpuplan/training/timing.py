@@ -185,22 +185,9 @@ def step_time(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
     # one per chunk boundary for the forward and one for the backward of every micro-batch
     # (Megatron-LM p2p_communication, scatter-gather: each TP rank sends 1/t); the fill and
     # drain add 2 (p-1) hops.
-    pp_exposed = 0.0
-    if p > 1:
-        hop_bytes = layout.micro_batch * job.seq / layout.cp * arch.hidden * cal.activation_bytes / layout.tp
-        hop = p2p_s(hop_bytes, group_tier(grp["pp"], hw.net, hop_bytes, cal))
-        sends = 2 * m * v + 2 * (p - 1)
-        if v > 1 and cal.framework(job.framework).pp_comm_overlap:
-            # Megatron-Core overlap_p2p_comm (the default with interleaving since 2023): the
-            # steady-state sends hide under the next chunk's compute, slowing it a little; the
-            # warm-up and flush pass (p - 1) chunk boundaries each way, exposed.
-            exposed = 2 * (p - 1) * v
-            slow = cal.overlap_slowdown_scaleout if grp["pp"].crosses(hw.domain) else cal.overlap_slowdown_scaleup
-            pp_exposed = (exposed + slow * max(0, sends - exposed)) * hop
-        else:
-            pp_exposed = sends * hop
-        if grp["pp"].crosses(hw.domain):
-            scaleout["pp"] = 2.0 * m * v * hop_bytes
+    pp_exposed, hop_bytes = pipeline_sends_s(job, hw, cal, layout, m)
+    if p > 1 and grp["pp"].crosses(hw.domain):
+        scaleout["pp"] = 2.0 * m * v * hop_bytes
 
     # CP / EP bytes over scale-out.
     if parts["scaleout"]:
@@ -236,6 +223,26 @@ def step_time(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
                     pp_comm=pp_exposed, dp_comm=dp_exposed, ep_comm=m * per_mb["ep"], cp_comm=m * per_mb["cp"],
                     bubble=bubble, optimizer=optimizer, dp_gbit_to_hide=dp_gbit, scaleout_bytes=scaleout,
                     dp_window=window, pipeline=(m + (p - 1) / v) * t_stage, host=host)
+
+
+def pipeline_sends_s(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout, m: int) -> tuple[float, float]:
+    """(exposed seconds, bytes of one hop) of a step's pipeline sends over ``m`` micro-batches:
+    they read neither the recompute nor the ZeRO stage (the search's bounds count them too)."""
+    p, v = layout.pp, layout.vp
+    if p <= 1:
+        return 0.0, 0.0
+    pp = groups(layout)["pp"]
+    hop_bytes = layout.micro_batch * job.seq / layout.cp * job.arch.hidden * cal.activation_bytes / layout.tp
+    hop = p2p_s(hop_bytes, group_tier(pp, hw.net, hop_bytes, cal))
+    sends = 2 * m * v + 2 * (p - 1)
+    if v > 1 and cal.framework(job.framework).pp_comm_overlap:
+        # Megatron-Core overlap_p2p_comm (the default with interleaving since 2023): the
+        # steady-state sends hide under the next chunk's compute, slowing it a little; the
+        # warm-up and flush pass (p - 1) chunk boundaries each way, exposed.
+        exposed = 2 * (p - 1) * v
+        slow = cal.overlap_slowdown_scaleout if pp.crosses(hw.domain) else cal.overlap_slowdown_scaleup
+        return (exposed + slow * max(0, sends - exposed)) * hop, hop_bytes
+    return sends * hop, hop_bytes
 
 
 def straggler(n: int, sigma: float) -> float:

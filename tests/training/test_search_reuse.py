@@ -126,19 +126,74 @@ def test_groups_met_with_a_lower_bound_first_search_as_with_their_own(monkeypatc
 @pytest.mark.parametrize("model, gpu", [("llama-3.1-70b", "h100-sxm-80gb"), ("llama-3.1-405b", "b200-sxm-180gb"),
                                         ("mixtral-8x7b", "mi300x-oam-192gb"), ("llama-3.1-8b", "a100-sxm-80gb")])
 @pytest.mark.parametrize("deadline, top", [(20.0, 1), (60.0, 1), (60.0, 4), (150.0, 1), (2.0, 1)])
-def test_the_straggler_bound_finds_the_same_plans_with_fewer_evaluations(evaluator, preset, model, gpu, deadline, top):
-    from gpuplan.training.search import _search
+def test_the_straggler_bound_finds_the_same_plans_with_fewer_evaluations(monkeypatch, evaluator, preset, model, gpu,
+                                                                         deadline, top):
+    import gpuplan.training.search as search_module
 
     def make():
         return evaluator(preset(model), gpu, seq=8192, batch=512, precision="bf16", tokens=2e12)
 
     target = Target("deadline", deadline_days=deadline)
-    tight = _search(_fresh(make), Fixed(), target, top=top)
-    loose = _search(_fresh(make), Fixed(), target, top=top, straggle=False)
+    tight = search_module._search(_fresh(make), Fixed(), target, top=top)
+    loose = search_module._search(_fresh(make), Fixed(), target, top=top, straggle=False)
     assert [(e.layout, e.wall_days) for e in tight.best] == [(e.layout, e.wall_days) for e in loose.best]
-    assert tight.evaluated <= loose.evaluated
     if not loose.best:  # what a search that finds nothing tells is the same too
         assert _trace(tight) == _trace(loose)
+    # The count of evaluations, of the straggler bound alone: the DP values above the incumbent's
+    # cost are cut (_evaluate_shape's ``above``) at another point of each search's order.
+    whole = search_module._evaluate_shape
+    monkeypatch.setattr(search_module, "_evaluate_shape", lambda ev, b, fixed, target, outcome, above=math.inf:
+                        whole(ev, b, fixed, target, outcome))
+    tight = search_module._search(_fresh(make), Fixed(), target, top=top)
+    loose = search_module._search(_fresh(make), Fixed(), target, top=top, straggle=False)
+    assert tight.evaluated <= loose.evaluated
+
+
+@pytest.mark.parametrize("model, gpu", [("llama-3.1-70b", "h100-sxm-80gb"), ("llama-3.1-405b", "b200-sxm-180gb"),
+                                        ("mixtral-8x7b", "mi300x-oam-192gb"), ("llama-3.1-70b", "gb200-nvl72")])
+@pytest.mark.parametrize("deadline, top, cutoff", [(60.0, 1, None), (60.0, 4, None), (150.0, 1, None),
+                                                   (60.0, 1, 3e7), (2.0, 1, None)])
+def test_dp_values_above_the_incumbent_cost_are_not_evaluated(monkeypatch, evaluator, preset, model, gpu, deadline,
+                                                              top, cutoff):
+    """A capex deadline search skips a shape's DP values that cost more than the incumbent (or the
+    cutoff): the same plans, in fewer evaluations; a search that ends without a plan had no
+    incumbent to cut by and tells the same."""
+    import gpuplan.training.search as search_module
+
+    def make():
+        return evaluator(preset(model), gpu, seq=8192, batch=512, precision="bf16", tokens=2e12)
+
+    target = Target("deadline", deadline_days=deadline)
+    cut = search_module._search(_fresh(make), Fixed(), target, top=top, cutoff=cutoff)
+    whole = search_module._evaluate_shape
+    monkeypatch.setattr(search_module, "_evaluate_shape", lambda ev, b, fixed, target, outcome, above=math.inf:
+                        whole(ev, b, fixed, target, outcome))
+    every = search_module._search(_fresh(make), Fixed(), target, top=top, cutoff=cutoff)
+    assert [(e.layout, e.wall_days) for e in cut.best] == [(e.layout, e.wall_days) for e in every.best]
+    assert cut.evaluated <= every.evaluated
+    if not every.best:
+        assert _trace(cut) == _trace(every)
+
+
+@pytest.mark.parametrize("model, gpu, deadline", [("llama-3.1-405b", "h100-nvl-94gb", 80.0),
+                                                  ("llama-3.1-405b", "a100-sxm-80gb", 80.0),
+                                                  ("llama-3.1-70b", "l4-pcie-24gb", 60.0),
+                                                  ("llama-3.1-70b", "h100-sxm-80gb", 2.0)])
+def test_a_missed_deadline_without_the_least_memory_tells_the_same_miss(evaluator, preset, model, gpu, deadline):
+    """``memory=False`` (planning: the least memory is read only when no fastest plan is found
+    either) skips the search without the straggler share when the relaxed search finds a plan:
+    the same fastest plan, and the same least memory when it finds none."""
+    def make():
+        return evaluator(preset(model), gpu, seq=8192, batch=2048, precision="bf16", tokens=15.6e12)
+
+    target = Target("deadline", deadline_days=deadline)
+    lean = search(_fresh(make), Fixed(), target, memory=False)
+    full = search(_fresh(make), Fixed(), target)
+    assert not full.best and not lean.best
+    assert (lean.fastest and (lean.fastest.layout, lean.fastest.wall_days)) == \
+        (full.fastest and (full.fastest.layout, full.fastest.wall_days))
+    if full.fastest is None:
+        assert (lean.min_memory, lean.min_memory_layout) == (full.min_memory, full.min_memory_layout)
 
 
 @pytest.mark.parametrize("model", ["llama-3.1-70b", "llama-3.1-405b", "mixtral-8x22b", "deepseek-v3"])
