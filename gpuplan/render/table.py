@@ -321,6 +321,8 @@ def render_check(result: "CheckResult", options: RenderOptions) -> str:
     r.line(f"cluster{' ' + repr(c.name) if c.name else ''}: {c.gpus:,} x {c.gpu} in {c.nodes:,} nodes")
     r.line(f"profile file {result.profile}")
     r.line(f"cluster file {result.cluster_file}")
+    if (planned := _on_cluster(result)) is not None:
+        r.line(planned)
     # The files are named above: a gate's location names which and the line, and fits the column.
     short = {result.profile: "profile", result.cluster_file: "cluster"}
     r.line()
@@ -333,6 +335,14 @@ def render_check(result: "CheckResult", options: RenderOptions) -> str:
             right={2, 3}, fold={4},
             styles=[None if g.passed else SEVERITY_STYLE[g.severity] for g in result.gates])
     return r.text()
+
+
+def _on_cluster(result: "CheckResult") -> str | None:
+    """'on the cluster: training: 480 x h100-sxm-80gb (60 nodes), 32.7 days, capex ..., 643 kW'."""
+    phase = getattr(result.plan, result.cluster.phase) if result.plan is not None else None
+    if phase is None or result.plan is None:
+        return None
+    return "on the cluster: " + headline(result.cluster.phase, phase, result.plan.pricing)
 
 
 def render_diff(result: "DiffResult", options: RenderOptions) -> str:
