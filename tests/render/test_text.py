@@ -27,3 +27,17 @@ def test_usd(value, expected):
 
 def test_plural():
     assert (plural(1, "node"), plural(2, "node"), plural(1800, "node")) == ("1 node", "2 nodes", "1,800 nodes")
+
+
+def test_the_two_per_token_costs_say_what_each_includes():
+    """A new user read '$0.12 per million output tokens' and '$0.86 per million output tokens' in one
+    report: the serving cost (servers + energy) and the TCO's (the whole bill over the horizon)."""
+    from gpuplan.render.cost import tco_line
+    from gpuplan.render.text import serving_facts
+    from tests.render.fixtures import serving_plan
+
+    s = serving_plan()
+    cost = dict(serving_facts(s, "capex"))["cost"]
+    assert "$2.49 per million output tokens (servers + energy)" in cost
+    assert "per million output tokens (cloud rate)" in dict(serving_facts(s, "cloud"))["cost"]
+    assert f"{usd(s.tco.usd_per_million_tokens)} per million output tokens (whole TCO)" in tco_line(s.tco)
