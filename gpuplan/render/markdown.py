@@ -23,6 +23,7 @@ from gpuplan.render import RenderOptions
 from gpuplan.render.cost import plan_tco_line
 from gpuplan.render.table import _on_cluster
 from gpuplan.render.text import (
+    FIELD_LABELS,
     LAYOUT_HEADERS,
     change_value,
     cost_basis_note,
@@ -271,7 +272,7 @@ def _diff_text(result: "DiffResult", keep: int) -> str:
         out.append(f"\n#### {p.phase.capitalize()}: {p.status} ({gpu})\n\n")
         if p.changes:
             out.append(md_table(["", "base", "new", "change"],
-                                [[c.field, _value(c.field, c.base), _value(c.field, c.new), _delta(c)] for c in p.changes],
+                                [[FIELD_LABELS.get(c.field, c.field), _value(c.field, c.base), _value(c.field, c.new), _delta(c)] for c in p.changes],
                                 right={1, 2, 3}))
         if p.bom:
             shown = p.bom[:keep]

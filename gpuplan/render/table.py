@@ -26,6 +26,7 @@ from gpuplan.render import RenderOptions
 from gpuplan.render.cost import plan_tco_line
 from gpuplan.render.sections import hidden_note, one_line, shows, summary_facts, summary_reasons
 from gpuplan.render.text import (
+    FIELD_LABELS,
     LAYOUT_HEADERS,
     change_value,
     cost_basis_note,
@@ -360,7 +361,7 @@ def render_diff(result: "DiffResult", options: RenderOptions) -> str:
         r.heading(f"{p.phase}: {p.status}")
         if p.changes:
             r.table(["field", "base", "new", "change"],
-                    [[c.field, change_value(c.field, c.base), change_value(c.field, c.new),
+                    [[FIELD_LABELS.get(c.field, c.field), change_value(c.field, c.base), change_value(c.field, c.new),
                       _delta(c.field, c.delta, c.delta_ratio)] for c in p.changes],
                     right={1, 2, 3})
         if p.bom:

@@ -113,6 +113,10 @@ def plural(n: int, word: str) -> str:
     return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
+#: Diffed fields whose name alone misleads: run_cost_usd is the servers' price under capex pricing.
+FIELD_LABELS = {"run_cost_usd": "run_cost_usd (servers, or cloud rent)"}
+
+
 def change_value(field: str, value: object) -> str:
     """A value of a diffed field: dollars for ``*_usd``, yes/no, numbers with separators."""
     if value is None:
