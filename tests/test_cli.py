@@ -171,3 +171,16 @@ def test_reports_are_utf8_whatever_the_locale_encoding(fmt):
     assert r.returncode == 0, r.stderr
     text = r.stdout.decode("utf-8")
     assert "chat" in text.lower() and r.stderr == b""
+
+
+@pytest.mark.parametrize("value", ["nan", "2", "0.4"])
+def test_confidence_out_of_range_names_the_range(cli, value):
+    """'--confidence nan' had said 'less than or equal to 0.99'."""
+    r = cli("recommend", "examples/chat-8b-serving.toml", "--confidence", value)
+    assert r.code == 2
+    assert r.err.strip() == f"gpuplan: error: --confidence: expected a probability from 0.5 to 0.99, got {value}"
+
+
+def test_a_typer_value_error_says_input_in_lower_case(cli):
+    r = cli("recommend", "examples/chat-8b-serving.toml", "--confidence", "abc")
+    assert r.code == 2 and ": input should be a valid number" in r.err

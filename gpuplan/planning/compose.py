@@ -311,7 +311,8 @@ def _gates(phase: str, plan: TrainingPlan | ServingPlan, workload: Workload) -> 
     if isinstance(plan, ServingPlan) and plan.nodes == 1 and plan.spare_replicas > 0:
         out.append(Finding(severity="warning", code="serving-single-server", phase="serving",  # type: ignore[arg-type]
                            message=f"all {plan.replicas} replicas share one server: the {plan.spare_replicas} spare "
-                                   "replica(s) cover a GPU failure, not a server failure; a second server "
+                                   f"replica{'s cover' if plan.spare_replicas != 1 else ' covers'} a GPU failure, "
+                                   "not a server failure; a second server "
                                    "removes the single point of failure",
                            field="serving.spare_replicas"))
     if plan.bom is not None and plan.bom.unpriced_parts:

@@ -198,7 +198,7 @@ def render_check(result: "CheckResult", options: RenderOptions) -> str:
     out = ["<!-- gpuplan-check -->\n",
            f"### gpuplan check {verdict}: {result.workload} ({c.phase})\n\n",
            f"Cluster `{result.cluster_file}`{' (' + c.name + ')' if c.name else ''}: {c.gpus:,} x {c.gpu} in "
-           f"{c.nodes:,} nodes; {plural(result.errors, 'error')}, {plural(result.warnings, 'warning')}.\n\n"]
+           f"{plural(c.nodes, 'node')}; {plural(result.errors, 'error')}, {plural(result.warnings, 'warning')}.\n\n"]
     if (planned := _on_cluster(result)) is not None:
         out.append(planned[0].upper() + planned[1:] + ".\n\n")
     rows = []

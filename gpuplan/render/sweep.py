@@ -15,6 +15,7 @@ from gpuplan.core.stable_json import stable, to_json
 from gpuplan.planning.sweep import SweepResult
 from gpuplan.render.html import CSS, el, html_table, t
 from gpuplan.render.svg_sweep import phases_of, sweep_svg, value
+from gpuplan.render.text import plural
 
 SWEEP_FORMATS = ("table", "json", "csv", "html")
 #: (label, attribute, phase or None for both) of the columns of the table and the CSV.
@@ -55,7 +56,7 @@ def render_table(result: SweepResult) -> str:
     header, rows = _rows(result)
     cells = [[_fmt(v) for v in row] for row in rows]
     widths = [max(len(h), *(len(r[i]) for r in cells)) for i, h in enumerate(header)]
-    lines = [f"sweep of {result.workload}: {len(rows)} points over {', '.join(result.fields)}", ""]
+    lines = [f"sweep of {result.workload}: {plural(len(rows), 'point')} over {', '.join(result.fields)}", ""]
     lines.append("  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip())
     lines.append("  ".join("-" * w for w in widths))
     for r in cells:
@@ -88,7 +89,7 @@ def render_html(result: SweepResult) -> str:
               el("meta", {"name": "viewport", "content": "width=device-width, initial-scale=1"}),
               el("title", None, t(title)), el("style", None, t(CSS)))
     body = el("body", None, el("h1", None, t(title)),
-              el("p", {"class": "meta"}, t(f"{len(rows)} points over {', '.join(result.fields)}; per point the "
+              el("p", {"class": "meta"}, t(f"{plural(len(rows), 'point')} over {', '.join(result.fields)}; per point the "
                                            "recommended GPU, its cost, GPU count and latency; a dashed line marks "
                                            "a change of the recommended GPU.")),
               sweep_svg(result),

@@ -7,6 +7,7 @@ NO_COLOR / --no-color). ``-v`` adds the step-time and memory breakdowns and ever
 from __future__ import annotations
 
 import io
+import re
 from typing import TYPE_CHECKING
 
 from rich import box
@@ -68,7 +69,7 @@ class _Report:
         self.box = box.SIMPLE if options.color else PLAIN
 
     def line(self, text: str = "", style: str | None = None) -> None:
-        self.console.print(Text(text, style=style or ""), overflow="fold")
+        self.console.print(Text(_UNIT.sub(_GLUE, text), style=style or ""), overflow="fold")
 
     def heading(self, text: str) -> None:
         self.console.print(Text(text, style="bold underline" if self.options.color else ""))
@@ -103,12 +104,20 @@ class _Report:
         self.console.print(t)
 
     def text(self) -> str:
-        return "\n".join(line.rstrip() for line in self.buffer.getvalue().splitlines()) + "\n"
+        text = "\n".join(line.rstrip() for line in self.buffer.getvalue().splitlines()) + "\n"
+        return text.replace(_GLUE, " ")
+
+
+#: Stands for the space between a number and its unit while rich wraps (one cell wide, not
+#: whitespace to rich, a private-use character no text carries): '203 ms' never splits.
+_GLUE = "\ue000"
+_UNIT = re.compile(r"(?<=\d) (?=(?:ms|us|s|kW|MW|W|GiB|GB|TB|PB|Gb/s|GB/s|Tb/s|TB/s|req/s|days|h|y|%)(?![\w/]))")
 
 
 def _plain(cell: object) -> object:
-    """A cell as literal text: rich would read ``[link=...]`` or ``[/x]`` in a name as markup."""
-    return Text(cell) if isinstance(cell, str) else cell
+    """A cell as literal text: rich would read ``[link=...]`` or ``[/x]`` in a name as markup; a
+    number keeps its unit on its line."""
+    return Text(_UNIT.sub(_GLUE, cell)) if isinstance(cell, str) else cell
 
 
 def _ok(options: RenderOptions, passed: bool) -> str:
@@ -319,7 +328,7 @@ def render_check(result: "CheckResult", options: RenderOptions) -> str:
     verdict = "PASSED" if result.passed else "FAILED"
     r.line(f"gpuplan check {verdict}: {result.workload} ({c.phase}), {plural(result.errors, 'error')}, "
            f"{plural(result.warnings, 'warning')}", "bold green" if result.passed else "bold red")
-    r.line(f"cluster{' ' + repr(c.name) if c.name else ''}: {c.gpus:,} x {c.gpu} in {c.nodes:,} nodes")
+    r.line(f"cluster{' ' + repr(c.name) if c.name else ''}: {c.gpus:,} x {c.gpu} in {plural(c.nodes, 'node')}")
     r.line(f"profile file {result.profile}")
     r.line(f"cluster file {result.cluster_file}")
     if (planned := _on_cluster(result)) is not None:

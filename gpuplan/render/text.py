@@ -276,7 +276,7 @@ def serving_facts(s: ServingPlan, pricing: str) -> list[tuple[str, str]]:
     from gpuplan.render import disagg_view
 
     split = disagg_view.chosen(s)
-    spares = f" ({s.replicas - s.spare_replicas} + {s.spare_replicas} spare)" if s.spare_replicas else ""
+    spares = f" ({s.replicas - s.spare_replicas:,} + {s.spare_replicas:,} spare)" if s.spare_replicas else ""
     groups = (f"{plural(s.replicas, 'replica')} of {s.gpus_per_replica}{spares}" if split is None
               else disagg_view.shape(split))
     return [

@@ -41,3 +41,25 @@ def test_the_two_per_token_costs_say_what_each_includes():
     assert "$2.49 per million output tokens (servers + energy)" in cost
     assert "per million output tokens (cloud rate)" in dict(serving_facts(s, "cloud"))["cost"]
     assert f"{usd(s.tco.usd_per_million_tokens)} per million output tokens (whole TCO)" in tco_line(s.tco)
+
+
+def test_a_number_keeps_its_unit_on_its_line():
+    """A new user saw 'end to end 9,354' with 'ms' on the next line in plain recommend."""
+    from gpuplan.render import RenderOptions
+    from gpuplan.render.table import _Report
+
+    r = _Report(RenderOptions(width=40, color=False))
+    r.facts([("latency", "TTFT 171 ms mean, 213 ms p99; TPOT 61.5 ms; end to end 15,492 ms")])
+    r.bullets(["carry 10 QPS with TTFT p99 213 ms <= 3000 ms and TPOT 61.5 ms <= 80 ms at 6.33 kW"])
+    lines = r.text().splitlines()
+    assert not any(line.split()[0] in ("ms", "kW") for line in lines if line.strip()), lines
+    assert "15,492 ms" in r.text() and "\ue000" not in r.text()
+
+
+def test_replica_counts_have_separators_and_plurals():
+    from gpuplan.render.text import serving_facts
+    from tests.render.fixtures import serving_plan
+
+    s = serving_plan().model_copy(update={"replicas": 25_803, "spare_replicas": 1})
+    assert "25,803 replicas of" in dict(serving_facts(s, "capex"))["GPUs"]
+    assert "(25,802 + 1 spare)" in dict(serving_facts(s, "capex"))["GPUs"]
