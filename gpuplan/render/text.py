@@ -133,7 +133,9 @@ def change_value(field: str, value: object) -> str:
 
 
 def gate_value(value: float | None, unit: str | None) -> str:
-    """A check gate's value or limit in its unit's style (dollars for USD)."""
+    """A check gate's value or limit in its unit's style (dollars for USD, a fraction as a percentage)."""
+    if unit == "fraction" and value is not None:
+        return pct(value)
     return usd(value) if unit == "USD" else num(value)
 
 

@@ -63,3 +63,11 @@ def test_replica_counts_have_separators_and_plurals():
     s = serving_plan().model_copy(update={"replicas": 25_803, "spare_replicas": 1})
     assert "25,803 replicas of" in dict(serving_facts(s, "capex"))["GPUs"]
     assert "(25,802 + 1 spare)" in dict(serving_facts(s, "capex"))["GPUs"]
+
+
+def test_a_fraction_gate_shows_percentages_like_its_message():
+    """The memory-headroom gate read '0.0997' in the value column and '10.0%' in its message."""
+    from gpuplan.render.text import gate_value
+
+    assert (gate_value(0.0997, "fraction"), gate_value(0.05, "fraction")) == ("10.0%", "5.0%")
+    assert gate_value(74.9, "days") == "74.9" and gate_value(48_492_800, "USD") == "$48.49M"
