@@ -83,7 +83,7 @@ class ScaleOut:
 def design_fabric(demand: TrafficDemand, gpu: Gpu, catalog: Catalog, *, oversubscription: float | None = None,
                   topology: str | None = None, scalable_unit_nodes: int | None = None,
                   reserved_node_slots: int = 0, check: bool | None = None,
-                  scaleout: "ScaleOut | None" = None) -> FabricDesign:
+                  scaleout: ScaleOut | None = None) -> FabricDesign:
     """Interconnect, topology and designs of one phase (``topology`` None = the phase default;
     ``scaleout``: a given training network, fabric/given.py, instead of the chosen one).
 

@@ -21,7 +21,7 @@ from gpuplan.core.contract import (
 )
 from gpuplan.render import RenderOptions
 from gpuplan.render.cost import plan_tco_line
-from gpuplan.render.table import _on_cluster
+from gpuplan.render.table import on_cluster_line
 from gpuplan.render.text import (
     FIELD_LABELS,
     LAYOUT_HEADERS,
@@ -199,7 +199,7 @@ def render_check(result: "CheckResult", options: RenderOptions) -> str:
            f"### gpuplan check {verdict}: {result.workload} ({c.phase})\n\n",
            f"Cluster `{result.cluster_file}`{' (' + c.name + ')' if c.name else ''}: {c.gpus:,} x {c.gpu} in "
            f"{plural(c.nodes, 'node')}; {plural(result.errors, 'error')}, {plural(result.warnings, 'warning')}.\n\n"]
-    if (planned := _on_cluster(result)) is not None:
+    if (planned := on_cluster_line(result)) is not None:
         out.append(planned[0].upper() + planned[1:] + ".\n\n")
     rows = []
     for g in result.gates:

@@ -331,7 +331,7 @@ def render_check(result: "CheckResult", options: RenderOptions) -> str:
     r.line(f"cluster{' ' + repr(c.name) if c.name else ''}: {c.gpus:,} x {c.gpu} in {plural(c.nodes, 'node')}")
     r.line(f"profile file {result.profile}")
     r.line(f"cluster file {result.cluster_file}")
-    if (planned := _on_cluster(result)) is not None:
+    if (planned := on_cluster_line(result)) is not None:
         r.line(planned)
     # The files are named above: a gate's location names which and the line, and fits the column.
     short = {result.profile: "profile", result.cluster_file: "cluster"}
@@ -347,7 +347,7 @@ def render_check(result: "CheckResult", options: RenderOptions) -> str:
     return r.text()
 
 
-def _on_cluster(result: "CheckResult") -> str | None:
+def on_cluster_line(result: "CheckResult") -> str | None:
     """'on the cluster: training: 480 x h100-sxm-80gb (60 nodes), 32.7 days, capex ..., 643 kW'."""
     phase = getattr(result.plan, result.cluster.phase) if result.plan is not None else None
     if phase is None or result.plan is None:
