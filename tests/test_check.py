@@ -80,6 +80,30 @@ def test_check_times_training_on_the_clusters_own_fabric(catalog):
     assert eth.errors == 1
 
 
+def test_check_prices_and_reports_the_clusters_own_network(catalog):
+    """A new user's report: an Ethernet cluster was checked with the InfiniBand bill and power."""
+    w = load_profile_text(TRAIN_480, "p.toml", catalog)
+    ib = run_check(w, catalog, 'gpu = "h100-sxm-80gb"\nnodes = 60\nfabric = "ib-ndr"\nnic_gbit_per_gpu = 400\n',
+                   "ib.toml")
+    eth = run_check(w, catalog, 'gpu = "h100-sxm-80gb"\nnodes = 60\nfabric = "ethernet-100g"\n'
+                    'nic_gbit_per_gpu = 100\noversubscription = 8.0\npower_limit_kw = 1000\n', "eth.toml")
+    t = eth.plan.training
+    ic = t.interconnect
+    # 8 rails of 100G per DGX H100 on dual-port ConnectX-6 Dx: 4 NICs per node, 8:1 at the leaves
+    assert (ic.scaleout_fabric, ic.nic, ic.nic_gbit_per_gpu, ic.nics_per_node) == \
+        ("ethernet-100g", "cx6dx-100g", 100.0, 4)
+    assert (t.topology.oversubscription, t.topology.switch) == (8.0, "sn4600c")
+    # 60 nodes x 4 NICs; the storage network keeps its own 400G NICs (tier "storage")
+    assert [(i.part_id, i.quantity) for i in t.bom.items if (i.category, i.tier) == ("nic", "compute")] == \
+        [("cx6dx-100g", 240)]
+    assert t.capex_usd < ib.plan.training.capex_usd  # 100G Ethernet parts cost less than NDR's
+    power = next(g for g in eth.gates if g.name == "power")
+    assert power.value == pytest.approx(t.power_kw) and power.value < ib.plan.training.power_kw
+    fabric = next(g for g in eth.gates if g.name == "fabric")
+    assert fabric.message == ("the days, bill of materials and power are computed on the cluster's "
+                              "ethernet-100g at 100 Gb/s per GPU, 8:1")
+
+
 def test_infeasible_cluster_fails_the_gate_of_its_real_cause(catalog):
     w = load_profile_text(TRAIN_480, "p.toml", catalog)
     r = run_check(w, catalog, 'gpu = "h100-sxm-80gb"\ngpus = 8\n', "c.toml")

@@ -75,6 +75,16 @@ def test_catalog_lists_gpus_with_sources(cli, catalog):
     assert r.code == 2 and "did you mean" in r.err
 
 
+def test_catalog_gpus_prices_a_server_priced_gpu_from_its_server(cli):
+    """The A10 has no GPU price, only its 4-GPU server's ($31,500): 31,500 / 4 = 7,875, marked."""
+    r = cli("catalog", "gpus")
+    row = next(line for line in r.out.splitlines() if line.startswith("a10-pcie-24gb"))
+    assert " 7,875* " in row
+    assert "* no GPU price in the catalog: the server's price over its GPUs (server included)" in r.out
+    h100 = next(line for line in r.out.splitlines() if line.startswith("h100-sxm-80gb"))
+    assert "*" not in h100  # a GPU with its own price shows it as it is
+
+
 #: The GPU ids the catalog must carry (issue 2, section 3), and the alias the issue names.
 REQUIRED_GPUS = ("a100-sxm-40gb", "a100-sxm-80gb", "a100-pcie-80gb", "h100-sxm-80gb", "h100-pcie-80gb",
                  "h100-nvl-94gb", "h800-sxm-80gb", "h200-sxm-141gb", "h200-nvl-141gb", "b200-sxm-180gb",
@@ -161,3 +171,16 @@ def test_reports_are_utf8_whatever_the_locale_encoding(fmt):
     assert r.returncode == 0, r.stderr
     text = r.stdout.decode("utf-8")
     assert "chat" in text.lower() and r.stderr == b""
+
+
+@pytest.mark.parametrize("value", ["nan", "2", "0.4"])
+def test_confidence_out_of_range_names_the_range(cli, value):
+    """'--confidence nan' had said 'less than or equal to 0.99'."""
+    r = cli("recommend", "examples/chat-8b-serving.toml", "--confidence", value)
+    assert r.code == 2
+    assert r.err.strip() == f"gpuplan: error: --confidence: expected a probability from 0.5 to 0.99, got {value}"
+
+
+def test_a_typer_value_error_says_input_in_lower_case(cli):
+    r = cli("recommend", "examples/chat-8b-serving.toml", "--confidence", "abc")
+    assert r.code == 2 and ": input should be a valid number" in r.err

@@ -191,10 +191,14 @@ def _network_gate(gate, cluster: ClusterOut, result: TrainingPlan | ServingPlan,
     # Training time is computed on the cluster's own network (restrict): its fabric is a fact of
     # the figures, not a mismatch; a network too slow to hide communication shows in the days.
     timed = isinstance(result, TrainingPlan)
-    if cluster.fabric is not None and ic.scaleout_fabric is not None and cluster.fabric != ic.scaleout_fabric:
-        if timed:
-            gate("fabric", True, f"the days are computed on the cluster's {cluster.fabric}; the planner would "
-                 f"design {ic.scaleout_fabric} for this layout", anchors.at_cluster("fabric"), severity="warning")
+    if timed and cluster.fabric is not None and ic.scaleout_fabric == cluster.fabric and cluster.nodes > 1:
+        # the days, the bill of materials and the power are all the cluster's network's (compose)
+        gate("fabric", True, f"the days, bill of materials and power are computed{_on_network(cluster, result)}",
+             anchors.at_cluster("fabric"), severity="warning")
+    elif cluster.fabric is not None and ic.scaleout_fabric is not None and cluster.fabric != ic.scaleout_fabric:
+        if timed:  # e.g. the cluster's fabric has no switch for its node count (the reasons say which)
+            gate("fabric", True, f"the days are computed on the cluster's {cluster.fabric}; the bill of materials "
+                 f"and power price {ic.scaleout_fabric}", anchors.at_cluster("fabric"), severity="warning")
         else:
             gate("fabric", False, f"the plan's figures assume {ic.scaleout_fabric}; the cluster uses "
                  f"{cluster.fabric}", anchors.at_cluster("fabric"), severity="warning")

@@ -53,7 +53,8 @@ def _failed(exc: BaseException) -> int:
         sys.stderr.write("gpuplan: aborted\n")
         return 130
     if _is_click(exc, "ClickException"):
-        message = exc.format_message()  # type: ignore[attr-defined]
+        # pydantic's 'Input should be ...' after typer's 'Invalid value for X:' (every gpuplan error says 'input')
+        message = exc.format_message().replace(": Input should", ": input should")  # type: ignore[attr-defined]
         sys.stderr.write(f"gpuplan: error: {one_line(message)}\n")
         return EXIT_INPUT
     if os.environ.get("GPUPLAN_DEBUG"):

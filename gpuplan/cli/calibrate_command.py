@@ -44,7 +44,7 @@ def calibrate_command(
     result = fit(meas, cat)
     files = overlay_files(result, meas)
     write_overlay(out, files, protect=[str(m) for m in measurements])
-    lines = [f"{name}: {result.start.get(name, value):.4g} -> {value:.4g}" for name, value in sorted(result.values.items())]
+    lines = [_change(name, result.start.get(name, value), value) for name, value in sorted(result.values.items())]
     if result.before:
         lines.append(f"median error on {len(result.before)} measured figures: {result.median_before:.1%} before, "
                      f"{result.median_after:.1%} after")
@@ -52,3 +52,9 @@ def calibrate_command(
     write_stdout("\n".join(lines) + "\n")
     for n in result.notes:
         note(n, quiet=quiet)
+
+
+def _change(name: str, start: float, value: float) -> str:
+    """'name: 0.71 -> 0.8066', or 'name: 2 (unchanged)' when the fit left it where it was."""
+    before, after = f"{start:.4g}", f"{value:.4g}"
+    return f"{name}: {after} (unchanged)" if before == after else f"{name}: {before} -> {after}"

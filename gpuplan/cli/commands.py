@@ -55,9 +55,9 @@ def recommend(
     no_color: bool = NoColorOpt,
     exit_zero: bool = ExitZeroOpt,
     confidence: Optional[float] = typer.Option(
-        None, "--confidence", min=0.5, max=0.99,
+        None, "--confidence",
         help="Size the plan so its deadline or latency and QPS targets hold at this probability under the "
-             "validation residuals of its regime (e.g. 0.8; docs/calibration.md)."),
+             "validation residuals of its regime (0.5 to 0.99, e.g. 0.8; docs/calibration.md)."),
     allow_outside_paths: bool = AllowOutsideOpt,
 ) -> None:
     """\b

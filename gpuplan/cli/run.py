@@ -144,6 +144,8 @@ def run_recommend(profile: Optional[Path], fmt: str, out: Optional[Path], output
 
     phases = phases_of(phase)
     check_formats(fmt, outputs, tuple(FORMATS))
+    if confidence is not None and not 0.5 <= confidence <= 0.99:  # nan too: every comparison fails
+        raise InputError(f"expected a probability from 0.5 to 0.99, got {confidence:g}", field="--confidence")
     cat = load_catalog_cli(catalog)
     if profile is None:
         from gpuplan.model.profile import default_profile_text

@@ -133,6 +133,10 @@ class TrainingPlan(_Out, PhaseIntervals):
     capex_usd: float | None
     power_kw: float
     cloud_usd_per_hour: float | None
+    #: The cost the training target ranks by, not a per-run cost under capex pricing: capex pricing,
+    #: the servers' price (servers x server price; no network or facility, unlike ``capex_usd``);
+    #: cloud pricing, the run's GPU-hours x the cloud rate. The run's share of ownership is
+    #: ``tco.usd_per_training_run``.
     run_cost_usd: float | None
     alternatives: list[TrainingOption]
     reasons: list[str]

@@ -33,8 +33,8 @@ def stable(value: Any, key: str | None = None) -> Any:
         if _is_money(key) and abs(value) >= 0.01:
             return round(value, 2)
         return float(f"{value:.{SIGNIFICANT_DIGITS}g}")
-    if isinstance(value, dict):
-        return {k: stable(v, k) for k, v in value.items()}
+    if isinstance(value, dict):  # a dollar map's entries (capex_by_category_usd) are dollars too
+        return {k: stable(v, key if _is_money(key) and not _is_money(k) else k) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [stable(v, key) for v in value]
     return value

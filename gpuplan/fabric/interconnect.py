@@ -82,8 +82,10 @@ class ScaleOut:
 
 def design_fabric(demand: TrafficDemand, gpu: Gpu, catalog: Catalog, *, oversubscription: float | None = None,
                   topology: str | None = None, scalable_unit_nodes: int | None = None,
-                  reserved_node_slots: int = 0, check: bool | None = None) -> FabricDesign:
-    """Interconnect, topology and designs of one phase (``topology`` None = the phase default).
+                  reserved_node_slots: int = 0, check: bool | None = None,
+                  scaleout: ScaleOut | None = None) -> FabricDesign:
+    """Interconnect, topology and designs of one phase (``topology`` None = the phase default;
+    ``scaleout``: a given training network, fabric/given.py, instead of the chosen one).
 
     ``topology``: "rail-optimized" (training default), "fat-tree" / "leaf-spine", "rail-only".
     ``check``: build and check the graph (default: fabrics up to GRAPH_CHECK_LIMIT endpoints).
@@ -101,7 +103,7 @@ def design_fabric(demand: TrafficDemand, gpu: Gpu, catalog: Catalog, *, oversubs
     if _single_domain(demand, gpu, nodes):
         reasons.append(f"All {demand.gpus} GPUs sit in one scale-up domain: no scale-out fabric.")
         return FabricDesign(_interconnect(gpu, None, demand.required_gbit_per_gpu, 0, reasons), no_fabric(nodes), None)
-    out = choose_scaleout(demand, gpu, catalog, need=demand.required_gbit_per_gpu)
+    out = scaleout or choose_scaleout(demand, gpu, catalog, need=demand.required_gbit_per_gpu)
     reasons += out.reasons
     layout = _layout(topology, gpu, default="rail-optimized", reasons=reasons)
     ratio = 1.0 if oversubscription is None else oversubscription

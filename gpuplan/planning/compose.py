@@ -89,8 +89,16 @@ def _attach_network(phase: str, result: Any, workload: Workload, catalog: Catalo
     gpu = result.chosen_gpu
     if not plan.feasible or gpu is None or result.demand is None:
         return plan
+    cluster = workload.cluster_network if phase == "training" else None  # check: the cluster's own network
     try:
-        fabric = design_fabric(result.demand, gpu, catalog)
+        if cluster is not None and (cluster.fabric or cluster.nic_gbit_per_gpu is not None):
+            from gpuplan.fabric.given import given_scaleout
+
+            given = given_scaleout(result.demand, gpu, catalog, cluster.fabric, cluster.nic_gbit_per_gpu)
+            fabric = design_fabric(result.demand, gpu, catalog, scaleout=given,
+                                   oversubscription=cluster.oversubscription)
+        else:
+            fabric = design_fabric(result.demand, gpu, catalog)
     except SizingError as exc:  # a plan whose cluster no modelled fabric reaches is infeasible, not bad input
         why = f"{gpu.id}: {plan.gpus:,} GPUs: {exc}; four-tier fabrics are not modelled"
         return plan.model_copy(update={"feasible": False, "infeasible": [why, *plan.infeasible]})
@@ -99,7 +107,6 @@ def _attach_network(phase: str, result: Any, workload: Workload, catalog: Catalo
         from gpuplan.physics.network import network_for
         from gpuplan.training.planner import with_network
 
-        cluster = workload.cluster_network  # check: the proposed cluster's own network
         tech = catalog.fabrics[cluster.fabric if cluster and cluster.fabric else interconnect.scaleout_fabric]
         gbit = (cluster.nic_gbit_per_gpu if cluster and cluster.nic_gbit_per_gpu is not None
                 else interconnect.nic_gbit_per_gpu)
@@ -304,7 +311,8 @@ def _gates(phase: str, plan: TrainingPlan | ServingPlan, workload: Workload) -> 
     if isinstance(plan, ServingPlan) and plan.nodes == 1 and plan.spare_replicas > 0:
         out.append(Finding(severity="warning", code="serving-single-server", phase="serving",  # type: ignore[arg-type]
                            message=f"all {plan.replicas} replicas share one server: the {plan.spare_replicas} spare "
-                                   "replica(s) cover a GPU failure, not a server failure; a second server "
+                                   f"replica{'s cover' if plan.spare_replicas != 1 else ' covers'} a GPU failure, "
+                                   "not a server failure; a second server "
                                    "removes the single point of failure",
                            field="serving.spare_replicas"))
     if plan.bom is not None and plan.bom.unpriced_parts:

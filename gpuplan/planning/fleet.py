@@ -275,7 +275,8 @@ def _converged(t: TrainingPlan, s: ServingPlan, catalog: Any, cloud: bool, servi
                f"{lendable:,.0f} GPU-hours a day to lend to fine-tuning or RL",
                f"serving during the {days:.1f} training days: {served.replica_hours_per_day:g} replica-hours a "
                f"day of {serving.gpus_per_replica} x {serving.gpu}"
-               + (f" (its {serving.spare_replicas} spare replicas included)" if serving.spare_replicas else "")
+               + (f" (its {serving.spare_replicas} spare replica{'s' if serving.spare_replicas != 1 else ''} included)"
+                  if serving.spare_replicas else "")
                + f" {how}"
                + (f", ${bridge:,.0f} (in the cost a year)" if bridge is not None else "")]
     risks = [Risk(severity="warning", code="fleet-serving-waits",

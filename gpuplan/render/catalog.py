@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from typing import Any
 
 from gpuplan.hardware.loader import Catalog
 from gpuplan.core.errors import InputError
@@ -47,14 +48,24 @@ def _show(catalog: Catalog, rec: object, fmt: str, width: int | None = None) -> 
     return text + "\nsources:\n" + "".join(f"  {line}\n" for line in lines)
 
 
+def _gpu_price(g: Any) -> str:
+    """The GPU's own price, else its server's price per GPU marked '*' (a10, mi325x: priced by server)."""
+    if g.price_usd is not None or g.node_price_usd is None:
+        return num(g.price_usd)
+    return num(g.node_price_usd / g.gpus_per_node) + "*"
+
+
 def _list(kind: str, records: dict, width: int | None = None) -> str:
     if kind == "gpus":
         rows = [[g.id, g.vendor, g.form_factor, num(g.memory_label_gb), num(g.mem_bw_tb_per_s), num(g.bf16_dense_tflops or g.fp16_dense_tflops),
                  num(g.fp8_dense_tflops), f"{g.scaleup_tech} x{g.scaleup_domain}", num(g.tdp_w),
-                 num(g.price_usd), num(g.cloud_usd_per_gpu_hour), ", ".join(sorted(set(g.sources.values())))]
+                 _gpu_price(g), num(g.cloud_usd_per_gpu_hour), ", ".join(sorted(set(g.sources.values())))]
                 for g in records.values()]
-        return table(["id", "vendor", "form", "mem GB", "TB/s", "bf16 TF", "fp8 TF", "scale-up", "TDP W", "price $",
+        text = table(["id", "vendor", "form", "mem GB", "TB/s", "bf16 TF", "fp8 TF", "scale-up", "TDP W", "price $",
                       "cloud $/h", "sources"], rows, right={3, 4, 5, 6, 8, 9, 10}, width=width, fold=11)
+        if any(row[9].endswith("*") for row in rows):
+            text += "* no GPU price in the catalog: the server's price over its GPUs (server included)\n"
+        return text
     if kind == "models":
         from gpuplan.model.arch import ArchitectureSpec, resolve
 

@@ -36,7 +36,7 @@ def tco_line(tco: Tco | None) -> str:
     if tco.usd_per_training_run is not None:
         text += f", {usd(tco.usd_per_training_run)} per run"
     if tco.usd_per_million_tokens is not None:
-        text += f", {usd(tco.usd_per_million_tokens)} per million output tokens"
+        text += f", {usd(tco.usd_per_million_tokens)} per million output tokens (whole TCO)"
     if tco.cloud_total_usd is None:
         return text + "; no cloud rate to compare"
     month = tco.breakeven_months

@@ -21,7 +21,9 @@ from gpuplan.core.contract import (
 )
 from gpuplan.render import RenderOptions
 from gpuplan.render.cost import plan_tco_line
+from gpuplan.render.table import on_cluster_line
 from gpuplan.render.text import (
+    FIELD_LABELS,
     LAYOUT_HEADERS,
     change_value,
     cost_basis_note,
@@ -196,7 +198,9 @@ def render_check(result: "CheckResult", options: RenderOptions) -> str:
     out = ["<!-- gpuplan-check -->\n",
            f"### gpuplan check {verdict}: {result.workload} ({c.phase})\n\n",
            f"Cluster `{result.cluster_file}`{' (' + c.name + ')' if c.name else ''}: {c.gpus:,} x {c.gpu} in "
-           f"{c.nodes:,} nodes; {plural(result.errors, 'error')}, {plural(result.warnings, 'warning')}.\n\n"]
+           f"{plural(c.nodes, 'node')}; {plural(result.errors, 'error')}, {plural(result.warnings, 'warning')}.\n\n"]
+    if (planned := on_cluster_line(result)) is not None:
+        out.append(planned[0].upper() + planned[1:] + ".\n\n")
     rows = []
     for g in result.gates:
         mark = ":white_check_mark:" if g.passed else ICON[g.severity]
@@ -268,7 +272,7 @@ def _diff_text(result: "DiffResult", keep: int) -> str:
         out.append(f"\n#### {p.phase.capitalize()}: {p.status} ({gpu})\n\n")
         if p.changes:
             out.append(md_table(["", "base", "new", "change"],
-                                [[c.field, _value(c.field, c.base), _value(c.field, c.new), _delta(c)] for c in p.changes],
+                                [[FIELD_LABELS.get(c.field, c.field), _value(c.field, c.base), _value(c.field, c.new), _delta(c)] for c in p.changes],
                                 right={1, 2, 3}))
         if p.bom:
             shown = p.bom[:keep]

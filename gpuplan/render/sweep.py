@@ -1,7 +1,7 @@
 """A sweep (``gpuplan sweep``) as a table, JSON, CSV or an HTML chart. Reads no files.
 
 The HTML page is the report's style: the chart of render/svg_sweep.py (the recommended GPU per
-phase as a band, then cost, GPU count and latency against the swept field, a dashed line where the
+phase as a band, then cost, GPU count and days or TTFT against the swept field, a dashed line where the
 recommended GPU changes) above the table.
 """
 
@@ -15,13 +15,14 @@ from gpuplan.core.stable_json import stable, to_json
 from gpuplan.planning.sweep import SweepResult
 from gpuplan.render.html import CSS, el, html_table, t
 from gpuplan.render.svg_sweep import phases_of, sweep_svg, value
+from gpuplan.render.text import plural
 
 SWEEP_FORMATS = ("table", "json", "csv", "html")
 #: (label, attribute, phase or None for both) of the columns of the table and the CSV.
 _COLUMNS = {
     "training": (("gpu", "gpu"), ("gpus", "gpus"), ("days", "wall_clock_days"), ("mfu", "mfu"),
                  ("capex_usd", "capex_usd"), ("usd_per_h", "cloud_usd_per_hour"), ("kw", "power_kw")),
-    "serving": (("gpu", "gpu"), ("gpus", "gpus"), ("replicas", "replicas"), ("ttft_ms", "ttft_ms_at_percentile"),
+    "serving": (("gpu", "gpu"), ("gpus", "gpus"), ("replicas", "replicas"), ("ttft_ms_at_percentile", "ttft_ms_at_percentile"),
                 ("tpot_ms", "tpot_ms"), ("max_qps", "max_qps"), ("capex_usd", "capex_usd"),
                 ("usd_per_h", "cloud_usd_per_hour"), ("kw", "power_kw")),
 }
@@ -55,7 +56,7 @@ def render_table(result: SweepResult) -> str:
     header, rows = _rows(result)
     cells = [[_fmt(v) for v in row] for row in rows]
     widths = [max(len(h), *(len(r[i]) for r in cells)) for i, h in enumerate(header)]
-    lines = [f"sweep of {result.workload}: {len(rows)} points over {', '.join(result.fields)}", ""]
+    lines = [f"sweep of {result.workload}: {plural(len(rows), 'point')} over {', '.join(result.fields)}", ""]
     lines.append("  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip())
     lines.append("  ".join("-" * w for w in widths))
     for r in cells:
@@ -88,12 +89,18 @@ def render_html(result: SweepResult) -> str:
               el("meta", {"name": "viewport", "content": "width=device-width, initial-scale=1"}),
               el("title", None, t(title)), el("style", None, t(CSS)))
     body = el("body", None, el("h1", None, t(title)),
-              el("p", {"class": "meta"}, t(f"{len(rows)} points over {', '.join(result.fields)}; per point the "
-                                           "recommended GPU, its cost, GPU count and latency; a dashed line marks "
-                                           "a change of the recommended GPU.")),
+              el("p", {"class": "meta"}, t(f"{plural(len(rows), 'point')} over {', '.join(result.fields)}; per point the "
+                                           f"recommended GPU, its cost, GPU count and {_time_words(result)}; a dashed "
+                                           "line marks a change of the recommended GPU.")),
               sweep_svg(result),
               html_table(header, [[_fmt(v) for v in row] for row in rows], right=numeric))
     return "<!DOCTYPE html>\n" + el("html", {"lang": "en"}, head, body) + "\n"
+
+
+def _time_words(result: SweepResult) -> str:
+    """What the last panel plots: training days, serving TTFT at the target percentile."""
+    words = {"training": "days to train", "serving": "TTFT at the target percentile"}
+    return " or ".join(words[p] for p in phases_of(result)) or "latency"
 
 
 def render_sweep(result: SweepResult, fmt: str) -> str:

@@ -7,6 +7,7 @@ NO_COLOR / --no-color). ``-v`` adds the step-time and memory breakdowns and ever
 from __future__ import annotations
 
 import io
+import re
 from typing import TYPE_CHECKING
 
 from rich import box
@@ -26,6 +27,7 @@ from gpuplan.render import RenderOptions
 from gpuplan.render.cost import plan_tco_line
 from gpuplan.render.sections import hidden_note, one_line, shows, summary_facts, summary_reasons
 from gpuplan.render.text import (
+    FIELD_LABELS,
     LAYOUT_HEADERS,
     change_value,
     cost_basis_note,
@@ -67,7 +69,7 @@ class _Report:
         self.box = box.SIMPLE if options.color else PLAIN
 
     def line(self, text: str = "", style: str | None = None) -> None:
-        self.console.print(Text(text, style=style or ""), overflow="fold")
+        self.console.print(Text(_UNIT.sub(_GLUE, text), style=style or ""), overflow="fold")
 
     def heading(self, text: str) -> None:
         self.console.print(Text(text, style="bold underline" if self.options.color else ""))
@@ -102,12 +104,20 @@ class _Report:
         self.console.print(t)
 
     def text(self) -> str:
-        return "\n".join(line.rstrip() for line in self.buffer.getvalue().splitlines()) + "\n"
+        text = "\n".join(line.rstrip() for line in self.buffer.getvalue().splitlines()) + "\n"
+        return text.replace(_GLUE, " ")
+
+
+#: Stands for the space between a number and its unit while rich wraps (one cell wide, not
+#: whitespace to rich, a private-use character no text carries): '203 ms' never splits.
+_GLUE = "\ue000"
+_UNIT = re.compile(r"(?<=\d) (?=(?:ms|us|s|kW|MW|W|GiB|GB|TB|PB|Gb/s|GB/s|Tb/s|TB/s|req/s|days|h|y|%)(?![\w/]))")
 
 
 def _plain(cell: object) -> object:
-    """A cell as literal text: rich would read ``[link=...]`` or ``[/x]`` in a name as markup."""
-    return Text(cell) if isinstance(cell, str) else cell
+    """A cell as literal text: rich would read ``[link=...]`` or ``[/x]`` in a name as markup; a
+    number keeps its unit on its line."""
+    return Text(_UNIT.sub(_GLUE, cell)) if isinstance(cell, str) else cell
 
 
 def _ok(options: RenderOptions, passed: bool) -> str:
@@ -318,9 +328,11 @@ def render_check(result: "CheckResult", options: RenderOptions) -> str:
     verdict = "PASSED" if result.passed else "FAILED"
     r.line(f"gpuplan check {verdict}: {result.workload} ({c.phase}), {plural(result.errors, 'error')}, "
            f"{plural(result.warnings, 'warning')}", "bold green" if result.passed else "bold red")
-    r.line(f"cluster{' ' + repr(c.name) if c.name else ''}: {c.gpus:,} x {c.gpu} in {c.nodes:,} nodes")
+    r.line(f"cluster{' ' + repr(c.name) if c.name else ''}: {c.gpus:,} x {c.gpu} in {plural(c.nodes, 'node')}")
     r.line(f"profile file {result.profile}")
     r.line(f"cluster file {result.cluster_file}")
+    if (planned := on_cluster_line(result)) is not None:
+        r.line(planned)
     # The files are named above: a gate's location names which and the line, and fits the column.
     short = {result.profile: "profile", result.cluster_file: "cluster"}
     r.line()
@@ -333,6 +345,14 @@ def render_check(result: "CheckResult", options: RenderOptions) -> str:
             right={2, 3}, fold={4},
             styles=[None if g.passed else SEVERITY_STYLE[g.severity] for g in result.gates])
     return r.text()
+
+
+def on_cluster_line(result: "CheckResult") -> str | None:
+    """'on the cluster: training: 480 x h100-sxm-80gb (60 nodes), 32.7 days, capex ..., 643 kW'."""
+    phase = getattr(result.plan, result.cluster.phase) if result.plan is not None else None
+    if phase is None or result.plan is None:
+        return None
+    return "on the cluster: " + headline(result.cluster.phase, phase, result.plan.pricing)
 
 
 def render_diff(result: "DiffResult", options: RenderOptions) -> str:
@@ -350,7 +370,7 @@ def render_diff(result: "DiffResult", options: RenderOptions) -> str:
         r.heading(f"{p.phase}: {p.status}")
         if p.changes:
             r.table(["field", "base", "new", "change"],
-                    [[c.field, change_value(c.field, c.base), change_value(c.field, c.new),
+                    [[FIELD_LABELS.get(c.field, c.field), change_value(c.field, c.base), change_value(c.field, c.new),
                       _delta(c.field, c.delta, c.delta_ratio)] for c in p.changes],
                     right={1, 2, 3})
         if p.bom:

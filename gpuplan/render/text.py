@@ -113,6 +113,10 @@ def plural(n: int, word: str) -> str:
     return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
+#: Diffed fields whose name alone misleads: run_cost_usd is the servers' price under capex pricing.
+FIELD_LABELS = {"run_cost_usd": "run_cost_usd (servers, or cloud rent)"}
+
+
 def change_value(field: str, value: object) -> str:
     """A value of a diffed field: dollars for ``*_usd``, yes/no, numbers with separators."""
     if value is None:
@@ -129,7 +133,9 @@ def change_value(field: str, value: object) -> str:
 
 
 def gate_value(value: float | None, unit: str | None) -> str:
-    """A check gate's value or limit in its unit's style (dollars for USD)."""
+    """A check gate's value or limit in its unit's style (dollars for USD, a fraction as a percentage)."""
+    if unit == "fraction" and value is not None:
+        return pct(value)
     return usd(value) if unit == "USD" else num(value)
 
 
@@ -272,7 +278,7 @@ def serving_facts(s: ServingPlan, pricing: str) -> list[tuple[str, str]]:
     from gpuplan.render import disagg_view
 
     split = disagg_view.chosen(s)
-    spares = f" ({s.replicas - s.spare_replicas} + {s.spare_replicas} spare)" if s.spare_replicas else ""
+    spares = f" ({s.replicas - s.spare_replicas:,} + {s.spare_replicas:,} spare)" if s.spare_replicas else ""
     groups = (f"{plural(s.replicas, 'replica')} of {s.gpus_per_replica}{spares}" if split is None
               else disagg_view.shape(split))
     return [
@@ -311,7 +317,9 @@ def _cost_rows(bom: Bom | None, tco: Any) -> list[tuple[str, str]]:
 def _serving_cost(s: ServingPlan, pricing: str) -> str:
     """The pricing's own figure first (capex, or the cloud rate), then $ per million tokens."""
     capex = f"capex {usd(s.capex_usd)}{rng(s, 'capex_usd', usd)}"
-    per_token = f"{usd(s.usd_per_million_output_tokens)}{rng(s, 'usd_per_million_output_tokens', usd)} per million output tokens"
+    basis = "cloud rate" if pricing == "cloud" else "servers + energy"  # not the TCO's whole bill
+    per_token = (f"{usd(s.usd_per_million_output_tokens)}{rng(s, 'usd_per_million_output_tokens', usd)} "
+                 f"per million output tokens ({basis})")
     cloud = f"cloud {usd(s.cloud_usd_per_hour)}/h" if s.cloud_usd_per_hour is not None else ""
     if pricing == "cloud":
         return "; ".join(p for p in (cloud or "cloud unpriced", per_token, capex))

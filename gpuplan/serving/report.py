@@ -155,14 +155,16 @@ def _reasons(chosen: Option, workload: Workload, meeting: list[Option],
     pricing = workload.constraints.pricing
     pct = s.latency_percentile
     out = [
-        f"{chosen.gpu.id}: {chosen.replicas} replicas ({chosen.active} + {s.spare_replicas} spare) of "
-        f"{_layout_name(lay)} = {chosen.gpus} GPUs on {chosen.fleet.nodes} server{'s' if chosen.fleet.nodes != 1 else ''} carry {s.qps:g} QPS with "
+        f"{chosen.gpu.id}: {chosen.replicas:,} replica{'s' if chosen.replicas != 1 else ''}"
+        f"{f' ({chosen.active:,} + {s.spare_replicas:,} spare)' if s.spare_replicas else ''} of "
+        f"{_layout_name(lay)} = {chosen.gpus:,} GPUs on {chosen.fleet.nodes:,} server{'s' if chosen.fleet.nodes != 1 else ''} carry {f'{s.qps:,.0f}' if s.qps == round(s.qps) else f'{s.qps:g}'} QPS with "
         f"TTFT {pct} {op.ttft_target_stat_s * 1e3:.0f} ms <= {s.ttft_ms:g} ms and TPOT {op.tpot_s * 1e3:.1f} ms "
         f"<= {s.tpot_ms:g} ms.",
     ]
     priced = [o for o in meeting if o.objective is not None]
     if chosen.objective is not None:
-        line = f"Cheapest of {len(priced)} priced GPU types that meet the targets: {_cost_words(chosen, pricing)}"
+        line = (f"Cheapest of {len(priced)} priced GPU types that meet the targets" if len(priced) != 1 else
+                "The only priced GPU type that meets the targets") + f": {_cost_words(chosen, pricing)}"
         if len(priced) > 1:
             nxt = priced[1]
             line += f"; next {nxt.gpu.id} at {_cost_words(nxt, pricing)} ({nxt.objective / chosen.objective:.2f}x)"

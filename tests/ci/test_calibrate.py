@@ -57,6 +57,10 @@ def test_calibrating_one_gpu_lowers_its_median_error_by_a_third(cli, tmp_path):
     assert run.code == 0, run
     before, after = _median_errors(run.out)
     assert after <= 0.7 * before
+    # the fit moves the FP8 matmul efficiency and leaves the kernel gap at the catalog's 2 us: said so,
+    # not '2 -> 2'
+    assert "h100-sxm-80gb.matmul_fp8: 0.71 -> " in run.out
+    assert "training.kernel_gap_us: 2 (unchanged)" in run.out.splitlines()
     # validate and recommend read the overlay
     plain = json.loads(cli("validate", str(DATA / "h100-nemo-fp8.toml"), "--format", "json").out)
     tuned = json.loads(cli("validate", str(DATA / "h100-nemo-fp8.toml"), "--format", "json", "--catalog",

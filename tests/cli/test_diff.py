@@ -81,6 +81,20 @@ def test_sku_change_is_shown():
     assert "| gpu | `h100-sxm-80gb` | `h200-sxm-141gb` | changed |" in render(d, "markdown")
 
 
+def test_run_cost_is_labelled_as_what_it_is():
+    """run_cost_usd is the servers' price under capex pricing (1,024 -> 1,280 GPUs: 128 -> 160
+    servers at $350,000), not a run's cost: the diff says so; the JSON keeps the field's name."""
+    def servers_priced(nodes):  # what the planner stores under capex pricing (training/evaluator.cost_usd)
+        t = training_plan(nodes=nodes)
+        return synthetic_plan(training=t.model_copy(update={"run_cost_usd": nodes * 350_000.0}))
+
+    d = diff_plans(servers_priced(128), servers_priced(160), base_name="a", new_name="b")
+    run = next(c for c in d.phases[0].changes if c.field == "run_cost_usd")
+    assert (run.base, run.new) == (44_800_000, 56_000_000)
+    assert "| run_cost_usd (servers, or cloud rent) | $44.80M | $56.00M |" in render(d, "markdown")
+    assert "run_cost_usd (servers, or cloud rent)" in render(d, "table")
+
+
 def test_phase_added_and_removed():
     d = diff_plans(synthetic_plan(training=None), synthetic_plan(), base_name="a", new_name="b")
     assert d.phases[0].phase == "training" and d.phases[0].status == "added"

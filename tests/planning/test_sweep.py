@@ -141,3 +141,22 @@ def test_the_sweep_chart_labels_its_first_and_last_values():
     ns = "{http://www.w3.org/2000/svg}"
     (ticks,) = [g for g in root.iter(f"{ns}g") if g.get("class") == "x-ticks"]
     assert [t.text for t in ticks.iter(f"{ns}text")][:2] == ["10", "100"]
+
+
+
+def test_sweep_labels_say_what_they_show():
+    """The TTFT column is the percentile TTFT (the JSON's ttft_ms_at_percentile); a training sweep's
+    page speaks of days, not latency; one point is 'point'."""
+    from gpuplan.planning.sweep import SweepPoint, SweepResult, TrainingSummary
+
+    t = TrainingSummary(feasible=True, gpu="h100-sxm-80gb", gpus=512, nodes=64, wall_clock_days=30.0, mfu=0.4,
+                        capex_usd=20e6, cloud_usd_per_hour=None, power_kw=700.0)
+    one = SweepResult(workload="w", fields=["training.tokens"],
+                      sweep=[SweepPoint(values={"training.tokens": 1e12}, training=t, serving=None)])
+    page = render_sweep(one, "html")
+    assert "1 point over training.tokens; per point the recommended GPU, its cost, GPU count and days to train" in page
+    assert "latency" not in page.split("<svg")[0]
+    assert render_sweep(one, "table").startswith("sweep of w: 1 point over training.tokens")
+    from gpuplan.render.sweep import _COLUMNS
+
+    assert [label for label, _ in _COLUMNS["serving"]][3] == "ttft_ms_at_percentile"

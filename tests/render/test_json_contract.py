@@ -72,3 +72,13 @@ def test_numbers_are_numbers_and_keys_are_snake_case(data):
     for key in ("step_time_s", "mfu", "wall_clock_days", "gpu_hours", "capex_usd", "power_kw"):
         assert isinstance(t[key], (int, float)) and not isinstance(t[key], bool), key
     assert isinstance(t["gpus"], int) and isinstance(t["nodes"], int)
+
+
+def test_capex_by_category_adds_up_to_capex_to_the_cent():
+    """Dollar maps are rounded as dollars: 6 significant digits had put frontier-405b-training's
+    categories $439 off its capex."""
+    from gpuplan.core.stable_json import stable
+
+    assert stable({"capex_usd": 18_600_371.25, "capex_by_category_usd": {"switch": 18_600_371.25}}) == \
+        {"capex_usd": 18_600_371.25, "capex_by_category_usd": {"switch": 18_600_371.25}}
+    assert stable({"mfu_by_case": {"a": 0.123456789}}) == {"mfu_by_case": {"a": 0.123457}}  # not dollars: 6 digits

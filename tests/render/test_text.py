@@ -27,3 +27,47 @@ def test_usd(value, expected):
 
 def test_plural():
     assert (plural(1, "node"), plural(2, "node"), plural(1800, "node")) == ("1 node", "2 nodes", "1,800 nodes")
+
+
+def test_the_two_per_token_costs_say_what_each_includes():
+    """A new user read '$0.12 per million output tokens' and '$0.86 per million output tokens' in one
+    report: the serving cost (servers + energy) and the TCO's (the whole bill over the horizon)."""
+    from gpuplan.render.cost import tco_line
+    from gpuplan.render.text import serving_facts
+    from tests.render.fixtures import serving_plan
+
+    s = serving_plan()
+    cost = dict(serving_facts(s, "capex"))["cost"]
+    assert "$2.49 per million output tokens (servers + energy)" in cost
+    assert "per million output tokens (cloud rate)" in dict(serving_facts(s, "cloud"))["cost"]
+    assert f"{usd(s.tco.usd_per_million_tokens)} per million output tokens (whole TCO)" in tco_line(s.tco)
+
+
+def test_a_number_keeps_its_unit_on_its_line():
+    """A new user saw 'end to end 9,354' with 'ms' on the next line in plain recommend."""
+    from gpuplan.render import RenderOptions
+    from gpuplan.render.table import _Report
+
+    r = _Report(RenderOptions(width=40, color=False))
+    r.facts([("latency", "TTFT 171 ms mean, 213 ms p99; TPOT 61.5 ms; end to end 15,492 ms")])
+    r.bullets(["carry 10 QPS with TTFT p99 213 ms <= 3000 ms and TPOT 61.5 ms <= 80 ms at 6.33 kW"])
+    lines = r.text().splitlines()
+    assert not any(line.split()[0] in ("ms", "kW") for line in lines if line.strip()), lines
+    assert "15,492 ms" in r.text() and "\ue000" not in r.text()
+
+
+def test_replica_counts_have_separators_and_plurals():
+    from gpuplan.render.text import serving_facts
+    from tests.render.fixtures import serving_plan
+
+    s = serving_plan().model_copy(update={"replicas": 25_803, "spare_replicas": 1})
+    assert "25,803 replicas of" in dict(serving_facts(s, "capex"))["GPUs"]
+    assert "(25,802 + 1 spare)" in dict(serving_facts(s, "capex"))["GPUs"]
+
+
+def test_a_fraction_gate_shows_percentages_like_its_message():
+    """The memory-headroom gate read '0.0997' in the value column and '10.0%' in its message."""
+    from gpuplan.render.text import gate_value
+
+    assert (gate_value(0.0997, "fraction"), gate_value(0.05, "fraction")) == ("10.0%", "5.0%")
+    assert gate_value(74.9, "days") == "74.9" and gate_value(48_492_800, "USD") == "$48.49M"
