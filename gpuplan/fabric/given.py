@@ -5,7 +5,7 @@ materials and the power describe the cluster being checked, not the network the 
 from __future__ import annotations
 
 from gpuplan.fabric.demand import TrafficDemand
-from gpuplan.fabric.interconnect import ScaleOut, _traffic_reason, choose_scaleout
+from gpuplan.fabric.interconnect import ScaleOut, traffic_reason, choose_scaleout
 from gpuplan.fabric.parts import pick_nic
 from gpuplan.hardware.loader import Catalog
 from gpuplan.hardware.schema import Gpu
@@ -31,4 +31,4 @@ def given_scaleout(demand: TrafficDemand, gpu: Gpu, catalog: Catalog, fabric_id:
            f"{'s' if ports != 1 else ''} per GPU, NIC {nic.name if nic else 'on die'}): the network being checked, "
            f"not designed; the planner would pick {planned.gbit_per_gpu:g}G {planned.fabric.name}.")
     return ScaleOut(fabric=fabric, ports_per_gpu=ports, nic=nic,
-                    reasons=(_traffic_reason(demand, demand.required_gbit_per_gpu), why))
+                    reasons=(traffic_reason(demand, demand.required_gbit_per_gpu), why))

@@ -194,7 +194,7 @@ def choose_scaleout(demand: TrafficDemand, gpu: Gpu, catalog: Catalog, *, need: 
     why_kind = _kind_reason(gpu, kind)
     chosen, ports, note = _speed(fabrics, ref, need, cap, on_die)
     nic = None if on_die else pick_nic(catalog, chosen, gpu=gpu, ports=1)
-    reasons = [_traffic_reason(demand, need)]
+    reasons = [traffic_reason(demand, need)]
     achievable = chosen.port_gbit * ports * chosen.efficiency
     headroom = achievable / need if need > 0 else math.inf
     if not math.isfinite(headroom):
@@ -358,7 +358,7 @@ def _gbit(value: float) -> str:
     return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
 
 
-def _traffic_reason(demand: TrafficDemand, need: float) -> str:
+def traffic_reason(demand: TrafficDemand, need: float) -> str:
     groups = ", ".join(GROUP_NAMES.get(g, g) for g in demand.cross_node_groups) or "cross-node traffic"
     gb = demand.scaleout_bytes_per_gpu / 1e9
     if demand.phase == "training":
