@@ -296,7 +296,7 @@ def tf_external_command() -> None:
                              field=key)
     if not query.get("profile"):
         raise InputError("required key is missing", file="<stdin>", field="profile")
-    phases = phases_of(query.get("phase") or "both")
+    phases = phases_of(query.get("phase") or "both", file="<stdin>", field="phase")
     overlays = [Path(p) for p in (query.get("catalog") or "").split(os.pathsep) if p]
     cat = load_catalog_cli(overlays)
     plan = _plan_profile(Path(query["profile"]), cat, phases, quiet=True)

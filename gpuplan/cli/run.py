@@ -67,12 +67,12 @@ def parse_outputs(outputs: list[str]) -> list[tuple[str, str]]:
     return pairs
 
 
-def phases_of(phase: str) -> tuple[str, ...]:
-    """The phases a ``--phase`` value names."""
+def phases_of(phase: str, *, file: str | None = None, field: str = "--phase") -> tuple[str, ...]:
+    """The phases a ``--phase`` value (or the ``field`` of ``file`` that holds one) names."""
     from gpuplan.core.errors import InputError
 
     if phase not in PHASES:
-        raise InputError(f"expected training, serving or both, got {phase!r}", field="--phase")
+        raise InputError(f"expected training, serving or both, got {phase!r}", file=file, field=field)
     return PHASES[phase]
 
 
