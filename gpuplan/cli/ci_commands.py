@@ -181,7 +181,8 @@ def diff_command(
     fmt: str = typer.Option("table", "--format", "-f", help="table, json, markdown."),
     out: Optional[Path] = OutOpt,
     outputs: list[str] = OutputsOpt,
-    phase: str = typer.Option("both", "--phase", help="training, serving or both (for profiles)."),
+    phase: str = typer.Option("both", "--phase", help="training, serving or both: the phases compared (a profile "
+                                                     "is planned for these only)."),
     max_capex_increase_pct: Optional[float] = typer.Option(
         None, "--max-capex-increase-pct", min=0, help="Exit 1 when total capex grows by more than this percentage."),
     exit_zero: bool = ExitZeroOpt,
@@ -206,7 +207,7 @@ def diff_command(
             cat = cat or load_catalog_cli(catalog)
             plans.append(_plan_profile(path, cat, phases, quiet=quiet, color=not no_color, inputs=inputs,
                                        allow_outside_paths=allow_outside_paths))
-    result = diff_plans(plans[0], plans[1], base_name=str(base), new_name=str(new))
+    result = diff_plans(plans[0], plans[1], base_name=str(base), new_name=str(new), phases=phases)
     emit(result, fmt, out, outputs, inputs=inputs, color=not no_color, verbose=0)
     gate = result.new_errors > 0
     if result.new_errors:
