@@ -103,6 +103,7 @@ def render_command(
                                                              "junit, github, html."),
     out: Optional[Path] = OutOpt,
     outputs: list[str] = OutputsOpt,
+    quiet: bool = QuietOpt,
     verbose: int = VerboseOpt,
     no_color: bool = NoColorOpt,
     allow_outside_paths: bool = AllowOutsideOpt,

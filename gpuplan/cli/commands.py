@@ -83,6 +83,8 @@ def validate(
                                    "and print its leave-one-out coverage (docs/calibration.md)."),
     out: Optional[Path] = typer.Option(None, "--output", "-o", help="With --residuals: the TOML file to write "
                                        "(stdout when left out)."),
+    quiet: bool = QuietOpt,
+    no_color: bool = NoColorOpt,
 ) -> None:
     """\b
     Example:  gpuplan validate --kind fabric --format json
@@ -105,7 +107,7 @@ def validate(
         packaged = packaged_files(kinds)
         paths, names = list(packaged.values()), list(packaged)
     if residuals:
-        _write_residuals(paths, load_catalog_cli(catalog), out)
+        _write_residuals(paths, load_catalog_cli(catalog), out, quiet=quiet)
         return
     if out is not None:
         raise InputError("--output goes with --residuals", field="--output")
@@ -122,7 +124,7 @@ def validate(
         raise typer.Exit(EXIT_GATE)
 
 
-def _write_residuals(files: list[str], cat: "Catalog", out: Optional[Path]) -> None:
+def _write_residuals(files: list[str], cat: "Catalog", out: Optional[Path], *, quiet: bool) -> None:
     from gpuplan.ci.residuals import build_table, collect, leave_one_out, source_line, to_toml, today
     from gpuplan.core.io import write_atomic, write_stdout
 
@@ -134,7 +136,7 @@ def _write_residuals(files: list[str], cat: "Catalog", out: Optional[Path]) -> N
         write_atomic(out, text, protect=files)
     for c in leave_one_out(points):
         note(f"leave-one-out {c.kind}: {c.covered}/{c.figures} inside the 80% interval ({c.share * 100:.0f}%), "
-             f"median half-width {c.median_half_width * 100:.1f}% of measured")
+             f"median half-width {c.median_half_width * 100:.1f}% of measured", quiet=quiet)
 
 
 CATALOG_KINDS = {"gpus": "gpus", "fabrics": "fabrics", "switches": "switches", "nics": "nics", "optics": "optics",
