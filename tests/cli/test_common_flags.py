@@ -42,3 +42,54 @@ def test_render_takes_quiet(cli, tmp_path):
     saved.write_text(render(synthetic_plan(), "json"))
     r = cli("render", str(saved), "-q", "-f", "json")
     assert r.code == 0 and r.err == "" and r.out == saved.read_text()
+
+
+def test_minus_o_is_out_in_every_command():
+    """-o is always --out (one output PATH); a visible --output is always the repeatable FORMAT:PATH."""
+    import typer.main
+
+    from gpuplan.cli.app import app
+
+    for name, command in typer.main.get_command(app).commands.items():
+        for p in command.params:
+            if "-o" in p.opts:
+                assert "--out" in p.opts, (name, p.opts)
+            if "--output" in p.opts:
+                assert p.multiple or p.hidden, (name, p.opts)
+
+
+def test_validate_writes_its_report_with_out(cli, tmp_path):
+    shown = cli("validate", "--kind", "fabric")
+    for flag, fmt in (("-o", "table"), ("--out", "table"), ("-o", "json")):
+        path = tmp_path / f"report.{fmt}"
+        r = cli("validate", "--kind", "fabric", "-f", fmt, flag, str(path))
+        assert r.code == 0 and r.out == "" and r.err == ""
+        assert path.read_text() == cli("validate", "--kind", "fabric", "-f", fmt).out
+    assert (tmp_path / "report.table").read_text() == shown.out
+    assert "10/10 cases pass" in shown.out
+
+
+def test_validate_residuals_keeps_its_old_output_spelling(cli, tmp_path):
+    """docs, CI and residuals.toml's header write `--residuals -o FILE`; `--output FILE` still works."""
+    new, old = tmp_path / "new.toml", tmp_path / "old.toml"
+    assert cli("validate", "--kind", "fabric", "--residuals", "-o", str(new)).code == 0
+    r = cli("validate", "--kind", "fabric", "--residuals", "--output", str(old))
+    assert r.code == 0 and "--output PATH is the old spelling of -o/--out" in r.err
+    assert old.read_text() == new.read_text() and new.read_text().startswith("# Validation residuals per regime")
+    r = cli("validate", "--kind", "fabric", "--residuals", "--output", str(old), "-o", str(new))
+    assert r.code == 2 and r.err.count("\n") == 1 and r.err.startswith("gpuplan: error: --output: give the output")
+
+
+def test_calibrate_takes_out_and_its_old_spelling(cli, tmp_path):
+    from tests.ci.test_calibrate import DATA
+
+    case = str(DATA / "h100-nemo-fp8.toml")
+    r = cli("calibrate", case)
+    assert r.code == 2 and r.err == ("gpuplan: error: --out: missing; expected -o DIR, the directory of the catalog "
+                                     "overlay to write\n")
+    new, old = tmp_path / "new", tmp_path / "old"
+    assert cli("calibrate", case, "--out", str(new)).code == 0
+    r = cli("calibrate", case, "--output", str(old), "-q")
+    assert r.code == 0 and r.err == ""
+    assert sorted(p.name for p in old.rglob("*.toml")) == sorted(p.name for p in new.rglob("*.toml")) != []
+    assert (old / "calibrated.toml").read_text() == (new / "calibrated.toml").read_text()
