@@ -32,6 +32,7 @@ from gpuplan.cli.common import (
     emit,
     load_catalog_cli,
     note,
+    note_table_only,
     phases_of,
 )
 
@@ -115,6 +116,7 @@ def render_command(
     plan = load_plan(plan_file)
     lines = saved_profile_lines(plan, str(plan_file), allow_outside=allow_outside_paths)
     emit(plan, fmt, out, outputs, inputs=[str(plan_file)], color=not no_color, verbose=verbose, field_lines=lines)
+    note_table_only(fmt, outputs, verbose, [], quiet=quiet)
 
 
 @app.command(

@@ -17,7 +17,7 @@ import typer
 
 from gpuplan.cli.run import (  # noqa: F401  (re-exported for the commands)
     EXIT_GATE, EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, PHASES, catalog_inputs, check_formats, emit, load_catalog_cli,
-    note, parse_outputs, phases_of, terminal_width,
+    note, note_table_only, parse_outputs, phases_of, terminal_width,
 )
 from gpuplan.core.version import __version__
 

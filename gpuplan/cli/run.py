@@ -86,6 +86,14 @@ def check_formats(fmt: str, outputs: list[str], allowed: tuple[str, ...]) -> Non
                              field=flag)
 
 
+def note_table_only(fmt: str, outputs: list[str], verbose: int, sections: list[str], *, quiet: bool) -> None:
+    """Say that ``-v`` and ``--section`` shape the table report only, when no output written was a table."""
+    given = [flag for flag, on in (("-v", verbose), ("--section", sections)) if on]
+    if given and "table" not in [fmt, *(f for f, _ in parse_outputs(outputs))]:
+        note(f"{' and '.join(given)} {'apply' if len(given) > 1 else 'applies'} to the table format only; "
+             f"ignored with --format {fmt}", quiet=quiet)
+
+
 def emit(plan: Any, fmt: str, out: Optional[Path], outputs: list[str], *, inputs: list[str], color: bool,
          verbose: int, field_lines: Optional[dict[str, int]] = None, sections: Optional[list[str]] = None) -> None:
     """Render once per requested format, then write every output file, all or none
@@ -169,6 +177,7 @@ def run_recommend(profile: Optional[Path], fmt: str, out: Optional[Path], output
     inputs = ([str(profile)] if profile else []) + list(workload.input_files) + catalog_inputs(catalog)
     emit(result, fmt, out, outputs, inputs=inputs, color=not no_color, verbose=verbose,
          field_lines=workload.field_lines, sections=section)
+    note_table_only(fmt, outputs, verbose, section, quiet=quiet)
     errors = [f for f in result.findings if f.severity == "error"]
     for f in errors:
         note(f"{f.phase}: {f.message}", quiet=quiet)

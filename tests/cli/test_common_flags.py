@@ -93,3 +93,22 @@ def test_calibrate_takes_out_and_its_old_spelling(cli, tmp_path):
     assert r.code == 0 and r.err == ""
     assert sorted(p.name for p in old.rglob("*.toml")) == sorted(p.name for p in new.rglob("*.toml")) != []
     assert (old / "calibrated.toml").read_text() == (new / "calibrated.toml").read_text()
+
+
+def test_verbose_and_section_say_they_shape_the_table_only(cli, planner, tmp_path):
+    from tests.cli.conftest import CATALOG, PROFILE
+
+    base = ("recommend", PROFILE, "--catalog", CATALOG)
+    plain = cli(*base, "-f", "json")
+    r = cli(*base, "-f", "json", "-v", "--section", "bom")
+    assert r.code == plain.code == 0 and r.out == plain.out  # the JSON does not change
+    assert r.err == "gpuplan: -v and --section apply to the table format only; ignored with --format json\n"
+    r = cli(*base, "-f", "markdown", "--section", "bom")
+    assert r.err == "gpuplan: --section applies to the table format only; ignored with --format markdown\n"
+    assert cli(*base, "-f", "markdown", "--section", "bom", "-q").err == ""
+    # a table among the outputs takes them: nothing to say
+    assert cli(*base, "-f", "json", "-v", "--output", f"table:{tmp_path / 'plan.txt'}").err == ""
+    saved = tmp_path / "plan.json"
+    saved.write_text(plain.out)
+    r = cli("render", str(saved), "-f", "markdown", "-v")
+    assert r.code == 0 and r.err == "gpuplan: -v applies to the table format only; ignored with --format markdown\n"
