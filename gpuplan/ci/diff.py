@@ -184,8 +184,21 @@ def _key(f: Finding) -> tuple[str, str, str, str]:
     return (f.severity, f.code, f.phase, f.message)
 
 
-def diff_plans(base: Plan, new: Plan, *, base_name: str, new_name: str) -> DiffResult:
-    base, new = normalise(base), normalise(new)
+def only_phases(plan: Plan, phases: tuple[str, ...]) -> Plan:
+    """The plan cut to ``phases`` (``gpuplan diff --phase`` of a saved plan): the other phase and its
+    findings left out, as a profile planned for ``phases`` alone has none; profile findings kept."""
+    if {"training", "serving"} <= set(phases):
+        return plan
+    return plan.model_copy(update={
+        "training": plan.training if "training" in phases else None,
+        "serving": plan.serving if "serving" in phases else None,
+        "findings": [f for f in plan.findings if f.phase in phases or f.phase == "profile"]})
+
+
+def diff_plans(base: Plan, new: Plan, *, base_name: str, new_name: str,
+               phases: tuple[str, ...] = ("training", "serving")) -> DiffResult:
+    """What changed from ``base`` to ``new`` in ``phases`` (totals and findings of those phases only)."""
+    base, new = only_phases(normalise(base), phases), only_phases(normalise(new), phases)
     phases = [d for d in (_phase_diff("training", base.training, new.training),
                           _phase_diff("serving", base.serving, new.serving)) if d is not None]
     cb, cn = _capex(base), _capex(new)

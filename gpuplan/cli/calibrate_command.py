@@ -11,7 +11,7 @@ from typing import Optional
 
 import typer
 
-from gpuplan.cli.common import CatalogOpt, QuietOpt, app, load_catalog_cli, note
+from gpuplan.cli.common import CatalogOpt, OldOutOpt, QuietOpt, app, load_catalog_cli, note, out_path
 
 
 @app.command(
@@ -27,7 +27,9 @@ from gpuplan.cli.common import CatalogOpt, QuietOpt, app, load_catalog_cli, note
 )
 def calibrate_command(
     measurements: list[Path] = typer.Argument(..., metavar="MEASUREMENTS...", help="Measurement files."),
-    out: Path = typer.Option(..., "--output", "-o", help="Directory of the catalog overlay to write."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Directory of the catalog overlay to write "
+                                                                  "(required)."),
+    old_out: Optional[Path] = OldOutOpt,
     gpu: Optional[str] = typer.Option(None, "--gpu", help="GPU id for tool outputs that do not name one."),
     model: Optional[str] = typer.Option(None, "--model", help="Model preset for tool outputs (catalog models)."),
     sets: list[str] = typer.Option([], "--set", help="A run field for tool outputs, key=value (tp=8, "
@@ -37,8 +39,12 @@ def calibrate_command(
 ) -> None:
     from gpuplan.ci.calibrate import fit, overlay_files, write_overlay
     from gpuplan.ci.measurements import Context, parse_set, read_measurements
+    from gpuplan.core.errors import InputError
     from gpuplan.core.io import write_stdout
 
+    out = out_path(out, old_out, quiet=quiet)
+    if out is None:
+        raise InputError("missing; expected -o DIR, the directory of the catalog overlay to write", field="--out")
     cat = load_catalog_cli(catalog)
     meas = read_measurements([str(m) for m in measurements], Context(gpu=gpu, model=model, run=parse_set(sets)))
     result = fit(meas, cat)

@@ -32,6 +32,7 @@ from gpuplan.cli.common import (
     emit,
     load_catalog_cli,
     note,
+    note_table_only,
     phases_of,
 )
 
@@ -103,6 +104,7 @@ def render_command(
                                                              "junit, github, html."),
     out: Optional[Path] = OutOpt,
     outputs: list[str] = OutputsOpt,
+    quiet: bool = QuietOpt,
     verbose: int = VerboseOpt,
     no_color: bool = NoColorOpt,
     allow_outside_paths: bool = AllowOutsideOpt,
@@ -114,6 +116,7 @@ def render_command(
     plan = load_plan(plan_file)
     lines = saved_profile_lines(plan, str(plan_file), allow_outside=allow_outside_paths)
     emit(plan, fmt, out, outputs, inputs=[str(plan_file)], color=not no_color, verbose=verbose, field_lines=lines)
+    note_table_only(fmt, outputs, verbose, [], quiet=quiet)
 
 
 @app.command(
@@ -181,7 +184,8 @@ def diff_command(
     fmt: str = typer.Option("table", "--format", "-f", help="table, json, markdown."),
     out: Optional[Path] = OutOpt,
     outputs: list[str] = OutputsOpt,
-    phase: str = typer.Option("both", "--phase", help="training, serving or both (for profiles)."),
+    phase: str = typer.Option("both", "--phase", help="training, serving or both: the phases compared (a profile "
+                                                     "is planned for these only)."),
     max_capex_increase_pct: Optional[float] = typer.Option(
         None, "--max-capex-increase-pct", min=0, help="Exit 1 when total capex grows by more than this percentage."),
     exit_zero: bool = ExitZeroOpt,
@@ -206,7 +210,7 @@ def diff_command(
             cat = cat or load_catalog_cli(catalog)
             plans.append(_plan_profile(path, cat, phases, quiet=quiet, color=not no_color, inputs=inputs,
                                        allow_outside_paths=allow_outside_paths))
-    result = diff_plans(plans[0], plans[1], base_name=str(base), new_name=str(new))
+    result = diff_plans(plans[0], plans[1], base_name=str(base), new_name=str(new), phases=phases)
     emit(result, fmt, out, outputs, inputs=inputs, color=not no_color, verbose=0)
     gate = result.new_errors > 0
     if result.new_errors:
@@ -296,7 +300,7 @@ def tf_external_command() -> None:
                              field=key)
     if not query.get("profile"):
         raise InputError("required key is missing", file="<stdin>", field="profile")
-    phases = phases_of(query.get("phase") or "both")
+    phases = phases_of(query.get("phase") or "both", file="<stdin>", field="phase")
     overlays = [Path(p) for p in (query.get("catalog") or "").split(os.pathsep) if p]
     cat = load_catalog_cli(overlays)
     plan = _plan_profile(Path(query["profile"]), cat, phases, quiet=True)

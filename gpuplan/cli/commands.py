@@ -25,6 +25,7 @@ from gpuplan.cli.common import (
     AllowOutsideOpt,
     ExitZeroOpt,
     NoColorOpt,
+    OldOutOpt,
     OutOpt,
     OutputsOpt,
     QuietOpt,
@@ -32,8 +33,10 @@ from gpuplan.cli.common import (
     VerboseOpt,
     app,
     catalog_app,
+    catalog_inputs,
     load_catalog_cli,
     note,
+    out_path,
     terminal_width,
 )
 from gpuplan.cli.run import run_recommend
@@ -81,19 +84,23 @@ def validate(
     residuals: bool = typer.Option(False, "--residuals", help="Write the residual table of the cases (the "
                                    "statistics behind every interval, catalog/calibration/residuals.toml) "
                                    "and print its leave-one-out coverage (docs/calibration.md)."),
-    out: Optional[Path] = typer.Option(None, "--output", "-o", help="With --residuals: the TOML file to write "
-                                       "(stdout when left out)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write the report (with --residuals: the "
+                                       "residual TOML) to PATH instead of stdout."),
+    old_out: Optional[Path] = OldOutOpt,
+    quiet: bool = QuietOpt,
+    no_color: bool = NoColorOpt,
 ) -> None:
     """\b
-    Example:  gpuplan validate --kind fabric --format json
+    Example:  gpuplan validate --kind fabric --format json -o fabric.json
 
     Predict published measurements and report the relative error of each figure, with its interval
     (low, high) and the coverage of the intervals per kind.
     """
     from gpuplan.ci.validate import KINDS, packaged_files, validate_files
     from gpuplan.core.errors import InputError, expected_one_of
-    from gpuplan.core.io import write_stdout
+    from gpuplan.core.io import check_output, write_output, write_stdout
 
+    out = out_path(out, old_out, quiet=quiet)
     if fmt not in ("table", "json"):
         raise InputError(f"expected table or json, got {fmt!r}", field="--format")
     if kind is not None and kind not in KINDS:
@@ -105,24 +112,29 @@ def validate(
         packaged = packaged_files(kinds)
         paths, names = list(packaged.values()), list(packaged)
     if residuals:
-        _write_residuals(paths, load_catalog_cli(catalog), out)
+        _write_residuals(paths, load_catalog_cli(catalog), out, quiet=quiet)
         return
+    inputs = [*paths, *catalog_inputs(catalog)]
     if out is not None:
-        raise InputError("--output goes with --residuals", field="--output")
+        check_output(out, inputs)
     report = validate_files(paths, load_catalog_cli(catalog), names, kinds)
     if fmt == "json":
         from gpuplan.render.json_ import to_json
 
-        write_stdout(to_json(report))
+        text = to_json(report)
     else:
         from gpuplan.render.validation import render_report
 
-        write_stdout(render_report(report))
+        text = render_report(report)
+    if out is None:
+        write_stdout(text)
+    else:
+        write_output(out, text, protect=inputs)
     if not report.ok:
         raise typer.Exit(EXIT_GATE)
 
 
-def _write_residuals(files: list[str], cat: "Catalog", out: Optional[Path]) -> None:
+def _write_residuals(files: list[str], cat: "Catalog", out: Optional[Path], *, quiet: bool) -> None:
     from gpuplan.ci.residuals import build_table, collect, leave_one_out, source_line, to_toml, today
     from gpuplan.core.io import write_atomic, write_stdout
 
@@ -134,7 +146,7 @@ def _write_residuals(files: list[str], cat: "Catalog", out: Optional[Path]) -> N
         write_atomic(out, text, protect=files)
     for c in leave_one_out(points):
         note(f"leave-one-out {c.kind}: {c.covered}/{c.figures} inside the 80% interval ({c.share * 100:.0f}%), "
-             f"median half-width {c.median_half_width * 100:.1f}% of measured")
+             f"median half-width {c.median_half_width * 100:.1f}% of measured", quiet=quiet)
 
 
 CATALOG_KINDS = {"gpus": "gpus", "fabrics": "fabrics", "switches": "switches", "nics": "nics", "optics": "optics",

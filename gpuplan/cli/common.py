@@ -10,12 +10,14 @@ they import this module and nothing imports them back, so there is no import cyc
 from __future__ import annotations
 
 import sys
+from pathlib import Path
+from typing import Optional
 
 import typer
 
 from gpuplan.cli.run import (  # noqa: F401  (re-exported for the commands)
     EXIT_GATE, EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, PHASES, catalog_inputs, check_formats, emit, load_catalog_cli,
-    note, parse_outputs, phases_of, terminal_width,
+    note, note_table_only, parse_outputs, phases_of, terminal_width,
 )
 from gpuplan.core.version import __version__
 
@@ -60,7 +62,26 @@ SectionOpt = typer.Option([], "--section", help="Add a part of the table report 
 NoColorOpt = typer.Option(False, "--no-color", help="No colour (also NO_COLOR).")
 OutOpt = typer.Option(None, "--out", "-o", help="Write the --format output to PATH instead of stdout.")
 OutputsOpt = typer.Option([], "--output", help="Also write FORMAT:PATH (repeatable).")
+#: ``--output PATH``: the old spelling of ``-o/--out`` in ``validate`` and ``calibrate`` (hidden; see
+#: :func:`out_path`), kept because scripts and CI pass it; elsewhere ``--output`` is FORMAT:PATH.
+OldOutOpt = typer.Option(None, "--output", hidden=True, help="Old spelling of -o/--out in this command.")
 ExitZeroOpt = typer.Option(False, "--exit-zero", help="Exit 0 even when a gate fails.")
+
+
+def out_path(out: Optional[Path], old: Optional[Path], *, quiet: bool) -> Optional[Path]:
+    """The ``-o/--out`` path of a command that used to spell it ``--output PATH`` (``old``): either
+    spelling, with a note that the old one is old; both at once is bad input."""
+    from gpuplan.core.errors import InputError
+
+    if old is None:
+        return out
+    if out is not None:
+        raise InputError("give the output path once, with -o/--out (--output PATH is its old spelling in this "
+                         "command)", field="--output")
+    note("--output PATH is the old spelling of -o/--out in this command; use -o/--out", quiet=quiet)
+    return old
+
+
 AllowOutsideOpt = typer.Option(False, "--allow-outside-paths",
                                help="Let model.hf_config and a saved plan's profile name files outside the directory "
                                     "(or git checkout) of the file naming them.")

@@ -67,12 +67,12 @@ def parse_outputs(outputs: list[str]) -> list[tuple[str, str]]:
     return pairs
 
 
-def phases_of(phase: str) -> tuple[str, ...]:
-    """The phases a ``--phase`` value names."""
+def phases_of(phase: str, *, file: str | None = None, field: str = "--phase") -> tuple[str, ...]:
+    """The phases a ``--phase`` value (or the ``field`` of ``file`` that holds one) names."""
     from gpuplan.core.errors import InputError
 
     if phase not in PHASES:
-        raise InputError(f"expected training, serving or both, got {phase!r}", field="--phase")
+        raise InputError(f"expected training, serving or both, got {phase!r}", file=file, field=field)
     return PHASES[phase]
 
 
@@ -84,6 +84,14 @@ def check_formats(fmt: str, outputs: list[str], allowed: tuple[str, ...]) -> Non
         if f not in allowed:
             raise InputError(f"unknown format {f!r}{did_you_mean(f, allowed)}; expected one of {', '.join(allowed)}",
                              field=flag)
+
+
+def note_table_only(fmt: str, outputs: list[str], verbose: int, sections: list[str], *, quiet: bool) -> None:
+    """Say that ``-v`` and ``--section`` shape the table report only, when no output written was a table."""
+    given = [flag for flag, on in (("-v", verbose), ("--section", sections)) if on]
+    if given and "table" not in [fmt, *(f for f, _ in parse_outputs(outputs))]:
+        note(f"{' and '.join(given)} {'apply' if len(given) > 1 else 'applies'} to the table format only; "
+             f"ignored with --format {fmt}", quiet=quiet)
 
 
 def emit(plan: Any, fmt: str, out: Optional[Path], outputs: list[str], *, inputs: list[str], color: bool,
@@ -169,6 +177,7 @@ def run_recommend(profile: Optional[Path], fmt: str, out: Optional[Path], output
     inputs = ([str(profile)] if profile else []) + list(workload.input_files) + catalog_inputs(catalog)
     emit(result, fmt, out, outputs, inputs=inputs, color=not no_color, verbose=verbose,
          field_lines=workload.field_lines, sections=section)
+    note_table_only(fmt, outputs, verbose, section, quiet=quiet)
     errors = [f for f in result.findings if f.severity == "error"]
     for f in errors:
         note(f"{f.phase}: {f.message}", quiet=quiet)

@@ -161,6 +161,20 @@ def test_diff_of_profiles_plans_both(cli, planner, tmp_path):
     assert (gpus["base"], gpus["new"]) == (1024, 1280)
 
 
+def test_diff_phase_compares_only_that_phase_of_saved_plans(cli, plans):
+    """--phase serving on two plan JSONs: the training change (1,024 -> 1,280 GPUs) and its findings
+    are left out; capex is the serving phase's alone ($1,101,450 on both sides)."""
+    r = cli("diff", str(plans["base"]), str(plans["new"]), "--phase", "serving", "--format", "json")
+    assert r.code == 0, r.err
+    data = json.loads(r.out)
+    assert [(p["phase"], p["status"]) for p in data["phases"]] == [("serving", "unchanged")]
+    assert data["capex_base_usd"] == data["capex_new_usd"] == 1_101_450 and data["capex_delta_usd"] == 0
+    assert [f["code"] for f in data["findings_resolved"]] == ["serving-disaggregation"]
+    r = cli("diff", str(plans["base"]), str(plans["new"]), "--phase", "training", "--format", "json")
+    assert [p["phase"] for p in json.loads(r.out)["phases"]] == ["training"]
+    assert json.loads(r.out)["capex_delta_usd"] == 12_123_200
+
+
 def test_diff_writes_the_comment_atomically(cli, plans, tmp_path):
     out = tmp_path / "comment.md"
     r = cli("diff", str(plans["base"]), str(plans["new"]), "--format", "markdown", "-o", str(out))

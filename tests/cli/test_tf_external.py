@@ -43,7 +43,7 @@ def test_recommend_speaks_the_same_protocol(cli, planner, monkeypatch):
     ('{"profile": 3}', "profile: expected a string"),
     ('{"phase": "training"}', "profile: required key is missing"),
     ('{"profile": "nope.toml"}', "nope.toml: file not found"),
-    (json.dumps({"profile": PROFILE, "phase": "train", "catalog": CATALOG}), "--phase: expected training, serving"),
+    (json.dumps({"profile": PROFILE, "phase": "train", "catalog": CATALOG}), "<stdin>: phase: expected training, serving or both, got 'train'"),
 ])
 def test_errors_are_one_stderr_line_and_nonzero(cli, planner, monkeypatch, query, message):
     r = _run(cli, monkeypatch, query)
