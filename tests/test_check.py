@@ -64,13 +64,19 @@ allow_gpus = ["h100-sxm-80gb"]
 """
 
 
-def test_check_times_training_on_the_clusters_own_fabric(catalog):
-    """Issue 15: a 100G Ethernet cluster at 4:1 had been timed on the InfiniBand the planner designs."""
+def _ib_and_ethernet(catalog, ethernet_extra: str):
+    """The 480-GPU job checked against 60 H100 nodes on 400G InfiniBand and on 100G Ethernet."""
     w = load_profile_text(TRAIN_480, "p.toml", catalog)
     ib = run_check(w, catalog, 'gpu = "h100-sxm-80gb"\nnodes = 60\nfabric = "ib-ndr"\nnic_gbit_per_gpu = 400\n',
                    "ib.toml")
     eth = run_check(w, catalog, 'gpu = "h100-sxm-80gb"\nnodes = 60\nfabric = "ethernet-100g"\n'
-                    'nic_gbit_per_gpu = 100\noversubscription = 4.0\n', "eth.toml")
+                    'nic_gbit_per_gpu = 100\n' + ethernet_extra, "eth.toml")
+    return ib, eth
+
+
+def test_check_times_training_on_the_clusters_own_fabric(catalog):
+    """Issue 15: a 100G Ethernet cluster at 4:1 had been timed on the InfiniBand the planner designs."""
+    ib, eth = _ib_and_ethernet(catalog, "oversubscription = 4.0\n")
     days = {r.cluster_file: next(g for g in r.gates if g.name == "deadline") for r in (ib, eth)}
     assert days["ib.toml"].passed and not days["eth.toml"].passed
     assert days["eth.toml"].value > days["ib.toml"].value * 1.1
@@ -82,11 +88,7 @@ def test_check_times_training_on_the_clusters_own_fabric(catalog):
 
 def test_check_prices_and_reports_the_clusters_own_network(catalog):
     """A new user's report: an Ethernet cluster was checked with the InfiniBand bill and power."""
-    w = load_profile_text(TRAIN_480, "p.toml", catalog)
-    ib = run_check(w, catalog, 'gpu = "h100-sxm-80gb"\nnodes = 60\nfabric = "ib-ndr"\nnic_gbit_per_gpu = 400\n',
-                   "ib.toml")
-    eth = run_check(w, catalog, 'gpu = "h100-sxm-80gb"\nnodes = 60\nfabric = "ethernet-100g"\n'
-                    'nic_gbit_per_gpu = 100\noversubscription = 8.0\npower_limit_kw = 1000\n', "eth.toml")
+    ib, eth = _ib_and_ethernet(catalog, "oversubscription = 8.0\npower_limit_kw = 1000\n")
     t = eth.plan.training
     ic = t.interconnect
     # 8 rails of 100G per DGX H100 on dual-port ConnectX-6 Dx: 4 NICs per node, 8:1 at the leaves
