@@ -97,6 +97,8 @@ class ReplicaCapacity:
         self.fits_context = (replica.max_sequences(max(demand.context_tokens, full)) >= 1)
         #: Decode steps by concurrency: the searches over concurrency revisit the same points.
         self._steps: dict[float, StepTime] = {}
+        #: The step of the mix that carries prompt tokens, by concurrency (>= 1) (:meth:`step`).
+        self._carrying: dict[float, StepTime] = {}
         #: Workpoints by rate (at_rate): the runners-up a plan re-plans ask for the same ones.
         self._loads: dict[tuple[float, float], Workpoint] = {}
         #: Workpoints by concurrency (at): the search for the ceiling ends on two it has seen, and
@@ -115,12 +117,16 @@ class ReplicaCapacity:
             # The prompts of the C / n requests that start per step enter in steps filled up to
             # the engine's token budget; TPOT is the mean step of that mix (serving/mixed.py).
             share = c / self.demand.decode_steps / micro
-            out = budget_filled_step(self.replica, c / micro, self.mean_context, share, self.demand.prompt_tokens)
+            out, carrying = budget_filled_step(self.replica, c / micro, self.mean_context, share,
+                                               self.demand.prompt_tokens)
         else:
-            out = self.replica.decode_step(c / micro, self.mean_context)
+            out, carrying = self.replica.decode_step(c / micro, self.mean_context), None
         if len(self._steps) >= 4096:  # bounded: a long sweep keeps the capacity alive
             self._steps.clear()
+            self._carrying.clear()
         self._steps[c] = out
+        if carrying is not None:
+            self._carrying[c] = carrying
         return out
 
     def rate(self, concurrency: float, step_s: float | None = None) -> float:
@@ -151,10 +157,14 @@ class ReplicaCapacity:
         own = math.inf
         if chunk > 0:
             # A step carrying this prompt's chunks: the decode batch plus one prompt, or what
-            # arrives per step, up to the room (the prompt-carrying step of the mix).
-            p = d.prompt_tokens
-            _, piece = budget_share(b, max(c, 1e-9) / d.decode_steps / micro * p, p, self.step_tokens)
-            own = self.replica.step(b, self.mean_context, piece / p, p).total_s
+            # arrives per step, up to the room (the prompt-carrying step of the mix; the step
+            # above computed it from the same terms when C >= 1).
+            carrying = self._carrying.get(c)
+            if carrying is None:
+                p = d.prompt_tokens
+                _, piece = budget_share(b, max(c, 1e-9) / d.decode_steps / micro * p, p, self.step_tokens)
+                carrying = self.replica.step(b, self.mean_context, piece / p, p)
+            own = carrying.total_s
         return step, t0, lam, chunk, own
 
     def _at_mixed(self, concurrency: float, load: tuple[StepTime, float, float, float, float] | None = None,

@@ -83,19 +83,20 @@ def blend(share: float, a: StepTime, b: StepTime) -> StepTime:
 
 
 def budget_filled_step(replica: Replica, batch: float, mean_context: float, requests: float,
-                       prompt: int) -> StepTime:
+                       prompt: int) -> tuple[StepTime, StepTime | None]:
     """The mean step of ``batch`` decode sequences when ``requests`` prompts of ``prompt`` tokens
-    start per step and enter in steps filled up to the engine's token budget (:func:`budget_share`).
-    Without an engine every step carries its share, as before."""
+    start per step and enter in steps filled up to the engine's token budget (:func:`budget_share`),
+    and the step of the mix that carries prompt tokens (None when none start). Without an engine
+    every step carries its share, as before."""
     eng = replica.engine
     pf = requests * prompt
     if eng is None or pf <= 0.0:
-        return replica.step(batch, mean_context, requests, prompt)
+        return replica.step(batch, mean_context, requests, prompt), None
     share, piece = budget_share(batch, pf, prompt, eng.features.max_step_tokens)
     full = replica.step(batch, mean_context, piece / prompt, prompt)
     if share >= 1.0:
-        return full
-    return blend(share, full, replica.step(batch, mean_context))
+        return full, full
+    return blend(share, full, replica.step(batch, mean_context)), full
 
 
 def mixed_offline_tokens_per_s(replica: Replica, prompt: int, output: int, batch: int) -> float:
@@ -106,5 +107,5 @@ def mixed_offline_tokens_per_s(replica: Replica, prompt: int, output: int, batch
     micro = min(replica.layout.pp, batch)
     requests = batch / n
     ctx = replica.decode_context(prompt, output)
-    step = budget_filled_step(replica, batch / micro, ctx, requests / micro, prompt).total_s
+    step = budget_filled_step(replica, batch / micro, ctx, requests / micro, prompt)[0].total_s
     return requests * output / step
