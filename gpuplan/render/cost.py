@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuplan.core.contract import Bom, Plan, Tco
+from gpuplan.core.contract import Bom, BomItem, Plan, Tco
 from gpuplan.render.numbers import num, pct, usd
 
 #: The ``tco`` keys of the JSON contract (docs/json.md), in reading order.
@@ -64,3 +64,11 @@ def plan_tco_line(plan: Plan) -> str | None:
 
 
 __all__ = ["TCO_KEYS", "facility_line", "plan_tco_line", "tco_line", "tco_object"]
+
+
+def line_total(item: BomItem, unpriced: str = "unpriced") -> str:
+    """A bill line's total: its price, "in server" for a part whose price is the server's (the
+    GPUs of an ``inside-server`` line), else ``unpriced``."""
+    if item.total_price_usd is not None:
+        return usd(item.total_price_usd)
+    return "in server" if item.tier == "inside-server" else unpriced

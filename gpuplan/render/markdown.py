@@ -20,7 +20,7 @@ from gpuplan.core.contract import (
     TrainingRoofline,
 )
 from gpuplan.render import RenderOptions
-from gpuplan.render.cost import plan_tco_line
+from gpuplan.render.cost import line_total, plan_tco_line
 from gpuplan.render.table import on_cluster_line
 from gpuplan.render.text import (
     FIELD_LABELS,
@@ -86,7 +86,7 @@ def _bom(bom: Bom | None) -> str:
     if bom.rack_power_kw is not None:
         notes.append(f"Fullest rack: {num(bom.rack_power_kw)} kW.")
     rows = [[i.category, i.tier, f"`{i.part_id}`", f"{i.quantity:,}", usd(i.unit_price_usd) + (" est." if i.estimate else ""),
-             usd(i.total_price_usd) if i.total_price_usd is not None else "**unpriced**",
+             line_total(i, "**unpriced**"),
              num(None if i.total_power_w is None else i.total_power_w / 1000), i.source] for i in bom.items]
     body = md_table(["category", "tier", "part", "qty", "unit", "total", "kW", "source"], rows, right={3, 4, 5, 6})
     if bom.capex_by_category_usd:

@@ -24,7 +24,7 @@ from gpuplan.core.contract import (
     TrainingRoofline,
 )
 from gpuplan.render import RenderOptions
-from gpuplan.render.cost import plan_tco_line
+from gpuplan.render.cost import line_total, plan_tco_line
 from gpuplan.render.sections import hidden_note, one_line, shows, summary_facts, summary_reasons
 from gpuplan.render.text import (
     FIELD_LABELS,
@@ -145,7 +145,7 @@ def _bom(r: _Report, bom: Bom | None) -> None:
         r.table(["category", "tier", "part", "qty", "unit $", "total $", "total kW", "source"],
                 [[i.category, i.tier or "", i.part_id, f"{i.quantity:,}",
                   usd(i.unit_price_usd) + (" est." if i.estimate else ""),
-                  usd(i.total_price_usd) if i.total_price_usd is not None else "unpriced",
+                  line_total(i),
                   num(None if i.total_power_w is None else i.total_power_w / 1000), i.source or "-"]
                  for i in bom.items], right={3, 4, 5, 6}, no_wrap={2})
     else:

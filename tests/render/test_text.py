@@ -71,3 +71,19 @@ def test_a_fraction_gate_shows_percentages_like_its_message():
 
     assert (gate_value(0.0997, "fraction"), gate_value(0.05, "fraction")) == ("10.0%", "5.0%")
     assert gate_value(74.9, "days") == "74.9" and gate_value(48_492_800, "USD") == "$48.49M"
+
+
+def test_a_bill_line_priced_inside_its_server_says_so():
+    """The GPUs of an HGX server are one bill line with no price of their own: 'in server', not
+    'unpriced', which would tell a reader the capex misses them."""
+    from gpuplan.core.contract import BomItem
+    from gpuplan.render.cost import line_total
+
+    unpriced = dict(unit_price_usd=None, unit_power_w=None, total_price_usd=None, total_power_w=None, source=None)
+    gpus = BomItem(category="server", tier="inside-server", part_id="h100-sxm-80gb:gpu", description="GPUs",
+                   quantity=1016, **unpriced)
+    switch = BomItem(category="switch", tier="compute-leaf", part_id="x", description="x", quantity=2, **unpriced)
+    assert line_total(gpus) == "in server"
+    assert line_total(switch) == "unpriced" and line_total(switch, "**unpriced**") == "**unpriced**"
+    priced = switch.model_copy(update={"unit_price_usd": 32870.0, "total_price_usd": 65740.0})
+    assert line_total(priced) == "$65,740"
