@@ -33,6 +33,7 @@ from gpuplan.render.text import (
     num,
     option_cost,
     pct,
+    per_token_basis,
     plural,
     roofline_rows,
     serving_facts,
@@ -161,7 +162,9 @@ def _serving(s: ServingPlan, pricing: str) -> str:
         out += "\n" + details(f"Alternatives ({len(s.alternatives)})",
                               md_table(["GPU", "GPUs", "replicas", "layout", "TTFT p99 ms", "TPOT ms", "max req/s",
                                         "cost", "$/M tokens", "meets target", "note"], rows,
-                                       right={1, 2, 4, 5, 6, 7, 8}) + _basis(s.alternatives, pricing))
+                                       right={1, 2, 4, 5, 6, 7, 8}) + _basis(s.alternatives, pricing)
+                              + f"\n$/M tokens: per million output tokens at the target QPS "
+                                f"({per_token_basis(pricing)})\n")
     return out + "\n" + _bom(s.bom)
 
 

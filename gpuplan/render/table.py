@@ -37,6 +37,7 @@ from gpuplan.render.text import (
     num,
     option_cost,
     pct,
+    per_token_basis,
     plural,
     roofline_rows,
     serving_facts,
@@ -121,9 +122,7 @@ def _plain(cell: object) -> object:
 
 
 def _ok(options: RenderOptions, passed: bool) -> str:
-    if options.color:
-        return "✔" if passed else "✘"
-    return "ok" if passed else "FAIL"
+    return ("✔" if passed else "✘") if options.color else ("ok" if passed else "FAIL")
 
 
 def _bom(r: _Report, bom: Bom | None) -> None:
@@ -234,6 +233,7 @@ def _serving(r: _Report, s: ServingPlan, pricing: str) -> None:
                   "yes" if a.meets_target else "no"] for a in shown],
                 right={1, 3, 4, 5, 6, 7}, no_wrap={1, 2, 3, 4, 5, 6, 7, 8})
         _basis(r, shown, pricing)
+        r.line(f"$/M tok: per million output tokens at the target QPS ({per_token_basis(pricing)})")
         if r.options.verbose:
             r.bullets([f"{a.gpu}: {a.reason}" for a in shown if a.reason])
         _more(r, s.alternatives, shown)
@@ -249,8 +249,7 @@ def _shown(r: _Report, options: list) -> list:
 
 
 def _basis(r: _Report, shown: list, pricing: str) -> None:
-    note = cost_basis_note(shown, pricing)
-    if note:
+    if note := cost_basis_note(shown, pricing):
         r.line(note)
 
 
@@ -270,10 +269,7 @@ def render(plan: Plan, options: RenderOptions) -> str:
         if phase is None:
             continue
         r.line()
-        style = "bold green" if phase.feasible else "bold red"
-        r.line(headline(name.upper(), phase, plan.pricing), style)
-        r.line()
-        _training(r, phase, plan.pricing) if isinstance(phase, TrainingPlan) else _serving(r, phase, plan.pricing)
+        _phase(r, name, phase, plan.pricing)
     whole = plan_tco_line(plan) if plan.training is not None and plan.serving is not None else None
     if whole:
         r.line()
@@ -300,11 +296,16 @@ def render(plan: Plan, options: RenderOptions) -> str:
             r.table(["field", "value", "reason"], [[a.field, a.value, a.reason] for a in plan.assumptions])
         else:
             r.line("none")
-    more = hidden_note(r.options)
-    if more:
+    if more := hidden_note(r.options):
         r.line()
         r.line(more)
     return r.text()
+
+
+def _phase(r: _Report, name: str, phase: TrainingPlan | ServingPlan, pricing: str) -> None:
+    r.line(headline(name.upper(), phase, pricing), "bold green" if phase.feasible else "bold red")
+    r.line()
+    _training(r, phase, pricing) if isinstance(phase, TrainingPlan) else _serving(r, phase, pricing)
 
 
 def _fleet(r: _Report, plan: Plan) -> None:
@@ -344,13 +345,15 @@ def render_check(result: "CheckResult", options: RenderOptions) -> str:
              for g in result.gates],
             right={2, 3}, fold={4},
             styles=[None if g.passed else SEVERITY_STYLE[g.severity] for g in result.gates])
+    if options.verbose and result.plan is not None and (phase := getattr(result.plan, c.phase)) is not None:
+        r.line()  # -v: the report of the phase planned on the cluster, as recommend prints it
+        _phase(r, c.phase, phase, result.plan.pricing)
     return r.text()
 
 
 def on_cluster_line(result: "CheckResult") -> str | None:
     """'on the cluster: training: 480 x h100-sxm-80gb (60 nodes), 32.7 days, capex ..., 643 kW'."""
-    phase = getattr(result.plan, result.cluster.phase) if result.plan is not None else None
-    if phase is None or result.plan is None:
+    if result.plan is None or (phase := getattr(result.plan, result.cluster.phase)) is None:
         return None
     return "on the cluster: " + headline(result.cluster.phase, phase, result.plan.pricing)
 

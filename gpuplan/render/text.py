@@ -314,12 +314,17 @@ def _cost_rows(bom: Bom | None, tco: Any) -> list[tuple[str, str]]:
     return rows + ([("TCO", tco_line(tco))] if tco is not None else [])
 
 
+def per_token_basis(pricing: str) -> str:
+    """What a serving option's $ per million output tokens counts: the cloud rate, or the servers'
+    amortised price and energy; never the TCO's whole bill (support, facility)."""
+    return "cloud rate" if pricing == "cloud" else "servers + energy"
+
+
 def _serving_cost(s: ServingPlan, pricing: str) -> str:
     """The pricing's own figure first (capex, or the cloud rate), then $ per million tokens."""
     capex = f"capex {usd(s.capex_usd)}{rng(s, 'capex_usd', usd)}"
-    basis = "cloud rate" if pricing == "cloud" else "servers + energy"  # not the TCO's whole bill
     per_token = (f"{usd(s.usd_per_million_output_tokens)}{rng(s, 'usd_per_million_output_tokens', usd)} "
-                 f"per million output tokens ({basis})")
+                 f"per million output tokens ({per_token_basis(pricing)})")
     cloud = f"cloud {usd(s.cloud_usd_per_hour)}/h" if s.cloud_usd_per_hour is not None else ""
     if pricing == "cloud":
         return "; ".join(p for p in (cloud or "cloud unpriced", per_token, capex))

@@ -105,6 +105,19 @@ def test_serving_cluster_too_small(cli, planner):
     assert budget["value"] == pytest.approx(1_101_450 * 16 / 24) and budget["passed"]
 
 
+def test_verbose_table_adds_the_phase_planned_on_the_cluster(cli, planner):
+    """``-v`` prints, after the gates, the phase report recommend would print for the cluster's plan
+    (its layout, fabric, why); without it the table stops at the gates."""
+    plain = cli("check", PROFILE, "--against", TRAIN, "--catalog", CATALOG, "--no-color")
+    loud = cli("check", PROFILE, "--against", TRAIN, "--catalog", CATALOG, "--no-color", "-v")
+    assert plain.code == loud.code == 1
+    assert "TRAINING: 1,024 x testgpu-80g" not in plain.out and "Why" not in plain.out
+    assert loud.out.startswith(plain.out.rstrip("\n"))
+    tail = loud.out[len(plain.out.rstrip("\n")):]
+    assert "TRAINING: 1,024 x testgpu-80g (128 nodes), 35.7 days" in tail
+    assert "\nlayout " in tail and "\nWhy\n" in tail
+
+
 @pytest.mark.parametrize("cluster, message", [
     ('phase = "training"\ngpu = "nope-gpu"\nnodes = 2\n', "gpu: unknown GPU 'nope-gpu'"),
     ('phase = "training"\ngpu = "testgpu-80g"\nnodes = 2\ngpus = 16\n', "give exactly one of gpus or nodes"),
