@@ -78,6 +78,10 @@ def out_path(out: Optional[Path], old: Optional[Path], *, quiet: bool) -> Option
     if out is not None:
         raise InputError("give the output path once, with -o/--out (--output PATH is its old spelling in this "
                          "command)", field="--output")
+    fmt, sep, path = str(old).partition(":")
+    if sep and path and len(fmt) > 1 and fmt.isalpha():  # FORMAT:PATH as other commands take it, not a file name
+        raise InputError(f"this command writes one report: expected --format {fmt} -o {path}, got --output {old}",
+                         field="--output")
     note("--output PATH is the old spelling of -o/--out in this command; use -o/--out", quiet=quiet)
     return old
 

@@ -78,6 +78,11 @@ def test_validate_residuals_keeps_its_old_output_spelling(cli, tmp_path):
     assert old.read_text() == new.read_text() and new.read_text().startswith("# Validation residuals per regime")
     r = cli("validate", "--kind", "fabric", "--residuals", "--output", str(old), "-o", str(new))
     assert r.code == 2 and r.err.count("\n") == 1 and r.err.startswith("gpuplan: error: --output: give the output")
+    # FORMAT:PATH, as recommend and check take --output, is not a file name here: one line, nothing written
+    r = cli("validate", "--kind", "fabric", "--output", f"json:{tmp_path / 'x.json'}")
+    assert r.code == 2 and r.err == (f"gpuplan: error: --output: this command writes one report: expected --format "
+                                     f"json -o {tmp_path / 'x.json'}, got --output json:{tmp_path / 'x.json'}\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new.toml", "old.toml"]
 
 
 def test_calibrate_takes_out_and_its_old_spelling(cli, tmp_path):
