@@ -49,6 +49,9 @@ class GpuEfficiency(BaseModel):
     matmul_fp4: _r(Fraction, "efficiency") | None = None
     #: Achieved HBM bandwidth of a large streaming read (skinny GEMM, decode) over spec.
     mem_bw: _r(Fraction, "efficiency")
+    #: Bandwidth of the decode attention kernels' KV-cache read over spec, where measured (their
+    #: latency against KV bytes, past a fixed op latency); absent: ``mem_bw``.
+    attention_mem_bw: _r(Fraction, "efficiency") | None = None
     #: Ring collective bus bandwidth over the scale-up one-direction link rate.
     scaleup_busbw: _r(Fraction, "efficiency")
     #: In-network reduction on the scale-up domain (NVLS / NVLink SHARP).

@@ -156,6 +156,8 @@ class ServingConstants(BaseModel):
     attention_efficiency_vs_mamf: Fraction
     gemm_knee_exponent: Annotated[float, Field(ge=1, le=100, allow_inf_nan=False, strict=True)]
     layer_latency_us: NonNegative
+    decode_attention_latency_us: NonNegative
+    decode_attention_full_mb: Positive
     step_overhead_us: NonNegative
     collective_launch_us: NonNegative
     activation_bytes: Positive

@@ -8,7 +8,7 @@ states each formula with its source):
   GEMMs stream their weights (only the experts the step's tokens touch, for MoE) and do
   ``2 * active params`` FLOPs per token; their time is the smooth roofline
   ``((F / (peak * eff))^p + (bytes / (BW * MBU))^p)^(1/p)`` fitted to measured GEMMs;
-  attention is ``max(F_attn / peak_attn, KV / BW)``;
+  attention is ``max(F_attn / peak_attn, KV / BW_attn)``, decode attention plus an op latency a layer;
 * decode runs one step per output token over the whole batch; prefill runs the prompt's tokens
   (several prompts share a step up to ``prefill_tokens_per_step``).
 
@@ -103,6 +103,12 @@ class Replica:
     #: The LM head's rate: quantisation recipes keep it in 16 bit, so it multiplies at 16-bit speed.
     lm_head_flops_per_s: float
     bandwidth: float
+    #: Decode attention's KV-cache read rate (``efficiency.attention_mem_bw``, else ``bandwidth``).
+    attention_bandwidth: float
+    #: Decode attention's fixed op latency, all layers (``decode_attention_latency_us`` each) ...
+    decode_attention_s: float
+    #: ... in full from this many KV bytes read, all layers (``decode_attention_full_mb`` each).
+    decode_attention_full_bytes: float
     # per GPU, all layers (one TP rank's share of the whole model)
     fixed_stream_bytes: float
     #: Of which quantised linear-layer bytes (streamed at the dequantising kernel's rate).
@@ -269,9 +275,13 @@ class Replica:
         kv_prefill = local_req * prompt * self.kv_bytes_per_token
         f_prefill = local_req * causal_pairs(prompt, a.sliding_window) * self.attn_flops_per_pair_prefill
         # Decode and prefill attention are separate kernels: each takes its own roofline.
-        math_d, mem_d = f_decode / self.attention_flops_per_s, kv_decode / self.bandwidth
+        math_d, mem_d = f_decode / self.attention_flops_per_s, kv_decode / self.attention_bandwidth
         math_p, mem_p = f_prefill / self.attention_flops_per_s, kv_prefill / self.bandwidth
         attn_s = (mem_d if mem_d > math_d else math_d) + (mem_p if mem_p > math_p else math_p)
+        if kv_decode > 0.0:
+            # The decode op's fixed latency, grown in full once a layer reads decode_attention_full_mb.
+            ramp = kv_decode / self.decode_attention_full_bytes
+            attn_s += self.decode_attention_s * (ramp if ramp < 1.0 else 1.0)
         kv, f_attn = kv_decode + kv_prefill, f_decode + f_prefill
         # Without a TP, EP or PP group both terms are 0.0 (the calls return it): skipped.
         comm_s = self._comm_s(at_least_one) + self._handoffs_s(at_least_one) if talks else 0.0
@@ -321,6 +331,7 @@ def build_replica(gpu: Gpu, arch: Architecture, layout: Layout, precision: str, 
     attention = attn_peak * 1e12 * gpu.matmul_efficiency(base) * k.attention_efficiency_vs_mamf
     lm_head = min(matmul, attn_peak * 1e12 * gpu.matmul_efficiency(base) * k.gemm_efficiency_vs_mamf)
     bw = gpu.mem_bw_tb_per_s * 1e12 * gpu.efficiency.mem_bw
+    attn_bw = gpu.mem_bw_tb_per_s * 1e12 * (gpu.efficiency.attention_mem_bw or gpu.efficiency.mem_bw)
     wb = weight_bytes(arch, precision, k)
     tp, pp, shards = layout.tp, layout.pp, layout.expert_shards
     head_stream = wb.lm_head if wb.lm_head else wb.embedding  # tied: the embedding is the LM head
@@ -341,6 +352,8 @@ def build_replica(gpu: Gpu, arch: Architecture, layout: Layout, precision: str, 
         gpu=gpu, arch=arch, layout=layout, path=path, kv_dtype=kv_dtype, k=k,
         links=links or links_for(gpu, catalog, k.collective_launch_us, k.all_reduce.algorithm), weights=wb,
         matmul_flops_per_s=matmul, attention_flops_per_s=attention, lm_head_flops_per_s=lm_head, bandwidth=bw,
+        attention_bandwidth=attn_bw, decode_attention_s=arch.layers * k.decode_attention_latency_us * 1e-6,
+        decode_attention_full_bytes=arch.layers * k.decode_attention_full_mb * 1e6,
         fixed_stream_bytes=fixed_stream, quantised_stream_bytes=quantised_stream, expert_bytes_per_gpu=expert_per_gpu,
         weight_stream_factor=weight_stream_factor(path, k),
         gemm_flops_per_token=2.0 * dense_active / tp,
