@@ -18,7 +18,10 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
+import pytest
+
 from gpuplan.ci.validate import validate_files
+from gpuplan.serving.engine import resolve_engine
 
 DATA = Path(__file__).parent / "data" / "published-other-engines.toml"
 
@@ -38,9 +41,40 @@ def test_other_engines_generalise_no_worse_than_when_added(catalog):
     # side, and the additive knee and the ring's 23 us one-token all-reduce had been slowing them
     # (what they miss lies outside the kernels: early MLA/MoE releases, engine host time;
     # docs/validation.md); 35.3 % with the XGMI all-reduce fitted to rccl-tests (the Oracle MI300X
-    # rows). 12 of 39 within 25 % when added, 7 with the knee, 14 now.
-    assert statistics.median(errors.values()) <= 0.36
-    assert sum(e <= 0.25 for e in errors.values()) >= 14
+    # rows); 30.5 % with the host time of vLLM V0 and pre-0.4 SGLang, which runs between GPU steps.
+    # 12 of 39 within 25 % when added, 7 with the knee, 14 with the XGMI fit, 18 now.
+    assert statistics.median(errors.values()) <= 0.31
+    assert sum(e <= 0.25 for e in errors.values()) >= 18
+
+
+def test_engines_without_an_overlap_scheduler_pay_their_host_time_between_steps(catalog):
+    """sgl-project/sglang benchmark/benchmark_vllm_060 (ShareGPT, 5,000 prompts at request rate inf,
+    Llama 3.1 8B on one A100 80 GB): SGLang 0.3.0 4,281.51 and vLLM 0.6.0 4,132.37 output tokens/s.
+    With the GPU steps alone the model was 39 % and 34 % fast (SGLang keeps ~1,400 sequences, vLLM
+    256); with the per-sequence host time added between steps (vLLM V0's synchronous loop, SGLang
+    before v0.4's overlap scheduler) both land inside the 25 % tolerance, and the Oracle MI300X
+    static batch of 256 (vLLM V0, 1,846 tok/s) moves from 35 % to 25 % fast while batches of 1-64
+    (where a step holds few sequences) stay within 10 %."""
+    errors = _errors(catalog)
+    for row in ("sglang-0.3.0-llama3.1-8b-a100-bf16-tp1-sharegpt-offline",
+                "vllm-0.6.0-llama3.1-8b-a100-bf16-tp1-sharegpt-offline",
+                "vllm-0.6.0-llama3.1-70b-h100-bf16-tp4-sharegpt-offline"):
+        assert errors[(row, "output_tokens_per_s")] <= 0.25, row
+    assert errors[("oci-vllm-llama3.1-405b-mi300x-fp8-tp8-bs256-128-128", "output_tokens_per_s")] <= 0.26
+    for b in (1, 2, 4, 8, 16, 32, 64):
+        assert errors[(f"oci-vllm-llama3.1-405b-mi300x-fp8-tp8-bs{b}-128-128", "output_tokens_per_s")] <= 0.10
+
+
+def test_sglang_overlaps_its_host_time_from_v0_4(k):
+    """LMSYS 'SGLang v0.4' (2024-12-04): the zero-overhead (overlap) scheduler prepares batch n+1
+    while the GPU runs batch n; 0.3.x ran the CPU work between batches. At 1,536 sequences a step the
+    host time is the 45 ms TensorRT-LLM PR #10273 measured on a 3.1 GHz Grace core."""
+    old, new = resolve_engine(k, "sglang", "0.3.0"), resolve_engine(k, "sglang", "0.4.1")
+    assert (old.features.host_overlap, new.features.host_overlap) == (False, True)
+    assert old.host_s(1536, 3.1) == pytest.approx(0.045, rel=0.01)
+    assert resolve_engine(k, "vllm", "0.6.0").features.host_overlap is False
+    # vLLM V1 (0.8 on) carries no per-sequence host figure yet.
+    assert resolve_engine(k, "vllm", "0.8.0").host_s(1536, 3.1) == 0.0
 
 
 def test_recent_sglang_deepseek_moe_rows_hold(catalog):
