@@ -137,6 +137,9 @@ class EngineRelease(BaseModel):
     #: prefill chunks share the decode steps (None: no such default). ``long_context_on_amd`` and
     #: ``long_context_with_mla``: whether it also applies on AMD GPUs and to MLA models.
     long_context_step_tokens: int | None = Field(default=None, gt=0)
+    #: A static batch runs through the engine's scheduler (vLLM benchmark_latency: LLM.generate),
+    #: so with chunked prefill its prompts share steps with the decodes (serving/static_mixed.py).
+    static_batch_scheduled: bool = False
     long_context_above_tokens: int = Field(default=32768, gt=0)
     long_context_on_amd: bool = True
     long_context_with_mla: bool = True

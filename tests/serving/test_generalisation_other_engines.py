@@ -42,9 +42,10 @@ def test_other_engines_generalise_no_worse_than_when_added(catalog):
     # (what they miss lies outside the kernels: early MLA/MoE releases, engine host time;
     # docs/validation.md); 35.3 % with the XGMI all-reduce fitted to rccl-tests (the Oracle MI300X
     # rows); 30.5 % with the host time of vLLM V0 and pre-0.4 SGLang, which runs between GPU steps.
-    # 12 of 39 within 25 % when added, 7 with the knee, 14 with the XGMI fit, 18 now.
+    # 12 of 39 within 25 % when added, 7 with the knee, 14 with the XGMI fit, 18 with the host time,
+    # 19 with vLLM's static batches run through its chunked-prefill scheduler.
     assert statistics.median(errors.values()) <= 0.31
-    assert sum(e <= 0.25 for e in errors.values()) >= 18
+    assert sum(e <= 0.25 for e in errors.values()) >= 19
 
 
 def test_engines_without_an_overlap_scheduler_pay_their_host_time_between_steps(catalog):
@@ -52,17 +53,13 @@ def test_engines_without_an_overlap_scheduler_pay_their_host_time_between_steps(
     Llama 3.1 8B on one A100 80 GB): SGLang 0.3.0 4,281.51 and vLLM 0.6.0 4,132.37 output tokens/s.
     With the GPU steps alone the model was 39 % and 34 % fast (SGLang keeps ~1,400 sequences, vLLM
     256); with the per-sequence host time added between steps (vLLM V0's synchronous loop, SGLang
-    before v0.4's overlap scheduler) both land inside the 25 % tolerance, and the Oracle MI300X
-    static batch of 256 (vLLM V0, 1,846 tok/s) moves from 35 % to 25 % fast while batches of 1-64
-    (where a step holds few sequences) stay within 10 %."""
+    before v0.4's overlap scheduler) both land inside the 25 % tolerance (vLLM 0.6.0 70B on 4x H100,
+    3,700.64 tok/s, as well: 35 % -> 21 % fast)."""
     errors = _errors(catalog)
     for row in ("sglang-0.3.0-llama3.1-8b-a100-bf16-tp1-sharegpt-offline",
                 "vllm-0.6.0-llama3.1-8b-a100-bf16-tp1-sharegpt-offline",
                 "vllm-0.6.0-llama3.1-70b-h100-bf16-tp4-sharegpt-offline"):
         assert errors[(row, "output_tokens_per_s")] <= 0.25, row
-    assert errors[("oci-vllm-llama3.1-405b-mi300x-fp8-tp8-bs256-128-128", "output_tokens_per_s")] <= 0.26
-    for b in (1, 2, 4, 8, 16, 32, 64):
-        assert errors[(f"oci-vllm-llama3.1-405b-mi300x-fp8-tp8-bs{b}-128-128", "output_tokens_per_s")] <= 0.10
 
 
 def test_sglang_overlaps_its_host_time_from_v0_4(k):
@@ -115,3 +112,35 @@ def test_llama_405b_blog_row_runs_under_the_long_context_scheduler(catalog):
     drops from 2.6x to 2.2x the measurement (still the set's largest dense miss; docs/validation.md)."""
     errors = _errors(catalog)
     assert 1.0 < errors[("vllm-blog-llama3.1-405b-h100-fp8-tp8-1024-128", "output_tokens_per_s")] < 1.3
+
+
+def test_vllm_static_batches_run_through_the_chunked_prefill_scheduler(catalog):
+    """Oracle OCI blog (2024-10-10), vLLM benchmark_latency on 8x MI300X, Llama 3.1 405B FP8, 128/128:
+    batch 128 1,585 and batch 256 1,846 output tokens/s (latency 10.34 and 17.75 s). benchmark_latency
+    hands the batch to LLM.generate, and vLLM 0.6.2 ran Llama 3.1 (128K) with chunked prefill, 512
+    tokens a step, decodes first: the 32,768 prompt tokens of batch 256 take ~90 mixed steps, not 4
+    prefill steps. With the batch prefilled first the model was 25 % and 15 % fast; now both are
+    within 10 %, and batches 1-64 stay within 12 %."""
+    errors = _errors(catalog)
+    row = "oci-vllm-llama3.1-405b-mi300x-fp8-tp8-bs{}-128-128"
+    assert errors[(row.format(256), "output_tokens_per_s")] <= 0.10
+    assert errors[(row.format(128), "output_tokens_per_s")] <= 0.10
+    for b in (1, 2, 4, 8, 16, 32, 64):
+        assert errors[(row.format(b), "output_tokens_per_s")] <= 0.12, b
+
+
+def test_a_batch_that_fits_one_step_budget_is_one_prefill_then_decodes(catalog, k):
+    """Hand check of serving/static_mixed.py: when every prompt fits one step (4 x 922 tokens under
+    an 8,192-token budget) the run is one prefill step of the 4 prompts and 921 decode steps of 4."""
+    from gpuplan.model.arch import ArchitectureSpec, resolve
+    from gpuplan.serving.model import Layout, build_replica
+    from gpuplan.serving.static_mixed import static_batch_chunked_s
+
+    arch, _ = resolve(ArchitectureSpec.model_validate(catalog.lookup("model", "llama-3.1-8b").arch_fields()))
+    rep = build_replica(catalog.gpu("h100-sxm-80gb"), arch, Layout(tp=1), "bf16", "bf16", k, catalog,
+                        engine=resolve_engine(k, "vllm", "0.16.0"))
+    ctx = rep.decode_context(922, 922)
+    by_hand = rep.step(0, ctx, 4, 922).total_s + 921 * rep.decode_step(4, ctx).total_s
+    assert static_batch_chunked_s(rep, 4, 922, 922, 8192) == pytest.approx(by_hand, rel=1e-9)
+    # With a 512-token budget the same batch needs 8 chunk steps before its last prompt is done.
+    assert static_batch_chunked_s(rep, 4, 922, 922, 512) > by_hand
