@@ -70,9 +70,11 @@ def test_hf_config_reads_mla_and_multi_token_prediction(tmp_path, catalog):
         ' "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8, "first_k_dense_replace": 3,'
         ' "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128,'
         ' "v_head_dim": 128, "vocab_size": 129280, "hidden_act": "silu", "tie_word_embeddings": false,'
-        ' "num_nextn_predict_layers": 1}')
+        ' "num_nextn_predict_layers": 1, "max_position_embeddings": 163840}')
     assert w.arch.mtp_layers == 1 and w.arch.dense_layers == 3 and w.arch.kv_lora_rank == 512
     assert w.arch.total_params == pytest.approx(671e9, rel=0.01)
+    assert w.arch.max_context_tokens == 163840   # the preset's value (catalog/models.toml)
+    assert catalog.lookup("model", "deepseek-v3").max_context_tokens == 163840
 
 
 BAD = [

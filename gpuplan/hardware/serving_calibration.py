@@ -132,6 +132,17 @@ class EngineRelease(BaseModel):
     #: with less memory than ``large_gpu_memory_gib``, or whose id names one of ``large_gpu_excluded``,
     #: ``max_batch`` and ``max_step_tokens`` become these (None: the same on every GPU).
     small_gpu_max_batch: int | None = Field(default=None, ge=0)
+    #: Releases that turn chunked prefill on by themselves when the maximum model length exceeds
+    #: ``long_context_above_tokens`` (vLLM V0 from 0.5.3): the token budget a step then takes, and
+    #: prefill chunks share the decode steps (None: no such default). ``long_context_on_amd`` and
+    #: ``long_context_with_mla``: whether it also applies on AMD GPUs and to MLA models.
+    long_context_step_tokens: int | None = Field(default=None, gt=0)
+    #: A static batch runs through the engine's scheduler (vLLM benchmark_latency: LLM.generate),
+    #: so with chunked prefill its prompts share steps with the decodes (serving/static_mixed.py).
+    static_batch_scheduled: bool = False
+    long_context_above_tokens: int = Field(default=32768, gt=0)
+    long_context_on_amd: bool = True
+    long_context_with_mla: bool = True
     small_gpu_max_step_tokens: int | None = Field(default=None, gt=0)
     large_gpu_memory_gib: float = Field(default=0.0, ge=0)
     large_gpu_excluded: tuple[str, ...] = ()

@@ -54,6 +54,9 @@ class ArchitectureSpec(BaseModel):
     sliding_window: PositiveInt | None = None
     #: Multi-token-prediction modules trained with the model (DeepSeek-V3 ``num_nextn_predict_layers``).
     mtp_layers: int | None = None
+    #: Longest sequence the model is configured for (config.json ``max_position_embeddings``): what
+    #: an engine takes as its maximum model length when a run sets none.
+    max_context_tokens: PositiveInt | None = None
 
     @model_validator(mode="after")
     def _check(self) -> "ArchitectureSpec":
@@ -109,6 +112,8 @@ class Architecture:
     #: more transformer block of the last layer's kind, a 2h x h projection and the shared output
     #: head run again, trained with the model.
     mtp_layers: int = 0
+    #: config.json ``max_position_embeddings`` (0: not given).
+    max_context_tokens: int = 0
 
     # -- structure -------------------------------------------------------------------------
     @cached_property
@@ -247,7 +252,7 @@ def resolve(spec: ArchitectureSpec) -> tuple[Architecture, list[tuple[str, objec
         dense_layers=spec.dense_layers or 0, kv_lora_rank=spec.kv_lora_rank or 0,
         rope_head_dim=spec.rope_head_dim or 0, q_lora_rank=spec.q_lora_rank or 0,
         v_head_dim=spec.v_head_dim or 0, sliding_window=spec.sliding_window or 0,
-        mtp_layers=spec.mtp_layers or 0,
+        mtp_layers=spec.mtp_layers or 0, max_context_tokens=spec.max_context_tokens or 0,
     )
     return arch, applied
 

@@ -69,6 +69,8 @@ def read_hf_config(path: Path) -> ArchitectureSpec:
         shared_ffn, expert_ffn = _count(cfg.get("shared_expert_intermediate_size")), _count(fields["expert_ffn"])
         if shared_ffn and expert_ffn:
             fields["shared_experts"] = max(1, shared_ffn // expert_ffn)
+    if _count(cfg.get("max_position_embeddings")):
+        fields["max_context_tokens"] = cfg["max_position_embeddings"]
     if _count(cfg.get("num_nextn_predict_layers")):  # DeepSeek-V3's multi-token-prediction modules
         fields["mtp_layers"] = cfg["num_nextn_predict_layers"]
     if cfg.get("kv_lora_rank"):

@@ -31,6 +31,7 @@ from functools import cached_property
 from gpuplan.physics.queueing import wait_s
 from gpuplan.serving.mixed import budget_filled_step, budget_share
 from gpuplan.serving.model import Replica, StepTime
+from gpuplan.serving.static_mixed import static_batch_chunked_s
 
 
 @dataclass(frozen=True)
@@ -333,7 +334,12 @@ def static_batch_tokens_per_s(replica: Replica, batch: int, prompt: int, output:
     """Output tokens/s of one replica running a fixed batch to completion (static batching).
 
     ``batch * output / (t_prefill(batch prompts) + (output - 1) * t0(batch))``, the decode step
-    taken at the mean cached length ``prompt + (output - 1) / 2``."""
+    taken at the mean cached length ``prompt + (output - 1) / 2``. An engine whose static runs go
+    through its chunked-prefill scheduler runs it as gpuplan.serving.static_mixed describes."""
+    eng = replica.engine
+    if (eng is not None and eng.features.static_batch_scheduled and eng.features.scheduling == "mixed"
+            and replica.layout.pp == 1):
+        return batch * output / static_batch_chunked_s(replica, batch, prompt, output, eng.features.max_step_tokens)
     mean_ctx = replica.decode_context(prompt, output)
     micro = min(replica.layout.pp, batch)
     t0 = replica.decode_step(batch / micro, mean_ctx).total_s

@@ -5,9 +5,10 @@ layout is searched as ``recommend`` searches it when ``tp`` is left out, and ``e
 leaves it out: best per-GPU throughput, or lowest latency for latency-only cases), ``engine``,
 ``engine_version`` (:mod:`gpuplan.serving.engine`; left out = current vLLM),
 ``precision``, ``kv_precision``, ``batch`` or ``scenario = "offline"``, ``prompt_tokens``,
-``output_tokens``, and for an offline run the ``requests`` it sent where the source states them (the
-engine never holds more sequences than the run has requests). ``gpus`` may be a multiple of the
-replica size (independent replicas).
+``output_tokens``, for an offline run the ``requests`` it sent where the source states them (the
+engine never holds more sequences than the run has requests), and ``context_tokens``, the engine's
+maximum model length where the run set one (the model's ``max_context_tokens`` otherwise).
+``gpus`` may be a multiple of the replica size (independent replicas).
 
 Figures: ``decode_tokens_per_s`` (one sequence, at ``batch``; the offline batch without one),
 ``tpot_ms``, ``ttft_ms`` (the prefill of the batch's prompts, no queueing),
@@ -55,6 +56,9 @@ class ServingRun(BaseModel):
     scenario: Literal["offline"] | None = None
     #: Requests an offline run sent (benchmark ``--num-prompts``): the batch never exceeds them.
     requests: Count | None = None
+    #: The engine's maximum model length where the run set it (vLLM ``--max-model-len``); else the
+    #: model's ``max_context_tokens``. Some releases pick their scheduler by it (engine.on_context).
+    context_tokens: Count | None = None
     prompt_tokens: Annotated[int, Field(ge=1, le=2_097_152, strict=True)]
     output_tokens: Annotated[int, Field(ge=1, le=1_048_576, strict=True)]
 
@@ -160,14 +164,17 @@ def _figures(case: CaseInput, run: ServingRun, gpu: Gpu, layout: Layout, engine:
     # batch-1 figures (README: decode_tokens_per_s is batch-1 decode) and throughput is offline.
     latency_batch = run.batch if run.batch is not None or run.scenario == "offline" else 1
     requests = None if run.requests is None else max(1, run.requests // replicas)
+    context = run.context_tokens or case.arch.max_context_tokens or None
     out: dict[str, float] = {}
     if latency_figs:
         lat = evaluate_fixed(case.arch, gpu, layout, run.precision, run.prompt_tokens, run.output_tokens, catalog,
-                             kv_precision=run.kv_precision, batch=latency_batch, engine=engine, requests=requests)
+                             kv_precision=run.kv_precision, batch=latency_batch, engine=engine, requests=requests,
+                             context_tokens=context)
         out.update(decode_tokens_per_s=lat.decode_tokens_per_s, tpot_ms=lat.tpot_ms, ttft_ms=lat.ttft_ms)
     if set(case.figures) - latency_figs:
         thr = evaluate_fixed(case.arch, gpu, layout, run.precision, run.prompt_tokens, run.output_tokens, catalog,
-                             kv_precision=run.kv_precision, batch=run.batch, engine=engine, requests=requests)
+                             kv_precision=run.kv_precision, batch=run.batch, engine=engine, requests=requests,
+                             context_tokens=context)
         if run.batch is None and not thr.fits:
             raise InputError(f"the model does not fit {gpu.id} at tp {layout.tp}, pp {layout.pp} with "
                              f"{run.prompt_tokens + run.output_tokens}-token sequences", file=case.file, field=where)

@@ -168,3 +168,17 @@ def on_gpu(engine: Engine, gpu_id: str, memory_gib: float) -> Engine:
         return engine
     small = {"max_batch": f.small_gpu_max_batch, "max_step_tokens": f.small_gpu_max_step_tokens}
     return replace(engine, features=f.model_copy(update={k: v for k, v in small.items() if v is not None}))
+
+
+def on_context(engine: Engine, context_tokens: int | None, vendor: str, mla: bool) -> Engine:
+    """``engine`` with the scheduler it picks for a maximum model length of ``context_tokens``.
+
+    vLLM V0 turns chunked prefill on by itself above 32K tokens (vllm-project/vllm#6666, 0.5.3) and
+    then fills a step with 512 tokens, decodes first (config.py SchedulerConfig), except on ROCm from
+    0.6.5 (#11146) and for MLA models from 0.7.1 (#12642). None: the length is not known."""
+    f = engine.features
+    if (f.long_context_step_tokens is None or not context_tokens or context_tokens <= f.long_context_above_tokens
+            or (vendor == "amd" and not f.long_context_on_amd) or (mla and not f.long_context_with_mla)):
+        return engine
+    update = {"scheduling": "mixed", "max_step_tokens": f.long_context_step_tokens}
+    return replace(engine, features=f.model_copy(update=update))

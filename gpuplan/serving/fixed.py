@@ -46,7 +46,7 @@ class FixedResult:
 def evaluate_fixed(arch: Architecture, gpu: Gpu, layout: Layout, precision: str, prompt_tokens: int,
                    output_tokens: int, catalog: Catalog, *, kv_precision: str | None = None,
                    batch: int | None = None, engine: Engine | None = None,
-                   requests: int | None = None) -> FixedResult:
+                   requests: int | None = None, context_tokens: int | None = None) -> FixedResult:
     """Figures of ``layout`` on ``gpu`` at ``batch`` sequences, or (``batch=None``) offline.
 
     Offline: the largest batch whose full-length KV cache fits, continuously refilled, prefill
@@ -56,10 +56,11 @@ def evaluate_fixed(arch: Architecture, gpu: Gpu, layout: Layout, precision: str,
     ``requests``: the requests an offline run sent, where known; when the engine could hold them
     all, it admits them at once and the run is one static batch of ``requests`` sequences (same
     lengths: they prefill together and finish together), never a steady state at the full cache.
+    ``context_tokens``: the engine's maximum model length (engine.on_context), where known.
     """
     k = serving_constants(catalog)
     kv = kv_precision or default_kv_precision(precision)
-    replica = build_replica(gpu, arch, layout, precision, kv, k, catalog, engine=engine)
+    replica = build_replica(gpu, arch, layout, precision, kv, k, catalog, engine=engine, context_tokens=context_tokens)
     cap = replica.max_sequences(prompt_tokens + output_tokens)
     if batch is None and requests is not None and 1 <= requests <= offline_batch(replica, prompt_tokens, output_tokens):
         used = requests

@@ -31,7 +31,7 @@ from gpuplan.physics.pipeline import layers_per_stage
 from gpuplan.hardware.serving_calibration import ServingConstants
 from gpuplan.physics.roofline import gemm_time_s  # noqa: F401  (re-exported)
 from gpuplan.serving.layout import Layout  # noqa: F401  (re-exported)
-from gpuplan.serving.engine import KERNELS_PER_LAYER, Engine, on_gpu, resolve_engine
+from gpuplan.serving.engine import KERNELS_PER_LAYER, Engine, on_context, on_gpu, resolve_engine
 from gpuplan.serving.moe import moe_launch_s, moe_module_s
 from gpuplan.serving.links import Links, links_for
 from gpuplan.serving.weights import (  # noqa: F401  (re-exported)
@@ -319,8 +319,10 @@ class Replica:
 
 def build_replica(gpu: Gpu, arch: Architecture, layout: Layout, precision: str, kv_dtype: str,
                   k: ServingConstants, catalog: Catalog, links: Links | None = None,
-                  engine: Engine | None = None) -> Replica:
-    """Per-GPU constants of one replica (rates are datasheet peaks times measured efficiencies)."""
+                  engine: Engine | None = None, context_tokens: int | None = None) -> Replica:
+    """Per-GPU constants of one replica (rates are datasheet peaks times measured efficiencies).
+
+    ``context_tokens``: the engine's maximum model length, where known (engine.on_context)."""
     path = compute_path(gpu, precision)
     peak = gpu.peak_tflops(path.math)
     assert peak is not None
@@ -343,6 +345,7 @@ def build_replica(gpu: Gpu, arch: Architecture, layout: Layout, precision: str, 
     resident = ((wb.attention + wb.dense_mlp + wb.moe_layers * wb.shared + wb.norms + wb.router) * layers_stage / tp
                 + wb.moe_layers * wb.experts * wb.expert * layers_stage / shards + ends / tp)
     eng = on_gpu(engine if engine is not None else resolve_engine(k), gpu.id, gpu.memory_usable_gib)
+    eng = on_context(eng, context_tokens, gpu.vendor, arch.is_mla)
     lm_head_params = arch.vocab * arch.hidden
     expert_active = arch.moe_layers * arch.active_experts * arch.expert_params
     dense_active = arch.active_matmul_params - lm_head_params - expert_active

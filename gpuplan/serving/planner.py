@@ -78,14 +78,15 @@ def _replicas(gpu: Gpu, workload: Workload, k: ServingConstants,
     s, c = workload.serving, workload.constraints
     assert s is not None
     key = (id(catalog), gpu.id, id(k), workload.arch, s.precision, s.kv_precision, s.engine, s.engine_version,
-           c.memory_headroom)
+           s.context_length, c.memory_headroom)
     hit = _REPLICAS.get(key)
     if hit is None:
         links = links_for(gpu, catalog, k.collective_launch_us, k.all_reduce.algorithm)
         built = []
         engine = resolve_engine(k, s.engine, s.engine_version)
         for lay in candidate_layouts(workload.arch, links):
-            rep = build_replica(gpu, workload.arch, lay, s.precision, s.kv_precision, k, catalog, links, engine=engine)
+            rep = build_replica(gpu, workload.arch, lay, s.precision, s.kv_precision, k, catalog, links, engine=engine,
+                                context_tokens=s.context_length)
             built.append((replace(rep, memory_headroom=c.memory_headroom), {}))
         if len(_REPLICAS) >= _REPLICAS_MAX:
             _REPLICAS.clear()
