@@ -127,6 +127,11 @@ class EngineRelease(BaseModel):
     #: The host work of step n+1 runs while the GPU runs step n (TensorRT-LLM's overlap
     #: scheduler): a step lasts the longer of the two; False: they add.
     host_overlap: bool = True
+    #: The CUDA graph is replayed for decode-only steps alone (TensorRT-LLM's PyTorch executor):
+    #: a step that carries a prompt launches every op of every layer from Python, on the host.
+    graphs_decode_only: bool = False
+    #: Host time per op such an eager step launches, microseconds at ``host_reference_ghz``.
+    eager_op_us: NonNegative = 0.0
     source: str = Field(min_length=1)
     #: Releases that pick their scheduler defaults by device (vLLM V1, engine/arg_utils.py): on a GPU
     #: with less memory than ``large_gpu_memory_gib``, or whose id names one of ``large_gpu_excluded``,

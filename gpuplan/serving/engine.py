@@ -28,6 +28,9 @@ What each feature changes in the model (docs/serving-model.md, "Engines"):
   (``small_gpu_*``: :func:`on_gpu`).
 * ``host_us_per_sequence``: host (CPU) time per scheduled sequence per step, scaled by the host
   core's clock; with ``host_overlap`` a step lasts the longer of its GPU and host times.
+* ``graphs_decode_only`` and ``eager_op_us``: only decode-only steps replay the CUDA graph; a step
+  that carries a prompt launches its ops from Python, ``eager_op_us`` each (host clock scaled),
+  on the same host thread as the per-sequence work (:func:`eager_ops_per_step`).
 """
 
 from __future__ import annotations
@@ -44,6 +47,34 @@ EAGER_LAUNCH_US = 5.0
 #: Kernels per transformer layer in a decode step (norm, QKV, RoPE + cache write, attention,
 #: output projection, residual + norm, gate/up, activation, down, residual).
 KERNELS_PER_LAYER = 10
+#: Host op calls of a dense MLP (gate/up GEMM, activation, down GEMM) and of a routed MoE module
+#: launched eagerly in TensorRT-LLM's PyTorch modules (modeling_qwen3_moe.py ``Qwen3MoE.forward``:
+#: the router GEMM ``cublas_mm``, the routing method's top-k, one ``fused_moe`` op whose C++ side
+#: expands, runs both grouped GEMMs with the activation between and finalizes).
+DENSE_MLP_OPS = 3
+MOE_MODULE_OPS = 3
+#: Separate activation-quantise ops per layer where activations are quantised (``fp4_quantize`` /
+#: the per-tensor fp8 quantise before each quantised Linear): a dense layer's QKV, output, gate/up
+#: and down projections; an MoE layer's QKV and output projections and the experts' input (the
+#: fused op quantises the second GEMM's input itself); a shared expert's two GEMMs.
+DENSE_QUANTISE_OPS = 4
+MOE_QUANTISE_OPS = 3
+SHARED_EXPERT_QUANTISE_OPS = 2
+
+
+def eager_ops_per_step(dense_layers: int, moe_layers: int, shared_experts: int, quantised: bool) -> int:
+    """Ops the host launches from Python for one eager forward pass over these layers.
+
+    A dense layer launches ``KERNELS_PER_LAYER`` ops; an MoE layer the same less the dense MLP's
+    three plus the router GEMM, the top-k and the fused expert op, and a shared expert's MLP; with
+    quantised activations each quantised GEMM input adds its quantise op (the FX listing of an
+    NVFP4 MLP in TensorRT-LLM's torch_compile_and_piecewise_cuda_graph.md: ``fp4_quantize`` before
+    every ``nvfp4_gemm``)."""
+    dense = KERNELS_PER_LAYER + (DENSE_QUANTISE_OPS if quantised else 0)
+    shared = DENSE_MLP_OPS + (SHARED_EXPERT_QUANTISE_OPS if quantised else 0) if shared_experts else 0
+    moe = (KERNELS_PER_LAYER - DENSE_MLP_OPS + MOE_MODULE_OPS + shared
+           + (MOE_QUANTISE_OPS if quantised else 0))
+    return dense_layers * dense + moe_layers * moe
 
 
 def parse_version(text: str) -> tuple[int, ...]:
@@ -124,6 +155,15 @@ class Engine:
             return 0.0
         ghz = host_ghz if host_ghz else f.host_reference_ghz
         return sequences * f.host_us_per_sequence * 1e-6 * f.host_reference_ghz / ghz
+
+    def eager_s(self, ops: float, host_ghz: float | None) -> float:
+        """Host time of launching ``ops`` from Python in a step the CUDA graph does not cover:
+        ``ops x eager_op_us x reference clock / host clock`` (0 where every step is graphed)."""
+        f = self.features
+        if not f.graphs_decode_only or ops <= 0:
+            return 0.0
+        ghz = host_ghz if host_ghz else f.host_reference_ghz
+        return ops * f.eager_op_us * 1e-6 * f.host_reference_ghz / ghz
 
     def separate_quantize(self, precision: str, native: bool) -> bool:
         """A quantise kernel runs before each GEMM (fp8 activations with fp8 math, unfused)."""

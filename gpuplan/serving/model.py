@@ -31,7 +31,7 @@ from gpuplan.physics.pipeline import layers_per_stage
 from gpuplan.hardware.serving_calibration import ServingConstants
 from gpuplan.physics.roofline import gemm_time_s  # noqa: F401  (re-exported)
 from gpuplan.serving.layout import Layout  # noqa: F401  (re-exported)
-from gpuplan.serving.engine import KERNELS_PER_LAYER, Engine, on_context, on_gpu, resolve_engine
+from gpuplan.serving.engine import KERNELS_PER_LAYER, Engine, eager_ops_per_step, on_context, on_gpu, resolve_engine
 from gpuplan.serving.moe import moe_launch_s, moe_module_s
 from gpuplan.serving.links import Links, links_for
 from gpuplan.serving.weights import (  # noqa: F401  (re-exported)
@@ -251,6 +251,18 @@ class Replica:
         return (fixed_s, eng.launch_s(a.layers), eng.kv_read_factor(a.heads, a.kv_heads), n_ar,
                 eng.custom_all_reduce(self.gpu.vendor), talks)
 
+    @cached_property
+    def eager_prompt_s(self) -> float:
+        """Host time of launching one pipeline stage's layers from Python, paid by each step that
+        carries a prompt on an engine that graphs decode-only steps alone (0 elsewhere)."""
+        a, eng = self.arch, self.engine
+        if eng is None or not eng.features.graphs_decode_only:
+            return 0.0
+        ops = eager_ops_per_step(a.dense_layer_count, a.moe_layers, a.shared_experts,
+                                 self.path.math in ("fp8", "fp4"))
+        stage = layers_per_stage(a.layers, self.layout.pp) / a.layers
+        return eng.eager_s(ops * stage, self.gpu.host_cpu_max_ghz)
+
     def step(self, batch: float, mean_context: float, requests: float = 0.0, prompt: int = 0) -> StepTime:
         """One engine step: ``batch`` decode tokens over caches of ``mean_context`` tokens, plus
         prefill of ``requests`` prompts of ``prompt`` tokens (a mixed step of in-flight batching
@@ -292,6 +304,9 @@ class Replica:
             # Per-request host work of one executor (one per attention data-parallel rank): hidden
             # under the GPU step with the overlap scheduler, added to it without.
             host = eng.host_s(local + local_req, self.gpu.host_cpu_max_ghz)
+            if requests > 0.0:
+                # The CUDA graph covers decode-only steps alone: this step's ops launch from Python.
+                host += self.eager_prompt_s
             busy = gemm_s + attn_s + comm_s + fixed_s
             fixed_s += max(0.0, host - busy) if eng.features.host_overlap else host
         # Positional, in field order: a frozen dataclass takes keywords about 60% slower.
