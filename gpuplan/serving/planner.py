@@ -183,12 +183,15 @@ def plan_disaggregated(workload: Workload, catalog: Catalog, *, by_gpus: bool = 
                   workload.constraints.pricing, k.cost, by_gpus=by_gpus, worth_below=worth_below, latencies=known)
 
 
-def plan_serving(workload: Workload, catalog: Catalog, top: int | None = None) -> ServingResult:
+def plan_serving(workload: Workload, catalog: Catalog, top: int | None = None, frontier: bool = True) -> ServingResult:
     """Plan the serving phase of ``workload`` over its allowed GPUs.
 
     ``top``: only the best ``top`` GPU types are needed (a sweep's summary: the plan and the
     runners-up the capex re-rank prices); ``alternatives`` stop after the ``top - 1``-th that meets
-    the targets with a capex, and the disaggregation comparison and the frontier are left out."""
+    the targets with a capex, and the disaggregation comparison and the frontier are left out.
+    ``frontier=False``: the plan's ``frontier`` is left empty (a runner-up the capex re-rank prices
+    and drops unless it wins, or the serving plan a fleet strategy reads; :func:`with_frontier`
+    adds it to the one kept)."""
     s = workload.serving
     if s is None:
         raise ValueError("the workload has no [serving] table")
@@ -214,11 +217,26 @@ def plan_serving(workload: Workload, catalog: Catalog, top: int | None = None) -
             alternatives.append(_unfit_out(gid, "no TP/PP layout is possible for this model"))
     alternatives += [_unfit_out(gid, why, "engine") for gid, why in sorted(excluded.items())]
     plan = _plan_out(chosen, workload, meeting, best, None, alternatives)
-    points = [p for o in per_gpu[chosen.gpu.id][0] for p in layout_frontier(o.capacity, _layout_name(o.replica.layout))]
+    points = _frontier(per_gpu[chosen.gpu.id][0]) if frontier else []
     engine_line = chosen.replica.engine.summary() if chosen.replica.engine else None
     plan = plan.model_copy(update={"frontier": points,
                                    "reasons": plan.reasons + ([engine_line] if engine_line else [])})
     return _result(plan, chosen, workload)
+
+
+def _frontier(options: list[Option]) -> list:
+    """The throughput-latency frontier of every layout of one GPU (its options)."""
+    return [p for o in options for p in layout_frontier(o.capacity, _layout_name(o.replica.layout))]
+
+
+def with_frontier(plan: ServingPlan, workload: Workload, catalog: Catalog) -> ServingPlan:
+    """``plan`` (of :func:`plan_serving` with ``frontier=False`` for ``workload``) with the frontier
+    that ``plan_serving`` would have given it: its GPU's options, sized as before (the replicas and
+    their capacities are memoised, :data:`_REPLICAS`)."""
+    if plan.gpu is None:
+        return plan
+    options, _ = _gpu_options(catalog.gpus[plan.gpu], workload, _demand(workload), serving_constants(catalog), catalog)
+    return plan.model_copy(update={"frontier": _frontier(options)})
 
 
 def _result(plan: ServingPlan, chosen: Option, workload: Workload) -> ServingResult:
