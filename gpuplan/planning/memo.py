@@ -19,10 +19,12 @@ def clear_memos() -> None:
     from gpuplan.physics import queueing
     from gpuplan.serving import disagg_search
     from gpuplan.serving import planner as serving_planner
-    from gpuplan.training import evaluator, groupcomm
+    from gpuplan.training import evaluator, groupcomm, space
 
     evaluator._Parts._shared.clear()
+    evaluator._Parts._bytes.clear()
     groupcomm._RAMPED.clear()
+    space._DPS.clear()
     serving_planner._REPLICAS.clear()
     disagg_search._WORKERS.clear()
     disagg_search._RATES.clear()
