@@ -7,7 +7,8 @@ checkouts (or one before and after a change) with ``diff -r``:
 
 Fresh ``gpuplan`` processes: every example's JSON, the 405B profile's, the two benchmark sweeps;
 in one process: each example under variants (cloud pricing, a tight budget, a power limit, a
-deadline, disaggregation forced, higher QPS) as JSON and markdown. The goldens are the test suite's
+deadline, disaggregation forced, QPS 1, 200 and 300, tight latency targets, mean latency, three
+engines) as JSON and markdown. The goldens are the test suite's
 (``pytest tests/golden tests/render``).
 """
 
@@ -36,6 +37,12 @@ VARIANTS = {
     "qps": {"serving.qps": 200},
     "disagg": {"serving.disaggregation": "always"},
     "spares0": {"serving.spare_replicas": 0},
+    "qps1": {"serving.qps": 1},
+    "cloud-qps300": {"constraints.pricing": "cloud", "serving.qps": 300},
+    "tight": {"serving.ttft_ms": 400, "serving.tpot_ms": 15},
+    "mean": {"serving.latency_percentile": "mean", "serving.max_load_fraction": 0.6},
+    "sglang": {"serving.engine": "sglang", "serving.spare_replicas": 2},
+    "trtllm-budget": {"serving.engine": "trtllm", "constraints.budget_usd": 5.0e5},
 }
 
 
@@ -63,8 +70,11 @@ def _variants(out: Path) -> None:
     from gpuplan.core.errors import InputError
     from gpuplan.render import RenderOptions, render
 
+    import os
+
+    os.chdir(ROOT)  # relative profile paths: the plans name them, and two checkouts compare equal
     catalog = load_catalog()
-    for path in EXAMPLES + [BOTH]:
+    for path in (p.relative_to(ROOT) for p in EXAMPLES + [BOTH]):
         for name, overrides in VARIANTS.items():
             try:
                 workload = load_profile(path, catalog, overrides=overrides)

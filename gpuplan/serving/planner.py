@@ -138,15 +138,37 @@ def gpu_replicas(gpu: Gpu, workload: Workload, k: ServingConstants, catalog: Cat
 
 
 def _gpu_options(gpu: Gpu, workload: Workload, demand: Demand, k: ServingConstants,
-                 catalog: Catalog) -> tuple[list[Option], list[Replica]]:
+                 catalog: Catalog, lean: bool = False) -> tuple[list[Option], list[Replica]]:
+    """Every layout of ``gpu`` sized for the workload, ranked (:func:`by_rank`).
+
+    ``lean``: only the GPU's best option is read (:func:`representative`, when one meets the
+    targets): a layout's fleet costs at least one active replica and the spares
+    (:func:`fleet_cost` grows with the replicas), so the layouts are sized in the order of that
+    floor and those whose floor is above the cost of a sized layout that meets the targets are
+    not sized (they would rank after it); the list holds the sized ones."""
     s = workload.serving
     assert s is not None
     c = workload.constraints
-    options, replicas = [], []
-    for rep, sized in _replicas(gpu, workload, k, catalog):
-        replicas.append(rep)
-        options.append(evaluate(rep, demand, s.qps, s.spare_replicas, c.pricing, k, c.budget_usd, c.power_limit_kw,
-                                s.max_load_fraction, sized))
+    entries = _replicas(gpu, workload, k, catalog)
+    replicas = [rep for rep, _ in entries]
+
+    def size(rep: Replica, sized: dict[Demand, _Ceiling]) -> Option:
+        return evaluate(rep, demand, s.qps, s.spare_replicas, c.pricing, k, c.budget_usd, c.power_limit_kw,
+                        s.max_load_fraction, sized)
+
+    floors = [fleet_cost(rep.gpu, 1 + s.spare_replicas, rep.layout.gpus, c.pricing, k.cost).objective
+              for rep in replicas] if lean else []
+    if not lean or any(f is None for f in floors):  # unpriced: no floor to rank by
+        return by_rank([size(rep, sized) for rep, sized in entries]), replicas
+    options: list[Option] = []
+    least = math.inf  # the cost of the cheapest sized option that meets the targets
+    for floor, i in sorted((f, i) for i, f in enumerate(floors)):
+        if floor > least:  # type: ignore[operator]
+            break
+        o = size(*entries[i])
+        options.append(o)
+        if o.meets and o.objective is not None and o.objective < least:
+            least = o.objective
     return by_rank(options), replicas
 
 
@@ -199,8 +221,8 @@ def plan_serving(workload: Workload, catalog: Catalog, top: int | None = None, f
     demand = _demand(workload)
     per_gpu: dict[str, tuple[list[Option], list[Replica]]] = {}
     allowed, excluded = engine_gpus(workload, catalog)
-    for gid in allowed:
-        per_gpu[gid] = _gpu_options(catalog.gpus[gid], workload, demand, k, catalog)
+    for gid in allowed:  # each GPU's best option is what ranks it
+        per_gpu[gid] = _gpu_options(catalog.gpus[gid], workload, demand, k, catalog, lean=True)
     best = {gid: representative(opts) for gid, (opts, _) in per_gpu.items() if opts}
     meeting = sorted((o for o in best.values() if o.meets), key=lambda o: (o.objective is None, o.objective or 0.0,
                                                                          o.gpus, o.gpu.id))
@@ -217,7 +239,8 @@ def plan_serving(workload: Workload, catalog: Catalog, top: int | None = None, f
             alternatives.append(_unfit_out(gid, "no TP/PP layout is possible for this model"))
     alternatives += [_unfit_out(gid, why, "engine") for gid, why in sorted(excluded.items())]
     plan = _plan_out(chosen, workload, meeting, best, None, alternatives)
-    points = _frontier(per_gpu[chosen.gpu.id][0]) if frontier else []
+    # The frontier lists every layout of the chosen GPU, in rank order: all of them sized.
+    points = _frontier(_gpu_options(chosen.gpu, workload, demand, k, catalog)[0]) if frontier else []
     engine_line = chosen.replica.engine.summary() if chosen.replica.engine else None
     plan = plan.model_copy(update={"frontier": points,
                                    "reasons": plan.reasons + ([engine_line] if engine_line else [])})
