@@ -27,6 +27,7 @@ from gpuplan.core.contract import (
 from gpuplan.model.profile import Workload
 from gpuplan.planning.closest_fix import with_fix
 from gpuplan.planning.deploy_inputs import hf_repo, with_deploy
+from gpuplan.planning.findings import gates, training_notes
 
 
 def plan_workload(workload: Workload, catalog: Catalog, *, phases: tuple[str, ...] = ("training", "serving"),
@@ -38,12 +39,12 @@ def plan_workload(workload: Workload, catalog: Catalog, *, phases: tuple[str, ..
         from gpuplan.training.planner import assumptions as training_assumptions
 
         training = with_fix("training", workload, catalog, _plan_training)
-        findings += _gates("training", training, workload.for_phase("training"))
-        findings += _training_notes(training, catalog, moe=workload.arch.is_moe)
+        findings += gates("training", training, workload.for_phase("training"))
+        findings += training_notes(training, catalog, moe=workload.arch.is_moe)
         notes += training_assumptions(workload, catalog)
     if workload.serving is not None and "serving" in phases:
         serving = with_fix("serving", workload, catalog, _plan_serving)
-        findings += _gates("serving", serving, workload.for_phase("serving"))
+        findings += gates("serving", serving, workload.for_phase("serving"))
     training = _idle(training, catalog, workload.for_phase("training"))
     serving = _idle(serving, catalog, workload.for_phase("serving"))
     fleet = _plan_fleet(workload, catalog, training, serving)
@@ -202,17 +203,26 @@ def _fit_training_budget(plan: TrainingPlan, planner: Callable[[Workload, Catalo
     return plan
 
 
-def _plan_serving(workload: Workload, catalog: Catalog) -> ServingPlan:
+def _plan_serving(workload: Workload, catalog: Catalog, *, shown: bool = True) -> ServingPlan:
+    """The serving plan; ``shown=False``: a plan read only for its fleet and demand curve (the fleet
+    strategies' serving on the training GPU), without the frontier and deploy inputs nobody reads."""
+    from functools import partial
+
     from gpuplan.serving.autoscale import autoscaling
-    from gpuplan.serving.planner import plan_serving
+    from gpuplan.serving.planner import plan_serving, with_frontier
 
     from gpuplan.planning.disagg_choice import with_disaggregation
 
-    plan: ServingPlan = with_disaggregation(_plan_phase("serving", plan_serving, workload, catalog), workload, catalog)
+    # The runners-up the capex re-rank prices are planned without their frontier (thrown away
+    # unless one wins; then it is added to the winner).
+    lean = partial(plan_serving, frontier=False)
+    best = _plan_phase("serving", plan_serving if shown else lean, workload, catalog, rival=lean,
+                       finish=with_frontier if shown else None)
+    plan: ServingPlan = with_disaggregation(best, workload, catalog)
     assert workload.serving is not None
     plan = plan.model_copy(update={"autoscaling": autoscaling(plan, workload.serving, catalog,
                                                               workload.constraints.pricing)})
-    return with_deploy(plan, workload, catalog)
+    return with_deploy(plan, workload, catalog) if shown else plan
 
 
 def _plan_fleet(workload: Workload, catalog: Catalog, training: TrainingPlan | None,
@@ -223,23 +233,34 @@ def _plan_fleet(workload: Workload, catalog: Catalog, training: TrainingPlan | N
     def serve_on(gpu: str) -> ServingPlan:
         base = workload.for_phase("serving")
         only = replace(base, constraints=replace(base.constraints, allow_gpus=(gpu,)))
-        return _plan_serving(only, catalog)
+        return _plan_serving(only, catalog, shown=False)
 
     return plan_fleet(workload, catalog, training, serving, serve_on)
 
 
-def _plan_phase(phase: str, planner: Callable[[Workload, Catalog], Any], workload: Workload, catalog: Catalog) -> Any:
+def _plan_phase(phase: str, planner: Callable[[Workload, Catalog], Any], workload: Workload, catalog: Catalog,
+                rival: Callable[[Workload, Catalog], Any] | None = None,
+                finish: Callable[[Any, Workload, Catalog], Any] | None = None) -> Any:
+    """The phase's plan, re-ranked on capex with each runner-up's network. ``rival`` plans a
+    runner-up (``planner`` when None) and ``finish(plan, workload, catalog)`` completes the one that
+    wins (what ``rival`` leaves out and ``planner`` gives)."""
     best = _attach_network(phase, planner(workload, catalog), workload, catalog)
     if workload.constraints.pricing != "capex" or not best.feasible or best.capex_usd is None:
         return best
     rivals = [a for a in best.alternatives if a.meets_target and a.cost_usd is not None][:RERANK_WITH_NETWORK - 1]
     priced: list[Any] = [best]
+    only_of: dict[str, Workload] = {}
     for alt in rivals:
         only = replace(workload, constraints=replace(workload.constraints, allow_gpus=(alt.gpu,)))
-        plan = _attach_network(phase, planner(only, catalog), only, catalog)
+        plan = _attach_network(phase, (rival or planner)(only, catalog), only, catalog)
         if plan.feasible and plan.capex_usd is not None and _meets(phase, plan, workload):
             priced.append(plan)
+            only_of[plan.gpu] = only
     winner = min(priced, key=lambda p: (p.capex_usd, p.gpu))
+    if winner is not best and finish is not None:
+        done = finish(winner, only_of[winner.gpu], catalog)
+        priced = [done if p is winner else p for p in priced]
+        winner = done
     totals = {p.gpu: p for p in priced}
     options = [_option(phase, p) for p in priced if p is not winner]
     options += [a for a in best.alternatives if a.gpu not in totals]
@@ -282,115 +303,3 @@ def _option(phase: str, plan: Any) -> TrainingOption | ServingOption:
                          cost_usd=plan.capex_usd, usd_per_million_output_tokens=plan.usd_per_million_output_tokens,
                          meets_target=True, bound=plan.bound, cloud_usd_per_hour=plan.cloud_usd_per_hour,
                          reason="more capex once the network is priced", network_included=True)
-
-
-def _gates(phase: str, plan: TrainingPlan | ServingPlan, workload: Workload) -> list[Finding]:
-    """The checks a CI job gates on; each anchored to the profile field that causes it."""
-    out: list[Finding] = []
-    anchor = {"training": "training", "serving": "serving"}[phase]
-    if not plan.feasible:
-        why = "; ".join(plan.infeasible) or "no allowed GPU meets the targets"
-        field = _infeasible_field(phase, workload, plan.infeasible)
-        out.append(Finding(severity="error", code=f"{phase}-infeasible", message=why, phase=phase, field=field))  # type: ignore[arg-type]
-        return out
-    c = workload.constraints
-    if c.budget_usd is not None and plan.capex_usd is None:
-        out.append(Finding(severity="error", code=f"{phase}-over-budget", phase=phase,  # type: ignore[arg-type]
-                           message=f"{phase} capex is unpriced: the ${c.budget_usd:,.0f} budget cannot be checked",
-                           field="constraints.budget_usd"))
-    elif c.budget_usd is not None and plan.capex_usd is not None and plan.capex_usd > c.budget_usd:
-        out.append(Finding(severity="error", code=f"{phase}-over-budget", phase=phase,  # type: ignore[arg-type]
-                           message=f"{phase} capex ${plan.capex_usd:,.0f} exceeds the budget ${c.budget_usd:,.0f}",
-                           field="constraints.budget_usd"))
-    if isinstance(plan, TrainingPlan):
-        out += _training_budget(plan, workload)
-    if c.power_limit_kw is not None and plan.power_kw > c.power_limit_kw:
-        out.append(Finding(severity="error", code=f"{phase}-over-power", phase=phase,  # type: ignore[arg-type]
-                           message=f"{phase} draws {plan.power_kw:,.0f} kW, above the {c.power_limit_kw:,.0f} kW limit",
-                           field="constraints.power_limit_kw"))
-    if isinstance(plan, ServingPlan) and plan.nodes == 1 and plan.spare_replicas > 0:
-        out.append(Finding(severity="warning", code="serving-single-server", phase="serving",  # type: ignore[arg-type]
-                           message=f"all {plan.replicas} replicas share one server: the {plan.spare_replicas} spare "
-                                   f"replica{'s cover' if plan.spare_replicas != 1 else ' covers'} a GPU failure, "
-                                   "not a server failure; a second server "
-                                   "removes the single point of failure",
-                           field="serving.spare_replicas"))
-    if plan.bom is not None and plan.bom.unpriced_parts:
-        out.append(Finding(severity="warning", code=f"{phase}-unpriced", phase=phase,  # type: ignore[arg-type]
-                           message=f"{phase} BOM has parts without a catalog price (not in capex): "
-                                   + ", ".join(plan.bom.unpriced_parts), field=anchor))
-    return out
-
-
-def _training_budget(plan: TrainingPlan, workload: Workload) -> list[Finding]:
-    """``[training] budget_usd`` against the whole cost once the network is designed: the layout
-    search prices servers (capex) or GPU-hours (cloud), and the fabric can push capex over."""
-    spec = workload.training
-    if spec is None or spec.budget_usd is None:
-        return []
-    cloud = workload.constraints.pricing == "cloud"
-    cost = plan.run_cost_usd if cloud else plan.capex_usd
-    if cost is None or cost <= spec.budget_usd:
-        return []
-    network = plan.bom.network_capex_usd if plan.bom is not None and not cloud else 0.0
-    split = f" (servers ${cost - network:,.0f} + network ${network:,.0f})" if network else ""
-    return [Finding(severity="error", code="training-over-budget", phase="training", field="training.budget_usd",
-                    message=f"training {'run cost' if cloud else 'capex'} ${cost:,.0f}{split} exceeds the "
-                            f"${spec.budget_usd:,.0f} training budget: the layout search fits the servers to the "
-                            f"budget, the network designed for them does not fit beside them")]
-
-
-def _training_notes(plan: TrainingPlan, catalog: Catalog, *, moe: bool) -> list[Finding]:
-    """Notes when no published training run backs the plan's GPU, precision or model kind, and a
-    warning when its memory is within ``memory_tight_fraction`` of the GPU's capacity."""
-    from gpuplan.hardware.training_calibration import calibration
-    from gpuplan.training.planner import unvalidated_note
-
-    cal = calibration(catalog)
-    if not plan.feasible or plan.gpu is None:
-        return []
-    out = []
-    if plan.gpu not in cal.validated_gpus:
-        out.append(Finding(severity="note", code="training-unvalidated-gpu", phase="training", field="training",
-                           message=unvalidated_note(plan.gpu, cal)))
-    mem = plan.memory
-    if mem is not None and mem.headroom_gib < cal.memory_tight_fraction * mem.capacity_gib:
-        out.append(Finding(severity="warning", code="training-memory-tight", phase="training", field="training",
-                           message=f"memory: {mem.total_gib:.1f} of {mem.capacity_gib:.1f} GiB per GPU, "
-                                   f"{mem.headroom_gib:.1f} GiB ({mem.headroom_gib / mem.capacity_gib:.1%}) of "
-                                   f"headroom: allocator fragmentation can exceed the modelled allowance; the next "
-                                   f"best layouts list their headroom"))
-    regimes = []
-    if plan.precision not in cal.validated_precisions:
-        regimes.append(f"{plan.precision} training (the cases are {' and '.join(cal.validated_precisions)})")
-    if moe and not cal.validated_moe:
-        regimes.append("a mixture-of-experts model (checked only against the frontier NeMo cases, "
-                       "not the main set)")
-    if regimes:
-        out.append(Finding(severity="note", code="training-unvalidated-regime", phase="training",
-                           field="training.precision" if plan.precision not in cal.validated_precisions
-                           else "model", message="calibration: no published run of " + " or ".join(regimes)
-                           + " is among the validation cases: its step time is an extrapolation"))
-    return out
-
-
-def _infeasible_field(phase: str, workload: Workload, why: list[str]) -> str:
-    """The profile field an infeasible phase is anchored to: a constraint the planner's reasons
-    name (power limit, budget), else the target that cannot be met."""
-    text = " ".join(why)
-    c = workload.constraints
-    if c.power_limit_kw is not None and "power limit" in text:
-        return "constraints.power_limit_kw"
-    if phase == "training" and workload.training is not None:
-        t = workload.training
-        if t.budget_usd is None and c.budget_usd is not None and "budget" in text:
-            return "constraints.budget_usd"
-        return ("training.gpus" if t.gpus is not None else "training.budget_usd" if t.budget_usd is not None
-                else "training.deadline_days")
-    if c.budget_usd is not None and "budget" in text:
-        return "constraints.budget_usd"
-    if "TPOT target" in text:
-        return "serving.tpot_ms"
-    if "does not fit any allowed GPU" in text:
-        return "model"
-    return "serving.ttft_ms"

@@ -3,7 +3,8 @@
 Planning reuses, across plans in one process, what does not depend on the field a caller varies
 (issue 21): serving replicas and their ceilings (serving/planner.py), disaggregated workers and their
 prefill rates (serving/disagg_search.py), the queue-tail solves (physics/queueing.py), the training search's shared
-parts, evaluations and deadline searches (training/evaluator.py, training/search.py), ramped
+parts, evaluations and deadline searches (training/evaluator.py, training/search.py), the layout bytes and DP
+values the GPU types share (training/evaluator.py, training/space.py), ramped
 collective networks (training/groupcomm.py) and checked fabric graphs (fabric/interconnect.py).
 Every memo is bounded and exact (a plan is the same with or without it); :func:`clear_memos`
 empties them, for a benchmark that times a plan from scratch or a long-lived process that wants
@@ -19,10 +20,12 @@ def clear_memos() -> None:
     from gpuplan.physics import queueing
     from gpuplan.serving import disagg_search
     from gpuplan.serving import planner as serving_planner
-    from gpuplan.training import evaluator, groupcomm
+    from gpuplan.training import evaluator, groupcomm, space
 
     evaluator._Parts._shared.clear()
+    evaluator._Parts._bytes.clear()
     groupcomm._RAMPED.clear()
+    space._DPS.clear()
     serving_planner._REPLICAS.clear()
     disagg_search._WORKERS.clear()
     disagg_search._RATES.clear()

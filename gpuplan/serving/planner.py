@@ -139,15 +139,37 @@ def gpu_replicas(gpu: Gpu, workload: Workload, k: ServingConstants, catalog: Cat
 
 
 def _gpu_options(gpu: Gpu, workload: Workload, demand: Demand, k: ServingConstants,
-                 catalog: Catalog) -> tuple[list[Option], list[Replica]]:
+                 catalog: Catalog, lean: bool = False) -> tuple[list[Option], list[Replica]]:
+    """Every layout of ``gpu`` sized for the workload, ranked (:func:`by_rank`).
+
+    ``lean``: only the GPU's best option is read (:func:`representative`, when one meets the
+    targets): a layout's fleet costs at least one active replica and the spares
+    (:func:`fleet_cost` grows with the replicas), so the layouts are sized in the order of that
+    floor and those whose floor is above the cost of a sized layout that meets the targets are
+    not sized (they would rank after it); the list holds the sized ones."""
     s = workload.serving
     assert s is not None
     c = workload.constraints
-    options, replicas = [], []
-    for rep, sized in _replicas(gpu, workload, k, catalog):
-        replicas.append(rep)
-        options.append(evaluate(rep, demand, s.qps, s.spare_replicas, c.pricing, k, c.budget_usd, c.power_limit_kw,
-                                s.max_load_fraction, sized))
+    entries = _replicas(gpu, workload, k, catalog)
+    replicas = [rep for rep, _ in entries]
+
+    def size(rep: Replica, sized: dict[Demand, _Ceiling]) -> Option:
+        return evaluate(rep, demand, s.qps, s.spare_replicas, c.pricing, k, c.budget_usd, c.power_limit_kw,
+                        s.max_load_fraction, sized)
+
+    floors = [fleet_cost(rep.gpu, 1 + s.spare_replicas, rep.layout.gpus, c.pricing, k.cost).objective
+              for rep in replicas] if lean else []
+    if not lean or any(f is None for f in floors):  # unpriced: no floor to rank by
+        return by_rank([size(rep, sized) for rep, sized in entries]), replicas
+    options: list[Option] = []
+    least = math.inf  # the cost of the cheapest sized option that meets the targets
+    for floor, i in sorted((f, i) for i, f in enumerate(floors)):
+        if floor > least:  # type: ignore[operator]
+            break
+        o = size(*entries[i])
+        options.append(o)
+        if o.meets and o.objective is not None and o.objective < least:
+            least = o.objective
     return by_rank(options), replicas
 
 
@@ -184,12 +206,15 @@ def plan_disaggregated(workload: Workload, catalog: Catalog, *, by_gpus: bool = 
                   workload.constraints.pricing, k.cost, by_gpus=by_gpus, worth_below=worth_below, latencies=known)
 
 
-def plan_serving(workload: Workload, catalog: Catalog, top: int | None = None) -> ServingResult:
+def plan_serving(workload: Workload, catalog: Catalog, top: int | None = None, frontier: bool = True) -> ServingResult:
     """Plan the serving phase of ``workload`` over its allowed GPUs.
 
     ``top``: only the best ``top`` GPU types are needed (a sweep's summary: the plan and the
     runners-up the capex re-rank prices); ``alternatives`` stop after the ``top - 1``-th that meets
-    the targets with a capex, and the disaggregation comparison and the frontier are left out."""
+    the targets with a capex, and the disaggregation comparison and the frontier are left out.
+    ``frontier=False``: the plan's ``frontier`` is left empty (a runner-up the capex re-rank prices
+    and drops unless it wins, or the serving plan a fleet strategy reads; :func:`with_frontier`
+    adds it to the one kept)."""
     s = workload.serving
     if s is None:
         raise ValueError("the workload has no [serving] table")
@@ -197,8 +222,8 @@ def plan_serving(workload: Workload, catalog: Catalog, top: int | None = None) -
     demand = _demand(workload)
     per_gpu: dict[str, tuple[list[Option], list[Replica]]] = {}
     allowed, excluded = engine_gpus(workload, catalog)
-    for gid in allowed:
-        per_gpu[gid] = _gpu_options(catalog.gpus[gid], workload, demand, k, catalog)
+    for gid in allowed:  # each GPU's best option is what ranks it
+        per_gpu[gid] = _gpu_options(catalog.gpus[gid], workload, demand, k, catalog, lean=True)
     best = {gid: representative(opts) for gid, (opts, _) in per_gpu.items() if opts}
     meeting = sorted((o for o in best.values() if o.meets), key=lambda o: (o.objective is None, o.objective or 0.0,
                                                                          o.gpus, o.gpu.id))
@@ -215,11 +240,27 @@ def plan_serving(workload: Workload, catalog: Catalog, top: int | None = None) -
             alternatives.append(_unfit_out(gid, "no TP/PP layout is possible for this model"))
     alternatives += [_unfit_out(gid, why, "engine") for gid, why in sorted(excluded.items())]
     plan = _plan_out(chosen, workload, meeting, best, None, alternatives)
-    points = [p for o in per_gpu[chosen.gpu.id][0] for p in layout_frontier(o.capacity, _layout_name(o.replica.layout))]
+    # The frontier lists every layout of the chosen GPU, in rank order: all of them sized.
+    points = _frontier(_gpu_options(chosen.gpu, workload, demand, k, catalog)[0]) if frontier else []
     engine_line = chosen.replica.engine.summary() if chosen.replica.engine else None
     plan = plan.model_copy(update={"frontier": points,
                                    "reasons": plan.reasons + ([engine_line] if engine_line else [])})
     return _result(plan, chosen, workload)
+
+
+def _frontier(options: list[Option]) -> list:
+    """The throughput-latency frontier of every layout of one GPU (its options)."""
+    return [p for o in options for p in layout_frontier(o.capacity, _layout_name(o.replica.layout))]
+
+
+def with_frontier(plan: ServingPlan, workload: Workload, catalog: Catalog) -> ServingPlan:
+    """``plan`` (of :func:`plan_serving` with ``frontier=False`` for ``workload``) with the frontier
+    that ``plan_serving`` would have given it: its GPU's options, sized as before (the replicas and
+    their capacities are memoised, :data:`_REPLICAS`)."""
+    if plan.gpu is None:
+        return plan
+    options, _ = _gpu_options(catalog.gpus[plan.gpu], workload, _demand(workload), serving_constants(catalog), catalog)
+    return plan.model_copy(update={"frontier": _frontier(options)})
 
 
 def _result(plan: ServingPlan, chosen: Option, workload: Workload) -> ServingResult:

@@ -104,8 +104,12 @@ def plan_gpu(ev: Evaluator, target: Target, workload: Workload, catalog: Catalog
     gpu, cap = ev.gpu, workload.constraints.budget_usd
     if target.kind == "budget" and cost_usd(gpu, gpu.gpus_per_node, 1.0, target.pricing) is None:
         return None, Miss("unpriced", limit=target.budget_usd or 0.0)
+    # The least memory a search saw is read only for a miss without any plan (_nearest), and not
+    # even then on a GPU type whose servers have no scale-out network (its miss says that instead).
+    isolated = ev.hw.net.scaleout is None and ev.hw.domain < gpu.gpus_per_node
     with collector_paused():  # the search frees what it allocates by refcount (core/collector.py)
-        found = search(ev, Fixed(), target, top=1, max_groups=max_groups, cutoff=cutoff, memory=False)
+        found = search(ev, Fixed(), target, top=1, max_groups=max_groups, cutoff=cutoff,
+                       memory=None if isolated else False)
     if cutoff is not None and not found.best:
         return None, None
     if not found.best and target.kind == "gpus" and workload.training is not None:

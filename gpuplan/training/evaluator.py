@@ -115,15 +115,28 @@ class _Parts:
     held here, so their ids stay theirs while the entry lives. Bounded: cleared when full."""
 
     _shared: dict[tuple[object, ...], "_Parts"] = {}
+    #: The parts no GPU reads (a layout's model-state and activation bytes: memory.py), shared by
+    #: the Evaluators of every GPU type of a job's model, sequence and precision (a plan searches
+    #: 20 GPU types; the same layouts' bytes were computed once per type). The calibration is held
+    #: (keyed by identity).
+    _bytes: dict[tuple[object, ...], tuple[TrainingCalibration, dict, dict]] = {}
     MAX_ENTRIES = 256
 
-    def __init__(self, gpu: Gpu, cal: TrainingCalibration):
+    def __init__(self, gpu: Gpu, cal: TrainingCalibration, job: Job | None = None, attention: str = ""):
         self.gpu, self.cal = gpu, cal
         self.layers: dict[tuple[object, ...], tuple[LayerCost, LayerCost | None]] = {}
         self.stages: dict[tuple[object, ...], float] = {}
         self.good: dict[int, Goodput] = {}
         self.acts: dict[tuple[object, ...], tuple[float, float]] = {}
         self.states: dict[tuple[object, ...], tuple[float, float, float]] = {}
+        if job is not None:
+            key = (job.arch, job.seq, job.precision, id(cal), attention)
+            hit = _Parts._bytes.get(key)
+            if hit is None:
+                if len(_Parts._bytes) >= _Parts.MAX_ENTRIES:
+                    _Parts._bytes.clear()
+                hit = _Parts._bytes[key] = (cal, self.acts, self.states)
+            self.acts, self.states = hit[1], hit[2]
         self.dps: dict[tuple[object, ...], list[int]] = {}
         self.logits: dict[tuple[object, ...], tuple[float, float]] = {}
         #: The search's deadline-independent work (training/search.py): the bounded groups of a
@@ -153,7 +166,7 @@ class _Parts:
         if hit is None:
             if len(cls._shared) >= cls.MAX_ENTRIES:
                 cls._shared.clear()
-            hit = cls._shared[key] = cls(gpu, cal)
+            hit = cls._shared[key] = cls(gpu, cal, job, attention)
         return hit
 
 

@@ -89,7 +89,7 @@ def _rank_key(e: Evaluation, target: Target, ev: Evaluator) -> tuple[float, floa
 # -- the search --------------------------------------------------------------------------------------
 def search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: bool = True,
            limit: int | None = None, max_groups: int = MAX_GROUPS, cutoff: float | None = None,
-           memory: bool = True) -> SearchOutcome:
+           memory: bool | None = True) -> SearchOutcome:
     """:func:`_search`; a deadline search reuses an earlier search of the same space whose result
     holds for this deadline too (memoised on the Evaluator's shared parts).
 
@@ -108,7 +108,8 @@ def search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: boo
 
     ``memory=False``: the caller reads ``min_memory`` only when the outcome has neither a best nor a
     fastest plan (planning does: training/candidates.py), so a search that finds a fastest plan
-    need not be run again for it (:func:`_search`)."""
+    need not be run again for it (:func:`_search`); ``memory=None``: the caller never reads it
+    (planning on a GPU type without a scale-out network, whose miss says so instead)."""
     if target.kind != "deadline" or limit is not None or target.deadline_days is None:
         return _search(ev, fixed, target, top, relax, limit, max_groups, memory=memory)
     deadline = target.deadline_days
@@ -144,7 +145,7 @@ def search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: boo
 
 def _search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: bool = True,
             limit: int | None = None, max_groups: int = MAX_GROUPS, cutoff: float | None = None,
-            straggle: bool = True, memory: bool = True) -> SearchOutcome:
+            straggle: bool = True, memory: bool | None = True) -> SearchOutcome:
     """Branch and bound over the layout space of one GPU type for ``target``; keeps ``top``.
 
     Groups of shapes wait in a heap ordered by their bound; a group reaching the top is split
@@ -209,7 +210,7 @@ def _search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: bo
         # (``memory=False``): only then is the search without the straggler share run again,
         # with the same relaxed search's result.
         near = _relaxed(ev, fixed, target, max_groups)
-        if not near.best:
+        if not near.best and memory is not None:  # None: the least memory is never read
             again = _search(ev, fixed, target, top, False, limit, max_groups, cutoff, straggle=False)
             return again if again.best else _with_relaxed(again, near)
         return _with_relaxed(outcome, near)

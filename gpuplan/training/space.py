@@ -126,8 +126,24 @@ def dp_candidates(ev: Evaluator, fixed: Fixed, target: Target, mp: int, mb: int,
     key = (mp, mb, ep, cp, fold, exact, target.gpus if exact else None, target.power_limit_kw, target.whole_nodes)
     hit = ev._dps.get(key)
     if hit is None:
-        hit = ev._dps[key] = _dp_values(ev, target, mp, mb, ep, cp, fold)
+        if target.power_limit_kw is not None:  # the power limit reads the GPU's server power
+            hit = ev._dps[key] = _dp_values(ev, target, mp, mb, ep, cp, fold)
+            return hit
+        # Else the values read only the batch and the server size: shared by the GPU types.
+        common = (ev.job.batch, ev.gpu.gpus_per_node, key)
+        hit = _DPS.get(common)
+        if hit is None:
+            if len(_DPS) >= _DPS_MAX:
+                _DPS.clear()
+            hit = _DPS[common] = _dp_values(ev, target, mp, mb, ep, cp, fold)
+        ev._dps[key] = hit
     return hit
+
+
+#: DP values by batch, server size and the key of :func:`dp_candidates` (no power limit): the
+#: same for every GPU type of a server size (a plan searches 20). Bounded: cleared when full.
+_DPS: dict[tuple[object, ...], list[int]] = {}
+_DPS_MAX = 65536
 
 
 def _dp_values(ev: Evaluator, target: Target, mp: int, mb: int, ep: int, cp: int, fold: int = 1) -> list[int]:
