@@ -142,11 +142,11 @@ def _bom(r: _Report, bom: Bom | None) -> None:
     if r.options.verbose:
         r.line()
         r.table(["category", "tier", "part", "qty", "unit $", "total $", "total kW", "source"],
-                [[i.category, i.tier or "", i.part_id, f"{i.quantity:,}",
+                [[i.category, (i.tier or "").replace(":", ":\n"), i.part_id, f"{i.quantity:,}",
                   usd(i.unit_price_usd) + (" est." if i.estimate else ""),
                   line_total(i),
                   num(None if i.total_power_w is None else i.total_power_w / 1000), i.source or "-"]
-                 for i in bom.items], right={3, 4, 5, 6}, no_wrap={2})
+                 for i in bom.items], right={3, 4, 5, 6}, no_wrap={1, 2})
     else:
         r.line(f"{len(bom.items)} lines; -v lists them")
 
