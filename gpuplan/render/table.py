@@ -186,8 +186,9 @@ def _training(r: _Report, t: TrainingPlan, pricing: str) -> None:
     _roofline(r, t.roofline, t.gpu, t.precision)
     if r.options.verbose and b is not None and m is not None:
         r.line()
-        r.table(["step term", "s"], [[k.removesuffix("_s").replace("_", " "), num(v)]
-                                     for k, v in b.model_dump().items() if k.endswith("_s")], right={1})
+        terms = {k: v for k, v in b.model_dump().items() if k.endswith("_s") and k != "step_time_s"}
+        r.table(["step term", "s"], [[k.removesuffix("_s").replace("_", " "), num(v)] for k, v in terms.items()]
+                + [["step time (sum)", num(b.step_time_s)]], right={1})  # the host gap is a term of the step
         r.table(["memory per GPU", "GiB"], [[k.removesuffix("_gib"), num(v)] for k, v in m.model_dump().items()],
                 right={1})
     if t.layout_alternatives and shows(r.options, "layouts"):
