@@ -335,16 +335,16 @@ def render_check(result: "CheckResult", options: RenderOptions) -> str:
     r.line(f"cluster file {result.cluster_file}")
     if (planned := on_cluster_line(result)) is not None:
         r.line(planned)
-    # The files are named above: a gate's location names which and the line, and fits the column.
-    short = {result.profile: "profile", result.cluster_file: "cluster"}
+    short = {result.profile: "profile", result.cluster_file: "cluster"}  # the files are named above
     r.line()
-    r.table(["", "gate", "value", "limit", "message (where)"],
+    r.table(["", "gate", "value", "limit", "unit", "message (where)"],  # the unit column as markdown's
             [[_ok(options, g.passed) if g.passed or g.severity == "error" else "warn", g.name,
               gate_value(g.value, g.unit), gate_value(g.limit, g.unit),
+              "" if g.unit in (None, "USD", "fraction") else g.unit.replace("Gbit/s", "Gb/s"),
               g.message + (f" ({short.get(g.file, g.file)} line {g.line})" if g.file and g.line
                            else f" ({short.get(g.file, g.file)})" if g.file else "")]
              for g in result.gates],
-            right={2, 3}, fold={4},
+            right={2, 3}, fold={5},
             styles=[None if g.passed else SEVERITY_STYLE[g.severity] for g in result.gates])
     if options.verbose and result.plan is not None and (phase := getattr(result.plan, c.phase)) is not None:
         r.line()  # -v: the report of the phase planned on the cluster, as recommend prints it
