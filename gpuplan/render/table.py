@@ -24,12 +24,12 @@ from gpuplan.core.contract import (
     TrainingRoofline,
 )
 from gpuplan.render import RenderOptions
+from gpuplan.render.changes import bom_change_usd, change_cell, change_delta
 from gpuplan.render.cost import line_total, plan_tco_line
 from gpuplan.render.sections import hidden_note, one_line, shows, summary_facts, summary_reasons
 from gpuplan.render.text import (
     FIELD_LABELS,
     LAYOUT_HEADERS,
-    change_value,
     cost_basis_note,
     gate_value,
     headline,
@@ -374,15 +374,15 @@ def render_diff(result: "DiffResult", options: RenderOptions) -> str:
         r.heading(f"{p.phase}: {p.status}")
         if p.changes:
             r.table(["field", "base", "new", "change"],
-                    [[FIELD_LABELS.get(c.field, c.field), change_value(c.field, c.base), change_value(c.field, c.new),
-                      _delta(c.field, c.delta, c.delta_ratio)] for c in p.changes],
+                    [[FIELD_LABELS.get(c.field, c.field), change_cell(c.field, c.base), change_cell(c.field, c.new),
+                      change_delta(c.field, c.delta, c.delta_ratio)] for c in p.changes],
                     right={1, 2, 3})
         if p.bom:
             if p.changes:
                 r.line()
             r.table(["category", "tier", "part", "base qty", "new qty", "change $"],
                     [[b.category, b.tier or "", b.part_id, f"{b.base_quantity:,}", f"{b.new_quantity:,}",
-                      "unpriced" if b.delta_usd is None else signed(b.delta_usd, usd(abs(b.delta_usd)))]
+                      bom_change_usd(b)]
                      for b in p.bom], right={3, 4, 5})
     for title, findings in (("new findings", result.findings_added), ("resolved findings", result.findings_resolved)):
         if findings:
@@ -392,9 +392,3 @@ def render_diff(result: "DiffResult", options: RenderOptions) -> str:
                 r.line(f"{f.severity}: {f.phase}: {f.message}", SEVERITY_STYLE[f.severity])
     return r.text()
 
-
-def _delta(field: str, delta: float | None, ratio: float | None) -> str:
-    if delta is None:
-        return "changed"
-    text = signed(delta, change_value(field, abs(delta)))
-    return text + (f" ({signed(ratio, f'{abs(ratio) * 100:.1f}%')})" if ratio is not None else "")
