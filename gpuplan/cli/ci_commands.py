@@ -46,9 +46,11 @@ TF_QUERY_KEYS = ("profile", "phase", "catalog")
 
 def _plan_profile(path: Path, catalog: "Catalog", phases: tuple[str, ...], *, quiet: bool,
                   color: bool = True, inputs: list[str] | None = None, allow_outside_paths: bool = False,
-                  workloads: list[Any] | None = None) -> "Plan":
+                  workloads: list[Any] | None = None, require: bool = False) -> "Plan":
     """Plan a profile; the files it reads (the profile's ``hf_config``) are added to ``inputs``, its
-    workload to ``workloads``."""
+    workload to ``workloads``. ``require``: a phase the profile has no table for is an input error
+    (as ``recommend --phase``), not a plan with nothing in it."""
+    from gpuplan.core.errors import InputError
     from gpuplan.core.io import read_text
     from gpuplan.planning.compose import plan_workload
     from gpuplan.model.profile import load_profile_text
@@ -59,6 +61,8 @@ def _plan_profile(path: Path, catalog: "Catalog", phases: tuple[str, ...], *, qu
         inputs.extend(workload.input_files)
     if workloads is not None:
         workloads.append(workload)
+    if require and (missing := [p for p in phases if getattr(workload, p) is None]):
+        raise InputError(f"the profile has no [{missing[0]}] table to plan", file=str(path), field="phase")
     with progress(f"planning {path}", quiet=quiet, color=color):
         return plan_workload(workload, catalog, phases=phases)
 
@@ -303,7 +307,7 @@ def tf_external_command() -> None:
     phases = phases_of(query.get("phase") or "both", file="<stdin>", field="phase")
     overlays = [Path(p) for p in (query.get("catalog") or "").split(os.pathsep) if p]
     cat = load_catalog_cli(overlays)
-    plan = _plan_profile(Path(query["profile"]), cat, phases, quiet=True)
+    plan = _plan_profile(Path(query["profile"]), cat, phases, quiet=True, require=query.get("phase", "both") != "both")
     sys.stdout.write(render(plan, "tf-external"))
 
 
