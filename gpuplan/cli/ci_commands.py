@@ -35,6 +35,7 @@ from gpuplan.cli.common import (
     note_table_only,
     phases_of,
 )
+from gpuplan.cli.run import read_profile
 
 if TYPE_CHECKING:
     from gpuplan.hardware.loader import Catalog
@@ -159,7 +160,7 @@ def check_command(
         raise InputError(f"expected error or warning, got {fail_on!r}", field="--fail-on")
     check_formats(fmt, outputs, CHECK_FORMATS)
     cat = load_catalog_cli(catalog)
-    workload = load_profile_text(read_text(profile), str(profile), cat, allow_outside_paths=allow_outside_paths)
+    workload = load_profile_text(read_profile(profile, "check"), str(profile), cat, allow_outside_paths=allow_outside_paths)
     cluster_text = read_text(against)
     with progress(f"planning {profile} on {against}", quiet=quiet, color=not no_color):
         result = run_check(workload, cat, cluster_text, str(against), fail_on=fail_on)  # type: ignore[arg-type]
