@@ -22,6 +22,7 @@ from gpuplan.core.contract import (
 from gpuplan.render import RenderOptions
 from gpuplan.render.changes import bom_change_usd, change_cell, change_delta
 from gpuplan.render.cost import line_total, plan_tco_line
+from gpuplan.render.numbers import gib
 from gpuplan.render.table import on_cluster_line
 from gpuplan.render.text import (
     FIELD_LABELS,
@@ -125,8 +126,8 @@ def _training(t: TrainingPlan, pricing: str) -> str:
                 f"EP {num(b.ep_comm_s)}, CP {num(b.cp_comm_s)}) + bubble {num(b.bubble_s)} + "
                 f"optimizer {num(b.optimizer_s)} + host {num(b.host_overhead_s)}\n")
     if m is not None:
-        out += (f"- memory {num(m.total_gib)} of {num(m.capacity_gib)} GiB per GPU "
-                f"({num(m.headroom_gib)} GiB headroom)\n")
+        out += (f"- memory {gib(m.total_gib)} of {gib(m.capacity_gib)} GiB per GPU "
+                f"({gib(m.headroom_gib)} GiB headroom)\n")
     out += _roofline(t.roofline, t.gpu, t.precision)
     if t.layout_alternatives:
         out += "\n" + details(f"Next best layouts on {t.gpu} ({len(t.layout_alternatives)})",

@@ -26,6 +26,7 @@ from gpuplan.core.contract import (
 from gpuplan.render import RenderOptions
 from gpuplan.render.changes import bom_change_usd, change_cell, change_delta
 from gpuplan.render.cost import line_total, plan_tco_line
+from gpuplan.render.numbers import gib
 from gpuplan.render.sections import hidden_note, one_line, shows, summary_facts, summary_reasons
 from gpuplan.render.text import (
     FIELD_LABELS,
@@ -178,8 +179,8 @@ def _training(r: _Report, t: TrainingPlan, pricing: str) -> None:
                    f"+ optimizer {num(b.optimizer_s)} + host {num(b.host_overhead_s)}")
     m = t.memory
     if m is not None and r.options.verbose:
-        why.append(f"memory {num(m.total_gib)} of {num(m.capacity_gib)} GiB per GPU "
-                   f"({num(m.headroom_gib)} GiB headroom)")
+        why.append(f"memory {gib(m.total_gib)} of {gib(m.capacity_gib)} GiB per GPU "
+                   f"({gib(m.headroom_gib)} GiB headroom)")
     if t.interconnect is not None and shows(r.options, "network"):
         why += [f"network: {reason}" for reason in t.interconnect.reasons]
     r.bullets(why)

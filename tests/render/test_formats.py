@@ -106,7 +106,7 @@ def test_table_says_why_with_numbers(plan, options):
     assert "bound     compute: matmuls at 41% MFU" in text
     verbose = render(plan, "table", RenderOptions(verbose=1))
     assert "step 5.82 s = compute 4.9 + recompute 0.35" in verbose
-    assert "memory 54 of 79.1 GiB per GPU (25.1 GiB headroom)" in verbose
+    assert "memory 54.0 of 79.1 GiB per GPU (25.1 GiB headroom)" in verbose
     assert "h200-sxm-141gb" in text and "l40s-48gb" in text  # alternatives of both phases
     for a in plan.assumptions:
         assert a.field in text

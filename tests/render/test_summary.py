@@ -71,3 +71,11 @@ def test_step_terms_add_up_to_the_step_time_printed_last(cli):
     assert cells[-1][0] == "step time (sum)" and "host overhead" in dict(cells)
     assert sum(float(v) for _, v in cells[:-1]) == pytest.approx(b["step_time_s"], rel=0.01)
     assert b["host_overhead_s"] > 1.0
+
+
+def test_the_memory_line_agrees_with_the_memory_reason(cli):
+    """frontier-405b on GB200: the reason said '172.9 of 184.5 GiB', the line under it '173 of
+    184 GiB' (three significant digits, 184.5 rounded to even)."""
+    out = cli("recommend", "examples/frontier-405b-training.toml", "-v").out
+    assert "- memory: 172.9 of 184.5 GiB per GPU" in out
+    assert "- memory 172.9 of 184.5 GiB per GPU (11.6 GiB headroom)" in out
