@@ -35,6 +35,7 @@ from gpuplan.cli.common import (
     note_table_only,
     phases_of,
 )
+from gpuplan.cli.run import read_profile
 
 if TYPE_CHECKING:
     from gpuplan.hardware.loader import Catalog
@@ -46,9 +47,11 @@ TF_QUERY_KEYS = ("profile", "phase", "catalog")
 
 def _plan_profile(path: Path, catalog: "Catalog", phases: tuple[str, ...], *, quiet: bool,
                   color: bool = True, inputs: list[str] | None = None, allow_outside_paths: bool = False,
-                  workloads: list[Any] | None = None) -> "Plan":
+                  workloads: list[Any] | None = None, require: bool = False) -> "Plan":
     """Plan a profile; the files it reads (the profile's ``hf_config``) are added to ``inputs``, its
-    workload to ``workloads``."""
+    workload to ``workloads``. ``require``: a phase the profile has no table for is an input error
+    (as ``recommend --phase``), not a plan with nothing in it."""
+    from gpuplan.core.errors import InputError
     from gpuplan.core.io import read_text
     from gpuplan.planning.compose import plan_workload
     from gpuplan.model.profile import load_profile_text
@@ -59,6 +62,8 @@ def _plan_profile(path: Path, catalog: "Catalog", phases: tuple[str, ...], *, qu
         inputs.extend(workload.input_files)
     if workloads is not None:
         workloads.append(workload)
+    if require and (missing := [p for p in phases if getattr(workload, p) is None]):
+        raise InputError(f"the profile has no [{missing[0]}] table to plan", file=str(path), field="phase")
     with progress(f"planning {path}", quiet=quiet, color=color):
         return plan_workload(workload, catalog, phases=phases)
 
@@ -155,7 +160,7 @@ def check_command(
         raise InputError(f"expected error or warning, got {fail_on!r}", field="--fail-on")
     check_formats(fmt, outputs, CHECK_FORMATS)
     cat = load_catalog_cli(catalog)
-    workload = load_profile_text(read_text(profile), str(profile), cat, allow_outside_paths=allow_outside_paths)
+    workload = load_profile_text(read_profile(profile, "check"), str(profile), cat, allow_outside_paths=allow_outside_paths)
     cluster_text = read_text(against)
     with progress(f"planning {profile} on {against}", quiet=quiet, color=not no_color):
         result = run_check(workload, cat, cluster_text, str(against), fail_on=fail_on)  # type: ignore[arg-type]
@@ -303,7 +308,7 @@ def tf_external_command() -> None:
     phases = phases_of(query.get("phase") or "both", file="<stdin>", field="phase")
     overlays = [Path(p) for p in (query.get("catalog") or "").split(os.pathsep) if p]
     cat = load_catalog_cli(overlays)
-    plan = _plan_profile(Path(query["profile"]), cat, phases, quiet=True)
+    plan = _plan_profile(Path(query["profile"]), cat, phases, quiet=True, require=query.get("phase", "both") != "both")
     sys.stdout.write(render(plan, "tf-external"))
 
 

@@ -138,6 +138,19 @@ def emit(plan: Any, fmt: str, out: Optional[Path], outputs: list[str], *, inputs
             write_stdout(text)
 
 
+def read_profile(path: Path, command: str) -> str:
+    """A profile's text; a JSON document (a saved plan, a check or diff result) is refused with what
+    to run instead: read as TOML it failed with 'line 1, column 1: TOML syntax error'."""
+    from gpuplan.core.errors import InputError
+    from gpuplan.core.io import read_text
+
+    text = read_text(path)
+    if text.lstrip().startswith("{"):  # no TOML document starts with '{'
+        raise InputError(f"a JSON document, not a workload profile (TOML); '{command}' plans a profile "
+                         "(a saved plan is re-rendered by 'gpuplan render PLAN.json')", file=str(path))
+    return text
+
+
 def run_recommend(profile: Optional[Path], fmt: str, out: Optional[Path], outputs: list[str], phase: str,
                   catalog: Optional[list[Path]], quiet: bool, verbose: int, section: list[str], no_color: bool,
                   exit_zero: bool, confidence: Optional[float], allow_outside_paths: bool) -> int:
@@ -145,7 +158,6 @@ def run_recommend(profile: Optional[Path], fmt: str, out: Optional[Path], output
     (:data:`EXIT_GATE` when a gate failed, unless ``exit_zero``). Bad input raises
     :class:`~gpuplan.core.errors.InputError`."""
     from gpuplan.core.errors import InputError
-    from gpuplan.core.io import read_text
     from gpuplan.planning.compose import plan_workload
     from gpuplan.model.profile import load_profile_text
     from gpuplan.render import FORMATS, progress
@@ -162,7 +174,7 @@ def run_recommend(profile: Optional[Path], fmt: str, out: Optional[Path], output
         note(f"no profile given; planning the built-in default ({name[1:-1].split(': ')[1]}, see examples/default.toml)",
              quiet=quiet)
     else:
-        text, name = read_text(profile), str(profile)
+        text, name = read_profile(profile, "recommend"), str(profile)
     workload = load_profile_text(text, name, cat, allow_outside_paths=allow_outside_paths)
     missing = [p for p in phases if getattr(workload, p) is None]
     if phase != "both" and missing:

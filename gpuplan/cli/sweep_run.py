@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-from gpuplan.cli.run import catalog_inputs, load_catalog_cli, phases_of
+from gpuplan.cli.run import catalog_inputs, load_catalog_cli, phases_of, read_profile
 
 MAX_JOBS = 64
 
@@ -18,7 +18,7 @@ def run_sweep_command(profile: Optional[Path], sets: list[str], log: bool, fmt: 
     """Plan the profile at every point of the grid and write it; the exit code (0; bad input raises
     :class:`~gpuplan.core.errors.InputError`)."""
     from gpuplan.core.errors import InputError
-    from gpuplan.core.io import check_output, read_text, write_output, write_stdout
+    from gpuplan.core.io import check_output, write_output, write_stdout
     from gpuplan.model.profile import default_profile_text
     from gpuplan.planning.sweep import parse_set, run_sweep
     from gpuplan.render.sweep import SWEEP_FORMATS, render_sweep
@@ -35,7 +35,7 @@ def run_sweep_command(profile: Optional[Path], sets: list[str], log: bool, fmt: 
     inputs = ([str(profile)] if profile else []) + overlays
     if out is not None:
         check_output(str(out), inputs)
-    text, name = (read_text(profile), str(profile)) if profile else default_profile_text()
+    text, name = (read_profile(profile, "sweep"), str(profile)) if profile else default_profile_text()
     cat = load_catalog_cli(catalog)
     bar = _Progress(enabled=not quiet and sys.stderr.isatty(), color=not no_color)
     with bar:

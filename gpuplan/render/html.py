@@ -85,8 +85,8 @@ def facts_table(rows: list[tuple[str, str]]) -> str:
 def _bom(bom: Bom | None) -> str:
     if bom is None:
         return ""
-    rows = [[i.category, i.tier or "", i.part_id, f"{i.quantity:,}", usd(i.unit_price_usd),
-             line_total(i),
+    rows = [[i.category, i.tier or "", i.part_id, f"{i.quantity:,}",
+             usd(i.unit_price_usd) + (" est." if i.estimate else ""), line_total(i),  # as table and markdown
              num(None if i.total_power_w is None else i.total_power_w / 1000), i.source or "-"] for i in bom.items]
     summary = bom_summary(bom)
     return el("h3", None, t("Bill of materials")) + el("p", None, t(summary)) + html_table(

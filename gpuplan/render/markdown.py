@@ -20,12 +20,13 @@ from gpuplan.core.contract import (
     TrainingRoofline,
 )
 from gpuplan.render import RenderOptions
+from gpuplan.render.changes import bom_change_usd, change_cell, change_delta
 from gpuplan.render.cost import line_total, plan_tco_line
+from gpuplan.render.numbers import gib
 from gpuplan.render.table import on_cluster_line
 from gpuplan.render.text import (
     FIELD_LABELS,
     LAYOUT_HEADERS,
-    change_value,
     cost_basis_note,
     gate_value,
     headline,
@@ -125,8 +126,8 @@ def _training(t: TrainingPlan, pricing: str) -> str:
                 f"EP {num(b.ep_comm_s)}, CP {num(b.cp_comm_s)}) + bubble {num(b.bubble_s)} + "
                 f"optimizer {num(b.optimizer_s)} + host {num(b.host_overhead_s)}\n")
     if m is not None:
-        out += (f"- memory {num(m.total_gib)} of {num(m.capacity_gib)} GiB per GPU "
-                f"({num(m.headroom_gib)} GiB headroom)\n")
+        out += (f"- memory {gib(m.total_gib)} of {gib(m.capacity_gib)} GiB per GPU "
+                f"({gib(m.headroom_gib)} GiB headroom)\n")
     out += _roofline(t.roofline, t.gpu, t.precision)
     if t.layout_alternatives:
         out += "\n" + details(f"Next best layouts on {t.gpu} ({len(t.layout_alternatives)})",
@@ -215,21 +216,18 @@ def render_check(result: "CheckResult", options: RenderOptions) -> str:
 
 
 def _value(field: str, v: object) -> str:
-    text = change_value(field, v)
+    text = change_cell(field, v)
     return f"`{text}`" if isinstance(v, str) else text
 
 
 def _delta(c: "Change") -> str:
-    if c.delta is None:
-        return "changed"
-    text = signed(c.delta, change_value(c.field, abs(c.delta)))
-    return text + (f" ({signed(c.delta_ratio, f'{abs(c.delta_ratio) * 100:.1f}%')})" if c.delta_ratio is not None else "")
+    return change_delta(c.field, c.delta, c.delta_ratio)
 
 
 def _bom_rows(lines: "list[BomChange]") -> list[list[object]]:
     return [[b.category, b.tier, f"`{b.part_id}`", f"{b.base_quantity:,}", f"{b.new_quantity:,}",
              signed(b.delta_quantity, f"{abs(b.delta_quantity):,}"),
-             "unpriced" if b.delta_usd is None else signed(b.delta_usd, usd(abs(b.delta_usd)))] for b in lines]
+             bom_change_usd(b)] for b in lines]
 
 
 def _diff_verdict(result: "DiffResult") -> str:

@@ -32,3 +32,8 @@ def usd(value: float | None) -> str:
 
 def pct(value: float | None) -> str:
     return "-" if value is None else f"{value * 100:.1f}%"
+
+
+def gib(value: float) -> str:
+    """GiB to one decimal, as the planners' reasons write memory: '184.5', never '184'."""
+    return f"{value:,.1f}"

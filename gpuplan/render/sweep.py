@@ -18,13 +18,14 @@ from gpuplan.render.svg_sweep import phases_of, sweep_svg, value
 from gpuplan.render.text import plural
 
 SWEEP_FORMATS = ("table", "json", "csv", "html")
-#: (label, attribute, phase or None for both) of the columns of the table and the CSV.
+#: (label, attribute) of the columns of the table and the CSV. The cost columns are the JSON's
+#: names: 'usd_per_h' beside 'capex_usd' read as the fleet's own hourly cost; it is the cloud rate.
 _COLUMNS = {
     "training": (("gpu", "gpu"), ("gpus", "gpus"), ("days", "wall_clock_days"), ("mfu", "mfu"),
-                 ("capex_usd", "capex_usd"), ("usd_per_h", "cloud_usd_per_hour"), ("kw", "power_kw")),
+                 ("capex_usd", "capex_usd"), ("cloud_usd_per_hour", "cloud_usd_per_hour"), ("power_kw", "power_kw")),
     "serving": (("gpu", "gpu"), ("gpus", "gpus"), ("replicas", "replicas"), ("ttft_ms_at_percentile", "ttft_ms_at_percentile"),
                 ("tpot_ms", "tpot_ms"), ("max_qps", "max_qps"), ("capex_usd", "capex_usd"),
-                ("usd_per_h", "cloud_usd_per_hour"), ("kw", "power_kw")),
+                ("cloud_usd_per_hour", "cloud_usd_per_hour"), ("power_kw", "power_kw")),
 }
 
 

@@ -24,12 +24,13 @@ from gpuplan.core.contract import (
     TrainingRoofline,
 )
 from gpuplan.render import RenderOptions
+from gpuplan.render.changes import bom_change_usd, change_cell, change_delta
 from gpuplan.render.cost import line_total, plan_tco_line
+from gpuplan.render.numbers import gib
 from gpuplan.render.sections import hidden_note, one_line, shows, summary_facts, summary_reasons
 from gpuplan.render.text import (
     FIELD_LABELS,
     LAYOUT_HEADERS,
-    change_value,
     cost_basis_note,
     gate_value,
     headline,
@@ -142,11 +143,11 @@ def _bom(r: _Report, bom: Bom | None) -> None:
     if r.options.verbose:
         r.line()
         r.table(["category", "tier", "part", "qty", "unit $", "total $", "total kW", "source"],
-                [[i.category, i.tier or "", i.part_id, f"{i.quantity:,}",
+                [[i.category, (i.tier or "").replace(":", ":\n"), i.part_id, f"{i.quantity:,}",
                   usd(i.unit_price_usd) + (" est." if i.estimate else ""),
                   line_total(i),
                   num(None if i.total_power_w is None else i.total_power_w / 1000), i.source or "-"]
-                 for i in bom.items], right={3, 4, 5, 6}, no_wrap={2})
+                 for i in bom.items], right={3, 4, 5, 6}, no_wrap={1, 2})
     else:
         r.line(f"{len(bom.items)} lines; -v lists them")
 
@@ -178,16 +179,17 @@ def _training(r: _Report, t: TrainingPlan, pricing: str) -> None:
                    f"+ optimizer {num(b.optimizer_s)} + host {num(b.host_overhead_s)}")
     m = t.memory
     if m is not None and r.options.verbose:
-        why.append(f"memory {num(m.total_gib)} of {num(m.capacity_gib)} GiB per GPU "
-                   f"({num(m.headroom_gib)} GiB headroom)")
+        why.append(f"memory {gib(m.total_gib)} of {gib(m.capacity_gib)} GiB per GPU "
+                   f"({gib(m.headroom_gib)} GiB headroom)")
     if t.interconnect is not None and shows(r.options, "network"):
         why += [f"network: {reason}" for reason in t.interconnect.reasons]
     r.bullets(why)
     _roofline(r, t.roofline, t.gpu, t.precision)
     if r.options.verbose and b is not None and m is not None:
         r.line()
-        r.table(["step term", "s"], [[k.removesuffix("_s").replace("_", " "), num(v)]
-                                     for k, v in b.model_dump().items() if k.endswith("_s")], right={1})
+        terms = {k: v for k, v in b.model_dump().items() if k.endswith("_s") and k != "step_time_s"}
+        r.table(["step term", "s"], [[k.removesuffix("_s").replace("_", " "), num(v)] for k, v in terms.items()]
+                + [["step time (sum)", num(b.step_time_s)]], right={1})  # the host gap is a term of the step
         r.table(["memory per GPU", "GiB"], [[k.removesuffix("_gib"), num(v)] for k, v in m.model_dump().items()],
                 right={1})
     if t.layout_alternatives and shows(r.options, "layouts"):
@@ -334,16 +336,16 @@ def render_check(result: "CheckResult", options: RenderOptions) -> str:
     r.line(f"cluster file {result.cluster_file}")
     if (planned := on_cluster_line(result)) is not None:
         r.line(planned)
-    # The files are named above: a gate's location names which and the line, and fits the column.
-    short = {result.profile: "profile", result.cluster_file: "cluster"}
+    short = {result.profile: "profile", result.cluster_file: "cluster"}  # the files are named above
     r.line()
-    r.table(["", "gate", "value", "limit", "message (where)"],
+    r.table(["", "gate", "value", "limit", "unit", "message (where)"],  # the unit column as markdown's
             [[_ok(options, g.passed) if g.passed or g.severity == "error" else "warn", g.name,
               gate_value(g.value, g.unit), gate_value(g.limit, g.unit),
+              "" if g.unit in (None, "USD", "fraction") else g.unit.replace("Gbit/s", "Gb/s"),
               g.message + (f" ({short.get(g.file, g.file)} line {g.line})" if g.file and g.line
                            else f" ({short.get(g.file, g.file)})" if g.file else "")]
              for g in result.gates],
-            right={2, 3}, fold={4},
+            right={2, 3}, fold={5},
             styles=[None if g.passed else SEVERITY_STYLE[g.severity] for g in result.gates])
     if options.verbose and result.plan is not None and (phase := getattr(result.plan, c.phase)) is not None:
         r.line()  # -v: the report of the phase planned on the cluster, as recommend prints it
@@ -373,15 +375,15 @@ def render_diff(result: "DiffResult", options: RenderOptions) -> str:
         r.heading(f"{p.phase}: {p.status}")
         if p.changes:
             r.table(["field", "base", "new", "change"],
-                    [[FIELD_LABELS.get(c.field, c.field), change_value(c.field, c.base), change_value(c.field, c.new),
-                      _delta(c.field, c.delta, c.delta_ratio)] for c in p.changes],
+                    [[FIELD_LABELS.get(c.field, c.field), change_cell(c.field, c.base), change_cell(c.field, c.new),
+                      change_delta(c.field, c.delta, c.delta_ratio)] for c in p.changes],
                     right={1, 2, 3})
         if p.bom:
             if p.changes:
                 r.line()
             r.table(["category", "tier", "part", "base qty", "new qty", "change $"],
                     [[b.category, b.tier or "", b.part_id, f"{b.base_quantity:,}", f"{b.new_quantity:,}",
-                      "unpriced" if b.delta_usd is None else signed(b.delta_usd, usd(abs(b.delta_usd)))]
+                      bom_change_usd(b)]
                      for b in p.bom], right={3, 4, 5})
     for title, findings in (("new findings", result.findings_added), ("resolved findings", result.findings_resolved)):
         if findings:
@@ -391,9 +393,3 @@ def render_diff(result: "DiffResult", options: RenderOptions) -> str:
                 r.line(f"{f.severity}: {f.phase}: {f.message}", SEVERITY_STYLE[f.severity])
     return r.text()
 
-
-def _delta(field: str, delta: float | None, ratio: float | None) -> str:
-    if delta is None:
-        return "changed"
-    text = signed(delta, change_value(field, abs(delta)))
-    return text + (f" ({signed(ratio, f'{abs(ratio) * 100:.1f}%')})" if ratio is not None else "")

@@ -99,7 +99,6 @@ def _wrap(text: str, width: int) -> list[str]:
     return [line if len(line) <= width else line[: max(1, width - 1)] + "…" for line in lines]
 
 
-
 def signed(value: float, text: str) -> str:
     """Prefix a formatted magnitude with + or - (``text`` is the formatted absolute value)."""
     if value > 0:
@@ -183,7 +182,8 @@ def fabric(ic: Interconnect | None) -> str:
     front = f"; front end {ic.frontend_fabric}" if ic.frontend_fabric else ""
     if ic.scaleout_fabric is None:
         return up + "; no scale-out fabric" + front
-    out = (f"{ic.scaleout_fabric} ({ic.scaleout_kind}), {ic.nics_per_node} x {ic.nic} per node, "
+    nics = f"{ic.nics_per_node} x {ic.nic} per node" if ic.nic else "the GPU's own ports (no NIC)"  # Gaudi 3
+    out = (f"{ic.scaleout_fabric} ({ic.scaleout_kind}), {nics}, "
            f"{num(ic.nic_gbit_per_gpu)} Gb/s per GPU (needs {num(ic.required_gbit_per_gpu)})")
     return up + "; " + out + front
 
@@ -199,7 +199,8 @@ def topology(topo: Topology | None) -> str:
     if topo.switch:
         text += f" of {topo.switch}"
     text += f" ({', '.join(switches) or 'no switches'}), {num(topo.oversubscription)}:1"
-    return text + f", {plural(topo.nodes, 'node')}, {num(topo.bisection_gbit)} Gb/s bisection"
+    bisection = f", {num(topo.bisection_gbit)} Gb/s bisection" if topo.nodes > 1 else ""  # one node: no cut
+    return text + f", {plural(topo.nodes, 'node')}{bisection}"
 
 
 def bom_summary(bom: Bom | None) -> str:

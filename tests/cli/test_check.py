@@ -51,6 +51,15 @@ def test_training_cluster_misses_the_deadline(cli, planner):
     assert "gpuplan: training deadline failed: 35.7 days" in r.err
 
 
+def test_table_gates_carry_their_units(cli, planner):
+    """The table's value and limit columns said '35.7  30' with no unit (markdown and JSON had it)."""
+    out = cli("check", PROFILE, "--against", TRAIN, "--catalog", CATALOG).out
+    rows = {line.split()[1]: line.split() for line in out.splitlines() if line.startswith(("ok ", "FAIL "))}
+    assert rows["deadline"][2:5] == ["35.7", "30", "days"]
+    assert rows["fits-memory"][2:5] == ["54", "79.1", "GiB"] and rows["network"][4] == "Gb/s"
+    assert rows["budget"][3].startswith("$") and rows["budget"][4] != "USD"
+
+
 def test_bigger_cluster_passes(cli, planner, tmp_path):
     cluster = tmp_path / "c.toml"
     cluster.write_text('phase = "training"\ngpu = "testgpu-80g"\nnodes = 160\nnic_gbit_per_gpu = 400\n')

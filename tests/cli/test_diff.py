@@ -196,3 +196,25 @@ def test_diff_internal_error_is_exit_3(cli, monkeypatch, tmp_path):
     new.write_text(Path(PROFILE).read_text())
     r = cli("diff", PROFILE, str(new), "--catalog", CATALOG, "--exit-zero")
     assert r.code == 3 and r.out == "" and r.err.count("\n") == 1 and "internal error" in r.err
+
+
+def test_mfu_is_a_percentage_and_gpus_in_a_server_are_in_server():
+    """The diff wrote MFU as '0.412 -> 0.43, +0.018' where every report writes 41.2%, and the GPUs
+    of a server line as 'unpriced' where the plan's own BOM says 'in server' (their price is the
+    server's)."""
+    def with_gpus(plan, mfu, servers):
+        t = plan.training
+        gpus = BomItem(category="server", tier="inside-server", part_id="h100-sxm-80gb:gpu", description="GPUs",
+                       quantity=8 * servers, unit_price_usd=None, unit_power_w=None, total_price_usd=None,
+                       total_power_w=None, source=None)
+        bom = t.bom.model_copy(update={"items": [*t.bom.items, gpus]})
+        return plan.model_copy(update={"training": t.model_copy(update={"mfu": mfu, "bom": bom})})
+
+    d = diff_plans(with_gpus(synthetic_plan(), 0.412, 128), with_gpus(variant_plan(), 0.43, 160),
+                   base_name="a", new_name="b")
+    md, table = render(d, "markdown"), render(d, "table")
+    assert "| mfu | 41.2% | 43.0% | +1.8 pts (+4.4%) |" in md
+    assert "mfu" in table and "41.2%" in table and "+1.8 pts (+4.4%)" in table
+    assert "| server | inside-server | `h100-sxm-80gb:gpu` | 1,024 | 1,280 | +256 | in server |" in md
+    row = next(line for line in table.splitlines() if "h100-sxm-80gb:gpu" in line)
+    assert row.split()[-2:] == ["in", "server"]

@@ -70,3 +70,16 @@ def test_terminal_stdin_is_refused(cli, monkeypatch):
     monkeypatch.setattr(sys, "stdin", Tty(""))
     r = cli("tf-external")
     assert r.code == 2 and "expects the query JSON object on stdin" in r.err
+
+
+def test_a_phase_the_profile_has_no_table_for_is_an_error_as_in_recommend(cli, monkeypatch):
+    """Terraform asked for the training phase of a serving-only profile and got exit 0 and 60 empty
+    strings (training_planned = "false"), where `recommend --phase training` exits 2."""
+    q = json.dumps({"profile": "examples/chat-8b-serving.toml", "phase": "training"})
+    r = _run(cli, monkeypatch, q)
+    assert r.code == 2 and r.out == ""
+    assert r.err == ("gpuplan: error: examples/chat-8b-serving.toml: phase: the profile has no [training] "
+                     "table to plan\n")
+    assert cli("recommend", "examples/chat-8b-serving.toml", "--phase", "training").code == 2
+    both = _run(cli, monkeypatch, json.dumps({"profile": "examples/chat-8b-serving.toml"}))
+    assert both.code == 0 and json.loads(both.out)["training_planned"] == "false"

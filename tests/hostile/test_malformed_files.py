@@ -464,3 +464,16 @@ def test_validation_case_magnitudes(tmp_path, label, old, new, expected):
     else:
         assert_outcome(r, allowed=(2,))
         assert expected in r.err, r
+
+
+@pytest.mark.parametrize("args", [("recommend", "{p}"), ("check", "{p}", "--against", "examples/clusters/h100-training.toml"),
+                                  ("sweep", "{p}", "--set", "serving.qps=5,10")])
+def test_a_json_document_given_as_the_profile_says_so(cli, tmp_path, args):
+    """A saved plan handed to recommend, check or sweep failed with 'line 1, column 1: TOML syntax
+    error: invalid statement'; it says what the file is and what reads it."""
+    plan = tmp_path / "plan.json"
+    plan.write_text('{"schema_version": "2.2"}\n')
+    r = cli(*[a.format(p=plan) for a in args])
+    assert r.code == 2 and r.out == ""
+    assert r.err == (f"gpuplan: error: {plan}: a JSON document, not a workload profile (TOML); '{args[0]}' plans a "
+                     "profile (a saved plan is re-rendered by 'gpuplan render PLAN.json')\n")

@@ -106,7 +106,7 @@ def test_table_says_why_with_numbers(plan, options):
     assert "bound     compute: matmuls at 41% MFU" in text
     verbose = render(plan, "table", RenderOptions(verbose=1))
     assert "step 5.82 s = compute 4.9 + recompute 0.35" in verbose
-    assert "memory 54 of 79.1 GiB per GPU (25.1 GiB headroom)" in verbose
+    assert "memory 54.0 of 79.1 GiB per GPU (25.1 GiB headroom)" in verbose
     assert "h200-sxm-141gb" in text and "l40s-48gb" in text  # alternatives of both phases
     for a in plan.assumptions:
         assert a.field in text
@@ -281,3 +281,22 @@ def test_unknown_format_suggests(plan):
 
     with pytest.raises(InputError, match="did you mean 'markdown'"):
         render(plan, "markdwn")
+
+
+def test_html_bom_marks_estimated_prices_as_the_table_and_markdown_do(cli):
+    """The 480-GPU example prices its rear-door coolers by an estimate ($22,000 est. in the table
+    and Markdown); the HTML wrote '$22,000' as if it were a quoted price."""
+    import html as html_lib
+    import re
+
+    plan = json.loads(cli("recommend", "examples/llama-70b-480-h100.toml", "-f", "json").out)
+    items = plan["training"]["bom"]["items"]
+    page = html_lib.unescape(cli("recommend", "examples/llama-70b-480-h100.toml", "-f", "html").out)
+    md = cli("recommend", "examples/llama-70b-480-h100.toml", "-f", "markdown").out
+    rows = [re.findall(r"<td[^>]*>([^<]*)</td>", row) for row in page.split("<tr>")]
+    units = {r[2]: r[4] for r in rows if len(r) == 8}
+    assert any(i["estimate"] for i in items) and any(not i["estimate"] for i in items)
+    for i in items:
+        if i["unit_price_usd"] is not None:
+            assert units[i["part_id"]].endswith(" est.") == i["estimate"], i["part_id"]
+    assert "| cooling | compute | `rdhx-60kw` | 15 | $22,000 est. |" in md and units["rdhx-60kw"] == "$22,000 est."

@@ -56,3 +56,26 @@ def test_each_section_adds_its_part_and_v_adds_all(cli, monkeypatch):
 def test_unknown_section_is_an_input_error(cli):
     r = cli("recommend", "-q", "--section", "bomm")
     assert r.code == 2 and "did you mean 'bom'" in r.err
+
+
+def test_step_terms_add_up_to_the_step_time_printed_last(cli):
+    """The -v step-term table of the 480-GPU example lists the host gap (2.74 s of its 33.8 s step)
+    after the terms it sums, not below a 'step time' row it is part of."""
+    import json
+
+    plan = json.loads(cli("recommend", "examples/llama-70b-480-h100.toml", "-f", "json").out)
+    b = plan["training"]["breakdown"]
+    out = cli("recommend", "examples/llama-70b-480-h100.toml", "-v").out
+    rows = out.split("step term")[1].split("memory per GPU")[0].splitlines()[2:]
+    cells = [r.rsplit(maxsplit=1) for r in rows if r.strip()]
+    assert cells[-1][0] == "step time (sum)" and "host overhead" in dict(cells)
+    assert sum(float(v) for _, v in cells[:-1]) == pytest.approx(b["step_time_s"], rel=0.01)
+    assert b["host_overhead_s"] > 1.0
+
+
+def test_the_memory_line_agrees_with_the_memory_reason(cli):
+    """frontier-405b on GB200: the reason said '172.9 of 184.5 GiB', the line under it '173 of
+    184 GiB' (three significant digits, 184.5 rounded to even)."""
+    out = cli("recommend", "examples/frontier-405b-training.toml", "-v").out
+    assert "- memory: 172.9 of 184.5 GiB per GPU" in out
+    assert "- memory 172.9 of 184.5 GiB per GPU (11.6 GiB headroom)" in out

@@ -77,3 +77,20 @@ def test_a_fold_column_moves_under_its_row_only_when_too_wide():
     narrow = table(["id", "vendor", "sources"], rows, width=20, fold=2).splitlines()
     assert narrow[0].split() == ["id", "vendor"]
     assert narrow[3:] == ["  sources: src-a,", "  src-b, src-c"]
+
+
+def test_bom_tiers_are_whole_at_100_columns(cli, monkeypatch):
+    """The tier tells a leaf switch from a spine one and a node-leaf optic from a leaf-spine one:
+    cut to 'compute-…' (as it was), the 480-GPU BOM's qm9700 and osfp rows read as duplicates."""
+    import json
+
+    monkeypatch.setenv("COLUMNS", "100")
+    out = cli("recommend", "examples/llama-70b-480-h100.toml", "--section", "bom", "-v").out
+    assert _widest(out) <= 100
+    words = set(out.split())
+    tiers = {i["tier"] for i in json.loads(cli("recommend", "examples/llama-70b-480-h100.toml", "-f", "json").out)
+             ["training"]["bom"]["items"] if i.get("tier")}
+    assert {"compute-leaf", "compute-spine", "compute-leaf:leaf-spine"} <= tiers
+    for tier in tiers:
+        *heads, last = tier.split(":")
+        assert {f"{h}:" for h in heads} | {last} <= words, tier

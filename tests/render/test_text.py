@@ -87,3 +87,19 @@ def test_a_bill_line_priced_inside_its_server_says_so():
     assert line_total(switch) == "unpriced" and line_total(switch, "**unpriced**") == "**unpriced**"
     priced = switch.model_copy(update={"unit_price_usd": 32870.0, "total_price_usd": 65740.0})
     assert line_total(priced) == "$65,740"
+
+
+def test_a_gpu_with_its_own_scale_out_ports_is_not_0_x_none_per_node(cli):
+    """params-only plans Gaudi 3 for training: 3 on-die 200 GbE ports per GPU, no NIC in the plan."""
+    out = cli("recommend", "examples/params-only.toml", "--section", "facts", "-f", "markdown").out
+    assert "0 x None" not in out and "None" not in out
+    assert "ethernet-200g (ethernet), the GPU's own ports (no NIC), 600 Gb/s per GPU" in out
+
+
+def test_one_node_has_no_bisection_line(cli):
+    """chat-8b-serving fits one server: '0 Gb/s bisection' read as a fabric that carries nothing."""
+    out = cli("recommend", "examples/chat-8b-serving.toml", "-f", "markdown").out
+    topo = next(line for line in out.splitlines() if line.startswith("| topology |"))
+    assert topo.endswith("1:1, 1 node |") and "bisection" not in topo
+    big = cli("recommend", "examples/llama-70b-480-h100.toml", "-f", "markdown").out
+    assert "60 nodes, 96,000 Gb/s bisection" in big
