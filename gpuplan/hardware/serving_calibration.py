@@ -132,6 +132,10 @@ class EngineRelease(BaseModel):
     graphs_decode_only: bool = False
     #: Host time per op such an eager step launches, microseconds at ``host_reference_ghz``.
     eager_op_us: NonNegative = 0.0
+    #: Batch sizes the decode CUDA graph is captured at, with padding on: a decode-only step of ``b``
+    #: sequences per rank runs the graph of the next size up, capped at the engine's batch limit
+    #: (:func:`gpuplan.serving.engine.graph_batch`); empty: no padding modelled.
+    graph_batch_sizes: tuple[Annotated[int, Field(gt=0)], ...] = ()
     source: str = Field(min_length=1)
     #: Releases that pick their scheduler defaults by device (vLLM V1, engine/arg_utils.py): on a GPU
     #: with less memory than ``large_gpu_memory_gib``, or whose id names one of ``large_gpu_excluded``,

@@ -62,6 +62,34 @@ MOE_QUANTISE_OPS = 3
 SHARED_EXPERT_QUANTISE_OPS = 2
 
 
+def bench_batch_limit(batch: float) -> int:
+    """The per-executor batch limit trtllm-bench sets for a run whose cache holds ``batch``
+    sequences (``bench/build/tuning.py`` ``finetune_setting``: the count capped at 4,096, rounded
+    up to a multiple of 32 with a floor of 64 below 256, of 128 below 1,024, of 256 above).
+
+    Under attention DP the count is the whole group's (``calc_engine_setting`` sums the memory of
+    the ``tp`` GPUs) and the limit applies to each rank."""
+    raw = min(batch, 4096.0)
+    if raw < 256:
+        return max(64, 32 * math.ceil(raw / 32))
+    step = 128 if raw < 1024 else 256
+    return step * math.ceil(raw / step)
+
+
+def graph_batch(per_rank: float, sizes: tuple[int, ...], limit: int) -> float:
+    """Sequences a decode-only step's CUDA graph runs for ``per_rank`` sequences on each rank.
+
+    TensorRT-LLM pads the batch with a dummy request to the next captured size
+    (``cuda_graph_runner.py`` ``_get_padded_batch`` / ``_round_up_batch_size``; under attention DP
+    first to the largest rank's batch, equal here); the captured sizes stop at the executor's
+    batch limit, which is itself kept as the last size (``model_engine.py``
+    ``_filter_cuda_graph_batch_sizes``). Without sizes, or past them, the batch runs as it is."""
+    for size in sizes:
+        if size >= per_rank:
+            return float(min(size, limit)) if limit >= per_rank else per_rank
+    return per_rank
+
+
 def eager_ops_per_step(dense_layers: int, moe_layers: int, shared_experts: int, quantised: bool) -> int:
     """Ops the host launches from Python for one eager forward pass over these layers.
 
@@ -155,6 +183,15 @@ class Engine:
             return 0.0
         ghz = host_ghz if host_ghz else f.host_reference_ghz
         return sequences * f.host_us_per_sequence * 1e-6 * f.host_reference_ghz / ghz
+
+    def graph_tokens(self, batch: float, dp: int) -> float:
+        """Sequences a decode-only step of ``batch`` over ``dp`` attention-DP ranks computes: each
+        rank's share padded to its CUDA graph's batch (:func:`graph_batch`, the limit trtllm-bench
+        sets, :func:`bench_batch_limit`); ``batch`` itself without ``graph_batch_sizes``."""
+        sizes = self.features.graph_batch_sizes
+        if not sizes or batch <= 0:
+            return batch
+        return dp * graph_batch(batch / dp, sizes, bench_batch_limit(batch))
 
     def eager_s(self, ops: float, host_ghz: float | None) -> float:
         """Host time of launching ``ops`` from Python in a step the CUDA graph does not cover:

@@ -274,10 +274,12 @@ class Replica:
         a = self.arch
         b = 0.0 if 0.0 > batch else batch  # max(batch, 0.0), and below max(tokens, 1.0), spelled out
         prompt_tokens = requests * prompt
-        tokens = b + prompt_tokens
-        at_least_one = 1.0 if 1.0 > tokens else tokens
-        gemm_s, mem_s, flops, w, act = self._gemm(at_least_one, b + requests)
         eng = self.engine
+        # A decode-only step replays the CUDA graph, its batch padded to a captured size.
+        rows = eng.graph_tokens(b, self.layout.dp) if eng is not None and requests == 0.0 else b
+        tokens = rows + prompt_tokens
+        at_least_one = 1.0 if 1.0 > tokens else tokens
+        gemm_s, mem_s, flops, w, act = self._gemm(at_least_one, rows + requests)
         ctx = cached_tokens(mean_context, a.sliding_window)
         local, local_req = b / self.layout.dp, requests / self.layout.dp
         kv_decode = local * ctx * self.kv_bytes_per_token
