@@ -41,6 +41,9 @@ class TrainingBreakdown(_Out):
     bubble_s: float
     optimizer_s: float
     step_time_s: float
+    #: Scale-out data rate per GPU that hides the DP gradient sync alone in its overlap window
+    #: (0 when the sync stays inside the scale-up domain). What the network needs for all the
+    #: scale-out traffic, in line rate, is the interconnect's ``required_gbit_per_gpu``.
     dp_bandwidth_to_hide_gbit_per_gpu: float
     #: Host-side gaps, synchronisation and stragglers between kernels (part of step_time_s).
     host_overhead_s: float = 0.0

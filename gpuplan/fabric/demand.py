@@ -23,7 +23,35 @@ class TrafficDemand:
     required_gbit_per_gpu: float
     #: All cross-node traffic goes between GPUs of the same local rank (suits rail optimization).
     rail_aligned: bool
+    #: Training: the DP gradient sync's share of ``scaleout_bytes_per_gpu`` and the overlap window
+    #: it must fit in (the rest, pipeline/CP/EP sends, spreads over ``window_s``).
+    sync_bytes_per_gpu: float = 0.0
+    sync_window_s: float = 0.0
+    #: Achievable fraction of the line rate the need was sized with (the fabric's efficiency).
+    link_efficiency: float = 1.0
     #: Serving: request/response traffic per node to the front-end network, Gb/s.
     frontend_gbit_per_node: float = 0.0
     #: Serving with disaggregated prefill/decode: KV-cache transfer Gb/s per GPU.
     kv_transfer_gbit_per_gpu: float = 0.0
+
+
+def gbit_text(value: float) -> str:
+    """Gb/s for a sentence: 3 significant digits below 100, whole numbers with separators above."""
+    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
+
+
+def training_traffic_text(demand: TrafficDemand, groups: str, need: float) -> str:
+    """The training traffic sentence: the average over the pipeline, the gradient sync's burst in
+    its overlap window on top of the other sends, and the line rate that hides both."""
+    window = demand.window_s
+    total, sync = demand.scaleout_bytes_per_gpu, demand.sync_bytes_per_gpu
+    avg = total * 8 / window / 1e9 if window > 0 else 0.0
+    text = (f"{groups} moves {total / 1e9:.3g} GB per GPU per step over a {window:.3g} s pipeline "
+            f"({gbit_text(avg)} Gb/s on average)")
+    if sync > 0 and demand.sync_window_s > 0:
+        other = (total - sync) * 8 / window / 1e9 if window > 0 else 0.0
+        burst = sync * 8 / demand.sync_window_s / 1e9
+        text += (f"; the gradient sync's {sync / 1e9:.3g} GB must fit its {demand.sync_window_s:.3g} s overlap window "
+                 f"({gbit_text(burst)} Gb/s)" + (f" while the other sends run ({gbit_text(other)} Gb/s)" if other > 0 else ""))
+    return (text + f": needs {gbit_text(need)} Gb/s of line rate per GPU (at {demand.link_efficiency:.0%} link "
+            f"efficiency) to stay hidden.")

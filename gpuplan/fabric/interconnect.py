@@ -30,7 +30,7 @@ from gpuplan.hardware.loader import Catalog
 from gpuplan.hardware.schema import Fabric, Gpu, Nic
 from gpuplan.core.errors import InputError
 from gpuplan.fabric.compact import compact_reason, fewest_switches
-from gpuplan.fabric.demand import TrafficDemand
+from gpuplan.fabric.demand import TrafficDemand, training_traffic_text
 from gpuplan.fabric.frontend import FRONTEND_PLANES, FrontEnd, frontend_design
 from gpuplan.fabric.parts import (  # noqa: F401  (re-exported)
     FRONTEND_MIN_GBIT,
@@ -353,18 +353,11 @@ def _scaleup_reason(gpu: Gpu, gpus: int) -> str:
     return text + "."
 
 
-def _gbit(value: float) -> str:
-    """Gb/s for a sentence: 3 significant digits below 100, whole numbers with separators above."""
-    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
-
-
 def traffic_reason(demand: TrafficDemand, need: float) -> str:
     groups = ", ".join(GROUP_NAMES.get(g, g) for g in demand.cross_node_groups) or "cross-node traffic"
     gb = demand.scaleout_bytes_per_gpu / 1e9
     if demand.phase == "training":
-        avg = demand.scaleout_bytes_per_gpu * 8 / demand.window_s / 1e9 if demand.window_s > 0 else 0.0
-        return (f"{groups} moves {gb:.3g} GB per GPU per step in a {demand.window_s:.3g} s compute window "
-                f"({_gbit(avg)} Gb/s on average): needs {_gbit(need)} Gb/s per GPU to stay hidden.")
+        return training_traffic_text(demand, groups, need)
     kv = (f"; disaggregated KV transfer {demand.kv_transfer_gbit_per_gpu:.3g} Gb/s per GPU"
           if demand.kv_transfer_gbit_per_gpu > 0 else "")
     return f"{groups} moves {gb:.3g} GB per GPU per second{kv}: needs {need:.3g} Gb/s per GPU."

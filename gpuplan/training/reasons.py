@@ -13,6 +13,8 @@ from gpuplan.training.plan_record import bound_of, short_layout
 from gpuplan.training.sizing import counts_phrase, usable_text
 from gpuplan.training.search import MAX_GROUPS, Evaluation, Evaluator, Target, min_model_parallel
 from gpuplan.training.timing import Job
+from gpuplan.training.traffic import ScaleoutNeed, scaleout_need
+from gpuplan.fabric.demand import gbit_text
 
 
 def plan_reasons(job: Job, gpu: Gpu, e: Evaluation, target: Target, catalog: Catalog,
@@ -55,8 +57,8 @@ def plan_reasons(job: Job, gpu: Gpu, e: Evaluation, target: Target, catalog: Cat
     crossing = [k for k in ("tp", "cp", "ep", "dp", "pp") if grp[k].crosses(gpu.scaleup_domain)]
     if crossing:
         out.append(f"fabric: {', '.join(g.upper() for g in crossing)} cross the {gpu.scaleup_domain}-GPU scale-up "
-                   f"domain; hiding the gradient sync needs {e.step.dp_gbit_to_hide:.0f} Gb/s of data per GPU "
-                   f"(reference: {gpu.reference_scaleout_gbit_per_gpu:g} Gb/s line rate)")
+                   f"domain; {_scaleout_words(scaleout_need(gpu, e, catalog))} (reference: "
+                   f"{gpu.reference_scaleout_gbit_per_gpu:g} Gb/s line rate)")
     else:
         out.append("fabric: every parallel group stays inside the scale-up domain")
     out.append(f"{e.good.describe()}; steady state {e.steady_days:.1f} days")
@@ -75,6 +77,19 @@ def plan_reasons(job: Job, gpu: Gpu, e: Evaluation, target: Target, catalog: Cat
         out.append(f"search: the layout space of {gpu.id} exceeds {ranked[0].max_groups:,} (TP, CP, EP, PP, micro-batch) "
                    f"groups and was thinned evenly ({'; '.join(ranked[0].thinned)}): the plan is the best of those")
     return out
+
+
+def _scaleout_words(need: ScaleoutNeed) -> str:
+    """The scale-out need in words, the same figure the fabric line and ``required_gbit_per_gpu`` give."""
+    parts = []
+    if need.sync_bytes > 0:
+        parts.append(f"gradient sync {gbit_text(need.sync_gbit)} Gb/s in its overlap window")
+    if need.other_bytes > 0:
+        parts.append(f"{'/'.join(k.upper() for k in need.other_groups) or 'other'} sends {gbit_text(need.other_gbit)} Gb/s")
+    data = " + ".join(parts) or "no scale-out bytes"
+    inside = "; the gradient sync stays inside the scale-up domain" if need.sync_bytes <= 0 else ""
+    return (f"the scale-out network needs {gbit_text(need.line_gbit)} Gb/s of line rate per GPU to hide their "
+            f"traffic ({data} of data, at {need.efficiency:.0%} link efficiency{inside})")
 
 
 def miss_text(miss: Miss, target: Target) -> str:

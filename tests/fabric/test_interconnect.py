@@ -26,7 +26,7 @@ def test_h100_training_defaults(catalog):
     assert topo.oversubscription == 1.0 and topo.scalable_unit_nodes == 32
     assert topo.graph_checked and topo.bisection_gbit == 1024 * 400 / 2
     text = " ".join(ic.reasons)
-    assert "2.1 GB per GPU per step in a 4.3 s" in text
+    assert "2.1 GB per GPU per step over a 4.3 s pipeline" in text
     assert "needs 8 Gb/s per GPU" in text
     assert "46.5x headroom" in text  # 400 x 0.93 / 8
 
@@ -35,7 +35,7 @@ def test_a_need_beyond_the_host_link_is_reported_as_a_shortfall(catalog):
     """H100's PCIe Gen5 x16 host link (64 GB/s = 512 Gb/s) feeds at most one 400G port per GPU."""
     ic, _ = _design(training_demand(need=1147.0), catalog.gpu("h100-sxm-80gb"), catalog)
     text = " ".join(ic.reasons)
-    assert "needs 1,147 Gb/s per GPU to stay hidden" in text
+    assert "needs 1,147 Gb/s of line rate per GPU" in text
     assert "achievable 372 Gb/s at 93% efficiency = 3.1x short of the 1,147 Gb/s needed" in text  # 1147 / 372
     assert "Shortfall: the layout needs 1,147 Gb/s per GPU" in text
 

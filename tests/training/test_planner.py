@@ -167,3 +167,23 @@ def test_assumptions_name_the_byte_convention(workload, catalog):
     assert fields["training.state_convention"].value == "mixed-adam-fp32-grads"
     assert "18 B/param" in fields["training.state_convention"].reason
     assert fields["training.attention_kernel"].value == "flash"
+
+
+@pytest.mark.parametrize("name", ["llama-70b-480-h100.toml", "llama-70b-train-serve.toml"])
+def test_fabric_reason_and_demand_give_one_scaleout_need(catalog, name):
+    """The reasons' fabric line, the fabric's traffic line and ``required_gbit_per_gpu`` state one
+    figure, never below the average rate it is derived from (a new-user review found 'needs 0 Gb/s'
+    beside 'needs 22.4', and 'needs 182' below '185 on average')."""
+    from gpuplan.fabric.demand import gbit_text, training_traffic_text
+    from gpuplan.model.profile import load_workload
+
+    w = load_workload(EXAMPLES / name, catalog)
+    r = plan_training(w, catalog)
+    d = r.demand
+    average = d.scaleout_bytes_per_gpu * 8 / d.window_s / 1e9
+    assert d.required_gbit_per_gpu * d.link_efficiency >= average
+    need = gbit_text(d.required_gbit_per_gpu)
+    fabric = next(x for x in r.plan.reasons if x.startswith("fabric:"))
+    assert f"needs {need} Gb/s of line rate per GPU" in fabric
+    assert "needs 0 Gb/s" not in fabric
+    assert f"needs {need} Gb/s of line rate per GPU" in training_traffic_text(d, "DP", d.required_gbit_per_gpu)
