@@ -12,7 +12,8 @@ PRICE_BOOK = Path(__file__).resolve().parent / "data" / "price_book"
 def training_demand(gpu: str = "h100-sxm-80gb", gpus: int = 1024, gpus_per_node: int = 8, *,
                     need: float = 8.0, groups: tuple[str, ...] = ("dp",)) -> TrafficDemand:
     return TrafficDemand(phase="training", gpu=gpu, gpus=gpus, gpus_per_node=gpus_per_node, cross_node_groups=groups,
-                         scaleout_bytes_per_gpu=2.1e9, window_s=4.3, required_gbit_per_gpu=need, rail_aligned=True)
+                         scaleout_bytes_per_gpu=2.1e9, window_s=4.3, required_gbit_per_gpu=need, rail_aligned=True,
+                         sync_bytes_per_gpu=2.1e9, sync_window_s=2.1)
 
 
 def serving_demand(gpu: str = "h100-sxm-80gb", gpus: int = 1024, gpus_per_node: int = 8, *,

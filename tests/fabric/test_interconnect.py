@@ -27,7 +27,8 @@ def test_h100_training_defaults(catalog):
     assert topo.graph_checked and topo.bisection_gbit == 1024 * 400 / 2
     text = " ".join(ic.reasons)
     assert "2.1 GB per GPU per step over a 4.3 s pipeline" in text
-    assert "needs 8 Gb/s per GPU" in text
+    # 2.1 GB of gradient sync in its 2.1 s overlap window = 8 Gb/s, at the demand's 100% efficiency.
+    assert "must fit its 2.1 s overlap window (8 Gb/s)" in text and "needs 8 Gb/s of line rate per GPU" in text
     assert "46.5x headroom" in text  # 400 x 0.93 / 8
 
 
