@@ -112,9 +112,24 @@ def test_power_cloud_and_racks(catalog):
 def test_nvl72_racks_hold_the_scale_up_domain(catalog):
     gpu = catalog.gpu("gb200-nvl72")
     bom = plan_bom(catalog, training_demand(gpu.id, gpus=1152, gpus_per_node=4))
-    assert qty(bom, "rack", tier_prefix="compute") == 16
+    assert qty(bom, "rack", "nvl72-rack") == 16
     assert bom.rack_power_kw == pytest.approx(18 * gpu.node_power_kw)
     assert qty(bom, "transceiver", "osfp-400g-sr4") == 288 * 4  # one single-port module per tray NIC
+
+
+def test_nvl72_rack_parts_read_in_rack_not_zero_dollars(catalog):
+    """The NVL72 enclosure and power shelves are in the rack price (the catalog's price_usd = 0,
+    gb200-nvl72-rack-price): their lines say so, as the GPUs inside a server do, in every format."""
+    from gpuplan.render.cost import line_total, line_unit
+
+    bom = plan_bom(catalog, training_demand("gb200-nvl72", gpus=1152, gpus_per_node=4))
+    inside = {i.part_id: i for i in bom.items if i.part_id in ("nvl72-rack", "nvl72-power-shelf")}
+    assert set(inside) == {"nvl72-rack", "nvl72-power-shelf"}
+    for item in inside.values():
+        assert item.tier == "inside-rack" and item.total_price_usd == 0.0
+        assert (line_unit(item), line_total(item)) == ("-", "in rack")
+    gpus = next(i for i in bom.items if i.tier == "inside-server")
+    assert (line_unit(gpus), line_total(gpus)) == ("-", "in server")
 
 
 def test_missing_catalog_parts_are_lines_not_silence(tmp_path):

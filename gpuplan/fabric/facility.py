@@ -78,6 +78,10 @@ def part_for(catalog: Catalog, role: str) -> Part | None:
     return found[0] if found else None
 
 
+#: BOM tier of a part whose price is inside the rack-scale system's (the line reads "in rack").
+INSIDE_RACK = "inside-rack"
+
+
 def part_line(part: Part | None, role: str, category: str, tier: str, quantity: int, catalog: Catalog,
               note: str = "") -> BomItem:
     """A BOM line of a facility part; a role without a catalog part is an unpriced ``no-catalog-part``."""
@@ -88,6 +92,10 @@ def part_line(part: Part | None, role: str, category: str, tier: str, quantity: 
     ids = list(dict.fromkeys(s for s in (part.sources.get("price"), part.sources.get("default")) if s))
     date = part.price_date or (catalog.sources[ids[0]].date if ids and ids[0] in catalog.sources else None)
     price = part.price_usd
+    if price == 0:
+        # The catalog's 0: priced inside another line (an NVL72 rack's enclosure and power
+        # shelves are in the rack-scale system's price, spread over its compute trays).
+        tier = INSIDE_RACK
     return BomItem(category=part.category, tier=tier, part_id=part.id,  # type: ignore[arg-type]
                    description=part.name + (f" ({note})" if note else ""), quantity=quantity,
                    unit_price_usd=price, unit_power_w=part.power_w,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from gpuplan.render.cost import PRICED_INSIDE
 from gpuplan.render.numbers import pct
 from gpuplan.render.text import change_value, signed, usd
 
@@ -33,6 +34,8 @@ def change_delta(field: str, change: float | None, ratio: float | None) -> str:
 
 def bom_change_usd(b: BomChange) -> str:
     """A BOM line's change in dollars; 'in server' for GPUs priced in their server, else 'unpriced'."""
+    if b.tier in PRICED_INSIDE:
+        return PRICED_INSIDE[b.tier]
     if b.delta_usd is not None:
         return signed(b.delta_usd, usd(abs(b.delta_usd)))
-    return "in server" if b.tier == "inside-server" else "unpriced"
+    return PRICED_INSIDE.get(b.tier or "", "unpriced")

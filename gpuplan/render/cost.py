@@ -63,12 +63,27 @@ def plan_tco_line(plan: Plan) -> str | None:
             f" = {usd(t.total_usd)}{cloud}")
 
 
-__all__ = ["TCO_KEYS", "facility_line", "plan_tco_line", "tco_line", "tco_object"]
+__all__ = ["PRICED_INSIDE", "TCO_KEYS", "facility_line", "line_total", "line_unit", "plan_tco_line", "tco_line",
+           "tco_object"]
+
+
+#: BOM tiers whose price is in another line, and how their price cells read.
+PRICED_INSIDE = {"inside-server": "in server", "inside-rack": "in rack"}
 
 
 def line_total(item: BomItem, unpriced: str = "unpriced") -> str:
-    """A bill line's total: its price, "in server" for a part whose price is the server's (the
-    GPUs of an ``inside-server`` line), else ``unpriced``."""
+    """A bill line's total: its price, "in server" / "in rack" for a part whose price is the
+    server's or the rack-scale system's (an ``inside-server`` or ``inside-rack`` line), else
+    ``unpriced``."""
+    if item.tier in PRICED_INSIDE:
+        return PRICED_INSIDE[item.tier]
     if item.total_price_usd is not None:
         return usd(item.total_price_usd)
-    return "in server" if item.tier == "inside-server" else unpriced
+    return unpriced
+
+
+def line_unit(item: BomItem) -> str:
+    """A bill line's unit price ("-" where it is in another line's), with "est." for estimates."""
+    if item.tier in PRICED_INSIDE:
+        return "-"
+    return usd(item.unit_price_usd) + (" est." if item.estimate else "")

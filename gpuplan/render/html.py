@@ -18,7 +18,7 @@ from gpuplan.core.contract import (
     TrainingPlan,
 )
 from gpuplan.render import RenderOptions
-from gpuplan.render.cost import line_total, plan_tco_line
+from gpuplan.render.cost import line_total, line_unit, plan_tco_line
 from gpuplan.render.text import (
     bom_summary,
     cost_basis_note,
@@ -86,7 +86,7 @@ def _bom(bom: Bom | None) -> str:
     if bom is None:
         return ""
     rows = [[i.category, i.tier or "", i.part_id, f"{i.quantity:,}",
-             usd(i.unit_price_usd) + (" est." if i.estimate else ""), line_total(i),  # as table and markdown
+             line_unit(i), line_total(i),  # as table and markdown
              num(None if i.total_power_w is None else i.total_power_w / 1000), i.source or "-"] for i in bom.items]
     summary = bom_summary(bom)
     return el("h3", None, t("Bill of materials")) + el("p", None, t(summary)) + html_table(

@@ -21,7 +21,7 @@ from gpuplan.core.contract import (
 )
 from gpuplan.render import RenderOptions
 from gpuplan.render.changes import bom_change_usd, change_cell, change_delta
-from gpuplan.render.cost import line_total, plan_tco_line
+from gpuplan.render.cost import line_total, line_unit, plan_tco_line
 from gpuplan.render.numbers import gib
 from gpuplan.render.table import on_cluster_line
 from gpuplan.render.text import (
@@ -87,7 +87,7 @@ def _bom(bom: Bom | None) -> str:
     notes = []
     if bom.rack_power_kw is not None:
         notes.append(f"Fullest rack: {num(bom.rack_power_kw)} kW.")
-    rows = [[i.category, i.tier, f"`{i.part_id}`", f"{i.quantity:,}", usd(i.unit_price_usd) + (" est." if i.estimate else ""),
+    rows = [[i.category, i.tier, f"`{i.part_id}`", f"{i.quantity:,}", line_unit(i),
              line_total(i, "**unpriced**"),
              num(None if i.total_power_w is None else i.total_power_w / 1000), i.source] for i in bom.items]
     body = md_table(["category", "tier", "part", "qty", "unit", "total", "kW", "source"], rows, right={3, 4, 5, 6})

@@ -25,7 +25,7 @@ from gpuplan.core.contract import (
 )
 from gpuplan.render import RenderOptions
 from gpuplan.render.changes import bom_change_usd, change_cell, change_delta
-from gpuplan.render.cost import line_total, plan_tco_line
+from gpuplan.render.cost import line_total, line_unit, plan_tco_line
 from gpuplan.render.numbers import gib
 from gpuplan.render.sections import hidden_note, one_line, shows, summary_facts, summary_reasons
 from gpuplan.render.text import (
@@ -144,7 +144,7 @@ def _bom(r: _Report, bom: Bom | None) -> None:
         r.line()
         r.table(["category", "tier", "part", "qty", "unit $", "total $", "total kW", "source"],
                 [[i.category, (i.tier or "").replace(":", ":\n"), i.part_id, f"{i.quantity:,}",
-                  usd(i.unit_price_usd) + (" est." if i.estimate else ""),
+                  line_unit(i),
                   line_total(i),
                   num(None if i.total_power_w is None else i.total_power_w / 1000), i.source or "-"]
                  for i in bom.items], right={3, 4, 5, 6}, no_wrap={1, 2})
