@@ -78,7 +78,7 @@ def run_check(workload: Workload, catalog: Catalog, cluster_text: str, cluster_n
     errors = sum(1 for g in gates if not g.passed and g.severity == "error")
     warnings = sum(1 for g in gates if not g.passed and g.severity == "warning")
     return CheckResult(schema_version=CHECK_SCHEMA_VERSION, gpuplan_version=__version__,
-                       catalog_version=catalog.version, catalog_sha256=catalog.sha256, profile=workload.source,
+                       catalog_version=catalog.label, catalog_sha256=catalog.sha256, profile=workload.source,
                        input_sha256=workload.input_sha256, cluster_file=cluster_name,
                        cluster_sha256=hashlib.sha256(cluster_text.encode()).hexdigest(), workload=workload.name,
                        cluster=cluster, fail_on=fail_on, passed=errors == 0 and (fail_on == "error" or warnings == 0),

@@ -94,6 +94,9 @@ class Catalog:
     tables: dict[str, BaseModel] = field(default_factory=dict)
     #: Facility, storage and management parts (racks, PDUs, CDUs, storage blocks, head nodes).
     parts: dict[str, Part] = field(default_factory=dict)
+    #: The overlay directories laid over the shipped catalog, as given (``--catalog``,
+    #: GPUPLAN_CATALOG), in order.
+    overlays: tuple[str, ...] = ()
 
     @overload
     def table(self, name: Literal["training"]) -> TrainingCalibration: ...
@@ -118,6 +121,12 @@ class Catalog:
     @property
     def version(self) -> str:
         return self.meta.version
+
+    @property
+    def label(self) -> str:
+        """The version, with the overlays if any: what a plan records as ``catalog_version`` (the
+        version alone would read as the shipped catalog)."""
+        return self.version + (f" + overlay {', '.join(self.overlays)}" if self.overlays else "")
 
     def gpu(self, name: str, *, file: str | None = None, field_path: str | None = None) -> Gpu:
         """Look a GPU up by id or alias; unknown names raise with suggestions."""
@@ -289,7 +298,7 @@ def load_catalog(overlays: Iterable[str | os.PathLike[str]] = (), *, base: Path 
     return Catalog(meta=cat_meta, sources=built["source"], gpus=built["gpu"], fabrics=built["fabric"],
                    switches=built["switch"], nics=built["nic"], optics=built["optic"], models=built["model"],
                    calibration=calibration, sha256=digest.hexdigest(), aliases=aliases, tables=tables,
-                   parts=built["part"])
+                   parts=built["part"], overlays=tuple(str(d) for d in dirs[1:]))
 
 
 def _validate_calibration(calibration: dict[str, dict[str, Any]], dirs: list[Path]) -> dict[str, BaseModel]:

@@ -56,7 +56,7 @@ def plan_workload(workload: Workload, catalog: Catalog, *, phases: tuple[str, ..
     from gpuplan.fabric.tco import plan_tco
 
     whole = plan_tco(training.tco if training is not None else None, serving.tco if serving is not None else None)
-    plan = Plan(schema_version=SCHEMA_VERSION, gpuplan_version=__version__, catalog_version=catalog.version,
+    plan = Plan(schema_version=SCHEMA_VERSION, gpuplan_version=__version__, catalog_version=catalog.label,
                 catalog_sha256=catalog.sha256, input_sha256=workload.input_sha256, profile=workload.source,
                 workload=workload.name, model=model, pricing=workload.constraints.pricing,  # type: ignore[arg-type]
                 assumptions=[AssumptionOut(field=a.field, value=a.value, reason=a.reason) for a in notes],
