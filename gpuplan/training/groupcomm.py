@@ -73,7 +73,7 @@ def group_collective(kind: str, size_bytes: float, group: Group, net: Network,
         return t, 0.0, t
     if net.scaleout is None:
         return math.inf, math.inf, 0.0
-    outer = n // local
+    outer = -(-n // local)  # a group of n spans ceil(n / local) domains, the last one partly filled
     shard = size_bytes / local
     up = net.scaleup_for(local)
     inside = reduce_scatter_s(size_bytes, local, up) if local > 1 else 0.0
@@ -111,7 +111,7 @@ def group_all_to_all(size_bytes: float, group: Group, net: Network,
         return math.inf, math.inf
     cross = size_bytes * (n - local) / n
     if copies > 1 and local > 1:
-        domains = n // local
+        domains = -(-n // local)
         reached = (domains - 1) * (1.0 - (1.0 - 1.0 / domains) ** copies)
         cross = min(cross, size_bytes / copies * reached)
         inside += size_bytes * (n - local) / n / up.bandwidth_bytes_per_s   # forwarding at the far end

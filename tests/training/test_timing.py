@@ -58,6 +58,17 @@ def test_hierarchical_all_reduce_across_nodes(cal):
     assert t < 0.3 * (2 * 31 / 32 * BIG / (40 * GB))
 
 
+def test_a_group_that_fills_one_domain_and_part_of_another_crosses(cal):
+    # 12 ranks at stride 1 on nodes of 8: 8 in one node, 4 in the next, so 2 nodes, not 12 // 8 = 1
+    # (which put the whole all-reduce on NVLink: GB200's DP64 at stride 2 in 72-GPU racks). The
+    # 1 GiB / 8 = 134,217,728 B shard is all-reduced across 2: 2 x 1/2 x 134,217,728 = 134,217,728 B
+    # over the fabric; a reduce-scatter moves half that.
+    _, cross, _ = group_collective("ar", BIG, Group(12, 1), NET, cal)
+    assert cross == 134_217_728
+    _, cross, _ = group_collective("rs", BIG, Group(12, 1), NET, cal)
+    assert cross == 67_108_864
+
+
 def test_small_messages_ramp_below_the_bus_bandwidth(cal):
     # 16 MiB sits on the NCCL ramp: 70 % of the bus bandwidth (training.toml). 2 x 7/8 x 16,777,216 B
     # = 29,360,128 B / (200 GB/s x 0.70) = 209.715 us, + 14 us = 223.715 us.
