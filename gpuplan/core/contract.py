@@ -56,7 +56,7 @@ class ModelSummary(_Out):
 class Plan(_Out):
     schema_version: str
     gpuplan_version: str
-    #: The catalog's version; "VERSION + overlay DIR, ..." when overlays were laid over it.
+    #: The catalog's version; "VERSION + overlay" / "+ N overlays" when overlays were laid over it.
     catalog_version: str
     catalog_sha256: str
     input_sha256: str

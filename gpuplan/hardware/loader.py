@@ -124,9 +124,11 @@ class Catalog:
 
     @property
     def label(self) -> str:
-        """The version, with the overlays if any: what a plan records as ``catalog_version`` (the
-        version alone would read as the shipped catalog)."""
-        return self.version + (f" + overlay {', '.join(self.overlays)}" if self.overlays else "")
+        """The version, with how many overlays were laid over it: what a plan records as
+        ``catalog_version`` (the version alone would read as the shipped catalog). Not their paths:
+        the same files in another directory give the same plan (``catalog_sha256`` tells contents)."""
+        n = len(self.overlays)
+        return self.version + ("" if n == 0 else " + overlay" if n == 1 else f" + {n} overlays")
 
     def gpu(self, name: str, *, file: str | None = None, field_path: str | None = None) -> Gpu:
         """Look a GPU up by id or alias; unknown names raise with suggestions."""
