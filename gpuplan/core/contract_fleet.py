@@ -45,6 +45,11 @@ class Autoscaling(_Out):
     cloud_usd_per_year: float | None = None
     reasons: list[str] = []
 
+    def span(self) -> str:
+        """'min-max' replicas, or the one count where the bounds meet (constant demand)."""
+        return f"{self.min_replicas}" if self.min_replicas == self.max_replicas else \
+            f"{self.min_replicas}-{self.max_replicas}"
+
 
 class Risk(_Out):
     """A risk of a fleet strategy (the recommended one's also appear among the plan's findings)."""

@@ -125,7 +125,7 @@ def _separate(t: TrainingPlan, s: ServingPlan, catalog: Any, cloud: bool) -> Fle
                          training_days=t.wall_clock_days, serving_slo_met=True,
                          lendable_gpu_hours_per_day=(owned - busy_t - busy_s) / DAYS_PER_YEAR,
                          reasons=[f"training: {t.gpus:,} x {t.gpu} for {t.wall_clock_days:.1f} days; serving: "
-                                  f"{s.gpus:,} x {s.gpu}, {a.min_replicas}-{a.max_replicas} replicas"],
+                                  f"{s.gpus:,} x {s.gpu}, {a.span()} replicas"],
                          risks=risks)
 
 
@@ -270,7 +270,7 @@ def _converged(t: TrainingPlan, s: ServingPlan, catalog: Any, cloud: bool, servi
     bridge, how = _bridge_usd(served, days, serving, catalog)
     year = None if year is None or bridge is None else year + bridge
     reasons = [f"{fleet:,} x {t.gpu} on the training fabric: trains {days:.1f} days, then serves "
-               f"{a.min_replicas}-{a.max_replicas} replicas for {serve_days:.0f} days",
+               f"{a.span()} replicas for {serve_days:.0f} days",
                f"after training {idle_gpus:,} GPUs idle and {parked:,.0f} GPU-hours a day parked off-peak: "
                f"{lendable:,.0f} GPU-hours a day to lend to fine-tuning or RL",
                f"serving during the {days:.1f} training days: {served.replica_hours_per_day:g} replica-hours a "

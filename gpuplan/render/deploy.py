@@ -102,6 +102,9 @@ def deploy(plan: Plan, engine_name: str, *, k8s: bool = False, model: str | None
     if s.deploy is not None and s.gpus_per_replica > s.deploy.gpus_per_node:
         notes.append(f"a replica spans {s.gpus_per_replica} GPUs, more than the {s.deploy.gpus_per_node} of one "
                      f"server: launch it across servers as {eng.name} documents for multi-node serving")
+    if s.layout is not None and s.max_sequences_per_replica > 0:
+        notes.append(f"the running-sequence cap is the KV-cache capacity, {s.max_sequences_per_replica:,} sequences "
+                     f"per replica; the plan runs {s.layout.concurrency:,} at the target load (the HPA's target)")
     fleet = {"gpu": s.gpu or "", "gpus_per_replica": s.gpus_per_replica, "replicas": replica_bounds(plan)}
     if not k8s:
         return Deployment(command=cmd, objects=[], notes=notes, **fleet)

@@ -14,12 +14,14 @@ STRATEGY_RIGHT = {2, 3, 4, 5, 6}
 def autoscaling_facts(a: Autoscaling | None) -> list[tuple[str, str]]:
     if a is None:
         return []
-    rows = [("autoscaling", f"{a.min_replicas}-{a.max_replicas} replicas at {a.target_load_fraction:.0%} target load "
+    saving = (f"saves {a.saving_fraction:.0%}, {usd(a.saving_usd_per_year)} a year" if a.saving_fraction > 0
+              else "no saving: the peak fleet runs every hour")
+    rows = [("autoscaling", f"{a.span()} replicas at {a.target_load_fraction:.0%} target load "
                             f"({a.demand} demand)"),
             ("scale-up", f"{num(a.scale_up_s)} s; ramp headroom {num(a.ramp_headroom_qps)} req/s "
                          f"({a.headroom_fraction:.1%})"),
             ("replica-hours", f"{num(a.replica_hours_per_day)} a day of {num(a.peak_replica_hours_per_day)} at peak "
-                              f"all day (saves {a.saving_fraction:.0%}, {usd(a.saving_usd_per_year)} a year)")]
+                              f"all day ({saving})")]
     if a.reserved_replicas is not None:
         rows.append(("reserved / on-demand", f"{a.reserved_replicas} replicas reserved {usd(a.reserved_usd_per_year)} + "
                                              f"{num(a.on_demand_replica_hours_per_day)} replica-hours a day on demand "

@@ -171,7 +171,7 @@ def serving_layout(layout: ServingLayout | None) -> str:
     if layout is None:
         return "-"
     parts = [f"TP{layout.tp}", f"PP{layout.pp}"] + ([f"EP{layout.ep}"] if layout.ep > 1 else [])
-    text = " x ".join(parts) + f"; batch {layout.concurrency} sequences"
+    text = " x ".join(parts) + f"; batch {layout.concurrency} sequences at the target load"
     return text + ("; disaggregated prefill/decode" if layout.disaggregated else "")
 
 
@@ -295,7 +295,7 @@ def serving_facts(s: ServingPlan, pricing: str) -> list[tuple[str, str]]:
                        f"{num(s.output_tokens_per_s)} output tokens/s{rng(s, 'output_tokens_per_s')}, "
                        f"utilization {pct(s.utilization)}"),
         ("memory", f"{num(s.weights_gib_per_gpu)} GiB weights + {num(s.kv_gib_per_gpu)} GiB KV per GPU "
-                   f"({s.max_sequences_per_replica:,} sequences per replica), {s.precision} / KV {s.kv_precision}"
+                   f"(KV capacity {s.max_sequences_per_replica:,} sequences per replica), {s.precision} / KV {s.kv_precision}"
                    + (f", {s.compute_dtype} math" if s.compute_dtype and s.compute_dtype != s.precision else "")),
         ("bound", s.bound),
         ("fabric", fabric(s.interconnect)),

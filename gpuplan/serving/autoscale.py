@@ -5,10 +5,13 @@
   (weights per GPU x the replica's GPUs on one server), from storage over the front-end link.
 * Demand moves linearly from one hour's rate to the next, so while a replica starts the load rises
   by ``ramp_h = max(0, q[h+1] - q[h]) * scale_up_s / 3600``. The replicas of hour ``h`` carry
-  ``q[h] + ramp_h`` at ``qps_per_replica`` each: an autoscaler that targets
-  ``f_h = q[h] / (q[h] + ramp_h)`` of a replica's rate keeps up; ``target_load_fraction`` is the
-  smallest ``f_h`` (the steepest ramp relative to its load).
-* ``r[h] = max(min_replicas, ceil((q[h] + ramp_h) / qps_per_replica) + spare_replicas)``;
+  ``q[h] + ramp_h`` at ``L * qps_per_replica`` each, ``L`` the profile's ``max_load_fraction``: the
+  load the serving planner sizes the peak fleet at (serving/planner.py), so the peak hour of the
+  curve gets the plan's fleet. An autoscaler that targets ``L * f_h``, ``f_h = q[h] / (q[h] +
+  ramp_h)``, of a replica's latency-limited rate keeps up; ``target_load_fraction`` is ``L`` times
+  the smallest ``f_h`` (the steepest ramp relative to its load), ``headroom_fraction`` is
+  ``1 - min f_h`` (the ramp's share alone).
+* ``r[h] = max(min_replicas, ceil((q[h] + ramp_h) / (L * qps_per_replica)) + spare_replicas)``;
   ``max_replicas = max(max_h r[h], the plan's replicas)``.
 * Cloud pricing: replica ``k`` is reserved (always on) when it runs at least
   ``24 * (1 - reserved_discount)`` hours a day (then the discounted rate all day costs less than the
@@ -56,16 +59,17 @@ def scale_up_seconds(plan: ServingPlan, catalog: Any) -> tuple[float, str]:
                             f"{weight_bytes / 1e9:.1f} GB of weights per server over {label} ({load_s:.1f} s)")
 
 
-def hourly_replicas(curve: list[float], rate: float, spare: int, floor: int, scale_up_s: float
-                    ) -> tuple[list[int], float, float]:
-    """Replicas per hour, the target load fraction (smallest f_h) and the largest ramp headroom."""
+def hourly_replicas(curve: list[float], rate: float, spare: int, floor: int, scale_up_s: float,
+                    max_load: float = 1.0) -> tuple[list[int], float, float]:
+    """Replicas per hour (each carrying at most ``max_load`` of its latency-limited ``rate``), the
+    ramp's target fraction (smallest f_h, before ``max_load``) and the largest ramp headroom."""
     out, target, ramp_max = [], 1.0, 0.0
     for h, q in enumerate(curve):
         ramp = max(0.0, curve[(h + 1) % HOURS_PER_DAY] - q) * scale_up_s / 3600.0
         if q > 0 and ramp > 0:
             target = min(target, q / (q + ramp))
         ramp_max = max(ramp_max, ramp)
-        active = math.ceil((q + ramp) / rate - 1e-9) if q + ramp > 0 else 0
+        active = math.ceil((q + ramp) / (rate * max_load) - 1e-9) if q + ramp > 0 else 0
         out.append(max(floor, active + spare))
     return out, target, ramp_max
 
@@ -90,17 +94,22 @@ def autoscaling(plan: ServingPlan, spec: ServingSpec, catalog: Any, pricing: str
     if plan.spare_gpus:  # a scale-out disaggregated fleet: its spare workers are the floor's spare replica
         floor = max(1, floor - 1)
     scale_up, why = scale_up_seconds(plan, catalog)
-    hourly, target, ramp = hourly_replicas(curve, plan.qps_per_replica, plan.spare_replicas, floor, scale_up)
+    load = spec.max_load_fraction
+    hourly, ramp_fraction, ramp = hourly_replicas(curve, plan.qps_per_replica, plan.spare_replicas, floor,
+                                                  scale_up, load)
+    target = load * ramp_fraction
     max_r = max(max(hourly), plan.replicas)
     hours = float(sum(hourly))
     peak_hours = float(max_r * HOURS_PER_DAY)
     reasons = [why]
     if constant:
         reasons.append(f"constant demand of {spec.qps:g} requests/s (no [serving.demand] curve): the fleet runs "
-                       f"at its peak size all day")
+                       f"at its peak size all day, {max_r} replicas at {target:.0%} of "
+                       f"{plan.qps_per_replica:.2f} requests/s each (max_load_fraction); nothing to park")
     else:
         reasons.append(f"steepest ramp adds {ramp:.2f} requests/s while a replica starts: target "
-                       f"{target:.0%} of {plan.qps_per_replica:.2f} requests/s per replica")
+                       f"{target:.0%} of {plan.qps_per_replica:.2f} requests/s per replica "
+                       f"({load:.0%} max_load_fraction x {ramp_fraction:.0%} for the ramp)")
     if max(hourly) > plan.replicas:
         reasons.append(f"ramp headroom needs {max(hourly) - plan.replicas} replica(s) beyond the peak sizing")
     gpu = catalog.gpus[plan.gpu]
@@ -127,10 +136,10 @@ def autoscaling(plan: ServingPlan, spec: ServingSpec, catalog: Any, pricing: str
     next_year = None
     if spec.growth_per_year:
         grown, _, _ = hourly_replicas([q * (1 + spec.growth_per_year) for q in curve], plan.qps_per_replica,
-                                      plan.spare_replicas, floor, scale_up)
+                                      plan.spare_replicas, floor, scale_up, load)
         next_year = max(grown)
     return Autoscaling(min_replicas=min(hourly), max_replicas=max_r, target_load_fraction=target,
-                       scale_up_s=scale_up, ramp_headroom_qps=ramp, headroom_fraction=1 - target,
+                       scale_up_s=scale_up, ramp_headroom_qps=ramp, headroom_fraction=1 - ramp_fraction,
                        hourly_replicas=hourly, replica_hours_per_day=hours, peak_replica_hours_per_day=peak_hours,
                        saving_fraction=1 - hours / peak_hours, demand="constant" if constant else "hourly",
                        growth_per_year=spec.growth_per_year, max_replicas_next_year=next_year,

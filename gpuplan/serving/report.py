@@ -182,7 +182,7 @@ def _reasons(chosen: Option, workload: Workload, meeting: list[Option],
     peak = rep.gpu.peak_tflops(rep.path.math) or rep.gpu.fp16_dense_tflops
     ridge = ridge_point(peak * 1e12, rep.gpu.mem_bw_tb_per_s * 1e12)
     out.append(
-        f"Decode is bound by {step.dominant()}: a step at concurrency {op.concurrency:.1f} streams "
+        f"Decode is bound by {step.dominant()}: a step at the target load (mean concurrency {op.concurrency:.1f}) streams "
         f"{step.weight_bytes / 1e9:.2f} GB of weights and {step.kv_bytes / 1e9:.2f} GB of KV cache per GPU "
         f"({dec_ai:.0f} FLOP/B against a ridge of {ridge:.0f} FLOP/B) in {op.step_s * 1e3:.1f} ms.")
     limit = chosen.limit
@@ -190,8 +190,11 @@ def _reasons(chosen: Option, workload: Workload, meeting: list[Option],
     if limit == "kv":
         limit_words = (f"KV-cache capacity ({cap.max_sequences} sequences of "
                        f"{s.prompt_tokens + s.output_tokens} tokens fit per replica)")
-    out.append(f"Each replica sustains {ceil_wp.rate:.2f} req/s at concurrency {ceil_wp.concurrency:.1f}, limited by "
-               f"{limit_words}; at the target load it runs {op.rate:.2f} req/s.")
+    batch = f" (the layout's batch of {math.ceil(op.concurrency - 1e-9)})" if cap.demand.decode_steps else ""
+    kv_words = "" if limit == "kv" else f", within a KV capacity of {cap.max_sequences} sequences"
+    out.append(f"Each replica sustains at most {ceil_wp.rate:.2f} req/s (latency-limited concurrency "
+               f"{ceil_wp.concurrency:.1f}), limited by {limit_words}; at the target load it runs {op.rate:.2f} req/s "
+               f"at a mean concurrency of {op.concurrency:.1f}{batch}{kv_words}.")
     pf_bound = "compute-bound" if cap.prefill_step.gemm_s - cap.prefill_step.gemm_memory_s > \
         cap.prefill_step.gemm_memory_s else "weight-streaming-bound"
     wait = op.ttft_target_stat_s - op.prefill_latency_s - op.step_s

@@ -101,3 +101,33 @@ def test_constant_demand_is_said(catalog):
     assert any(n.field == "serving.demand" and "constant 5" in n.value for n in wl.assumptions)
     a = plan_workload(wl, catalog).serving.autoscaling
     assert a.demand == "constant" and a.min_replicas == a.max_replicas and a.saving_fraction == 0
+
+
+def test_hourly_replicas_carry_the_load_at_the_max_load_fraction():
+    # The serving planner sizes the peak at most 0.85 of a replica's latency-limited rate: 50 req/s
+    # on 3.15 req/s replicas is ceil(50 / (0.85 x 3.15) = 18.67) = 19 active + 2 spare = 21, every
+    # hour of a constant demand (no ramp). At the full rate it would be ceil(15.87) + 2 = 18, fewer
+    # than the 19 that carry the load.
+    hourly, target, ramp = hourly_replicas([50.0] * 24, 3.15, 2, 2, 137.0, 0.85)
+    assert hourly == [21] * 24
+    assert target == 1.0 and ramp == 0.0
+
+
+def test_constant_demand_runs_the_plans_fleet_every_hour(catalog):
+    # llama-3.1-70b fp8 at a constant 40 req/s: the autoscaler's every hour is the plan's fleet
+    # (active + spare), so nothing is parked and no saving is claimed.
+    text = PEAK_40_TROUGH_3.split("[serving.demand]")[0].format(extra="qps = 40")
+    s = plan_workload(load_profile_text(text, "c.toml", catalog), catalog).serving
+    a = s.autoscaling
+    assert a.demand == "constant"
+    assert a.hourly_replicas == [s.replicas] * 24
+    assert a.saving_fraction == 0 and a.saving_usd_per_year == 0
+    assert a.target_load_fraction == pytest.approx(0.85)
+
+
+def test_every_hour_carries_its_load_with_the_spares(curve_plan):
+    s, a = curve_plan.serving, curve_plan.serving.autoscaling
+    curve = [4, 3, 3, 3, 3, 4, 6, 10, 18, 26, 32, 36, 38, 40, 40, 38, 34, 30, 24, 18, 14, 10, 7, 5]
+    for q, r in zip(curve, a.hourly_replicas):
+        assert (r - s.spare_replicas) * 0.85 * s.qps_per_replica >= q
+    assert a.hourly_replicas[13] == s.replicas  # the 40 req/s peak hour is the plan's fleet
