@@ -300,3 +300,21 @@ def test_html_bom_marks_estimated_prices_as_the_table_and_markdown_do(cli):
         if i["unit_price_usd"] is not None:
             assert units[i["part_id"]].endswith(" est.") == i["estimate"], i["part_id"]
     assert "| cooling | compute | `rdhx-60kw` | 15 | $22,000 est. |" in md and units["rdhx-60kw"] == "$22,000 est."
+
+
+def test_verbose_bom_keeps_each_price_on_its_line(catalog):
+    """At the report's 100 columns the -v bill printed 'in' / 'server' and '$150,000' / 'est.' on two
+    lines each (the columns wrapped to make room for the sources); the price cells now hold whole and
+    the source column is cut instead (a GB200 plan: GPUs inside the NVL72, its rack parts, estimates)."""
+    from pathlib import Path
+
+    from gpuplan.model.profile import load_profile_text
+    from gpuplan.planning.compose import plan_workload
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "llama-70b-train-serve.toml"
+    plan = plan_workload(load_profile_text(path.read_text(), str(path), catalog), catalog, phases=("training",))
+    text = render(plan, "table", RenderOptions(verbose=1))
+    lines = text.splitlines()
+    assert any("gb200-nvl72:gpu" in line and "in server" in line for line in lines)
+    assert any("nvl72-rack" in line and "in rack" in line for line in lines)
+    assert any("nvme-pfs-block-2u" in line and "$150,000 est." in line for line in lines)
