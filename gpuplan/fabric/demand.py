@@ -35,6 +35,11 @@ class TrafficDemand:
     kv_transfer_gbit_per_gpu: float = 0.0
 
 
+def data_gbit(nbytes: float, seconds: float) -> float:
+    """Data rate in Gb/s of ``nbytes`` spread over ``seconds`` (0 without a window)."""
+    return nbytes * 8 / seconds / 1e9 if seconds > 0 else 0.0
+
+
 def gbit_text(value: float) -> str:
     """Gb/s for a sentence: 3 significant digits below 100, whole numbers with separators above."""
     return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
@@ -45,12 +50,11 @@ def training_traffic_text(demand: TrafficDemand, groups: str, need: float) -> st
     its overlap window on top of the other sends, and the line rate that hides both."""
     window = demand.window_s
     total, sync = demand.scaleout_bytes_per_gpu, demand.sync_bytes_per_gpu
-    avg = total * 8 / window / 1e9 if window > 0 else 0.0
+    avg = data_gbit(total, window)
     text = (f"{groups} moves {total / 1e9:.3g} GB per GPU per step over a {window:.3g} s pipeline "
             f"({gbit_text(avg)} Gb/s on average)")
     if sync > 0 and demand.sync_window_s > 0:
-        other = (total - sync) * 8 / window / 1e9 if window > 0 else 0.0
-        burst = sync * 8 / demand.sync_window_s / 1e9
+        other, burst = data_gbit(total - sync, window), data_gbit(sync, demand.sync_window_s)
         text += (f"; the gradient sync's {sync / 1e9:.3g} GB must fit its {demand.sync_window_s:.3g} s overlap window "
                  f"({gbit_text(burst)} Gb/s)" + (f" while the other sends run ({gbit_text(other)} Gb/s)" if other > 0 else ""))
     return (text + f": needs {gbit_text(need)} Gb/s of line rate per GPU (at {demand.link_efficiency:.0%} link "

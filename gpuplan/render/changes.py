@@ -38,4 +38,4 @@ def bom_change_usd(b: BomChange) -> str:
         return PRICED_INSIDE[b.tier]
     if b.delta_usd is not None:
         return signed(b.delta_usd, usd(abs(b.delta_usd)))
-    return PRICED_INSIDE.get(b.tier or "", "unpriced")
+    return "unpriced"

@@ -181,8 +181,7 @@ class Engine:
         f = self.features
         if f.host_us_per_sequence <= 0 or sequences <= 0:
             return 0.0
-        ghz = host_ghz if host_ghz else f.host_reference_ghz
-        return sequences * f.host_us_per_sequence * 1e-6 * f.host_reference_ghz / ghz
+        return self._on_host(sequences * f.host_us_per_sequence, host_ghz)
 
     def graph_tokens(self, batch: float, dp: int) -> float:
         """Sequences a decode-only step of ``batch`` over ``dp`` attention-DP ranks computes: each
@@ -199,8 +198,13 @@ class Engine:
         f = self.features
         if not f.graphs_decode_only or ops <= 0:
             return 0.0
-        ghz = host_ghz if host_ghz else f.host_reference_ghz
-        return ops * f.eager_op_us * 1e-6 * f.host_reference_ghz / ghz
+        return self._on_host(ops * f.eager_op_us, host_ghz)
+
+    def _on_host(self, reference_us: float, host_ghz: float | None) -> float:
+        """Seconds of single-threaded host work that takes ``reference_us`` on a core of the
+        reference clock, on a core of ``host_ghz`` (the reference clock where the catalog names none)."""
+        ref = self.features.host_reference_ghz
+        return reference_us * 1e-6 * ref / (host_ghz if host_ghz else ref)
 
     def separate_quantize(self, precision: str, native: bool) -> bool:
         """A quantise kernel runs before each GEMM (fp8 activations with fp8 math, unfused)."""

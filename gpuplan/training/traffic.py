@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpuplan.fabric.demand import TrafficDemand
+from gpuplan.fabric.demand import TrafficDemand, data_gbit
 from gpuplan.hardware.loader import Catalog
 from gpuplan.hardware.schema import Gpu
 from gpuplan.physics.network import default_fabric
@@ -26,15 +26,11 @@ class ScaleoutNeed:
 
     @property
     def sync_gbit(self) -> float:
-        return self.sync_bytes * 8 / self.sync_window_s / 1e9 if self.sync_window_s > 0 else 0.0
+        return data_gbit(self.sync_bytes, self.sync_window_s)
 
     @property
     def other_gbit(self) -> float:
-        return self.other_bytes * 8 / self.pipeline_s / 1e9 if self.pipeline_s > 0 else 0.0
-
-    @property
-    def average_gbit(self) -> float:
-        return (self.sync_bytes + self.other_bytes) * 8 / self.pipeline_s / 1e9 if self.pipeline_s > 0 else 0.0
+        return data_gbit(self.other_bytes, self.pipeline_s)
 
     @property
     def line_gbit(self) -> float:
