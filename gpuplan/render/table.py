@@ -147,7 +147,7 @@ def _bom(r: _Report, bom: Bom | None) -> None:
                   line_unit(i),
                   line_total(i),
                   num(None if i.total_power_w is None else i.total_power_w / 1000), i.source or "-"]
-                 for i in bom.items], right={3, 4, 5, 6}, no_wrap={1, 2, 4, 5})
+                 for i in bom.items], right={3, 4, 5, 6}, no_wrap={1, 2, 3, 4, 5, 6})
     else:
         r.line(f"{len(bom.items)} lines; -v lists them")
 

@@ -304,8 +304,8 @@ def test_html_bom_marks_estimated_prices_as_the_table_and_markdown_do(cli):
 
 def test_verbose_bom_keeps_each_price_on_its_line(catalog):
     """At the report's 100 columns the -v bill printed 'in' / 'server' and '$150,000' / 'est.' on two
-    lines each (the columns wrapped to make room for the sources); the price cells now hold whole and
-    the source column is cut instead (a GB200 plan: GPUs inside the NVL72, its rack parts, estimates)."""
+    lines each (the columns wrapped to make room for the sources), and holding them whole cut the
+    quantities ('1,0…'); every number cell now holds whole and the source column gives way (a GB200 plan: GPUs inside the NVL72, its rack parts, estimates)."""
     from pathlib import Path
 
     from gpuplan.model.profile import load_profile_text
@@ -315,6 +315,6 @@ def test_verbose_bom_keeps_each_price_on_its_line(catalog):
     plan = plan_workload(load_profile_text(path.read_text(), str(path), catalog), catalog, phases=("training",))
     text = render(plan, "table", RenderOptions(verbose=1))
     lines = text.splitlines()
-    assert any("gb200-nvl72:gpu" in line and "in server" in line for line in lines)
+    assert any("gb200-nvl72:gpu" in line and " 936 " in line and "in server" in line for line in lines)
     assert any("nvl72-rack" in line and "in rack" in line for line in lines)
     assert any("nvme-pfs-block-2u" in line and "$150,000 est." in line for line in lines)
