@@ -91,5 +91,25 @@ def main(argv: list[str] | None = None) -> None:
                 code = command.main(args=args, prog_name="gpuplan", standalone_mode=False)
     except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - the one place that turns bugs into exit 3
         code = _failed(exc)
+    code = code if isinstance(code, int) else EXIT_OK
+    if argv is None:
+        _leave(code)
     sys.stdout.flush()
-    raise SystemExit(code if isinstance(code, int) else EXIT_OK)
+    raise SystemExit(code)
+
+
+def _leave(code: int) -> None:
+    """End the process of a command line now, without tearing the interpreter down.
+
+    Once the command is done, nothing is left to run: its output files are closed, its process
+    pools joined. Python's exit would still free every object the command made, module by module,
+    and run a last collection over them: on a cold ``recommend`` that took 0.18 s of 0.65 s CPU,
+    more than the serving plan. So the console script flushes stdout and stderr and exits the
+    process directly (``os._exit``), as when a worker of a process pool finishes. Only for the
+    process's own command line: a caller that passes ``argv`` (tests, the API) gets SystemExit."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed or broken pipe: nothing more can reach it
+            pass
+    os._exit(code)
