@@ -3,7 +3,8 @@
 Fitted, each within physical bounds (docs/calibration.md):
 - ``efficiency.matmul_<dtype>`` of each measured GPU (the compute dtypes its cases run): 0.2-0.99
   of the datasheet peak;
-- ``efficiency.mem_bw`` (serving cases): 0.3-0.98 of the HBM spec;
+- ``efficiency.mem_bw`` (serving cases): 0.3-0.98 of the HBM spec; a GPU's decode-attention
+  rate ``efficiency.attention_mem_bw``, where it has one, moves with it in proportion;
 - ``efficiency.scaleup_busbw`` from single-server nccl-tests, and the scale-out fabric's
   ``efficiency`` from multi-server ones (bus bandwidth over the link rate, at most 1);
 - the fixed per-layer costs: ``serving.layer_latency_us`` (0-100 us) and
@@ -37,6 +38,9 @@ CONTRADICTION_RATIO = 1.25
 PRIOR_WEIGHT = 0.02
 #: Points of a phase below which its fixed per-layer cost is not fitted.
 MIN_POINTS_FIXED = 4
+#: The highest fitted fraction of the HBM spec a memory read reaches (refresh, ECC and page
+#: turns keep every measured kernel below it; docs/calibration.md).
+MEMORY_CEILING = 0.98
 
 
 @dataclass(frozen=True)
@@ -79,6 +83,20 @@ def _with_eff(cat: Catalog, gpu_id: str, field: str, value: float) -> Catalog:
     gpu = cat.gpus[gpu_id]
     eff = gpu.efficiency.model_copy(update={field: value})
     return replace(cat, gpus={**cat.gpus, gpu_id: gpu.model_copy(update={"efficiency": eff})})
+
+
+def _with_memory(cat: Catalog, gpu_id: str, mem_bw: float) -> Catalog:
+    """The GPU's memory read rates fitted as one: ``mem_bw`` set, and a decode-attention rate
+    (``attention_mem_bw``, where the catalog measured one apart) moved in the same proportion,
+    within the same 0.98 of spec. Serving measurements time whole steps, which read both the
+    weights and the KV cache: they cannot tell the two apart, only scale them together."""
+    gpu = cat.gpus[gpu_id]
+    shipped = gpu.efficiency
+    cat = _with_eff(cat, gpu_id, "mem_bw", mem_bw)
+    if shipped.attention_mem_bw is None:
+        return cat
+    attention = min(MEMORY_CEILING, shipped.attention_mem_bw * mem_bw / shipped.mem_bw)
+    return _with_eff(cat, gpu_id, "attention_mem_bw", attention)
 
 
 def _with_table(cat: Catalog, table: str, field: str, value: float) -> Catalog:
@@ -144,8 +162,8 @@ def case_params(cases: list[Case], cat: Catalog, points: dict[str, int]) -> list
         gpu = cat.gpus[gid]
         for need in sorted(needs):
             if need == "mem_bw":
-                params.append(Param(f"{gid}.mem_bw", 0.3, 0.98, gpu.efficiency.mem_bw,
-                                    lambda c, v, g=gid: _with_eff(c, g, "mem_bw", v)))
+                params.append(Param(f"{gid}.mem_bw", 0.3, MEMORY_CEILING, gpu.efficiency.mem_bw,
+                                    lambda c, v, g=gid: _with_memory(c, g, v)))
             elif gpu.peak_tflops(need) is not None:
                 field = f"matmul_{need}"
                 params.append(Param(f"{gid}.{field}", 0.2, 0.99, gpu.matmul_efficiency(need),
@@ -287,6 +305,9 @@ def overlay_files(result: Fit, meas: Measurements, *, day: str | None = None) ->
         else:
             gpus.setdefault(head, {})[field] = value
     for gid, eff in gpus.items():
+        attention = result.catalog.gpus[gid].efficiency.attention_mem_bw
+        if "mem_bw" in eff and attention is not None:  # moved with mem_bw (_with_memory)
+            eff = {**eff, "attention_mem_bw": attention}
         lines += ["", "[[gpu]]", f'id = "{gid}"',
                   "efficiency = { " + ", ".join(f"{k} = {v:.4g}" for k, v in eff.items()) + " }",
                   f'sources = {{ efficiency = "{sid}" }}']

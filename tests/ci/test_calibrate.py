@@ -124,3 +124,25 @@ def test_malformed_measurements_are_one_line_input_errors(cli, tmp_path, name, t
     path.write_text(text)
     run = cli("calibrate", str(path), "--gpu", "h100-sxm-80gb", "--model", "llama-3.1-8b", "-o", str(tmp_path / "o"))
     assert run.code == 2 and run.err.startswith("gpuplan: error: ") and run.err.count("\n") == 1, run
+
+
+def test_serving_fit_moves_the_attention_read_rate_with_the_weights_and_the_overlay_keeps_it(tmp_path):
+    """H100 has a decode-attention read rate measured apart from its weight reads (0.93 vs 0.84 of
+    spec, catalog). A serving fit scales both; the written overlay must carry both, so that a plan
+    read through it sees the fitted GPU and its errors are the fit's."""
+    from gpuplan.ci.calibrate import errors, overlay_files, write_overlay
+
+    meas = read_measurements([str(DATA / "vllm.json"), str(DATA / "sglang.jsonl")], H100)
+    shipped = load_catalog()
+    result = fit(meas, shipped)
+    fitted = result.catalog.gpus["h100-sxm-80gb"].efficiency
+    assert fitted.mem_bw < 0.84 and fitted.attention_mem_bw < 0.93  # both slower than the catalog's
+    assert fitted.attention_mem_bw / fitted.mem_bw == pytest.approx(0.93 / 0.84, rel=1e-9)
+    out = tmp_path / "overlay"
+    write_overlay(out, overlay_files(result, meas, day="2026-11-27"), protect=[])
+    assert "attention_mem_bw = " in (out / "calibrated.toml").read_text()
+    through = load_catalog([out])
+    errs, _ = errors(meas.cases, through)
+    # within a point (the overlay rounds each figure to 4 digits); without attention_mem_bw in the
+    # overlay the two largest errors move by 1.9 points
+    assert sorted(errs) == pytest.approx(sorted(result.after), abs=0.01)
