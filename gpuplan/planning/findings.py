@@ -4,6 +4,8 @@ plan's calibration notes."""
 
 from __future__ import annotations
 
+import re
+
 from gpuplan.core.contract import Finding, ServingPlan, TrainingPlan
 from gpuplan.hardware.loader import Catalog
 from gpuplan.model.profile import Workload
@@ -14,7 +16,7 @@ def gates(phase: str, plan: TrainingPlan | ServingPlan, workload: Workload) -> l
     out: list[Finding] = []
     anchor = {"training": "training", "serving": "serving"}[phase]
     if not plan.feasible:
-        why = "; ".join(plan.infeasible) or "no allowed GPU meets the targets"
+        why = infeasible_headline(phase, plan, workload)
         field = _infeasible_field(phase, workload, plan.infeasible)
         out.append(Finding(severity="error", code=f"{phase}-infeasible", message=why, phase=phase, field=field))  # type: ignore[arg-type]
         return out
@@ -45,6 +47,31 @@ def gates(phase: str, plan: TrainingPlan | ServingPlan, workload: Workload) -> l
                            message=f"{phase} BOM has parts without a catalog price (not in capex): "
                                    + ", ".join(plan.bom.unpriced_parts), field=anchor))
     return out
+
+
+#: An infeasible phase's gate names each GPU type's own reason up to this many; beyond, it counts
+#: them (the plan's ``infeasible`` list and the report's "why" give every one).
+LISTED_GPU_REASONS = 2
+_PER_GPU = re.compile(r"^[^\s:]+: ")
+
+
+def infeasible_headline(phase: str, plan: TrainingPlan | ServingPlan, workload: Workload) -> str:
+    """The one line an infeasible phase's gate says (the finding, stderr, SARIF, a PR comment): what
+    the planner found of every GPU at once, then each GPU type's own reason when there are at most
+    ``LISTED_GPU_REASONS`` of them, else their count and, for training, the GPU that comes nearest.
+    Printing the whole per-GPU list there repeated the report's "why" (twenty-odd GPU types) three
+    times: in the reasons, in the findings and on stderr."""
+    per_gpu = [w for w in plan.infeasible if _PER_GPU.match(w)]
+    general = [w for w in plan.infeasible if not _PER_GPU.match(w)]
+    if len(per_gpu) <= LISTED_GPU_REASONS:
+        return "; ".join(general + per_gpu) or f"no allowed GPU meets the {phase} targets"
+    head = general or [f"no allowed GPU meets the {phase} target"]
+    nearest = next((a for a in plan.alternatives if not a.meets_target), None)
+    if isinstance(plan, TrainingPlan) and nearest is not None and not general:
+        head = [f"{head[0]} (nearest: {nearest.gpu}, {nearest.wall_clock_days:,.1f} days on "
+                f"{nearest.gpus:,} GPUs)"]  # type: ignore[union-attr]
+    return "; ".join(head) + (f"; the reason of each of the {len(per_gpu)} GPU types is in the report's 'why' "
+                               "and the plan's infeasible list")
 
 
 def _training_budget(plan: TrainingPlan, workload: Workload) -> list[Finding]:

@@ -110,10 +110,20 @@ def _layout_name(lay: Layout) -> str:
     return name
 
 
+def _shortfall(option: Option) -> float:
+    """How far a layout that fits is from the latency target it misses, as a ratio: its batch-1
+    decode step over the TPOT target when TPOT is its limit, else its prefill over the TTFT target.
+    The layout nearest its target stands for the GPU (the one a user would try to tune)."""
+    cap = option.capacity
+    if option.limit == "tpot":
+        return cap.at(1e-6).step_s / cap.demand.tpot_s
+    return cap.prefill_latency_s / cap.demand.ttft_s
+
+
 def representative(options: list[Option]) -> Option:
     """The option that stands for one GPU: its best when one meets the targets, else its most
-    informative failure (a layout that fits and misses a latency target, then one whose cache is
-    too small, then the largest layout that does not fit)."""
+    informative failure (a layout that fits and misses a latency target, the nearest to it first,
+    then one whose cache is too small, then the largest layout that does not fit)."""
     if options[0].meets:
         return options[0]
     sized = [o for o in options if o.ceiling is not None]
@@ -121,5 +131,5 @@ def representative(options: list[Option]) -> Option:
         return by_rank(sized)[0]
     fitting = [o for o in options if o.replica.kv_budget_bytes > 0]
     if fitting:
-        return min(fitting, key=lambda o: (o.limit == "kv", o.capacity.prefill_latency_s, o.replica.layout.gpus))
+        return min(fitting, key=lambda o: (o.limit == "kv", _shortfall(o), o.replica.layout.gpus))
     return max(options, key=lambda o: (o.replica.layout.gpus, -o.replica.resident_weight_bytes))
