@@ -1,8 +1,8 @@
 """The closest fix of an infeasible phase: the smallest change of one constraint that makes it
 feasible, computed by re-planning, not guessed.
 
-Each candidate constraint the profile sets (a deadline, a budget, a power limit, a QPS target, a
-GPU allow-list) is relaxed alone: grown (or, for QPS, shrunk) geometrically until the phase plans
+Each candidate constraint the profile sets (a deadline, a budget, a power limit, a QPS target, the
+serving latency targets, a GPU allow-list) is relaxed alone: grown (or, for QPS, shrunk) geometrically until the phase plans
 feasibly, then bisected between the last infeasible and the first feasible value. Every candidate
 has a bounded number of re-plans (:data:`MAX_STEPS` + :data:`BISECT_STEPS`), and the phase at
 most :data:`MAX_PLANS`; no value goes past the profile's limits (:data:`LIMITS`). The fix with the smallest relative change wins; an allow-list
@@ -11,6 +11,7 @@ counts as a change of 1 (one GPU type added).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -127,4 +128,9 @@ def _candidates(phase: str, w: Workload) -> list[tuple[str, float, float, Callab
     if phase == "serving" and s is not None and s.qps and s.hourly_qps is None:
         out.append(("serving.qps", s.qps, 0.5, lambda v: replace(w, serving=replace(s, qps=v)),
                     lambda v: f"{v:,.1f} requests/s"))
+    if phase == "serving" and s is not None:  # a latency target below what any layout reaches
+        out.append(("serving.tpot_ms", s.tpot_ms, 2.0, lambda v: replace(w, serving=replace(s, tpot_ms=v)),
+                    lambda v: f"{math.ceil(v * 10) / 10:,.1f} ms"))  # rounded up: still feasible
+        out.append(("serving.ttft_ms", s.ttft_ms, 2.0, lambda v: replace(w, serving=replace(s, ttft_ms=v)),
+                    lambda v: f"{math.ceil(v):,.0f} ms"))
     return out

@@ -57,3 +57,12 @@ def test_training_gate_names_the_nearest_gpu(catalog):
     assert gate.message.startswith("no allowed GPU meets the training target (nearest: gb200-nvl72, 17.7 days on "
                                    "32,768 GPUs)")
     assert len(gate.message) < 300
+
+
+def test_a_latency_target_below_every_layout_gets_the_nearest_reachable_target_as_its_fix(catalog):
+    plan = plan_workload(load_profile_text(TOO_FAST, "p.toml", catalog), catalog, phases=("serving",))
+    fix = plan.serving.closest_fix
+    assert fix is not None and fix.constraint == "serving.tpot_ms"
+    assert (fix.from_, fix.to) == ("3.0 ms", "4.9 ms")  # the fastest batch-1 step is 4.85 ms (GB200 TP32)
+    fixed = TOO_FAST.replace("tpot_ms = 3", "tpot_ms = 4.9")
+    assert plan_workload(load_profile_text(fixed, "p.toml", catalog), catalog, phases=("serving",)).serving.feasible
