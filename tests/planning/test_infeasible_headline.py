@@ -66,3 +66,14 @@ def test_a_latency_target_below_every_layout_gets_the_nearest_reachable_target_a
     assert (fix.from_, fix.to) == ("3.0 ms", "4.9 ms")  # the fastest batch-1 step is 4.85 ms (GB200 TP32)
     fixed = TOO_FAST.replace("tpot_ms = 3", "tpot_ms = 4.9")
     assert plan_workload(load_profile_text(fixed, "p.toml", catalog), catalog, phases=("serving",)).serving.feasible
+
+
+def test_a_deadline_fix_is_the_nearest_plan_found_not_a_bisection_step(catalog):
+    plan = plan_workload(load_profile_text(TOO_SOON, "p.toml", catalog), catalog, phases=("training",))
+    fix = plan.training.closest_fix
+    nearest = min(a.wall_clock_days for a in plan.training.alternatives if not a.meets_target)
+    assert nearest == pytest.approx(17.7, abs=0.05)  # GB200 NVL72, 32,768 GPUs (the gate's line)
+    # the bisection from 3 days stopped at 18.5 days; the nearest plan, rounded up, is met
+    assert fix is not None and (fix.constraint, fix.to) == ("training.deadline_days", "17.8 days")
+    fixed = TOO_SOON.replace("deadline_days = 3", "deadline_days = 17.8")
+    assert plan_workload(load_profile_text(fixed, "p.toml", catalog), catalog, phases=("training",)).training.feasible
