@@ -46,12 +46,13 @@ def gbit_text(value: float) -> str:
 
 
 def training_traffic_text(demand: TrafficDemand, groups: str, need: float) -> str:
-    """The training traffic sentence: the average over the pipeline, the gradient sync's burst in
-    its overlap window on top of the other sends, and the line rate that hides both."""
+    """The training traffic sentence after ``groups``, its subject and verb ("DP gradient sync
+    moves"): the average over the pipeline, the gradient sync's burst in its overlap window on top
+    of the other sends, and the line rate that hides both."""
     window = demand.window_s
     total, sync = demand.scaleout_bytes_per_gpu, demand.sync_bytes_per_gpu
     avg = data_gbit(total, window)
-    text = (f"{groups} moves {total / 1e9:.3g} GB per GPU per step over a {window:.3g} s pipeline "
+    text = (f"{groups} {total / 1e9:.3g} GB per GPU per step, over the pipeline's {window:.3g} s "
             f"({gbit_text(avg)} Gb/s on average)")
     if sync > 0 and demand.sync_window_s > 0:
         other, burst = data_gbit(total - sync, window), data_gbit(sync, demand.sync_window_s)

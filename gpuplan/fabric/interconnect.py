@@ -354,13 +354,16 @@ def _scaleup_reason(gpu: Gpu, gpus: int) -> str:
 
 
 def traffic_reason(demand: TrafficDemand, need: float) -> str:
-    groups = ", ".join(GROUP_NAMES.get(g, g) for g in demand.cross_node_groups) or "cross-node traffic"
+    names = [GROUP_NAMES.get(g, g) for g in demand.cross_node_groups] or ["cross-node traffic"]
+    # "DP gradient sync and PP activation sends move ...", "EP all-to-all moves ..."
+    groups = (names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1])
+    groups += " moves" if len(names) == 1 else " move"
     gb = demand.scaleout_bytes_per_gpu / 1e9
     if demand.phase == "training":
         return training_traffic_text(demand, groups, need)
     kv = (f"; disaggregated KV transfer {demand.kv_transfer_gbit_per_gpu:.3g} Gb/s per GPU"
           if demand.kv_transfer_gbit_per_gpu > 0 else "")
-    return f"{groups} moves {gb:.3g} GB per GPU per second{kv}: needs {need:.3g} Gb/s per GPU."
+    return f"{groups} {gb:.3g} GB per GPU per second{kv}: needs {need:.3g} Gb/s per GPU."
 
 
 def _node_fields(gpu: Gpu) -> dict[str, int]:

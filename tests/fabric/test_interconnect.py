@@ -26,7 +26,7 @@ def test_h100_training_defaults(catalog):
     assert topo.oversubscription == 1.0 and topo.scalable_unit_nodes == 32
     assert topo.graph_checked and topo.bisection_gbit == 1024 * 400 / 2
     text = " ".join(ic.reasons)
-    assert "2.1 GB per GPU per step over a 4.3 s pipeline" in text
+    assert "2.1 GB per GPU per step, over the pipeline's 4.3 s" in text
     # 2.1 GB of gradient sync in its 2.1 s overlap window = 8 Gb/s, at the demand's 100% efficiency.
     assert "must fit its 2.1 s overlap window (8 Gb/s)" in text and "needs 8 Gb/s of line rate per GPU" in text
     assert "46.5x headroom" in text  # 400 x 0.93 / 8
