@@ -32,8 +32,9 @@ from gpuplan.hardware.serving_calibration import ServingConstants
 from gpuplan.physics.roofline import gemm_time_s  # noqa: F401  (re-exported)
 from gpuplan.serving.layout import Layout  # noqa: F401  (re-exported)
 from gpuplan.serving.engine import KERNELS_PER_LAYER, Engine, eager_ops_per_step, on_context, on_gpu, resolve_engine
-from gpuplan.serving.moe import moe_launch_s, moe_module_s
+from gpuplan.serving.moe import moe_launch_s
 from gpuplan.serving.links import Links, links_for
+from gpuplan.serving.step import StepTime, replica_step, step_constants  # noqa: F401  (StepTime re-exported)
 from gpuplan.serving.weights import (  # noqa: F401  (re-exported)
     ComputePath,
     WeightBytes,
@@ -51,39 +52,6 @@ from gpuplan.serving.shapes import (  # noqa: F401  (re-exported: the model's pu
     expected_experts_touched,
     gemm_input_elements_per_token,
 )
-
-
-# -- step times -----------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class StepTime:
-    """One forward step on one GPU, seconds, with its FLOPs and DRAM bytes."""
-
-    gemm_s: float
-    attention_s: float
-    comm_s: float
-    fixed_s: float
-    flops: float
-    weight_bytes: float
-    kv_bytes: float
-    activation_bytes: float
-    gemm_memory_s: float
-
-    @property
-    def total_s(self) -> float:
-        return self.gemm_s + self.attention_s + self.comm_s + self.fixed_s
-
-    @property
-    def bytes(self) -> float:
-        return self.weight_bytes + self.kv_bytes + self.activation_bytes
-
-    def dominant(self) -> str:
-        """The largest share of the step, in words."""
-        kv_s = self.attention_s
-        weights_s = self.gemm_memory_s
-        math_s = self.gemm_s - self.gemm_memory_s
-        parts = {"memory bandwidth (weights)": weights_s, "memory bandwidth (KV cache)": kv_s,
-                 "compute": math_s, "communication": self.comm_s, "fixed per-layer latency": self.fixed_s}
-        return max(parts, key=lambda p: parts[p])
 
 
 @dataclass(frozen=True)
@@ -180,16 +148,11 @@ class Replica:
         return mean_cached_tokens(prompt, output, self.arch.sliding_window)
 
     # -- communication ----------------------------------------------------------------------------
-    def _comm_s(self, tokens: float) -> float:
-        """TP all-reduces (two per layer; MoE layers with EP use dispatch + combine all-to-all)."""
+    def _all_to_all_s(self, tokens: float) -> float:
+        """MoE layers with EP: dispatch + combine all-to-all of a step of ``tokens`` tokens."""
         a, lay, act = self.arch, self.layout, self.k.activation_bytes
-        local_tokens = tokens / lay.dp
-        n_ar, custom = self._per_step[3:5]
-        t = n_ar * self.links.all_reduce_s(local_tokens * a.hidden * act, lay.tp, custom)
-        if lay.ep > 1 and a.moe_layers:
-            per_rank = tokens / lay.expert_shards * a.active_experts * a.hidden * act
-            t += 2 * a.moe_layers * self.links.all_to_all_s(per_rank, lay.expert_shards)
-        return t
+        per_rank = tokens / lay.expert_shards * a.active_experts * a.hidden * act
+        return 2 * a.moe_layers * self.links.all_to_all_s(per_rank, lay.expert_shards)
 
     def _handoffs_s(self, tokens: float) -> float:
         lay = self.layout
@@ -206,36 +169,6 @@ class Replica:
         return t
 
     # -- forward steps ----------------------------------------------------------------------------
-    def _gemm(self, tokens: float, logits: float) -> tuple[float, float, float, float, float]:
-        """(time, memory part of time, flops, weight bytes, activation bytes) of the step's GEMMs.
-
-        Each group of GEMMs takes the smooth roofline of its own math and operand stream
-        (:func:`gemm_time_s`): the layers' projections at ``tokens`` rows, the LM head at ``logits``
-        rows. The routed experts add their weights and math (the split the fused-MoE constants
-        were fitted with, serving/moe.py); norms, the gated activation and unfused quantise
-        kernels add their traffic: they run between the GEMMs, not under them."""
-        a = self.arch
-        touched = expected_experts_touched(a.experts, a.active_experts, tokens)
-        experts = a.moe_layers * touched * self.expert_bytes_per_gpu
-        w = self.fixed_stream_bytes + experts
-        quantised = self.quantised_stream_bytes + experts
-        local = tokens / self.layout.dp
-        head_flops = logits / self.layout.dp * self.lm_head_flops_per_token
-        flops = local * self.gemm_flops_per_token + tokens * self.expert_flops_per_token + head_flops
-        act = local * self.activation_bytes_per_token
-        bw, wsf, p = self.bandwidth, self.weight_stream_factor, self.k.gemm_knee_exponent
-        mem_s = (w - quantised + quantised / wsf + act) / bw
-        elementwise_s = local * self.elementwise_bytes_per_token / bw
-        head_math, head_mem = head_flops / self.lm_head_flops_per_s, self.head_stream_bytes / bw
-        expert_math, expert_mem = tokens * self.expert_flops_per_token / self.matmul_flops_per_s, experts / wsf / bw
-        layer_math = local * self.gemm_flops_per_token / self.matmul_flops_per_s
-        layer_mem = mem_s - elementwise_s - head_mem - expert_mem
-        # The fused MoE module's gather, scatter and per-expert costs run beside the GEMM roofline.
-        moe_s = moe_module_s(a, self.k.moe, tokens, self.layout.ep, self.layout.dp, self.path.math == "fp4")
-        t = (gemm_time_s(layer_math, layer_mem, p) + gemm_time_s(head_math, head_mem, p)
-             + expert_math + expert_mem + elementwise_s + moe_s)
-        return t, mem_s, flops, w, act
-
     @cached_property
     def _per_step(self) -> tuple[float, float, float, int, bool, bool]:
         """What every step shares, once: (fixed latency with the MoE launch chain, host launch time
@@ -263,56 +196,9 @@ class Replica:
         stage = layers_per_stage(a.layers, self.layout.pp) / a.layers
         return eng.eager_s(ops * stage, self.gpu.host_cpu_max_ghz)
 
-    def step(self, batch: float, mean_context: float, requests: float = 0.0, prompt: int = 0) -> StepTime:
-        """One engine step: ``batch`` decode tokens over caches of ``mean_context`` tokens, plus
-        prefill of ``requests`` prompts of ``prompt`` tokens (a mixed step of in-flight batching
-        when both are given; fractional ``requests`` is a steady-state share of a chunked prompt).
-
-        The decode and prefill tokens share one weight stream and one set of fixed costs; decode
-        attention reads each cache once (``kv_read_factor`` times for engines that read a grouped
-        KV head per query head), prefill attention is causal over the prompt."""
-        a = self.arch
-        b = 0.0 if 0.0 > batch else batch  # max(batch, 0.0), and below max(tokens, 1.0), spelled out
-        prompt_tokens = requests * prompt
-        eng = self.engine
-        # A decode-only step replays the CUDA graph, its batch padded to a captured size.
-        rows = eng.graph_tokens(b, self.layout.dp) if eng is not None and requests == 0.0 else b
-        tokens = rows + prompt_tokens
-        at_least_one = 1.0 if 1.0 > tokens else tokens
-        gemm_s, mem_s, flops, w, act = self._gemm(at_least_one, rows + requests)
-        ctx = cached_tokens(mean_context, a.sliding_window)
-        local, local_req = b / self.layout.dp, requests / self.layout.dp
-        kv_decode = local * ctx * self.kv_bytes_per_token
-        fixed_s, launch_s, read_factor, _, _, talks = self._per_step
-        kv_decode *= read_factor
-        f_decode = local * ctx * self.attn_flops_per_pair_decode
-        kv_prefill = local_req * prompt * self.kv_bytes_per_token
-        f_prefill = local_req * causal_pairs(prompt, a.sliding_window) * self.attn_flops_per_pair_prefill
-        # Decode and prefill attention are separate kernels: each takes its own roofline.
-        math_d, mem_d = f_decode / self.attention_flops_per_s, kv_decode / self.attention_bandwidth
-        math_p, mem_p = f_prefill / self.attention_flops_per_s, kv_prefill / self.bandwidth
-        attn_s = (mem_d if mem_d > math_d else math_d) + (mem_p if mem_p > math_p else math_p)
-        if kv_decode > 0.0:
-            # The decode op's fixed latency, grown in full once a layer reads decode_attention_full_mb.
-            ramp = kv_decode / self.decode_attention_full_bytes
-            attn_s += self.decode_attention_s * (ramp if ramp < 1.0 else 1.0)
-        kv, f_attn = kv_decode + kv_prefill, f_decode + f_prefill
-        # Without a TP, EP or PP group both terms are 0.0 (the calls return it): skipped.
-        comm_s = self._comm_s(at_least_one) + self._handoffs_s(at_least_one) if talks else 0.0
-        if eng is not None:
-            # Without CUDA graphs the host launches every kernel: the step lasts at least that long.
-            busy = gemm_s + attn_s + comm_s + fixed_s
-            fixed_s += max(0.0, launch_s - busy)
-            # Per-request host work of one executor (one per attention data-parallel rank): hidden
-            # under the GPU step with the overlap scheduler, added to it without.
-            host = eng.host_s(local + local_req, self.gpu.host_cpu_max_ghz)
-            if requests > 0.0:
-                # The CUDA graph covers decode-only steps alone: this step's ops launch from Python.
-                host += self.eager_prompt_s
-            busy = gemm_s + attn_s + comm_s + fixed_s
-            fixed_s += max(0.0, host - busy) if eng.features.host_overlap else host
-        # Positional, in field order: a frozen dataclass takes keywords about 60% slower.
-        return StepTime(gemm_s, attn_s, comm_s, fixed_s, flops + f_attn, w, kv, act, mem_s)
+    #: One engine step (gpuplan/serving/step.py: the formulas written out over these constants).
+    step = replica_step
+    _step_constants = cached_property(step_constants)
 
     def decode_step(self, batch: float, mean_context: float) -> StepTime:
         """One decode step of ``batch`` sequences whose cache holds ``mean_context`` tokens on average."""

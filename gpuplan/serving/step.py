@@ -1,0 +1,204 @@
+"""One engine step of a serving replica (:meth:`gpuplan.serving.model.Replica.step`), and its time.
+
+The formulas are those of docs/serving-model.md, stated in :mod:`gpuplan.serving.model`'s
+docstring. A plan takes thousands of steps (every concurrency a capacity search tries, every
+decode worker's batch), so the step is written out here in one function over the replica's
+constants, gathered once per replica (:func:`step_constants`): the same operations in the same
+order as the small functions it inlines (:func:`~gpuplan.physics.roofline.gemm_time_s`,
+:func:`~gpuplan.serving.shapes.expected_experts_touched`, :func:`~gpuplan.physics.kv_cache.cached_tokens`,
+:func:`~gpuplan.serving.shapes.causal_pairs`, the engine's ``graph_tokens`` and ``host_s``, the
+links' measured all-reduce), so every time is the same to the last bit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from gpuplan.serving.engine import bench_batch_limit, graph_batch
+from gpuplan.serving.moe import moe_module_s
+
+
+@dataclass(frozen=True)
+class StepTime:
+    """One forward step on one GPU, seconds, with its FLOPs and DRAM bytes."""
+
+    gemm_s: float
+    attention_s: float
+    comm_s: float
+    fixed_s: float
+    flops: float
+    weight_bytes: float
+    kv_bytes: float
+    activation_bytes: float
+    gemm_memory_s: float
+
+    @property
+    def total_s(self) -> float:
+        return self.gemm_s + self.attention_s + self.comm_s + self.fixed_s
+
+    @property
+    def bytes(self) -> float:
+        return self.weight_bytes + self.kv_bytes + self.activation_bytes
+
+    def dominant(self) -> str:
+        """The largest share of the step, in words."""
+        kv_s = self.attention_s
+        weights_s = self.gemm_memory_s
+        math_s = self.gemm_s - self.gemm_memory_s
+        parts = {"memory bandwidth (weights)": weights_s, "memory bandwidth (KV cache)": kv_s,
+                 "compute": math_s, "communication": self.comm_s, "fixed per-layer latency": self.fixed_s}
+        return max(parts, key=lambda p: parts[p])
+
+
+_NEW, _SET = object.__new__, object.__setattr__
+
+
+def step_time(gemm_s: float, attention_s: float, comm_s: float, fixed_s: float, flops: float, weight_bytes: float,
+              kv_bytes: float, activation_bytes: float, gemm_memory_s: float) -> StepTime:
+    """``StepTime(...)`` with its fields set at once (the frozen dataclass's ``__init__`` sets them one
+    by one, twice the time, and a plan builds thousands): an equal object."""
+    out = _NEW(StepTime)
+    _SET(out, "__dict__", {"gemm_s": gemm_s, "attention_s": attention_s, "comm_s": comm_s, "fixed_s": fixed_s,
+                           "flops": flops, "weight_bytes": weight_bytes, "kv_bytes": kv_bytes,
+                           "activation_bytes": activation_bytes, "gemm_memory_s": gemm_memory_s})
+    return out
+
+
+def step_constants(r: Any) -> tuple[Any, ...]:
+    """What every step of replica ``r`` (a :class:`~gpuplan.serving.model.Replica`) reads, in :func:`replica_step`'s order: the layout, the
+    rates and per-token constants, the engine's features, the all-reduce's measured terms."""
+    a, lay, k, eng, links = r.arch, r.layout, r.k, r.engine, r.links
+    fixed_s, launch_s, read_factor, n_ar, custom, talks = r._per_step
+    experts, active = a.experts, a.active_experts
+    f = eng.features if eng is not None else None
+    # Links.all_reduce_s over the TP group: its measured terms where it takes them, else None (called).
+    terms = links.measured_terms(lay.tp, custom) if lay.tp > 1 else None
+    ghz = r.gpu.host_cpu_max_ghz
+    ref = f.host_reference_ghz if f is not None else 1.0
+    return (
+        lay.dp, lay.pp, a.sliding_window, r.kv_bytes_per_token, r.attn_flops_per_pair_decode,
+        r.attn_flops_per_pair_prefill, r.attention_flops_per_s, r.attention_bandwidth, r.bandwidth,
+        r.decode_attention_s, r.decode_attention_full_bytes, fixed_s, launch_s, read_factor, talks, eng,
+        f.graph_batch_sizes if f is not None else (), f.host_us_per_sequence if f is not None else 0.0, ref,
+        ghz if ghz else ref, f.host_overlap if f is not None else False,
+        # the GEMMs
+        experts, active, a.moe_layers, a.is_moe, r.expert_bytes_per_gpu, r.fixed_stream_bytes,
+        r.quantised_stream_bytes, r.lm_head_flops_per_token, r.gemm_flops_per_token, r.expert_flops_per_token,
+        r.activation_bytes_per_token, r.weight_stream_factor, r.elementwise_bytes_per_token, r.lm_head_flops_per_s,
+        r.head_stream_bytes / r.bandwidth, r.matmul_flops_per_s, k.gemm_knee_exponent, 1.0 / k.gemm_knee_exponent,
+        # the collectives
+        n_ar, a.hidden, k.activation_bytes, lay.tp, custom, terms, lay.ep > 1 and a.moe_layers > 0,
+    )
+
+
+def replica_step(self: Any, batch: float, mean_context: float, requests: float = 0.0,
+                 prompt: int = 0) -> StepTime:
+    """One engine step: ``batch`` decode tokens over caches of ``mean_context`` tokens, plus
+    prefill of ``requests`` prompts of ``prompt`` tokens (a mixed step of in-flight batching
+    when both are given; fractional ``requests`` is a steady-state share of a chunked prompt).
+
+    The decode and prefill tokens share one weight stream and one set of fixed costs; decode
+    attention reads each cache once (``kv_read_factor`` times for engines that read a grouped
+    KV head per query head), prefill attention is causal over the prompt."""
+    (dp, pp, window, kv_pt, fpp_decode, fpp_prefill, attn_fps, attn_bw, bw, dec_attn_s, dec_full, fixed_s,
+     launch_s, read_factor, talks, eng, graph_sizes, host_us, host_ref, host_den, overlap,
+     n_exp, n_active, moe_layers, is_moe, expert_bytes, fixed_stream, quantised_stream, head_fpt, gemm_fpt,
+     expert_fpt, act_bpt, wsf, elem_bpt, head_fps, head_mem, matmul, knee, inv_knee,
+     n_ar, hidden, act_bytes, tp, custom, terms, all_to_all) = self._step_constants
+    b = 0.0 if 0.0 > batch else batch  # max(batch, 0.0), and below max(tokens, 1.0), spelled out
+    prompt_tokens = requests * prompt
+    # A decode-only step replays the CUDA graph, its batch padded to a captured size (Engine.graph_tokens).
+    if eng is not None and requests == 0.0 and graph_sizes and b > 0:
+        rows = dp * graph_batch(b / dp, graph_sizes, bench_batch_limit(b))
+    else:
+        rows = b
+    tokens = rows + prompt_tokens
+    tokens = 1.0 if 1.0 > tokens else tokens
+    logits = rows + requests
+    # -- the GEMMs (each group the smooth roofline of its math and stream, roofline.gemm_time_s) ----
+    touched = n_exp * (1.0 - (1.0 - n_active / n_exp) ** tokens) if n_exp > 0 else 0.0
+    experts = moe_layers * touched * expert_bytes
+    w = fixed_stream + experts
+    quantised = quantised_stream + experts
+    local = tokens / dp
+    head_flops = logits / dp * head_fpt
+    layer_flops = local * gemm_fpt
+    expert_flops = tokens * expert_fpt
+    flops = layer_flops + expert_flops + head_flops
+    act = local * act_bpt
+    mem_s = (w - quantised + quantised / wsf + act) / bw
+    elementwise_s = local * elem_bpt / bw
+    head_math = head_flops / head_fps
+    expert_math, expert_mem = expert_flops / matmul, experts / wsf / bw
+    layer_math = layer_flops / matmul
+    layer_mem = mem_s - elementwise_s - head_mem - expert_mem
+    moe_s = moe_module_s(self.arch, self.k.moe, tokens, self.layout.ep, dp, self.path.math == "fp4") if is_moe else 0.0
+    hi = layer_mem if layer_mem > layer_math else layer_math
+    lo = layer_mem if layer_mem < layer_math else layer_math
+    gemm_s = 0.0 if hi <= 0 else hi * (1.0 + (lo / hi) ** knee) ** inv_knee
+    hi = head_mem if head_mem > head_math else head_math
+    lo = head_mem if head_mem < head_math else head_math
+    gemm_s = (gemm_s + (0.0 if hi <= 0 else hi * (1.0 + (lo / hi) ** knee) ** inv_knee)
+              + expert_math + expert_mem + elementwise_s + moe_s)
+    # -- attention ------------------------------------------------------------------------------------
+    ctx = (window if window < mean_context else mean_context) if window else mean_context
+    local_b, local_req = b / dp, requests / dp
+    decode_pairs = local_b * ctx
+    kv_decode = decode_pairs * kv_pt
+    kv_decode *= read_factor
+    f_decode = decode_pairs * fpp_decode
+    kv_prefill = local_req * prompt * kv_pt
+    pairs = (prompt * (prompt + 1) / 2 if not window or prompt <= window
+             else window * (window + 1) / 2 + (prompt - window) * window)
+    f_prefill = local_req * pairs * fpp_prefill
+    # Decode and prefill attention are separate kernels: each takes its own roofline.
+    math_d, mem_d = f_decode / attn_fps, kv_decode / attn_bw
+    math_p, mem_p = f_prefill / attn_fps, kv_prefill / bw
+    attn_s = (mem_d if mem_d > math_d else math_d) + (mem_p if mem_p > math_p else math_p)
+    if kv_decode > 0.0:
+        # The decode op's fixed latency, grown in full once a layer reads decode_attention_full_mb.
+        ramp = kv_decode / dec_full
+        attn_s += dec_attn_s * (ramp if ramp < 1.0 else 1.0)
+    # -- collectives (Replica._comm_s and _handoffs_s; none without a TP, EP or PP group) -------------
+    if talks:
+        size = local * hidden * act_bytes
+        if tp <= 1 or size <= 0:
+            reduce_s = 0.0
+        elif terms is not None:  # Links.all_reduce_s: the fastest measured algorithm, as min() keeps it
+            reduce_s = terms[0][0] + terms[0][1] * size / terms[0][2]
+            for fixed, moved, rate in terms[1:]:
+                t = fixed + moved * size / rate
+                if t < reduce_s:
+                    reduce_s = t
+        else:
+            reduce_s = self.links.all_reduce_s(size, tp, custom)
+        comm_s = n_ar * reduce_s
+        if all_to_all:
+            comm_s += self._all_to_all_s(tokens)
+        comm_s = comm_s + (self._handoffs_s(tokens) if pp > 1 else 0.0)
+    else:
+        comm_s = 0.0
+    if eng is not None:
+        # Without CUDA graphs the host launches every kernel: the step lasts at least that long.
+        busy = gemm_s + attn_s + comm_s + fixed_s
+        idle = launch_s - busy
+        fixed_s += idle if idle > 0.0 else 0.0
+        # Per-request host work of one executor (one per attention data-parallel rank): hidden
+        # under the GPU step with the overlap scheduler, added to it without (Engine.host_s).
+        sequences = local_b + local_req
+        host = 0.0 if host_us <= 0 or sequences <= 0 else sequences * host_us * 1e-6 * host_ref / host_den
+        if requests > 0.0:
+            # The CUDA graph covers decode-only steps alone: this step's ops launch from Python.
+            host += self.eager_prompt_s
+        if overlap:
+            busy = gemm_s + attn_s + comm_s + fixed_s
+            idle = host - busy
+            fixed_s += idle if idle > 0.0 else 0.0
+        else:
+            fixed_s += host
+    out = _NEW(StepTime)  # step_time(), inline
+    _SET(out, "__dict__", {"gemm_s": gemm_s, "attention_s": attn_s, "comm_s": comm_s, "fixed_s": fixed_s,
+                           "flops": flops + (f_decode + f_prefill), "weight_bytes": w,
+                           "kv_bytes": kv_decode + kv_prefill, "activation_bytes": act, "gemm_memory_s": mem_s})
+    return out
