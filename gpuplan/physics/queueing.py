@@ -67,14 +67,14 @@ def _tail_decay_rate(lam: float, service_s: float, scv: float) -> float:
     x = 2 * (1 - rho) / rho
     if scv <= 0:
         expm1, exp = math.expm1, math.exp
+        # abs() and max() spelled out (the same values for every float, NaN included): ~17 steps a root.
         for _ in range(200):
-            g = rho * expm1(x) - x
             dg = rho * exp(x) - 1
             if dg <= 0:
                 break
-            step = g / dg
+            step = (rho * expm1(x) - x) / dg
             x -= step
-            if abs(step) <= 1e-12 * max(x, 1e-300):
+            if (step if step >= 0.0 else -step) <= 1e-12 * (1e-300 if 1e-300 > x else x):
                 break
         return x / service_s
     x = min(x, (1 - 1e-9) / scv)
