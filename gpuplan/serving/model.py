@@ -222,10 +222,12 @@ class Replica:
 
 def build_replica(gpu: Gpu, arch: Architecture, layout: Layout, precision: str, kv_dtype: str,
                   k: ServingConstants, catalog: Catalog, links: Links | None = None,
-                  engine: Engine | None = None, context_tokens: int | None = None) -> Replica:
+                  engine: Engine | None = None, context_tokens: int | None = None,
+                  memory_headroom: float = 0.0) -> Replica:
     """Per-GPU constants of one replica (rates are datasheet peaks times measured efficiencies).
 
-    ``context_tokens``: the engine's maximum model length, where known (engine.on_context)."""
+    ``context_tokens``: the engine's maximum model length, where known (engine.on_context);
+    ``memory_headroom``: :attr:`Replica.memory_headroom`."""
     path = compute_path(gpu, precision)
     peak = gpu.peak_tflops(path.math)
     assert peak is not None
@@ -273,5 +275,5 @@ def build_replica(gpu: Gpu, arch: Architecture, layout: Layout, precision: str, 
         kv_bytes_per_token=kv_bytes_per_token_per_gpu(arch, kv_dtype, tp, 1),
         resident_weight_bytes=resident,
         kv_bytes_per_token_stage=kv_bytes_per_token_per_gpu(arch, kv_dtype, tp, pp),
-        engine=eng,
+        engine=eng, memory_headroom=memory_headroom,
     )

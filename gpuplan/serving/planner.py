@@ -11,7 +11,6 @@ Each GPU keeps its cheapest layout; the cheapest GPU (capex or cloud $/h, per
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 from gpuplan.model.arch import Architecture
 from gpuplan.hardware.engine_vendors import vendor_refusal
@@ -85,9 +84,9 @@ def _replicas(gpu: Gpu, workload: Workload, k: ServingConstants,
         built = []
         engine = resolve_engine(k, s.engine, s.engine_version)
         for lay in candidate_layouts(workload.arch, links):
-            rep = build_replica(gpu, workload.arch, lay, s.precision, s.kv_precision, k, catalog, links, engine=engine,
-                                context_tokens=s.context_length)
-            built.append((replace(rep, memory_headroom=c.memory_headroom), {}))
+            built.append((build_replica(gpu, workload.arch, lay, s.precision, s.kv_precision, k, catalog, links,
+                                        engine=engine, context_tokens=s.context_length,
+                                        memory_headroom=c.memory_headroom), {}))
         if len(_REPLICAS) >= _REPLICAS_MAX:
             _REPLICAS.clear()
         hit = _REPLICAS[key] = (catalog, built)
