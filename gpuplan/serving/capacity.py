@@ -75,6 +75,23 @@ class Workpoint:
         return self.ttft_mean_s + self.step_count * self.tpot_s
 
 
+_NEW, _SET = object.__new__, object.__setattr__
+
+
+def _workpoint(concurrency: float, rate: float, rho: float, tpot_s: float, step: StepTime, step_s: float,
+               prefill_latency_s: float, prefill_service_s: float, ttft_mean_s: float, ttft_target_stat_s: float,
+               ttft_p99_s: float, step_count: int) -> Workpoint:
+    """``Workpoint(...)`` with its fields set at once (the frozen dataclass sets them one by one; a
+    capacity search builds hundreds): an equal object."""
+    out = _NEW(Workpoint)
+    _SET(out, "__dict__", {"concurrency": concurrency, "rate": rate, "rho": rho, "tpot_s": tpot_s, "step": step,
+                           "step_s": step_s, "prefill_latency_s": prefill_latency_s,
+                           "prefill_service_s": prefill_service_s, "ttft_mean_s": ttft_mean_s,
+                           "ttft_target_stat_s": ttft_target_stat_s, "ttft_p99_s": ttft_p99_s,
+                           "step_count": step_count})
+    return out
+
+
 class ReplicaCapacity:
     """Steady-state model of one replica for one demand (caches the prefill times)."""
 
@@ -109,11 +126,12 @@ class ReplicaCapacity:
     # -- decode -----------------------------------------------------------------------------------
     def step(self, concurrency: float) -> StepTime:
         """Decode step of the replica at concurrency C (micro-batches of C / min(pp, C) with PP)."""
-        c = max(concurrency, 1.0)
+        c = 1.0 if 1.0 > concurrency else concurrency  # max(concurrency, 1.0), spelled out: this runs per probe
         hit = self._steps.get(c)
         if hit is not None:
             return hit
-        micro = min(self.replica.layout.pp, c)
+        pp = self.replica.layout.pp
+        micro = c if c < pp else pp  # min(pp, c)
         if self.mixed:
             # The prompts of the C / n requests that start per step enter in steps filled up to
             # the engine's token budget; TPOT is the mean step of that mix (serving/mixed.py).
@@ -144,14 +162,17 @@ class ReplicaCapacity:
             return c / (n * t0)
         return c / (n * t0 + c * self.prefill_service_s)
 
-    def _mixed_load(self, concurrency: float) -> tuple[StepTime, float, float, float, float]:
+    def _mixed_load(self, concurrency: float,
+                    step: StepTime | None = None) -> tuple[StepTime, float, float, float, float]:
         """(mixed step, its time, rate, prefill chunk, time of the mix's step that carries prompt
-        tokens) at C: the parts of :meth:`_at_mixed` that come before the queue."""
+        tokens) at C: the parts of :meth:`_at_mixed` that come before the queue (``step``: the
+        step at C, where the caller has it)."""
         d = self.demand
-        step = self.step(concurrency)
+        if step is None:
+            step = self.step(concurrency)
         t0 = step.total_s
         c = max(concurrency, 0.0)
-        lam = self.rate(concurrency, t0)
+        lam = c / (d.decode_steps * t0)  # self.rate(concurrency, t0) of a mixed replica
         micro = min(self.replica.layout.pp, max(c, 1.0))
         b = c / micro
         chunk = self.step_tokens - b
@@ -189,11 +210,11 @@ class ReplicaCapacity:
         if not tail:
             p99 = math.nan
             stat = mean if pct == "mean" else p99
-            return Workpoint(concurrency, lam, rho, t0, step, t0, base, s, mean, stat, p99, d.decode_steps)
+            return _workpoint(concurrency, lam, rho, t0, step, t0, base, s, mean, stat, p99, d.decode_steps)
         p99 = wait_s(lam, s, "p99", self.scv) + base + t0 if rho < 1 else math.inf
         stat = mean if pct == "mean" else p99 if pct == "p99" else (
             wait_s(lam, s, pct, self.scv) + base + t0 if rho < 1 else math.inf)
-        return Workpoint(concurrency, lam, rho, t0, step, t0, base, s, mean, stat, p99, d.decode_steps)  # field order
+        return _workpoint(concurrency, lam, rho, t0, step, t0, base, s, mean, stat, p99, d.decode_steps)
 
     def sketch(self, concurrency: float) -> tuple[Workpoint, bool]:
         """The workpoint at C and whether it meets every limit; its queue's tail is solved only when
@@ -235,7 +256,7 @@ class ReplicaCapacity:
         pct = self.demand.percentile
         p99 = wait_s(lam, s, "p99", self.scv) + base + t0 if tail else math.nan
         stat = mean if pct == "mean" else p99 if pct == "p99" or not tail else wait_s(lam, s, pct, self.scv) + base + t0
-        return Workpoint(concurrency, lam, rho, tpot, step, t0, base, s, mean, stat, p99, self.demand.decode_steps)
+        return _workpoint(concurrency, lam, rho, tpot, step, t0, base, s, mean, stat, p99, self.demand.decode_steps)
 
     # -- limits -----------------------------------------------------------------------------------
     def violations(self, wp: Workpoint) -> list[str]:
@@ -263,9 +284,10 @@ class ReplicaCapacity:
             return True
         limit = self.max_rho + 1e-12
         if self.mixed:
-            if self.step(concurrency).total_s > self.demand.tpot_s:
+            step = self.step(concurrency)
+            if step.total_s > self.demand.tpot_s:
                 return True
-            load = self._mixed_load(concurrency)
+            load = self._mixed_load(concurrency, step)
             _, _, lam, chunk, own = load
             # rho as _at_mixed computes it (a chunk of no tokens: infinite)
             if chunk <= 0 or lam * (own * self.demand.prompt_tokens / chunk) > limit:

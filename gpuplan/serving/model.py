@@ -154,20 +154,6 @@ class Replica:
         per_rank = tokens / lay.expert_shards * a.active_experts * a.hidden * act
         return 2 * a.moe_layers * self.links.all_to_all_s(per_rank, lay.expert_shards)
 
-    def _handoffs_s(self, tokens: float) -> float:
-        lay = self.layout
-        if lay.pp <= 1:
-            return 0.0
-        size = tokens / lay.dp * self.arch.hidden * self.k.activation_bytes
-        stage_gpus = lay.tp * lay.dp
-        per_domain = self.links.local_domain // stage_gpus if stage_gpus <= self.links.local_domain else 1
-        crossing = lay.pp - 1 if per_domain <= 1 else math.ceil(lay.pp / per_domain) - 1
-        local = lay.pp - 1 - crossing
-        t = local * self.links.handoff_s(size, 2 * stage_gpus) if local else 0.0
-        if crossing:
-            t += crossing * self.links.handoff_s(size, None)
-        return t
-
     # -- forward steps ----------------------------------------------------------------------------
     @cached_property
     def _per_step(self) -> tuple[float, float, float, int, bool, bool]:

@@ -12,6 +12,7 @@ links' measured all-reduce), so every time is the same to the last bit.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,6 +75,7 @@ def step_constants(r: Any) -> tuple[Any, ...]:
     f = eng.features if eng is not None else None
     # Links.all_reduce_s over the TP group: its measured terms where it takes them, else None (called).
     terms = links.measured_terms(lay.tp, custom) if lay.tp > 1 else None
+    ring = _ring(links, lay.tp, custom) if lay.tp > 1 and terms is None else None
     ghz = r.gpu.host_cpu_max_ghz
     ref = f.host_reference_ghz if f is not None else 1.0
     return (
@@ -88,8 +90,39 @@ def step_constants(r: Any) -> tuple[Any, ...]:
         r.activation_bytes_per_token, r.weight_stream_factor, r.elementwise_bytes_per_token, r.lm_head_flops_per_s,
         r.head_stream_bytes / r.bandwidth, r.matmul_flops_per_s, k.gemm_knee_exponent, 1.0 / k.gemm_knee_exponent,
         # the collectives
-        n_ar, a.hidden, k.activation_bytes, lay.tp, custom, terms, lay.ep > 1 and a.moe_layers > 0,
+        n_ar, a.hidden, k.activation_bytes, lay.tp, custom, terms, ring, lay.ep > 1 and a.moe_layers > 0,
+        _handoffs(r) if lay.pp > 1 else None,
     )
+
+
+def _ring(links: Any, n: int, custom: bool) -> tuple[float, float, float, float | None, float, float] | None:
+    """Links.all_reduce_s's ring (or in-network) all-reduce inside the local domain, its size-free
+    terms: (2(n-1)/n, bandwidth, 2(n-1) alpha, 2 alpha where the tier reduces in the network, the
+    links' launch, the custom kernels' saving); None beyond the domain (hierarchical: called)."""
+    from gpuplan.serving.links import CUSTOM_ALL_REDUCE_SAVING_US
+
+    if n > links.local_domain:
+        return None
+    tier = links.tier(n)
+    in_network = tier.in_network_reduction and not custom and n > 2
+    return (2 * (n - 1) / n, tier.bandwidth_bytes_per_s, 2 * (n - 1) * tier.latency_s,
+            2 * tier.latency_s if in_network else None, links.launch_s,
+            CUSTOM_ALL_REDUCE_SAVING_US * 1e-6 if custom else 0.0)
+
+
+def _handoffs(r: Any) -> tuple[int, float | None, float | None, int, float | None, float | None, float]:
+    """The pipeline's hand-offs between its ``pp`` stages: (hand-offs inside a domain, their tier's
+    bandwidth and latency, hand-offs across servers, the scale-out tier's, the links' launch); a
+    tier is None where there is none (the hand-off then takes forever)."""
+    lay, links = r.layout, r.links
+    stage_gpus = lay.tp * lay.dp
+    per_domain = links.local_domain // stage_gpus if stage_gpus <= links.local_domain else 1
+    crossing = lay.pp - 1 if per_domain <= 1 else math.ceil(lay.pp / per_domain) - 1
+    local = lay.pp - 1 - crossing
+    near = links.tier(min(2 * stage_gpus, links.local_domain))
+    far = links.network.scaleout
+    return (local, near.bandwidth_bytes_per_s if near else None, near.latency_s if near else None, crossing,
+            far.bandwidth_bytes_per_s if far else None, far.latency_s if far else None, links.launch_s)
 
 
 def replica_step(self: Any, batch: float, mean_context: float, requests: float = 0.0,
@@ -105,7 +138,7 @@ def replica_step(self: Any, batch: float, mean_context: float, requests: float =
      launch_s, read_factor, talks, eng, graph_sizes, host_us, host_ref, host_den, overlap,
      n_exp, n_active, moe_layers, is_moe, expert_bytes, fixed_stream, quantised_stream, head_fpt, gemm_fpt,
      expert_fpt, act_bpt, wsf, elem_bpt, head_fps, head_mem, matmul, knee, inv_knee,
-     n_ar, hidden, act_bytes, tp, custom, terms, all_to_all) = self._step_constants
+     n_ar, hidden, act_bytes, tp, custom, terms, ring, all_to_all, handoffs) = self._step_constants
     b = 0.0 if 0.0 > batch else batch  # max(batch, 0.0), and below max(tokens, 1.0), spelled out
     prompt_tokens = requests * prompt
     # A decode-only step replays the CUDA graph, its batch padded to a captured size (Engine.graph_tokens).
@@ -171,12 +204,31 @@ def replica_step(self: Any, batch: float, mean_context: float, requests: float =
                 t = fixed + moved * size / rate
                 if t < reduce_s:
                     reduce_s = t
+        elif ring is not None:  # Links.all_reduce_s in the domain: physics.collectives.all_reduce_s
+            factor, rate, ring_s, in_network_s, launch, saving = ring
+            reduce_s = factor * size / rate + ring_s
+            if in_network_s is not None:
+                reduced = size / rate + in_network_s
+                if reduced < reduce_s:
+                    reduce_s = reduced
+            reduce_s = reduce_s + launch - saving
         else:
             reduce_s = self.links.all_reduce_s(size, tp, custom)
         comm_s = n_ar * reduce_s
         if all_to_all:
             comm_s += self._all_to_all_s(tokens)
-        comm_s = comm_s + (self._handoffs_s(tokens) if pp > 1 else 0.0)
+        if handoffs is None:
+            comm_s = comm_s + 0.0
+        else:  # Links.handoff_s of each hand-off: p2p_s + launch (0 for nothing sent, inf without a tier)
+            near, near_rate, near_s, far, far_rate, far_s, launch = handoffs
+            if size <= 0:
+                t = 0.0
+            else:
+                t = (near * (size / near_rate + near_s + launch if near_rate is not None else math.inf)
+                     if near else 0.0)
+                if far:
+                    t += far * (size / far_rate + far_s + launch if far_rate is not None else math.inf)
+            comm_s = comm_s + t
     else:
         comm_s = 0.0
     if eng is not None:
