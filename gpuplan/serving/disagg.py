@@ -171,16 +171,24 @@ def decode_worker(replica: Replica, demand: Demand) -> DecodeWorker | None:
     if n == 0 or cap < 1 or replica.max_sequences(max(full, demand.context_tokens)) < 1:
         return None
     ctx = replica.decode_context(demand.prompt_tokens, demand.output_tokens)
-    probe = DecodeWorker(replica, 0.0, 0.0, 0.0, ctx)
-    step = probe.step_at(1.0)  # each step time is computed once and kept (the bisection's end is one it saw)
+    decode, pp = replica.step, replica.layout.pp
+
+    def step_at(c: float) -> float:
+        """DecodeWorker.step_at, spelled out (``max``/``min`` as conditionals): 50 a worker."""
+        c = 1.0 if 1.0 > c else c
+        b = c / (c if c < pp else pp)
+        st = decode(1.0 if 1.0 > b else b, ctx)
+        return st.gemm_s + st.attention_s + st.comm_s + st.fixed_s
+
+    step = step_at(1.0)  # each step time is computed once and kept (the bisection's end is one it saw)
     if not math.isfinite(step) or step > demand.tpot_s:
         return None
     lo, hi = 1.0, float(cap)
-    top = probe.step_at(hi)
+    top = step_at(hi)
     if top > demand.tpot_s:
         for _ in range(BISECTIONS):
             mid = 0.5 * (lo + hi)
-            t = probe.step_at(mid)
+            t = step_at(mid)
             if t <= demand.tpot_s:
                 lo, step = mid, t
             else:

@@ -225,7 +225,7 @@ def build_replica(gpu: Gpu, arch: Architecture, layout: Layout, precision: str, 
     lm_head = min(matmul, attn_peak * 1e12 * gpu.matmul_efficiency(base) * k.gemm_efficiency_vs_mamf)
     bw = gpu.mem_bw_tb_per_s * 1e12 * gpu.efficiency.mem_bw
     attn_bw = gpu.mem_bw_tb_per_s * 1e12 * (gpu.efficiency.attention_mem_bw or gpu.efficiency.mem_bw)
-    wb = weight_bytes(arch, precision, k)
+    wb = _weights(arch, precision, k)
     tp, pp, shards = layout.tp, layout.pp, layout.expert_shards
     head_stream = wb.lm_head if wb.lm_head else wb.embedding  # tied: the embedding is the LM head
     quantised_stream = (wb.attention + wb.dense_mlp + wb.moe_layers * wb.shared) / tp
@@ -242,7 +242,7 @@ def build_replica(gpu: Gpu, arch: Architecture, layout: Layout, precision: str, 
     dense_active = arch.active_matmul_params - lm_head_params - expert_active
     # An unfused fp8 quantise kernel reads each GEMM input in 16 bit and writes it in 8.
     quantise = 3.0 * gemm_input_elements_per_token(arch, tp) if eng.separate_quantize(precision, path.native) else 0.0
-    return Replica(
+    return _replica(
         gpu=gpu, arch=arch, layout=layout, path=path, kv_dtype=kv_dtype, k=k,
         links=links or links_for(gpu, catalog, k.collective_launch_us, k.all_reduce.algorithm), weights=wb,
         matmul_flops_per_s=matmul, attention_flops_per_s=attention, lm_head_flops_per_s=lm_head, bandwidth=bw,
@@ -263,3 +263,27 @@ def build_replica(gpu: Gpu, arch: Architecture, layout: Layout, precision: str, 
         kv_bytes_per_token_stage=kv_bytes_per_token_per_gpu(arch, kv_dtype, tp, pp),
         engine=eng, memory_headroom=memory_headroom,
     )
+
+
+def _replica(**fields: object) -> Replica:
+    """``Replica(**fields)``, every field given, set at once (the frozen dataclass sets its 35 fields
+    one by one; a plan builds a replica per GPU and layout): an equal object."""
+    out = object.__new__(Replica)
+    object.__setattr__(out, "__dict__", fields)
+    return out
+
+
+#: Weight bytes by (architecture, precision, constants), by identity, the two held in the entry:
+#: every GPU and layout of a plan shares them. Bounded: cleared when full.
+_WEIGHTS: dict[tuple[int, str, int], tuple[Architecture, ServingConstants, WeightBytes]] = {}
+
+
+def _weights(arch: Architecture, precision: str, k: ServingConstants) -> WeightBytes:
+    """:func:`weight_bytes`, memoised in :data:`_WEIGHTS`."""
+    key = (id(arch), precision, id(k))
+    hit = _WEIGHTS.get(key)
+    if hit is None:
+        if len(_WEIGHTS) >= 256:
+            _WEIGHTS.clear()
+        hit = _WEIGHTS[key] = (arch, k, weight_bytes(arch, precision, k))
+    return hit[2]
