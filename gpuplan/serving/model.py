@@ -147,13 +147,6 @@ class Replica:
             return float(cached_tokens(prompt + output, self.arch.sliding_window))
         return mean_cached_tokens(prompt, output, self.arch.sliding_window)
 
-    # -- communication ----------------------------------------------------------------------------
-    def _all_to_all_s(self, tokens: float) -> float:
-        """MoE layers with EP: dispatch + combine all-to-all of a step of ``tokens`` tokens."""
-        a, lay, act = self.arch, self.layout, self.k.activation_bytes
-        per_rank = tokens / lay.expert_shards * a.active_experts * a.hidden * act
-        return 2 * a.moe_layers * self.links.all_to_all_s(per_rank, lay.expert_shards)
-
     # -- forward steps ----------------------------------------------------------------------------
     @cached_property
     def _per_step(self) -> tuple[float, float, float, int, bool, bool]:

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuplan.serving.engine import bench_batch_limit, graph_batch
-from gpuplan.serving.moe import moe_module_s
 
 
 @dataclass(frozen=True)
@@ -90,9 +89,21 @@ def step_constants(r: Any) -> tuple[Any, ...]:
         r.activation_bytes_per_token, r.weight_stream_factor, r.elementwise_bytes_per_token, r.lm_head_flops_per_s,
         r.head_stream_bytes / r.bandwidth, r.matmul_flops_per_s, k.gemm_knee_exponent, 1.0 / k.gemm_knee_exponent,
         # the collectives
-        n_ar, a.hidden, k.activation_bytes, lay.tp, custom, terms, ring, lay.ep > 1 and a.moe_layers > 0,
-        _handoffs(r) if lay.pp > 1 else None,
+        n_ar, a.hidden, k.activation_bytes, lay.tp, custom, terms, ring,
+        _all_to_all(r) if lay.ep > 1 and a.moe_layers > 0 else None, _handoffs(r) if lay.pp > 1 else None,
+        # the MoE modules (serving/moe.py moe_module_s): per-expert time, per-element times
+        (k.moe.expert_us + (k.moe.expert_block_scaled_us if r.path.math == "fp4" else 0.0), k.moe.copy_ps_per_element,
+         k.moe.token_ps_per_element, lay.ep) if a.is_moe else None,
     )
+
+
+def _all_to_all(r: Any) -> tuple[int, float, float | None, float, float]:
+    """Links.all_to_all_s over the expert shards, its size-free terms: (shards, (n-1)/n, the tier's
+    bandwidth (None: no tier), (n-1) alpha, the links' launch)."""
+    n, links = r.layout.expert_shards, r.links
+    tier = links.tier(n) if n > 1 else None
+    return (n, (n - 1) / n, tier.bandwidth_bytes_per_s if tier else None, (n - 1) * tier.latency_s if tier else 0.0,
+            links.launch_s)
 
 
 def _ring(links: Any, n: int, custom: bool) -> tuple[float, float, float, float | None, float, float] | None:
@@ -138,7 +149,7 @@ def replica_step(self: Any, batch: float, mean_context: float, requests: float =
      launch_s, read_factor, talks, eng, graph_sizes, host_us, host_ref, host_den, overlap,
      n_exp, n_active, moe_layers, is_moe, expert_bytes, fixed_stream, quantised_stream, head_fpt, gemm_fpt,
      expert_fpt, act_bpt, wsf, elem_bpt, head_fps, head_mem, matmul, knee, inv_knee,
-     n_ar, hidden, act_bytes, tp, custom, terms, ring, all_to_all, handoffs) = self._step_constants
+     n_ar, hidden, act_bytes, tp, custom, terms, ring, all_to_all, handoffs, moe) = self._step_constants
     b = 0.0 if 0.0 > batch else batch  # max(batch, 0.0), and below max(tokens, 1.0), spelled out
     prompt_tokens = requests * prompt
     # A decode-only step replays the CUDA graph, its batch padded to a captured size (Engine.graph_tokens).
@@ -166,7 +177,12 @@ def replica_step(self: Any, batch: float, mean_context: float, requests: float =
     expert_math, expert_mem = expert_flops / matmul, experts / wsf / bw
     layer_math = layer_flops / matmul
     layer_mem = mem_s - elementwise_s - head_mem - expert_mem
-    moe_s = moe_module_s(self.arch, self.k.moe, tokens, self.layout.ep, dp, self.path.math == "fp4") if is_moe else 0.0
+    if moe is None:
+        moe_s = 0.0
+    else:  # moe_module_s: the fused MoE module's copies, tokens and touched experts
+        per_expert_us, copy_ps, token_ps, ep = moe
+        copies = tokens * n_active / ep
+        moe_s = moe_layers * ((copies * copy_ps + local * token_ps) * hidden * 1e-12 + touched / ep * per_expert_us * 1e-6)
     hi = layer_mem if layer_mem > layer_math else layer_math
     lo = layer_mem if layer_mem < layer_math else layer_math
     gemm_s = 0.0 if hi <= 0 else hi * (1.0 + (lo / hi) ** knee) ** inv_knee
@@ -215,8 +231,16 @@ def replica_step(self: Any, batch: float, mean_context: float, requests: float =
         else:
             reduce_s = self.links.all_reduce_s(size, tp, custom)
         comm_s = n_ar * reduce_s
-        if all_to_all:
-            comm_s += self._all_to_all_s(tokens)
+        if all_to_all is not None:  # Replica._all_to_all_s: Links.all_to_all_s, dispatch and combine
+            shards, frac, a2a_rate, a2a_s, launch = all_to_all
+            per_rank = tokens / shards * n_active * hidden * act_bytes
+            if shards <= 1 or per_rank <= 0:
+                x = 0.0
+            elif a2a_rate is None:
+                x = math.inf
+            else:
+                x = frac * per_rank / a2a_rate + a2a_s + launch
+            comm_s += 2 * moe_layers * x
         if handoffs is None:
             comm_s = comm_s + 0.0
         else:  # Links.handoff_s of each hand-off: p2p_s + launch (0 for nothing sent, inf without a tier)
