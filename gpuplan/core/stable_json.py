@@ -24,6 +24,27 @@ def _is_money(key: str | None) -> bool:
 def stable(value: Any, key: str | None = None) -> Any:
     """Round floats (integers stay integers), recursively: dollar amounts (keys ending in ``_usd``
     or holding ``_usd_per_``) to the cent, everything else to SIGNIFICANT_DIGITS."""
+    kind = type(value)  # the plain types of a dumped plan first, as the general case below treats them
+    if kind is dict:
+        out = {}
+        money = key is not None and (key.endswith("_usd") or "_usd_per_" in key)
+        for k, v in value.items():
+            kind = type(v)
+            if kind is str or kind is int or kind is bool or v is None:
+                out[k] = v
+            else:
+                out[k] = stable(v, key if money and not _is_money(k) else k)
+        return out
+    if kind is float:
+        if not math.isfinite(value):
+            raise ValueError("non-finite number in plan")
+        if value == 0:
+            return 0.0
+        if key is not None and (key.endswith("_usd") or "_usd_per_" in key) and abs(value) >= 0.01:
+            return round(value, 2)
+        return float(f"{value:.{SIGNIFICANT_DIGITS}g}")
+    if kind is list:
+        return [stable(v, key) for v in value]
     if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
         return value
     if isinstance(value, float):
