@@ -134,6 +134,36 @@ def wait_quantile_s(lam: float, service_s: float, p: float, scv: float = 0.0) ->
     return max(0.0, math.log(c / (1 - p)) / delta)
 
 
+def wait_quantile_bound_s(lam: float, service_s: float, p: float, scv: float = 0.0) -> float:
+    """An upper bound of :func:`wait_quantile_s` without its Newton solve (``inf`` where none is
+    cheap: a gamma service, a queue near saturation), for a caller that only asks whether the
+    quantile stays under a limit.
+
+    M/D/1: the root ``x`` of ``rho (e^x - 1) = x`` is the fixed point of ``x = ln(1 + x / rho)``, a
+    map that rises above ``x`` below the root; from ``-ln(rho)``, under the root (the slope there,
+    ``rho e^x - 1``, is positive), its iterates climb towards the root and stay under it. The
+    quantile ``ln(C / (1-p)) s / x`` falls as ``x`` grows (``C = (1-rho) / (rho e^x - 1)`` too), so
+    the last iterate, less 1e-9 for the round-off of both computations, bounds it from above."""
+    rho = lam * service_s
+    if scv > 0 or not 0 < rho < SATURATED:
+        return math.inf
+    if rho <= 1 - p:
+        return 0.0
+    x = -math.log(rho)
+    for _ in range(6):
+        step = math.log1p(x / rho)
+        if step - x <= 1e-3 * x:
+            x = step
+            break
+        x = step
+    x *= 1 - 1e-9
+    denom = rho * math.exp(x) - 1
+    if denom <= 1e-6:
+        return math.inf
+    q = math.log((1 - rho) / denom * (1 + 1e-9) / (1 - p))
+    return 0.0 if q <= 0 else q * service_s / x * (1 + 1e-9)
+
+
 def wait_s(lam: float, service_s: float, percentile: str, scv: float = 0.0) -> float:
     """Wait at a named statistic: ``"mean"`` (Pollaczek-Khinchine) or ``"p50"``/``"p90"``/``"p99"``."""
     if percentile == "mean":

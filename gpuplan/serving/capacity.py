@@ -28,10 +28,10 @@ import math
 from dataclasses import dataclass
 from functools import cached_property
 
-from gpuplan.physics.queueing import wait_s
+from gpuplan.physics.queueing import PERCENTILES, wait_quantile_bound_s, wait_s
 from gpuplan.serving.mixed import budget_filled_step, budget_share
 from gpuplan.serving.model import Replica, StepTime
-from gpuplan.serving.static_mixed import static_batch_chunked_s
+from gpuplan.serving.offline import offline_tokens_per_s, static_batch_tokens_per_s  # noqa: F401  (re-exported)
 
 
 @dataclass(frozen=True)
@@ -288,17 +288,37 @@ class ReplicaCapacity:
             if step.total_s > self.demand.tpot_s:
                 return True
             load = self._mixed_load(concurrency, step)
-            _, _, lam, chunk, own = load
+            _, t0, lam, chunk, own = load
             # rho as _at_mixed computes it (a chunk of no tokens: infinite)
             if chunk <= 0 or lam * (own * self.demand.prompt_tokens / chunk) > limit:
                 return True
+            p = self.demand.prompt_tokens
+            if self._ttft_holds(lam, own * p / chunk, math.ceil(p / chunk) * own, t0):
+                return False
             return bool(self.violations(self._keep(concurrency, self._at_mixed(concurrency, load))))
         decoding = self.demand.decode_steps > 0
         t0 = self.step(concurrency).total_s if decoding else 0.0
-        rho = self.rate(concurrency, t0) * self.prefill_service_s
+        lam = self.rate(concurrency, t0)
+        rho = lam * self.prefill_service_s
         if rho > limit or (decoding and (t0 / (1 - rho) if rho < 1 else math.inf) > self.demand.tpot_s):
             return True
+        if self._ttft_holds(lam, self.prefill_service_s, self.prefill_latency_s, t0):
+            return False
         return bool(self.violations(self.at(concurrency)))
+
+    def _ttft_holds(self, lam: float, service_s: float, base_s: float, t0: float) -> bool:
+        """Whether the TTFT at a percentile (``wait + base_s + t0``, as :meth:`_at` and
+        :meth:`_at_mixed` compute it) is proven within the target by an upper bound of the wait
+        (:func:`~gpuplan.physics.queueing.wait_quantile_bound_s`), without the queue's tail solve:
+        a capacity search mostly stops at the TPOT target, its TTFT well within. False: unproven."""
+        pct = self.demand.percentile
+        if not lam * service_s < 1:
+            return False
+        p = PERCENTILES.get(pct)
+        if p is None:
+            return False
+        bound = wait_quantile_bound_s(lam, service_s, p, self.scv)
+        return bound + base_s + t0 <= self.demand.ttft_s
 
     def best(self) -> tuple[Workpoint | None, str]:
         """The highest-rate workpoint within every limit, and the limit that stops it.
@@ -350,39 +370,3 @@ class ReplicaCapacity:
             if hi_c - lo_c <= 1e-6 * max(hi_c, 1.0):
                 break
         return self.at(hi_c)
-
-
-def static_batch_tokens_per_s(replica: Replica, batch: int, prompt: int, output: int) -> float:
-    """Output tokens/s of one replica running a fixed batch to completion (static batching).
-
-    ``batch * output / (t_prefill(batch prompts) + (output - 1) * t0(batch))``, the decode step
-    taken at the mean cached length ``prompt + (output - 1) / 2``. An engine whose static runs go
-    through its chunked-prefill scheduler runs it as gpuplan.serving.static_mixed describes."""
-    eng = replica.engine
-    if (eng is not None and eng.features.static_batch_scheduled and eng.features.scheduling == "mixed"
-            and replica.layout.pp == 1):
-        return batch * output / static_batch_chunked_s(replica, batch, prompt, output, eng.features.max_step_tokens)
-    mean_ctx = replica.decode_context(prompt, output)
-    micro = min(replica.layout.pp, batch)
-    t0 = replica.decode_step(batch / micro, mean_ctx).total_s
-    total = replica.prefill_s(batch, prompt) + max(output - 1, 0) * t0
-    return batch * output / total
-
-
-def offline_tokens_per_s(replica: Replica, prompt: int, output: int,
-                         batch: int | None = None) -> tuple[float, int]:
-    """Offline maximum throughput: the largest batch whose full-length cache fits (or ``batch``),
-    continuously refilled, prefill amortised over the output (``lam * output`` at that concurrency).
-
-    Returns (output tokens/s, batch)."""
-    if batch is None:
-        batch = replica.max_sequences(prompt + output)
-    if batch < 1:
-        return 0.0, 0
-    mean_ctx = replica.decode_context(prompt, output)
-    micro = min(replica.layout.pp, batch)
-    t0 = replica.decode_step(batch / micro, mean_ctx).total_s
-    per_request_prefill = replica.prefill_s(batch, prompt) / batch / replica.layout.pp
-    n = max(output - 1, 0)
-    rate = batch / (n * t0 + batch * per_request_prefill)
-    return rate * output, batch
