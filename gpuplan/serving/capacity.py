@@ -218,8 +218,9 @@ class ReplicaCapacity:
 
     def sketch(self, concurrency: float) -> tuple[Workpoint, bool]:
         """The workpoint at C and whether it meets every limit; its queue's tail is solved only when
-        the limits before it (KV, utilisation, TPOT) hold, and the percentiles are NaN otherwise
-        (the frontier reads the rate, TPOT, mean TTFT and the verdict)."""
+        the limits before it (KV, utilisation, TPOT) hold and a bound does not settle the TTFT
+        (:meth:`_ttft_holds`), and the percentiles are NaN otherwise (the frontier reads the rate,
+        TPOT, mean TTFT and the verdict)."""
         wp = self._points.get(concurrency)
         if wp is not None:
             return wp, not self.violations(wp)
@@ -227,6 +228,8 @@ class ReplicaCapacity:
         wp = self._at_mixed(concurrency, load, tail=False) if self.mixed else self._at(concurrency, tail=False)
         if self.violations(wp):  # KV, utilisation or TPOT (a NaN TTFT breaks nothing)
             return wp, False
+        if self._ttft_holds(wp.rate, wp.prefill_service_s, wp.prefill_latency_s, wp.step_s):
+            return wp, True  # within the TTFT target by a bound: the tail stays unsolved (NaN)
         wp = self._keep(concurrency, self._at_mixed(concurrency, load) if self.mixed else self._at(concurrency))
         return wp, not self.violations(wp)
 
