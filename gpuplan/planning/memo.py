@@ -28,6 +28,7 @@ def clear_memos() -> None:
     groupcomm._RAMPED.clear()
     space._DPS.clear()
     serving_planner._REPLICAS.clear()
+    serving_planner._ENGINES.clear()
     disagg_search._WORKERS.clear()
     disagg_search._RATES.clear()
     fleet._FLEETS.clear()
