@@ -39,6 +39,7 @@ from gpuplan.serving.disagg import (
     DecodeWorker,
     KvLink,
     PrefillWorker,
+    decode_rate_bound,
     decode_worker,
     domain_link,
     prefill_worker,
@@ -253,8 +254,10 @@ def search(replicas: list[Replica], demand: Demand, qps: float, spare: int, max_
 
     pre = LazyOrder([(s.lower_bound(p.replica, top[i]), _key(p.replica), i) for i, p in enumerate(pres)],
                     price_prefill)
-    # One worker and the spares: the least any decode pool costs (lower_bound at an unbounded rate).
-    floor = [s.lower_bound(e[3], math.inf) for e in entries]
+    # The least any decode pool costs: its workers at a rate no decode worker of the replica exceeds
+    # (decode_rate_bound; one worker and the spares where there is no such rate), so that the
+    # searches size only the decode workers whose pool may undercut the best fleet found.
+    floor = [s.lower_bound(e[3], decode_rate_bound(e[3], demand)) for e in entries]
 
     def price_decode(j: int) -> tuple[float, tuple[int, FleetCost, DecodeWorker]] | None:
         w = _decode(entries[j], demand)
