@@ -200,8 +200,8 @@ def decode_worker(replica: Replica, demand: Demand) -> DecodeWorker | None:
 
 
 def decode_rate_bound(replica: Replica, demand: Demand) -> float:
-    """An upper bound of :func:`decode_worker`'s rate without its bisection (``inf`` where there is
-    none at hand: a pipeline), for the search's cost bounds (serving/disagg_search.py).
+    """An upper bound of :func:`decode_worker`'s rate without its bisection (``inf`` for a worker
+    that cannot be), for the search's cost bounds (serving/disagg_search.py).
 
     A decode step of ``C`` sequences lasts at least its fixed latency plus its GEMMs' weight stream
     (``F``: a GEMM group takes at least its stream, and the groups' streams add up to the step's,
@@ -212,7 +212,7 @@ def decode_rate_bound(replica: Replica, demand: Demand) -> float:
     round-off of the step's own sums."""
     n = demand.decode_steps
     cap = replica.max_sequences(demand.prompt_tokens + demand.output_tokens)
-    if n == 0 or cap < 1 or replica.layout.pp > 1:
+    if n == 0 or cap < 1:
         return math.inf
     window = replica.arch.sliding_window
     mean = replica.decode_context(demand.prompt_tokens, demand.output_tokens)
@@ -220,7 +220,9 @@ def decode_rate_bound(replica: Replica, demand: Demand) -> float:
     fixed, _, read_factor = replica._per_step[:3]
     quantised = replica.quantised_stream_bytes
     fixed += (replica.fixed_stream_bytes - quantised + quantised / replica.weight_stream_factor) / replica.bandwidth
-    per_sequence = ctx * replica.kv_bytes_per_token * read_factor / (replica.layout.dp * replica.attention_bandwidth)
+    # A pipeline steps C / pp sequences a micro-batch (one sequence below pp, the bound's C = pp).
+    per_sequence = (ctx * replica.kv_bytes_per_token * read_factor
+                    / (replica.layout.dp * replica.attention_bandwidth) / replica.layout.pp)
     if not (fixed > 0 or per_sequence > 0):
         return math.inf
     top = float(cap)

@@ -271,7 +271,7 @@ def search(replicas: list[Replica], demand: Demand, qps: float, spare: int, max_
     # rounding of the bound's two products where the two are equal).
     dec = LazyOrder([(floor[j] * (1 - 1e-12), _key(e[3]), j) for j, e in enumerate(entries)], price_decode)
     kv = request_kv_bytes(pres[0].replica, demand.prompt_tokens)
-    _scaleout(s, pres, pre, dec, rate, kv)
+    _scaleout(s, pres, pre, dec, rate, kv, entries)
     d = _Search(demand, qps, spare, max_load, pricing, cost, by_gpus)
     if worth_below is not None and s.best is not None:
         # Above both, the one-domain fleet would be neither built nor first (ties go to scale-out).
@@ -281,8 +281,14 @@ def search(replicas: list[Replica], demand: Demand, qps: float, spare: int, max_
     return [f for _, _, f in sorted(found, key=lambda t: (t[0], t[1]))]  # type: ignore[misc]
 
 
-def _scaleout(s: _Search, pres: list[PrefillWorker], pre: LazyOrder, dec: LazyOrder, rate, kv: float) -> None:
-    first = dec.get(0)
+def _scaleout(s: _Search, pres: list[PrefillWorker], pre: LazyOrder, dec: LazyOrder, rate, kv: float,
+              entries: list[list]) -> None:
+    def unlinked(j: int, bound: float) -> bool:
+        """A decode worker whose server has no scale-out NIC pairs with no prefill worker here
+        (scaleout_link is None): it leaves the order unsized, as the loop below would skip it."""
+        return entries[j][3].links.network.scaleout is None
+
+    first = dec.get(0, drop=unlinked)
     if first is None:
         return
     cheapest = first[0]
@@ -293,8 +299,10 @@ def _scaleout(s: _Search, pres: list[PrefillWorker], pre: LazyOrder, dec: LazyOr
             break
         k += 1
         pw = pres[i]
+        if pw.replica.links.network.scaleout is None:
+            continue  # no scale-out link to any decode worker (scaleout_link is None)
         m = 0
-        while (e := dec.get(m, lambda c: lb + c >= s.best_key[0])) is not None:
+        while (e := dec.get(m, lambda c: lb + c >= s.best_key[0], drop=unlinked)) is not None:
             d_cost, j = e
             if lb + d_cost >= s.best_key[0]:
                 break
