@@ -365,12 +365,18 @@ def _in_domain(s: _Search, pres: list[PrefillWorker], pre: LazyOrder, entries: l
             if s.lower_bound(pw.replica, free) + s.lower_bound(dw.replica, dw.rate) >= s.best_key[0]:
                 continue
             local = pw.replica.links.local_domain
+            residual = dw.residual_s(s.demand.percentile)
+            spans: dict[int, tuple[KvLink | None, float]] = {}  # the link and the TTFT it takes, by span
             for x in range(1, (local - gd) // gp + 1):
                 most = (local - x * gp) // gd
                 matched = x * free / dw.rate
                 for y in sorted({max(1, min(most, math.floor(matched))), max(1, min(most, math.ceil(matched))), most}):
                     span = x * gp + y * gd
-                    link = domain_link(pw.replica, dw.replica, span)
+                    hit = spans.get(span)
+                    if hit is None:
+                        link = domain_link(pw.replica, dw.replica, span)
+                        hit = spans[span] = (link, 0.0 if link is None else link.seconds(kv) + residual)
+                    link, extra = hit
                     if link is None:
                         continue
                     def dear(r: float, x: int = x, y: int = y, span: int = span, dw: DecodeWorker = dw) -> bool:
@@ -378,7 +384,7 @@ def _in_domain(s: _Search, pres: list[PrefillWorker], pre: LazyOrder, entries: l
                         least = domain_fleet(pw.replica.gpu, n + s.spare, span, local, s.pricing, s.cost)
                         return (s.metric(least, (n + s.spare) * span), (n + s.spare) * span) >= s.best_key
 
-                    r = rate(i, link.seconds(kv) + dw.residual_s(s.demand.percentile), dear)
+                    r = rate(i, extra, dear)
                     if r <= 0:
                         continue
                     n = _count(s.need, min(x * r, y * dw.rate))
