@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from json.encoder import encode_basestring as _quote  # json.dumps's own, with ensure_ascii=False
 from typing import Any
 
 from pydantic import BaseModel
@@ -23,6 +24,27 @@ def _is_money(key: str | None) -> bool:
 def stable(value: Any, key: str | None = None) -> Any:
     """Round floats (integers stay integers), recursively: dollar amounts (keys ending in ``_usd``
     or holding ``_usd_per_``) to the cent, everything else to SIGNIFICANT_DIGITS."""
+    kind = type(value)  # the plain types of a dumped plan first, as the general case below treats them
+    if kind is dict:
+        out = {}
+        money = key is not None and (key.endswith("_usd") or "_usd_per_" in key)
+        for k, v in value.items():
+            kind = type(v)
+            if kind is str or kind is int or kind is bool or v is None:
+                out[k] = v
+            else:
+                out[k] = stable(v, key if money and not _is_money(k) else k)
+        return out
+    if kind is float:
+        if not math.isfinite(value):
+            raise ValueError("non-finite number in plan")
+        if value == 0:
+            return 0.0
+        if key is not None and (key.endswith("_usd") or "_usd_per_" in key) and abs(value) >= 0.01:
+            return round(value, 2)
+        return float(f"{value:.{SIGNIFICANT_DIGITS}g}")
+    if kind is list:
+        return [stable(v, key) for v in value]
     if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
         return value
     if isinstance(value, float):
@@ -51,6 +73,75 @@ def escape_json_raw(text: str) -> str:
 
 
 def to_json(obj: BaseModel | dict[str, Any]) -> str:
+    """``obj`` as :func:`stable` JSON text, two-space indented (``json.dumps(stable(data), indent=2,
+    ensure_ascii=False)``, written in one pass by :func:`_encode`)."""
     data = obj.model_dump(mode="json", by_alias=True) if isinstance(obj, BaseModel) else obj
-    return escape_json_raw(json.dumps(stable(data), indent=2, sort_keys=False, ensure_ascii=False,
-                                      allow_nan=False) + "\n")
+    out: list[str] = []
+    try:
+        _encode(data, None, "\n", out)
+        text = "".join(out) + "\n"
+    except _Unusual:  # a key or a value json.dumps writes its own way
+        text = json.dumps(stable(data), indent=2, sort_keys=False, ensure_ascii=False, allow_nan=False) + "\n"
+    return escape_json_raw(text)
+
+
+class _Unusual(Exception):
+    """Raised by :func:`_encode` on what it does not write itself (``to_json`` then calls json.dumps)."""
+
+
+def _encode(value: Any, key: str | None, newline: str, out: list[str]) -> None:
+    """Append :func:`stable`'s ``value`` (under ``key``) as json.dumps writes it at ``indent=2``
+    (``newline``: a line break and the current indent), without building the rounded copy: a plan
+    is ~100 kB of JSON, and json.dumps indents it in pure Python."""
+    if isinstance(value, str):
+        out.append(_quote(value))
+    elif value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif isinstance(value, int):
+        out.append(int.__repr__(value))
+    elif isinstance(value, float):  # stable(value, key), inline
+        if not math.isfinite(value):
+            raise ValueError("non-finite number in plan")
+        if value == 0:
+            out.append("0.0")
+        elif key is not None and (key.endswith("_usd") or "_usd_per_" in key) and abs(value) >= 0.01:
+            out.append(float.__repr__(round(value, 2)))
+        else:
+            out.append(float.__repr__(float(f"{value:.{SIGNIFICANT_DIGITS}g}")))
+    elif isinstance(value, dict):
+        if not value:
+            out.append("{}")
+            return
+        inner = newline + "  "
+        money = _is_money(key)
+        out.append("{")
+        sep = inner
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise _Unusual
+            out.append(sep)
+            out.append(_quote(k))
+            out.append(": ")
+            _encode(v, key if money and not _is_money(k) else k, inner, out)
+            sep = "," + inner
+        out.append(newline)
+        out.append("}")
+    elif isinstance(value, (list, tuple)):
+        if not value:
+            out.append("[]")
+            return
+        inner = newline + "  "
+        out.append("[")
+        sep = inner
+        for v in value:
+            out.append(sep)
+            _encode(v, key, inner, out)
+            sep = "," + inner
+        out.append(newline)
+        out.append("]")
+    else:
+        raise _Unusual

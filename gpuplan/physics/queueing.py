@@ -67,14 +67,14 @@ def _tail_decay_rate(lam: float, service_s: float, scv: float) -> float:
     x = 2 * (1 - rho) / rho
     if scv <= 0:
         expm1, exp = math.expm1, math.exp
+        # abs() and max() spelled out (the same values for every float, NaN included): ~17 steps a root.
         for _ in range(200):
-            g = rho * expm1(x) - x
             dg = rho * exp(x) - 1
             if dg <= 0:
                 break
-            step = g / dg
+            step = (rho * expm1(x) - x) / dg
             x -= step
-            if abs(step) <= 1e-12 * max(x, 1e-300):
+            if (step if step >= 0.0 else -step) <= 1e-12 * (1e-300 if 1e-300 > x else x):
                 break
         return x / service_s
     x = min(x, (1 - 1e-9) / scv)
@@ -132,6 +132,36 @@ def wait_quantile_s(lam: float, service_s: float, p: float, scv: float = 0.0) ->
     delta = tail_decay_rate(lam, service_s, scv)
     c = tail_constant(lam, service_s, delta, scv)
     return max(0.0, math.log(c / (1 - p)) / delta)
+
+
+def wait_quantile_bound_s(lam: float, service_s: float, p: float, scv: float = 0.0) -> float:
+    """An upper bound of :func:`wait_quantile_s` without its Newton solve (``inf`` where none is
+    cheap: a gamma service, a queue near saturation), for a caller that only asks whether the
+    quantile stays under a limit.
+
+    M/D/1: the root ``x`` of ``rho (e^x - 1) = x`` is the fixed point of ``x = ln(1 + x / rho)``, a
+    map that rises above ``x`` below the root; from ``-ln(rho)``, under the root (the slope there,
+    ``rho e^x - 1``, is positive), its iterates climb towards the root and stay under it. The
+    quantile ``ln(C / (1-p)) s / x`` falls as ``x`` grows (``C = (1-rho) / (rho e^x - 1)`` too), so
+    the last iterate, less 1e-9 for the round-off of both computations, bounds it from above."""
+    rho = lam * service_s
+    if scv > 0 or not 0 < rho < SATURATED:
+        return math.inf
+    if rho <= 1 - p:
+        return 0.0
+    x = -math.log(rho)
+    for _ in range(6):
+        step = math.log1p(x / rho)
+        if step - x <= 1e-3 * x:
+            x = step
+            break
+        x = step
+    x *= 1 - 1e-9
+    denom = rho * math.exp(x) - 1
+    if denom <= 1e-6:
+        return math.inf
+    q = math.log((1 - rho) / denom * (1 + 1e-9) / (1 - p))
+    return 0.0 if q <= 0 else q * service_s / x * (1 + 1e-9)
 
 
 def wait_s(lam: float, service_s: float, percentile: str, scv: float = 0.0) -> float:

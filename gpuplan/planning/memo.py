@@ -2,7 +2,8 @@
 
 Planning reuses, across plans in one process, what does not depend on the field a caller varies
 (issue 21): serving replicas and their ceilings (serving/planner.py), disaggregated workers and their
-prefill rates (serving/disagg_search.py), the queue-tail solves (physics/queueing.py), the training search's shared
+prefill rates (serving/disagg_search.py), fleet costs (serving/fleet.py), weight bytes (serving/model.py), the queue-tail solves
+(physics/queueing.py), the training search's shared
 parts, evaluations and deadline searches (training/evaluator.py, training/search.py), the layout bytes and DP
 values the GPU types share (training/evaluator.py, training/space.py), ramped
 collective networks (training/groupcomm.py) and checked fabric graphs (fabric/interconnect.py).
@@ -18,7 +19,7 @@ def clear_memos() -> None:
     """Empty every planning memo of this process."""
     from gpuplan.fabric import interconnect
     from gpuplan.physics import queueing
-    from gpuplan.serving import disagg_search
+    from gpuplan.serving import disagg_search, fleet, model
     from gpuplan.serving import planner as serving_planner
     from gpuplan.training import evaluator, groupcomm, space
 
@@ -27,7 +28,10 @@ def clear_memos() -> None:
     groupcomm._RAMPED.clear()
     space._DPS.clear()
     serving_planner._REPLICAS.clear()
+    serving_planner._ENGINES.clear()
     disagg_search._WORKERS.clear()
     disagg_search._RATES.clear()
+    fleet._FLEETS.clear()
+    model._WEIGHTS.clear()
     queueing._tail_decay_rate.cache_clear()
     interconnect._CHECKED.clear()

@@ -28,10 +28,10 @@ import math
 from dataclasses import dataclass
 from functools import cached_property
 
-from gpuplan.physics.queueing import wait_s
+from gpuplan.physics.queueing import PERCENTILES, wait_quantile_bound_s, wait_s
 from gpuplan.serving.mixed import budget_filled_step, budget_share
 from gpuplan.serving.model import Replica, StepTime
-from gpuplan.serving.static_mixed import static_batch_chunked_s
+from gpuplan.serving.offline import offline_tokens_per_s, static_batch_tokens_per_s  # noqa: F401  (re-exported)
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,23 @@ class Workpoint:
         return self.ttft_mean_s + self.step_count * self.tpot_s
 
 
+_NEW, _SET = object.__new__, object.__setattr__
+
+
+def _workpoint(concurrency: float, rate: float, rho: float, tpot_s: float, step: StepTime, step_s: float,
+               prefill_latency_s: float, prefill_service_s: float, ttft_mean_s: float, ttft_target_stat_s: float,
+               ttft_p99_s: float, step_count: int) -> Workpoint:
+    """``Workpoint(...)`` with its fields set at once (the frozen dataclass sets them one by one; a
+    capacity search builds hundreds): an equal object."""
+    out = _NEW(Workpoint)
+    _SET(out, "__dict__", {"concurrency": concurrency, "rate": rate, "rho": rho, "tpot_s": tpot_s, "step": step,
+                           "step_s": step_s, "prefill_latency_s": prefill_latency_s,
+                           "prefill_service_s": prefill_service_s, "ttft_mean_s": ttft_mean_s,
+                           "ttft_target_stat_s": ttft_target_stat_s, "ttft_p99_s": ttft_p99_s,
+                           "step_count": step_count})
+    return out
+
+
 class ReplicaCapacity:
     """Steady-state model of one replica for one demand (caches the prefill times)."""
 
@@ -109,11 +126,12 @@ class ReplicaCapacity:
     # -- decode -----------------------------------------------------------------------------------
     def step(self, concurrency: float) -> StepTime:
         """Decode step of the replica at concurrency C (micro-batches of C / min(pp, C) with PP)."""
-        c = max(concurrency, 1.0)
+        c = 1.0 if 1.0 > concurrency else concurrency  # max(concurrency, 1.0), spelled out: this runs per probe
         hit = self._steps.get(c)
         if hit is not None:
             return hit
-        micro = min(self.replica.layout.pp, c)
+        pp = self.replica.layout.pp
+        micro = c if c < pp else pp  # min(pp, c)
         if self.mixed:
             # The prompts of the C / n requests that start per step enter in steps filled up to
             # the engine's token budget; TPOT is the mean step of that mix (serving/mixed.py).
@@ -144,14 +162,17 @@ class ReplicaCapacity:
             return c / (n * t0)
         return c / (n * t0 + c * self.prefill_service_s)
 
-    def _mixed_load(self, concurrency: float) -> tuple[StepTime, float, float, float, float]:
+    def _mixed_load(self, concurrency: float,
+                    step: StepTime | None = None) -> tuple[StepTime, float, float, float, float]:
         """(mixed step, its time, rate, prefill chunk, time of the mix's step that carries prompt
-        tokens) at C: the parts of :meth:`_at_mixed` that come before the queue."""
+        tokens) at C: the parts of :meth:`_at_mixed` that come before the queue (``step``: the
+        step at C, where the caller has it)."""
         d = self.demand
-        step = self.step(concurrency)
+        if step is None:
+            step = self.step(concurrency)
         t0 = step.total_s
         c = max(concurrency, 0.0)
-        lam = self.rate(concurrency, t0)
+        lam = c / (d.decode_steps * t0)  # self.rate(concurrency, t0) of a mixed replica
         micro = min(self.replica.layout.pp, max(c, 1.0))
         b = c / micro
         chunk = self.step_tokens - b
@@ -189,16 +210,17 @@ class ReplicaCapacity:
         if not tail:
             p99 = math.nan
             stat = mean if pct == "mean" else p99
-            return Workpoint(concurrency, lam, rho, t0, step, t0, base, s, mean, stat, p99, d.decode_steps)
+            return _workpoint(concurrency, lam, rho, t0, step, t0, base, s, mean, stat, p99, d.decode_steps)
         p99 = wait_s(lam, s, "p99", self.scv) + base + t0 if rho < 1 else math.inf
         stat = mean if pct == "mean" else p99 if pct == "p99" else (
             wait_s(lam, s, pct, self.scv) + base + t0 if rho < 1 else math.inf)
-        return Workpoint(concurrency, lam, rho, t0, step, t0, base, s, mean, stat, p99, d.decode_steps)  # field order
+        return _workpoint(concurrency, lam, rho, t0, step, t0, base, s, mean, stat, p99, d.decode_steps)
 
     def sketch(self, concurrency: float) -> tuple[Workpoint, bool]:
         """The workpoint at C and whether it meets every limit; its queue's tail is solved only when
-        the limits before it (KV, utilisation, TPOT) hold, and the percentiles are NaN otherwise
-        (the frontier reads the rate, TPOT, mean TTFT and the verdict)."""
+        the limits before it (KV, utilisation, TPOT) hold and a bound does not settle the TTFT
+        (:meth:`_ttft_holds`), and the percentiles are NaN otherwise (the frontier reads the rate,
+        TPOT, mean TTFT and the verdict)."""
         wp = self._points.get(concurrency)
         if wp is not None:
             return wp, not self.violations(wp)
@@ -206,6 +228,8 @@ class ReplicaCapacity:
         wp = self._at_mixed(concurrency, load, tail=False) if self.mixed else self._at(concurrency, tail=False)
         if self.violations(wp):  # KV, utilisation or TPOT (a NaN TTFT breaks nothing)
             return wp, False
+        if self._ttft_holds(wp.rate, wp.prefill_service_s, wp.prefill_latency_s, wp.step_s):
+            return wp, True  # within the TTFT target by a bound: the tail stays unsolved (NaN)
         wp = self._keep(concurrency, self._at_mixed(concurrency, load) if self.mixed else self._at(concurrency))
         return wp, not self.violations(wp)
 
@@ -235,7 +259,7 @@ class ReplicaCapacity:
         pct = self.demand.percentile
         p99 = wait_s(lam, s, "p99", self.scv) + base + t0 if tail else math.nan
         stat = mean if pct == "mean" else p99 if pct == "p99" or not tail else wait_s(lam, s, pct, self.scv) + base + t0
-        return Workpoint(concurrency, lam, rho, tpot, step, t0, base, s, mean, stat, p99, self.demand.decode_steps)
+        return _workpoint(concurrency, lam, rho, tpot, step, t0, base, s, mean, stat, p99, self.demand.decode_steps)
 
     # -- limits -----------------------------------------------------------------------------------
     def violations(self, wp: Workpoint) -> list[str]:
@@ -263,20 +287,41 @@ class ReplicaCapacity:
             return True
         limit = self.max_rho + 1e-12
         if self.mixed:
-            if self.step(concurrency).total_s > self.demand.tpot_s:
+            step = self.step(concurrency)
+            if step.total_s > self.demand.tpot_s:
                 return True
-            load = self._mixed_load(concurrency)
-            _, _, lam, chunk, own = load
+            load = self._mixed_load(concurrency, step)
+            _, t0, lam, chunk, own = load
             # rho as _at_mixed computes it (a chunk of no tokens: infinite)
             if chunk <= 0 or lam * (own * self.demand.prompt_tokens / chunk) > limit:
                 return True
+            p = self.demand.prompt_tokens
+            if self._ttft_holds(lam, own * p / chunk, math.ceil(p / chunk) * own, t0):
+                return False
             return bool(self.violations(self._keep(concurrency, self._at_mixed(concurrency, load))))
         decoding = self.demand.decode_steps > 0
         t0 = self.step(concurrency).total_s if decoding else 0.0
-        rho = self.rate(concurrency, t0) * self.prefill_service_s
+        lam = self.rate(concurrency, t0)
+        rho = lam * self.prefill_service_s
         if rho > limit or (decoding and (t0 / (1 - rho) if rho < 1 else math.inf) > self.demand.tpot_s):
             return True
+        if self._ttft_holds(lam, self.prefill_service_s, self.prefill_latency_s, t0):
+            return False
         return bool(self.violations(self.at(concurrency)))
+
+    def _ttft_holds(self, lam: float, service_s: float, base_s: float, t0: float) -> bool:
+        """Whether the TTFT at a percentile (``wait + base_s + t0``, as :meth:`_at` and
+        :meth:`_at_mixed` compute it) is proven within the target by an upper bound of the wait
+        (:func:`~gpuplan.physics.queueing.wait_quantile_bound_s`), without the queue's tail solve:
+        a capacity search mostly stops at the TPOT target, its TTFT well within. False: unproven."""
+        pct = self.demand.percentile
+        if not lam * service_s < 1:
+            return False
+        p = PERCENTILES.get(pct)
+        if p is None:
+            return False
+        bound = wait_quantile_bound_s(lam, service_s, p, self.scv)
+        return bound + base_s + t0 <= self.demand.ttft_s
 
     def best(self) -> tuple[Workpoint | None, str]:
         """The highest-rate workpoint within every limit, and the limit that stops it.
@@ -328,39 +373,3 @@ class ReplicaCapacity:
             if hi_c - lo_c <= 1e-6 * max(hi_c, 1.0):
                 break
         return self.at(hi_c)
-
-
-def static_batch_tokens_per_s(replica: Replica, batch: int, prompt: int, output: int) -> float:
-    """Output tokens/s of one replica running a fixed batch to completion (static batching).
-
-    ``batch * output / (t_prefill(batch prompts) + (output - 1) * t0(batch))``, the decode step
-    taken at the mean cached length ``prompt + (output - 1) / 2``. An engine whose static runs go
-    through its chunked-prefill scheduler runs it as gpuplan.serving.static_mixed describes."""
-    eng = replica.engine
-    if (eng is not None and eng.features.static_batch_scheduled and eng.features.scheduling == "mixed"
-            and replica.layout.pp == 1):
-        return batch * output / static_batch_chunked_s(replica, batch, prompt, output, eng.features.max_step_tokens)
-    mean_ctx = replica.decode_context(prompt, output)
-    micro = min(replica.layout.pp, batch)
-    t0 = replica.decode_step(batch / micro, mean_ctx).total_s
-    total = replica.prefill_s(batch, prompt) + max(output - 1, 0) * t0
-    return batch * output / total
-
-
-def offline_tokens_per_s(replica: Replica, prompt: int, output: int,
-                         batch: int | None = None) -> tuple[float, int]:
-    """Offline maximum throughput: the largest batch whose full-length cache fits (or ``batch``),
-    continuously refilled, prefill amortised over the output (``lam * output`` at that concurrency).
-
-    Returns (output tokens/s, batch)."""
-    if batch is None:
-        batch = replica.max_sequences(prompt + output)
-    if batch < 1:
-        return 0.0, 0
-    mean_ctx = replica.decode_context(prompt, output)
-    micro = min(replica.layout.pp, batch)
-    t0 = replica.decode_step(batch / micro, mean_ctx).total_s
-    per_request_prefill = replica.prefill_s(batch, prompt) / batch / replica.layout.pp
-    n = max(output - 1, 0)
-    rate = batch / (n * t0 + batch * per_request_prefill)
-    return rate * output, batch

@@ -171,16 +171,24 @@ def decode_worker(replica: Replica, demand: Demand) -> DecodeWorker | None:
     if n == 0 or cap < 1 or replica.max_sequences(max(full, demand.context_tokens)) < 1:
         return None
     ctx = replica.decode_context(demand.prompt_tokens, demand.output_tokens)
-    probe = DecodeWorker(replica, 0.0, 0.0, 0.0, ctx)
-    step = probe.step_at(1.0)  # each step time is computed once and kept (the bisection's end is one it saw)
+    decode, pp = replica.step, replica.layout.pp
+
+    def step_at(c: float) -> float:
+        """DecodeWorker.step_at, spelled out (``max``/``min`` as conditionals): 50 a worker."""
+        c = 1.0 if 1.0 > c else c
+        b = c / (c if c < pp else pp)
+        st = decode(1.0 if 1.0 > b else b, ctx)
+        return st.gemm_s + st.attention_s + st.comm_s + st.fixed_s
+
+    step = step_at(1.0)  # each step time is computed once and kept (the bisection's end is one it saw)
     if not math.isfinite(step) or step > demand.tpot_s:
         return None
     lo, hi = 1.0, float(cap)
-    top = probe.step_at(hi)
+    top = step_at(hi)
     if top > demand.tpot_s:
         for _ in range(BISECTIONS):
             mid = 0.5 * (lo + hi)
-            t = probe.step_at(mid)
+            t = step_at(mid)
             if t <= demand.tpot_s:
                 lo, step = mid, t
             else:
@@ -189,3 +197,36 @@ def decode_worker(replica: Replica, demand: Demand) -> DecodeWorker | None:
     else:
         step = top
     return DecodeWorker(replica, hi / (n * step), hi, step, ctx)
+
+
+def decode_rate_bound(replica: Replica, demand: Demand) -> float:
+    """An upper bound of :func:`decode_worker`'s rate without its bisection (``inf`` for a worker
+    that cannot be), for the search's cost bounds (serving/disagg_search.py).
+
+    A decode step of ``C`` sequences lasts at least its fixed latency plus its GEMMs' weight stream
+    (``F``: a GEMM group takes at least its stream, and the groups' streams add up to the step's,
+    of which the weights) plus its KV-cache read, ``C B`` (``B = ctx x KV bytes per token x read
+    factor / (dp x attention bandwidth)``): every other part of the step is not negative. The worker keeps its step within the TPOT target, so
+    ``C <= (tpot - F) / B`` and ``C`` at most the cache's capacity; its rate ``C / (n t0(C))`` is at
+    most ``C / (n (F + C B))``, which grows with ``C``. Margins of 1e-9 and 1e-6 cover the
+    round-off of the step's own sums."""
+    n = demand.decode_steps
+    cap = replica.max_sequences(demand.prompt_tokens + demand.output_tokens)
+    if n == 0 or cap < 1:
+        return math.inf
+    window = replica.arch.sliding_window
+    mean = replica.decode_context(demand.prompt_tokens, demand.output_tokens)
+    ctx = (window if window < mean else mean) if window else mean
+    fixed, _, read_factor = replica._per_step[:3]
+    quantised = replica.quantised_stream_bytes
+    fixed += (replica.fixed_stream_bytes - quantised + quantised / replica.weight_stream_factor) / replica.bandwidth
+    # A pipeline steps C / pp sequences a micro-batch (one sequence below pp, the bound's C = pp).
+    per_sequence = (ctx * replica.kv_bytes_per_token * read_factor
+                    / (replica.layout.dp * replica.attention_bandwidth) / replica.layout.pp)
+    if not (fixed > 0 or per_sequence > 0):
+        return math.inf
+    top = float(cap)
+    if per_sequence > 0:
+        top = min(top, (demand.tpot_s / (1 - 1e-9) - fixed) / per_sequence)
+    top = max(top, 1.0)
+    return top / (n * (fixed + top * per_sequence) * (1 - 1e-9)) * (1 + 1e-6)

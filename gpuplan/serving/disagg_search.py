@@ -39,6 +39,7 @@ from gpuplan.serving.disagg import (
     DecodeWorker,
     KvLink,
     PrefillWorker,
+    decode_rate_bound,
     decode_worker,
     domain_link,
     prefill_worker,
@@ -253,8 +254,10 @@ def search(replicas: list[Replica], demand: Demand, qps: float, spare: int, max_
 
     pre = LazyOrder([(s.lower_bound(p.replica, top[i]), _key(p.replica), i) for i, p in enumerate(pres)],
                     price_prefill)
-    # One worker and the spares: the least any decode pool costs (lower_bound at an unbounded rate).
-    floor = [s.lower_bound(e[3], math.inf) for e in entries]
+    # The least any decode pool costs: its workers at a rate no decode worker of the replica exceeds
+    # (decode_rate_bound; one worker and the spares where there is no such rate), so that the
+    # searches size only the decode workers whose pool may undercut the best fleet found.
+    floor = [s.lower_bound(e[3], decode_rate_bound(e[3], demand)) for e in entries]
 
     def price_decode(j: int) -> tuple[float, tuple[int, FleetCost, DecodeWorker]] | None:
         w = _decode(entries[j], demand)
@@ -268,7 +271,7 @@ def search(replicas: list[Replica], demand: Demand, qps: float, spare: int, max_
     # rounding of the bound's two products where the two are equal).
     dec = LazyOrder([(floor[j] * (1 - 1e-12), _key(e[3]), j) for j, e in enumerate(entries)], price_decode)
     kv = request_kv_bytes(pres[0].replica, demand.prompt_tokens)
-    _scaleout(s, pres, pre, dec, rate, kv)
+    _scaleout(s, pres, pre, dec, rate, kv, entries)
     d = _Search(demand, qps, spare, max_load, pricing, cost, by_gpus)
     if worth_below is not None and s.best is not None:
         # Above both, the one-domain fleet would be neither built nor first (ties go to scale-out).
@@ -278,8 +281,14 @@ def search(replicas: list[Replica], demand: Demand, qps: float, spare: int, max_
     return [f for _, _, f in sorted(found, key=lambda t: (t[0], t[1]))]  # type: ignore[misc]
 
 
-def _scaleout(s: _Search, pres: list[PrefillWorker], pre: LazyOrder, dec: LazyOrder, rate, kv: float) -> None:
-    first = dec.get(0)
+def _scaleout(s: _Search, pres: list[PrefillWorker], pre: LazyOrder, dec: LazyOrder, rate, kv: float,
+              entries: list[list]) -> None:
+    def unlinked(j: int, bound: float) -> bool:
+        """A decode worker whose server has no scale-out NIC pairs with no prefill worker here
+        (scaleout_link is None): it leaves the order unsized, as the loop below would skip it."""
+        return entries[j][3].links.network.scaleout is None
+
+    first = dec.get(0, drop=unlinked)
     if first is None:
         return
     cheapest = first[0]
@@ -290,8 +299,10 @@ def _scaleout(s: _Search, pres: list[PrefillWorker], pre: LazyOrder, dec: LazyOr
             break
         k += 1
         pw = pres[i]
+        if pw.replica.links.network.scaleout is None:
+            continue  # no scale-out link to any decode worker (scaleout_link is None)
         m = 0
-        while (e := dec.get(m, lambda c: lb + c >= s.best_key[0])) is not None:
+        while (e := dec.get(m, lambda c: lb + c >= s.best_key[0], drop=unlinked)) is not None:
             d_cost, j = e
             if lb + d_cost >= s.best_key[0]:
                 break
@@ -354,12 +365,18 @@ def _in_domain(s: _Search, pres: list[PrefillWorker], pre: LazyOrder, entries: l
             if s.lower_bound(pw.replica, free) + s.lower_bound(dw.replica, dw.rate) >= s.best_key[0]:
                 continue
             local = pw.replica.links.local_domain
+            residual = dw.residual_s(s.demand.percentile)
+            spans: dict[int, tuple[KvLink | None, float]] = {}  # the link and the TTFT it takes, by span
             for x in range(1, (local - gd) // gp + 1):
                 most = (local - x * gp) // gd
                 matched = x * free / dw.rate
                 for y in sorted({max(1, min(most, math.floor(matched))), max(1, min(most, math.ceil(matched))), most}):
                     span = x * gp + y * gd
-                    link = domain_link(pw.replica, dw.replica, span)
+                    hit = spans.get(span)
+                    if hit is None:
+                        link = domain_link(pw.replica, dw.replica, span)
+                        hit = spans[span] = (link, 0.0 if link is None else link.seconds(kv) + residual)
+                    link, extra = hit
                     if link is None:
                         continue
                     def dear(r: float, x: int = x, y: int = y, span: int = span, dw: DecodeWorker = dw) -> bool:
@@ -367,7 +384,7 @@ def _in_domain(s: _Search, pres: list[PrefillWorker], pre: LazyOrder, entries: l
                         least = domain_fleet(pw.replica.gpu, n + s.spare, span, local, s.pricing, s.cost)
                         return (s.metric(least, (n + s.spare) * span), (n + s.spare) * span) >= s.best_key
 
-                    r = rate(i, link.seconds(kv) + dw.residual_s(s.demand.percentile), dear)
+                    r = rate(i, extra, dear)
                     if r <= 0:
                         continue
                     n = _count(s.need, min(x * r, y * dw.rate))

@@ -47,8 +47,27 @@ def nodes_for(replicas: int, gpus_per_replica: int, gpus_per_node: int, nodes_pe
     return math.ceil(nodes / nodes_per_unit) * nodes_per_unit
 
 
+#: Fleets by (GPU, replicas, GPUs per replica, pricing, cost constants): a plan prices ~1,200 fleets,
+#: a third of them distinct (the layouts' floors, the capex re-rank's re-plans, the disaggregation
+#: search's bounds). The GPU and the constants are keyed by identity and held in the entry, so
+#: their ids are not reused while it lives. Bounded: cleared when full.
+_FLEETS: dict[tuple[object, ...], tuple[Gpu, Cost, FleetCost]] = {}
+_FLEETS_MAX = 8192
+
+
 def fleet_cost(gpu: Gpu, replicas: int, gpus_per_replica: int, pricing: str, cost: Cost) -> FleetCost:
-    """Servers, capex, cloud $/h, power and the ranking cost of a fleet."""
+    """Servers, capex, cloud $/h, power and the ranking cost of a fleet (memoised, :data:`_FLEETS`)."""
+    key = (id(gpu), replicas, gpus_per_replica, pricing, id(cost))
+    hit = _FLEETS.get(key)
+    if hit is None:
+        if len(_FLEETS) >= _FLEETS_MAX:
+            _FLEETS.clear()
+        hit = _FLEETS[key] = (gpu, cost, _fleet_cost(gpu, replicas, gpus_per_replica, pricing, cost))
+    return hit[2]
+
+
+def _fleet_cost(gpu: Gpu, replicas: int, gpus_per_replica: int, pricing: str, cost: Cost) -> FleetCost:
+    """:func:`fleet_cost`, computed."""
     nodes = nodes_for(replicas, gpus_per_replica, gpu.gpus_per_node, gpu.purchase_unit_nodes)
     capex = nodes * gpu.node_price_usd if gpu.node_price_usd is not None else None
     billed = gpu.billed_gpus(replicas * gpus_per_replica)
@@ -79,7 +98,19 @@ def sum_fleets(a: FleetCost, b: FleetCost) -> FleetCost:
 def domain_fleet(gpu: Gpu, groups: int, span: int, local: int, pricing: str, cost: Cost) -> FleetCost:
     """Servers and cost of ``groups`` groups of ``span`` GPUs, none straddling a domain of ``local``
     GPUs: a server holds ``floor(gpus_per_node / span)`` groups; a rack-scale domain (NVL72) holds
-    ``floor(local / span)`` and is bought whole, while a cloud rents only the trays in use."""
+    ``floor(local / span)`` and is bought whole, while a cloud rents only the trays in use
+    (memoised with the fleets, :data:`_FLEETS`: the disaggregation search prices ~500)."""
+    key = (id(gpu), groups, span, local, pricing, id(cost))  # six items: apart from fleet_cost's five
+    hit = _FLEETS.get(key)
+    if hit is None:
+        if len(_FLEETS) >= _FLEETS_MAX:
+            _FLEETS.clear()
+        hit = _FLEETS[key] = (gpu, cost, _domain_fleet(gpu, groups, span, local, pricing, cost))
+    return hit[2]
+
+
+def _domain_fleet(gpu: Gpu, groups: int, span: int, local: int, pricing: str, cost: Cost) -> FleetCost:
+    """:func:`domain_fleet`, computed."""
     if local <= gpu.gpus_per_node:
         return fleet_cost(gpu, groups, span, pricing, cost)
     bought = fleet_cost(gpu, -(-groups // (local // span)), local, pricing, cost)

@@ -113,6 +113,16 @@ class Links:
         net = Network(scaleup=inner_tier, scaleout=self.network.scaleout, scaleup_domain=inner)
         return hierarchical_all_reduce_s(size_bytes, inner, math.ceil(group / inner), net) + self.launch_s - saving
 
+    def measured_terms(self, group: int, custom: bool) -> tuple[tuple[float, float, float], ...] | None:
+        """The measured algorithms' size-free terms :meth:`all_reduce_s` takes the fastest of on
+        ``group`` GPUs (memoised), or None where it takes the alpha-beta model instead."""
+        if group > self.scaleup_domain or not self.nccl_all_reduce:
+            return None
+        terms = self._measured.get((group, custom))
+        if terms is None:
+            terms = self._measured[(group, custom)] = self._measured_terms(group, custom)
+        return terms
+
     @cached_property
     def _measured(self) -> dict[tuple[int, bool], tuple[tuple[float, float, float], ...]]:
         """The measured algorithms' size-free terms by (group, custom), filled as groups are asked for."""

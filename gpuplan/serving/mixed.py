@@ -23,9 +23,9 @@ engine's ``max_batch``, and the step budget ``max_step_tokens / (1 + prompt / n)
 from __future__ import annotations
 
 import math
-from dataclasses import fields
 
 from gpuplan.serving.model import Replica, StepTime
+from gpuplan.serving.step import step_time
 
 
 def engine_max_sequences(replica: Replica, prompt: int, output: int) -> int:
@@ -72,14 +72,14 @@ def budget_share(decode_tokens: float, prompt_tokens: float, prompt: int, budget
     return prompt_tokens / piece, piece
 
 
-#: StepTime's fields, in order (:func:`blend`).
-_STEP_FIELDS = tuple(f.name for f in fields(StepTime))
-
-
 def blend(share: float, a: StepTime, b: StepTime) -> StepTime:
     """The mean of ``share`` steps like ``a`` and ``1 - share`` like ``b``, field by field."""
     rest = 1.0 - share
-    return StepTime(*(share * getattr(a, f) + rest * getattr(b, f) for f in _STEP_FIELDS))
+    return step_time(share * a.gemm_s + rest * b.gemm_s, share * a.attention_s + rest * b.attention_s,
+                     share * a.comm_s + rest * b.comm_s, share * a.fixed_s + rest * b.fixed_s,
+                     share * a.flops + rest * b.flops, share * a.weight_bytes + rest * b.weight_bytes,
+                     share * a.kv_bytes + rest * b.kv_bytes, share * a.activation_bytes + rest * b.activation_bytes,
+                     share * a.gemm_memory_s + rest * b.gemm_memory_s)
 
 
 def budget_filled_step(replica: Replica, batch: float, mean_context: float, requests: float,

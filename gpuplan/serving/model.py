@@ -32,8 +32,9 @@ from gpuplan.hardware.serving_calibration import ServingConstants
 from gpuplan.physics.roofline import gemm_time_s  # noqa: F401  (re-exported)
 from gpuplan.serving.layout import Layout  # noqa: F401  (re-exported)
 from gpuplan.serving.engine import KERNELS_PER_LAYER, Engine, eager_ops_per_step, on_context, on_gpu, resolve_engine
-from gpuplan.serving.moe import moe_launch_s, moe_module_s
+from gpuplan.serving.moe import moe_launch_s
 from gpuplan.serving.links import Links, links_for
+from gpuplan.serving.step import StepTime, replica_step, step_constants  # noqa: F401  (StepTime re-exported)
 from gpuplan.serving.weights import (  # noqa: F401  (re-exported)
     ComputePath,
     WeightBytes,
@@ -51,39 +52,6 @@ from gpuplan.serving.shapes import (  # noqa: F401  (re-exported: the model's pu
     expected_experts_touched,
     gemm_input_elements_per_token,
 )
-
-
-# -- step times -----------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class StepTime:
-    """One forward step on one GPU, seconds, with its FLOPs and DRAM bytes."""
-
-    gemm_s: float
-    attention_s: float
-    comm_s: float
-    fixed_s: float
-    flops: float
-    weight_bytes: float
-    kv_bytes: float
-    activation_bytes: float
-    gemm_memory_s: float
-
-    @property
-    def total_s(self) -> float:
-        return self.gemm_s + self.attention_s + self.comm_s + self.fixed_s
-
-    @property
-    def bytes(self) -> float:
-        return self.weight_bytes + self.kv_bytes + self.activation_bytes
-
-    def dominant(self) -> str:
-        """The largest share of the step, in words."""
-        kv_s = self.attention_s
-        weights_s = self.gemm_memory_s
-        math_s = self.gemm_s - self.gemm_memory_s
-        parts = {"memory bandwidth (weights)": weights_s, "memory bandwidth (KV cache)": kv_s,
-                 "compute": math_s, "communication": self.comm_s, "fixed per-layer latency": self.fixed_s}
-        return max(parts, key=lambda p: parts[p])
 
 
 @dataclass(frozen=True)
@@ -179,63 +147,7 @@ class Replica:
             return float(cached_tokens(prompt + output, self.arch.sliding_window))
         return mean_cached_tokens(prompt, output, self.arch.sliding_window)
 
-    # -- communication ----------------------------------------------------------------------------
-    def _comm_s(self, tokens: float) -> float:
-        """TP all-reduces (two per layer; MoE layers with EP use dispatch + combine all-to-all)."""
-        a, lay, act = self.arch, self.layout, self.k.activation_bytes
-        local_tokens = tokens / lay.dp
-        n_ar, custom = self._per_step[3:5]
-        t = n_ar * self.links.all_reduce_s(local_tokens * a.hidden * act, lay.tp, custom)
-        if lay.ep > 1 and a.moe_layers:
-            per_rank = tokens / lay.expert_shards * a.active_experts * a.hidden * act
-            t += 2 * a.moe_layers * self.links.all_to_all_s(per_rank, lay.expert_shards)
-        return t
-
-    def _handoffs_s(self, tokens: float) -> float:
-        lay = self.layout
-        if lay.pp <= 1:
-            return 0.0
-        size = tokens / lay.dp * self.arch.hidden * self.k.activation_bytes
-        stage_gpus = lay.tp * lay.dp
-        per_domain = self.links.local_domain // stage_gpus if stage_gpus <= self.links.local_domain else 1
-        crossing = lay.pp - 1 if per_domain <= 1 else math.ceil(lay.pp / per_domain) - 1
-        local = lay.pp - 1 - crossing
-        t = local * self.links.handoff_s(size, 2 * stage_gpus) if local else 0.0
-        if crossing:
-            t += crossing * self.links.handoff_s(size, None)
-        return t
-
     # -- forward steps ----------------------------------------------------------------------------
-    def _gemm(self, tokens: float, logits: float) -> tuple[float, float, float, float, float]:
-        """(time, memory part of time, flops, weight bytes, activation bytes) of the step's GEMMs.
-
-        Each group of GEMMs takes the smooth roofline of its own math and operand stream
-        (:func:`gemm_time_s`): the layers' projections at ``tokens`` rows, the LM head at ``logits``
-        rows. The routed experts add their weights and math (the split the fused-MoE constants
-        were fitted with, serving/moe.py); norms, the gated activation and unfused quantise
-        kernels add their traffic: they run between the GEMMs, not under them."""
-        a = self.arch
-        touched = expected_experts_touched(a.experts, a.active_experts, tokens)
-        experts = a.moe_layers * touched * self.expert_bytes_per_gpu
-        w = self.fixed_stream_bytes + experts
-        quantised = self.quantised_stream_bytes + experts
-        local = tokens / self.layout.dp
-        head_flops = logits / self.layout.dp * self.lm_head_flops_per_token
-        flops = local * self.gemm_flops_per_token + tokens * self.expert_flops_per_token + head_flops
-        act = local * self.activation_bytes_per_token
-        bw, wsf, p = self.bandwidth, self.weight_stream_factor, self.k.gemm_knee_exponent
-        mem_s = (w - quantised + quantised / wsf + act) / bw
-        elementwise_s = local * self.elementwise_bytes_per_token / bw
-        head_math, head_mem = head_flops / self.lm_head_flops_per_s, self.head_stream_bytes / bw
-        expert_math, expert_mem = tokens * self.expert_flops_per_token / self.matmul_flops_per_s, experts / wsf / bw
-        layer_math = local * self.gemm_flops_per_token / self.matmul_flops_per_s
-        layer_mem = mem_s - elementwise_s - head_mem - expert_mem
-        # The fused MoE module's gather, scatter and per-expert costs run beside the GEMM roofline.
-        moe_s = moe_module_s(a, self.k.moe, tokens, self.layout.ep, self.layout.dp, self.path.math == "fp4")
-        t = (gemm_time_s(layer_math, layer_mem, p) + gemm_time_s(head_math, head_mem, p)
-             + expert_math + expert_mem + elementwise_s + moe_s)
-        return t, mem_s, flops, w, act
-
     @cached_property
     def _per_step(self) -> tuple[float, float, float, int, bool, bool]:
         """What every step shares, once: (fixed latency with the MoE launch chain, host launch time
@@ -263,56 +175,9 @@ class Replica:
         stage = layers_per_stage(a.layers, self.layout.pp) / a.layers
         return eng.eager_s(ops * stage, self.gpu.host_cpu_max_ghz)
 
-    def step(self, batch: float, mean_context: float, requests: float = 0.0, prompt: int = 0) -> StepTime:
-        """One engine step: ``batch`` decode tokens over caches of ``mean_context`` tokens, plus
-        prefill of ``requests`` prompts of ``prompt`` tokens (a mixed step of in-flight batching
-        when both are given; fractional ``requests`` is a steady-state share of a chunked prompt).
-
-        The decode and prefill tokens share one weight stream and one set of fixed costs; decode
-        attention reads each cache once (``kv_read_factor`` times for engines that read a grouped
-        KV head per query head), prefill attention is causal over the prompt."""
-        a = self.arch
-        b = 0.0 if 0.0 > batch else batch  # max(batch, 0.0), and below max(tokens, 1.0), spelled out
-        prompt_tokens = requests * prompt
-        eng = self.engine
-        # A decode-only step replays the CUDA graph, its batch padded to a captured size.
-        rows = eng.graph_tokens(b, self.layout.dp) if eng is not None and requests == 0.0 else b
-        tokens = rows + prompt_tokens
-        at_least_one = 1.0 if 1.0 > tokens else tokens
-        gemm_s, mem_s, flops, w, act = self._gemm(at_least_one, rows + requests)
-        ctx = cached_tokens(mean_context, a.sliding_window)
-        local, local_req = b / self.layout.dp, requests / self.layout.dp
-        kv_decode = local * ctx * self.kv_bytes_per_token
-        fixed_s, launch_s, read_factor, _, _, talks = self._per_step
-        kv_decode *= read_factor
-        f_decode = local * ctx * self.attn_flops_per_pair_decode
-        kv_prefill = local_req * prompt * self.kv_bytes_per_token
-        f_prefill = local_req * causal_pairs(prompt, a.sliding_window) * self.attn_flops_per_pair_prefill
-        # Decode and prefill attention are separate kernels: each takes its own roofline.
-        math_d, mem_d = f_decode / self.attention_flops_per_s, kv_decode / self.attention_bandwidth
-        math_p, mem_p = f_prefill / self.attention_flops_per_s, kv_prefill / self.bandwidth
-        attn_s = (mem_d if mem_d > math_d else math_d) + (mem_p if mem_p > math_p else math_p)
-        if kv_decode > 0.0:
-            # The decode op's fixed latency, grown in full once a layer reads decode_attention_full_mb.
-            ramp = kv_decode / self.decode_attention_full_bytes
-            attn_s += self.decode_attention_s * (ramp if ramp < 1.0 else 1.0)
-        kv, f_attn = kv_decode + kv_prefill, f_decode + f_prefill
-        # Without a TP, EP or PP group both terms are 0.0 (the calls return it): skipped.
-        comm_s = self._comm_s(at_least_one) + self._handoffs_s(at_least_one) if talks else 0.0
-        if eng is not None:
-            # Without CUDA graphs the host launches every kernel: the step lasts at least that long.
-            busy = gemm_s + attn_s + comm_s + fixed_s
-            fixed_s += max(0.0, launch_s - busy)
-            # Per-request host work of one executor (one per attention data-parallel rank): hidden
-            # under the GPU step with the overlap scheduler, added to it without.
-            host = eng.host_s(local + local_req, self.gpu.host_cpu_max_ghz)
-            if requests > 0.0:
-                # The CUDA graph covers decode-only steps alone: this step's ops launch from Python.
-                host += self.eager_prompt_s
-            busy = gemm_s + attn_s + comm_s + fixed_s
-            fixed_s += max(0.0, host - busy) if eng.features.host_overlap else host
-        # Positional, in field order: a frozen dataclass takes keywords about 60% slower.
-        return StepTime(gemm_s, attn_s, comm_s, fixed_s, flops + f_attn, w, kv, act, mem_s)
+    #: One engine step (gpuplan/serving/step.py: the formulas written out over these constants).
+    step = replica_step
+    _step_constants = cached_property(step_constants)
 
     def decode_step(self, batch: float, mean_context: float) -> StepTime:
         """One decode step of ``batch`` sequences whose cache holds ``mean_context`` tokens on average."""
@@ -336,10 +201,12 @@ class Replica:
 
 def build_replica(gpu: Gpu, arch: Architecture, layout: Layout, precision: str, kv_dtype: str,
                   k: ServingConstants, catalog: Catalog, links: Links | None = None,
-                  engine: Engine | None = None, context_tokens: int | None = None) -> Replica:
+                  engine: Engine | None = None, context_tokens: int | None = None,
+                  memory_headroom: float = 0.0) -> Replica:
     """Per-GPU constants of one replica (rates are datasheet peaks times measured efficiencies).
 
-    ``context_tokens``: the engine's maximum model length, where known (engine.on_context)."""
+    ``context_tokens``: the engine's maximum model length, where known (engine.on_context);
+    ``memory_headroom``: :attr:`Replica.memory_headroom`."""
     path = compute_path(gpu, precision)
     peak = gpu.peak_tflops(path.math)
     assert peak is not None
@@ -351,7 +218,7 @@ def build_replica(gpu: Gpu, arch: Architecture, layout: Layout, precision: str, 
     lm_head = min(matmul, attn_peak * 1e12 * gpu.matmul_efficiency(base) * k.gemm_efficiency_vs_mamf)
     bw = gpu.mem_bw_tb_per_s * 1e12 * gpu.efficiency.mem_bw
     attn_bw = gpu.mem_bw_tb_per_s * 1e12 * (gpu.efficiency.attention_mem_bw or gpu.efficiency.mem_bw)
-    wb = weight_bytes(arch, precision, k)
+    wb = _weights(arch, precision, k)
     tp, pp, shards = layout.tp, layout.pp, layout.expert_shards
     head_stream = wb.lm_head if wb.lm_head else wb.embedding  # tied: the embedding is the LM head
     quantised_stream = (wb.attention + wb.dense_mlp + wb.moe_layers * wb.shared) / tp
@@ -368,7 +235,7 @@ def build_replica(gpu: Gpu, arch: Architecture, layout: Layout, precision: str, 
     dense_active = arch.active_matmul_params - lm_head_params - expert_active
     # An unfused fp8 quantise kernel reads each GEMM input in 16 bit and writes it in 8.
     quantise = 3.0 * gemm_input_elements_per_token(arch, tp) if eng.separate_quantize(precision, path.native) else 0.0
-    return Replica(
+    return _replica(
         gpu=gpu, arch=arch, layout=layout, path=path, kv_dtype=kv_dtype, k=k,
         links=links or links_for(gpu, catalog, k.collective_launch_us, k.all_reduce.algorithm), weights=wb,
         matmul_flops_per_s=matmul, attention_flops_per_s=attention, lm_head_flops_per_s=lm_head, bandwidth=bw,
@@ -387,5 +254,29 @@ def build_replica(gpu: Gpu, arch: Architecture, layout: Layout, precision: str, 
         kv_bytes_per_token=kv_bytes_per_token_per_gpu(arch, kv_dtype, tp, 1),
         resident_weight_bytes=resident,
         kv_bytes_per_token_stage=kv_bytes_per_token_per_gpu(arch, kv_dtype, tp, pp),
-        engine=eng,
+        engine=eng, memory_headroom=memory_headroom,
     )
+
+
+def _replica(**fields: object) -> Replica:
+    """``Replica(**fields)``, every field given, set at once (the frozen dataclass sets its 35 fields
+    one by one; a plan builds a replica per GPU and layout): an equal object."""
+    out = object.__new__(Replica)
+    object.__setattr__(out, "__dict__", fields)
+    return out
+
+
+#: Weight bytes by (architecture, precision, constants), by identity, the two held in the entry:
+#: every GPU and layout of a plan shares them. Bounded: cleared when full.
+_WEIGHTS: dict[tuple[int, str, int], tuple[Architecture, ServingConstants, WeightBytes]] = {}
+
+
+def _weights(arch: Architecture, precision: str, k: ServingConstants) -> WeightBytes:
+    """:func:`weight_bytes`, memoised in :data:`_WEIGHTS`."""
+    key = (id(arch), precision, id(k))
+    hit = _WEIGHTS.get(key)
+    if hit is None:
+        if len(_WEIGHTS) >= 256:
+            _WEIGHTS.clear()
+        hit = _WEIGHTS[key] = (arch, k, weight_bytes(arch, precision, k))
+    return hit[2]

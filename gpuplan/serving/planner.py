@@ -11,7 +11,6 @@ Each GPU keeps its cheapest layout; the cheapest GPU (capex or cloud $/h, per
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 from gpuplan.model.arch import Architecture
 from gpuplan.hardware.engine_vendors import vendor_refusal
@@ -20,7 +19,7 @@ from gpuplan.hardware.schema import Gpu
 from gpuplan.model.profile import Workload
 from gpuplan.serving.capacity import Demand, ReplicaCapacity, Workpoint
 from gpuplan.hardware.serving_calibration import ServingConstants, serving_constants
-from gpuplan.serving.engine import resolve_engine
+from gpuplan.serving.engine import Engine, resolve_engine
 from gpuplan.serving.frontier import layout_frontier
 from gpuplan.serving.fleet import fleet_cost, usd_per_million_tokens
 from gpuplan.serving.links import Links, links_for
@@ -83,14 +82,30 @@ def _replicas(gpu: Gpu, workload: Workload, k: ServingConstants,
     if hit is None:
         links = links_for(gpu, catalog, k.collective_launch_us, k.all_reduce.algorithm)
         built = []
-        engine = resolve_engine(k, s.engine, s.engine_version)
+        engine = _engine(k, s.engine, s.engine_version)
         for lay in candidate_layouts(workload.arch, links):
-            rep = build_replica(gpu, workload.arch, lay, s.precision, s.kv_precision, k, catalog, links, engine=engine,
-                                context_tokens=s.context_length)
-            built.append((replace(rep, memory_headroom=c.memory_headroom), {}))
+            built.append((build_replica(gpu, workload.arch, lay, s.precision, s.kv_precision, k, catalog, links,
+                                        engine=engine, context_tokens=s.context_length,
+                                        memory_headroom=c.memory_headroom), {}))
         if len(_REPLICAS) >= _REPLICAS_MAX:
             _REPLICAS.clear()
         hit = _REPLICAS[key] = (catalog, built)
+    return hit[1]
+
+
+#: The serving engine by (constants, name, version), the constants keyed by identity and held:
+#: every GPU of a plan resolves the same one.
+_ENGINES: dict[tuple[int, str | None, str | None], tuple[ServingConstants, Engine]] = {}
+
+
+def _engine(k: ServingConstants, name: str | None, version: str | None) -> Engine:
+    """:func:`~gpuplan.serving.engine.resolve_engine`, memoised in :data:`_ENGINES`."""
+    key = (id(k), name, version)
+    hit = _ENGINES.get(key)
+    if hit is None:
+        if len(_ENGINES) >= 64:
+            _ENGINES.clear()
+        hit = _ENGINES[key] = (k, resolve_engine(k, name, version))
     return hit[1]
 
 

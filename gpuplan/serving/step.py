@@ -1,0 +1,280 @@
+"""One engine step of a serving replica (:meth:`gpuplan.serving.model.Replica.step`), and its time.
+
+The formulas are those of docs/serving-model.md, stated in :mod:`gpuplan.serving.model`'s
+docstring. A plan takes thousands of steps (every concurrency a capacity search tries, every
+decode worker's batch), so the step is written out here in one function over the replica's
+constants, gathered once per replica (:func:`step_constants`): the same operations in the same
+order as the small functions it inlines (:func:`~gpuplan.physics.roofline.gemm_time_s`,
+:func:`~gpuplan.serving.shapes.expected_experts_touched`, :func:`~gpuplan.physics.kv_cache.cached_tokens`,
+:func:`~gpuplan.serving.shapes.causal_pairs`, the engine's ``graph_tokens`` and ``host_s``, the
+links' measured all-reduce), so every time is the same to the last bit.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from gpuplan.serving.engine import bench_batch_limit, graph_batch
+
+
+@dataclass(frozen=True)
+class StepTime:
+    """One forward step on one GPU, seconds, with its FLOPs and DRAM bytes."""
+
+    gemm_s: float
+    attention_s: float
+    comm_s: float
+    fixed_s: float
+    flops: float
+    weight_bytes: float
+    kv_bytes: float
+    activation_bytes: float
+    gemm_memory_s: float
+
+    @property
+    def total_s(self) -> float:
+        return self.gemm_s + self.attention_s + self.comm_s + self.fixed_s
+
+    @property
+    def bytes(self) -> float:
+        return self.weight_bytes + self.kv_bytes + self.activation_bytes
+
+    def dominant(self) -> str:
+        """The largest share of the step, in words."""
+        kv_s = self.attention_s
+        weights_s = self.gemm_memory_s
+        math_s = self.gemm_s - self.gemm_memory_s
+        parts = {"memory bandwidth (weights)": weights_s, "memory bandwidth (KV cache)": kv_s,
+                 "compute": math_s, "communication": self.comm_s, "fixed per-layer latency": self.fixed_s}
+        return max(parts, key=lambda p: parts[p])
+
+
+_NEW, _SET = object.__new__, object.__setattr__
+
+
+def step_time(gemm_s: float, attention_s: float, comm_s: float, fixed_s: float, flops: float, weight_bytes: float,
+              kv_bytes: float, activation_bytes: float, gemm_memory_s: float) -> StepTime:
+    """``StepTime(...)`` with its fields set at once (the frozen dataclass's ``__init__`` sets them one
+    by one, twice the time, and a plan builds thousands): an equal object."""
+    out = _NEW(StepTime)
+    _SET(out, "__dict__", {"gemm_s": gemm_s, "attention_s": attention_s, "comm_s": comm_s, "fixed_s": fixed_s,
+                           "flops": flops, "weight_bytes": weight_bytes, "kv_bytes": kv_bytes,
+                           "activation_bytes": activation_bytes, "gemm_memory_s": gemm_memory_s})
+    return out
+
+
+def step_constants(r: Any) -> tuple[Any, ...]:
+    """What every step of replica ``r`` (a :class:`~gpuplan.serving.model.Replica`) reads, in :func:`replica_step`'s order: the layout, the
+    rates and per-token constants, the engine's features, the all-reduce's measured terms."""
+    a, lay, k, eng, links = r.arch, r.layout, r.k, r.engine, r.links
+    fixed_s, launch_s, read_factor, n_ar, custom, talks = r._per_step
+    experts, active = a.experts, a.active_experts
+    f = eng.features if eng is not None else None
+    # Links.all_reduce_s over the TP group: its measured terms where it takes them, else None (called).
+    terms = links.measured_terms(lay.tp, custom) if lay.tp > 1 else None
+    ring = _ring(links, lay.tp, custom) if lay.tp > 1 and terms is None else None
+    ghz = r.gpu.host_cpu_max_ghz
+    ref = f.host_reference_ghz if f is not None else 1.0
+    return (
+        lay.dp, lay.pp, a.sliding_window, r.kv_bytes_per_token, r.attn_flops_per_pair_decode,
+        r.attn_flops_per_pair_prefill, r.attention_flops_per_s, r.attention_bandwidth, r.bandwidth,
+        r.decode_attention_s, r.decode_attention_full_bytes, fixed_s, launch_s, read_factor, talks, eng,
+        f.graph_batch_sizes if f is not None else (), f.host_us_per_sequence if f is not None else 0.0, ref,
+        ghz if ghz else ref, f.host_overlap if f is not None else False,
+        # the GEMMs
+        experts, active, a.moe_layers, a.is_moe, r.expert_bytes_per_gpu, r.fixed_stream_bytes,
+        r.quantised_stream_bytes, r.lm_head_flops_per_token, r.gemm_flops_per_token, r.expert_flops_per_token,
+        r.activation_bytes_per_token, r.weight_stream_factor, r.elementwise_bytes_per_token, r.lm_head_flops_per_s,
+        r.head_stream_bytes / r.bandwidth, r.matmul_flops_per_s, k.gemm_knee_exponent, 1.0 / k.gemm_knee_exponent,
+        # the collectives
+        n_ar, a.hidden, k.activation_bytes, lay.tp, custom, terms, ring,
+        _all_to_all(r) if lay.ep > 1 and a.moe_layers > 0 else None, _handoffs(r) if lay.pp > 1 else None,
+        # the MoE modules (serving/moe.py moe_module_s): per-expert time, per-element times
+        (k.moe.expert_us + (k.moe.expert_block_scaled_us if r.path.math == "fp4" else 0.0), k.moe.copy_ps_per_element,
+         k.moe.token_ps_per_element, lay.ep) if a.is_moe else None,
+    )
+
+
+def _all_to_all(r: Any) -> tuple[int, float, float | None, float, float]:
+    """Links.all_to_all_s over the expert shards, its size-free terms: (shards, (n-1)/n, the tier's
+    bandwidth (None: no tier), (n-1) alpha, the links' launch)."""
+    n, links = r.layout.expert_shards, r.links
+    tier = links.tier(n) if n > 1 else None
+    return (n, (n - 1) / n, tier.bandwidth_bytes_per_s if tier else None, (n - 1) * tier.latency_s if tier else 0.0,
+            links.launch_s)
+
+
+def _ring(links: Any, n: int, custom: bool) -> tuple[float, float, float, float | None, float, float] | None:
+    """Links.all_reduce_s's ring (or in-network) all-reduce inside the local domain, its size-free
+    terms: (2(n-1)/n, bandwidth, 2(n-1) alpha, 2 alpha where the tier reduces in the network, the
+    links' launch, the custom kernels' saving); None beyond the domain (hierarchical: called)."""
+    from gpuplan.serving.links import CUSTOM_ALL_REDUCE_SAVING_US
+
+    if n > links.local_domain:
+        return None
+    tier = links.tier(n)
+    in_network = tier.in_network_reduction and not custom and n > 2
+    return (2 * (n - 1) / n, tier.bandwidth_bytes_per_s, 2 * (n - 1) * tier.latency_s,
+            2 * tier.latency_s if in_network else None, links.launch_s,
+            CUSTOM_ALL_REDUCE_SAVING_US * 1e-6 if custom else 0.0)
+
+
+def _handoffs(r: Any) -> tuple[int, float | None, float | None, int, float | None, float | None, float]:
+    """The pipeline's hand-offs between its ``pp`` stages: (hand-offs inside a domain, their tier's
+    bandwidth and latency, hand-offs across servers, the scale-out tier's, the links' launch); a
+    tier is None where there is none (the hand-off then takes forever)."""
+    lay, links = r.layout, r.links
+    stage_gpus = lay.tp * lay.dp
+    per_domain = links.local_domain // stage_gpus if stage_gpus <= links.local_domain else 1
+    crossing = lay.pp - 1 if per_domain <= 1 else math.ceil(lay.pp / per_domain) - 1
+    local = lay.pp - 1 - crossing
+    near = links.tier(min(2 * stage_gpus, links.local_domain))
+    far = links.network.scaleout
+    return (local, near.bandwidth_bytes_per_s if near else None, near.latency_s if near else None, crossing,
+            far.bandwidth_bytes_per_s if far else None, far.latency_s if far else None, links.launch_s)
+
+
+def replica_step(self: Any, batch: float, mean_context: float, requests: float = 0.0,
+                 prompt: int = 0) -> StepTime:
+    """One engine step: ``batch`` decode tokens over caches of ``mean_context`` tokens, plus
+    prefill of ``requests`` prompts of ``prompt`` tokens (a mixed step of in-flight batching
+    when both are given; fractional ``requests`` is a steady-state share of a chunked prompt).
+
+    The decode and prefill tokens share one weight stream and one set of fixed costs; decode
+    attention reads each cache once (``kv_read_factor`` times for engines that read a grouped
+    KV head per query head), prefill attention is causal over the prompt."""
+    (dp, pp, window, kv_pt, fpp_decode, fpp_prefill, attn_fps, attn_bw, bw, dec_attn_s, dec_full, fixed_s,
+     launch_s, read_factor, talks, eng, graph_sizes, host_us, host_ref, host_den, overlap,
+     n_exp, n_active, moe_layers, is_moe, expert_bytes, fixed_stream, quantised_stream, head_fpt, gemm_fpt,
+     expert_fpt, act_bpt, wsf, elem_bpt, head_fps, head_mem, matmul, knee, inv_knee,
+     n_ar, hidden, act_bytes, tp, custom, terms, ring, all_to_all, handoffs, moe) = self._step_constants
+    b = 0.0 if 0.0 > batch else batch  # max(batch, 0.0), and below max(tokens, 1.0), spelled out
+    prompt_tokens = requests * prompt
+    # A decode-only step replays the CUDA graph, its batch padded to a captured size (Engine.graph_tokens).
+    if eng is not None and requests == 0.0 and graph_sizes and b > 0:
+        rows = dp * graph_batch(b / dp, graph_sizes, bench_batch_limit(b))
+    else:
+        rows = b
+    tokens = rows + prompt_tokens
+    tokens = 1.0 if 1.0 > tokens else tokens
+    logits = rows + requests
+    # -- the GEMMs (each group the smooth roofline of its math and stream, roofline.gemm_time_s) ----
+    touched = n_exp * (1.0 - (1.0 - n_active / n_exp) ** tokens) if n_exp > 0 else 0.0
+    experts = moe_layers * touched * expert_bytes
+    w = fixed_stream + experts
+    quantised = quantised_stream + experts
+    local = tokens / dp
+    head_flops = logits / dp * head_fpt
+    layer_flops = local * gemm_fpt
+    expert_flops = tokens * expert_fpt
+    flops = layer_flops + expert_flops + head_flops
+    act = local * act_bpt
+    mem_s = (w - quantised + quantised / wsf + act) / bw
+    elementwise_s = local * elem_bpt / bw
+    head_math = head_flops / head_fps
+    expert_math, expert_mem = expert_flops / matmul, experts / wsf / bw
+    layer_math = layer_flops / matmul
+    layer_mem = mem_s - elementwise_s - head_mem - expert_mem
+    if moe is None:
+        moe_s = 0.0
+    else:  # moe_module_s: the fused MoE module's copies, tokens and touched experts
+        per_expert_us, copy_ps, token_ps, ep = moe
+        copies = tokens * n_active / ep
+        moe_s = moe_layers * ((copies * copy_ps + local * token_ps) * hidden * 1e-12 + touched / ep * per_expert_us * 1e-6)
+    hi = layer_mem if layer_mem > layer_math else layer_math
+    lo = layer_mem if layer_mem < layer_math else layer_math
+    gemm_s = 0.0 if hi <= 0 else hi * (1.0 + (lo / hi) ** knee) ** inv_knee
+    hi = head_mem if head_mem > head_math else head_math
+    lo = head_mem if head_mem < head_math else head_math
+    gemm_s = (gemm_s + (0.0 if hi <= 0 else hi * (1.0 + (lo / hi) ** knee) ** inv_knee)
+              + expert_math + expert_mem + elementwise_s + moe_s)
+    # -- attention ------------------------------------------------------------------------------------
+    ctx = (window if window < mean_context else mean_context) if window else mean_context
+    local_b, local_req = b / dp, requests / dp
+    decode_pairs = local_b * ctx
+    kv_decode = decode_pairs * kv_pt
+    kv_decode *= read_factor
+    f_decode = decode_pairs * fpp_decode
+    kv_prefill = local_req * prompt * kv_pt
+    pairs = (prompt * (prompt + 1) / 2 if not window or prompt <= window
+             else window * (window + 1) / 2 + (prompt - window) * window)
+    f_prefill = local_req * pairs * fpp_prefill
+    # Decode and prefill attention are separate kernels: each takes its own roofline.
+    math_d, mem_d = f_decode / attn_fps, kv_decode / attn_bw
+    math_p, mem_p = f_prefill / attn_fps, kv_prefill / bw
+    attn_s = (mem_d if mem_d > math_d else math_d) + (mem_p if mem_p > math_p else math_p)
+    if kv_decode > 0.0:
+        # The decode op's fixed latency, grown in full once a layer reads decode_attention_full_mb.
+        ramp = kv_decode / dec_full
+        attn_s += dec_attn_s * (ramp if ramp < 1.0 else 1.0)
+    # -- collectives (Replica._comm_s and _handoffs_s; none without a TP, EP or PP group) -------------
+    if talks:
+        size = local * hidden * act_bytes
+        if tp <= 1 or size <= 0:
+            reduce_s = 0.0
+        elif terms is not None:  # Links.all_reduce_s: the fastest measured algorithm, as min() keeps it
+            reduce_s = terms[0][0] + terms[0][1] * size / terms[0][2]
+            for fixed, moved, rate in terms[1:]:
+                t = fixed + moved * size / rate
+                if t < reduce_s:
+                    reduce_s = t
+        elif ring is not None:  # Links.all_reduce_s in the domain: physics.collectives.all_reduce_s
+            factor, rate, ring_s, in_network_s, launch, saving = ring
+            reduce_s = factor * size / rate + ring_s
+            if in_network_s is not None:
+                reduced = size / rate + in_network_s
+                if reduced < reduce_s:
+                    reduce_s = reduced
+            reduce_s = reduce_s + launch - saving
+        else:
+            reduce_s = self.links.all_reduce_s(size, tp, custom)
+        comm_s = n_ar * reduce_s
+        if all_to_all is not None:  # Replica._all_to_all_s: Links.all_to_all_s, dispatch and combine
+            shards, frac, a2a_rate, a2a_s, launch = all_to_all
+            per_rank = tokens / shards * n_active * hidden * act_bytes
+            if shards <= 1 or per_rank <= 0:
+                x = 0.0
+            elif a2a_rate is None:
+                x = math.inf
+            else:
+                x = frac * per_rank / a2a_rate + a2a_s + launch
+            comm_s += 2 * moe_layers * x
+        if handoffs is None:
+            comm_s = comm_s + 0.0
+        else:  # Links.handoff_s of each hand-off: p2p_s + launch (0 for nothing sent, inf without a tier)
+            near, near_rate, near_s, far, far_rate, far_s, launch = handoffs
+            if size <= 0:
+                t = 0.0
+            else:
+                t = (near * (size / near_rate + near_s + launch if near_rate is not None else math.inf)
+                     if near else 0.0)
+                if far:
+                    t += far * (size / far_rate + far_s + launch if far_rate is not None else math.inf)
+            comm_s = comm_s + t
+    else:
+        comm_s = 0.0
+    if eng is not None:
+        # Without CUDA graphs the host launches every kernel: the step lasts at least that long.
+        busy = gemm_s + attn_s + comm_s + fixed_s
+        idle = launch_s - busy
+        fixed_s += idle if idle > 0.0 else 0.0
+        # Per-request host work of one executor (one per attention data-parallel rank): hidden
+        # under the GPU step with the overlap scheduler, added to it without (Engine.host_s).
+        sequences = local_b + local_req
+        host = 0.0 if host_us <= 0 or sequences <= 0 else sequences * host_us * 1e-6 * host_ref / host_den
+        if requests > 0.0:
+            # The CUDA graph covers decode-only steps alone: this step's ops launch from Python.
+            host += self.eager_prompt_s
+        if overlap:
+            busy = gemm_s + attn_s + comm_s + fixed_s
+            idle = host - busy
+            fixed_s += idle if idle > 0.0 else 0.0
+        else:
+            fixed_s += host
+    out = _NEW(StepTime)  # step_time(), inline
+    _SET(out, "__dict__", {"gemm_s": gemm_s, "attention_s": attn_s, "comm_s": comm_s, "fixed_s": fixed_s,
+                           "flops": flops + (f_decode + f_prefill), "weight_bytes": w,
+                           "kv_bytes": kv_decode + kv_prefill, "activation_bytes": act, "gemm_memory_s": mem_s})
+    return out
