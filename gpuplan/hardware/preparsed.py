@@ -25,7 +25,7 @@ import hashlib
 import json
 import math
 import typing
-from dataclasses import dataclass
+from gpuplan.core.records import dataclass
 from pathlib import Path
 from typing import Any
 
