@@ -35,7 +35,7 @@ from pydantic import BaseModel
 from gpuplan.core.version import __version__
 
 #: Raised to the next number whenever the layout of the file changes (2: the parsed TOML as one
-#: JSON string, ``raw``, parsed only when wanted).
+#: JSON string, ``raw``, parsed only when wanted; each model's ``nested`` fields).
 FORMAT = 2
 #: The file's name, next to the packaged catalog directory ``_catalog``.
 FILE_NAME = "_catalog.json"
@@ -111,7 +111,8 @@ def read_preparsed(path: Path | None = None) -> Preparsed | None:
 # -- the tagged encoding of validated records ---------------------------------------------------
 # JSON keeps str, int, float (inf and nan as JSON's Infinity and NaN), bool, None and lists as they
 # are; a pydantic model, tuple and dict are tagged objects, so every value decodes to the type
-# validation gave it.
+# validation gave it. A model lists its fields that hold a list or an object ("nested"), the only
+# ones decoding has to look into.
 
 def encode(value: Any) -> Any:
     """``value`` as JSON data; models by their fields and which of them were set."""
@@ -120,9 +121,9 @@ def encode(value: Any) -> Any:
     if isinstance(value, BaseModel):
         if value.__pydantic_extra__ or value.__pydantic_private__:
             raise TypeError(f"{type(value).__name__}: extra or private attributes are not encoded")
-        return {"$model": type(value).__name__,
-                "fields": {name: encode(getattr(value, name)) for name in type(value).model_fields},
-                "set": sorted(value.model_fields_set)}
+        fields = {name: encode(getattr(value, name)) for name in type(value).model_fields}
+        return {"$model": type(value).__name__, "fields": fields, "set": sorted(value.model_fields_set),
+                "nested": [name for name, v in fields.items() if isinstance(v, (list, dict))]}
     if isinstance(value, tuple):
         return {"$tuple": [encode(v) for v in value]}
     if isinstance(value, list):
@@ -145,7 +146,9 @@ def decode(data: Any, classes: dict[str, type[BaseModel]]) -> Any:
         cls = classes.get(data["$model"])
         if cls is None:
             raise ValueError(f"unknown catalog class {data['$model']!r}")
-        fields = {k: decode(v, classes) if isinstance(v, (list, dict)) else v for k, v in data["fields"].items()}
+        fields = dict(data["fields"])  # the scalars as they are; "nested": the fields to decode
+        for name in data["nested"]:
+            fields[name] = decode(fields[name], classes)
         return _construct(cls, fields, set(data["set"]))
     if "$tuple" in data:
         return tuple(decode(v, classes) if isinstance(v, (list, dict)) else v for v in data["$tuple"])
@@ -188,12 +191,17 @@ def registry(roots: typing.Iterable[type[BaseModel]]) -> dict[str, type[BaseMode
         if cls.__name__ in found:
             raise TypeError(f"two catalog classes are named {cls.__name__}")
         found[cls.__name__] = cls
-        stack = [f.annotation for f in cls.model_fields.values()]
+        stack = [f.annotation for f in cls.__pydantic_fields__.values()]
         while stack:
             ann = stack.pop()
-            if isinstance(ann, type) and issubclass(ann, BaseModel):
-                todo.append(ann)
-            stack.extend(a for a in typing.get_args(ann) if not isinstance(a, (str, int, float, bool)))
+            if isinstance(ann, type):
+                if issubclass(ann, BaseModel):
+                    todo.append(ann)
+                if type(ann) is type or issubclass(ann, BaseModel):
+                    continue  # a plain class (str, float, a model) has no arguments to look into
+            # only what can hold a class: another class or a generic, union or Annotated alias
+            stack.extend(a for a in typing.get_args(ann) if isinstance(a, type) or hasattr(a, "__args__")
+                         or hasattr(a, "__metadata__"))
     return found
 
 
