@@ -5,6 +5,7 @@ One place for it: the JSON renderer, saved plans and ``diff`` all encode through
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -20,23 +21,46 @@ def _is_money(key: str | None) -> bool:
     return key is not None and (key.endswith("_usd") or "_usd_per_" in key)
 
 
+#: :func:`_is_money` of a plan's keys, of which there are a few hundred, each seen many times
+_money_key = functools.lru_cache(maxsize=4096)(_is_money)
+
+
 def stable(value: Any, key: str | None = None) -> Any:
     """Round floats (integers stay integers), recursively: dollar amounts (keys ending in ``_usd``
     or holding ``_usd_per_``) to the cent, everything else to SIGNIFICANT_DIGITS."""
-    if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
-        return value
-    if isinstance(value, float):
+    return _stable(value, _is_money(key))
+
+
+_FLOAT_FORMAT = f".{SIGNIFICANT_DIGITS}g"
+
+
+def _stable(value: Any, money: bool) -> Any:
+    """:func:`stable` under a key that is a dollar amount (``money``) or not: all that the key
+    decides. A dollar map's entries (capex_by_category_usd) are dollars too. The exact built-in
+    types first (a plan's JSON data holds nothing else), by type rather than isinstance."""
+    kind = type(value)
+    if kind is float:
         if not math.isfinite(value):
             raise ValueError("non-finite number in plan")
         if value == 0:
             return 0.0
-        if _is_money(key) and abs(value) >= 0.01:
+        if money and abs(value) >= 0.01:
             return round(value, 2)
-        return float(f"{value:.{SIGNIFICANT_DIGITS}g}")
-    if isinstance(value, dict):  # a dollar map's entries (capex_by_category_usd) are dollars too
-        return {k: stable(v, key if _is_money(key) and not _is_money(k) else k) for k, v in value.items()}
+        return float(format(value, _FLOAT_FORMAT))
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    if kind is dict:
+        return {k: _stable(v, money or _money_key(k)) for k, v in value.items()}
+    if kind is list:
+        return [_stable(v, money) for v in value]
+    if isinstance(value, bool) or isinstance(value, (int, str)):
+        return value
+    if isinstance(value, float):
+        return _stable(float(value), money)
+    if isinstance(value, dict):
+        return {k: _stable(v, money or _is_money(k)) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [stable(v, key) for v in value]
+        return [_stable(v, money) for v in value]
     return value
 
 
@@ -46,7 +70,10 @@ _JSON_RAW = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def escape_json_raw(text: str) -> str:
-    """JSON text with the separators JSON allows raw escaped (the value is unchanged once parsed)."""
+    """JSON text with the separators JSON allows raw escaped (the value is unchanged once parsed).
+    ASCII text holds none of them but DEL (a plan's JSON is ASCII: it is returned as it is)."""
+    if text.isascii() and "\x7f" not in text:
+        return text
     return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
