@@ -17,8 +17,9 @@ from pydantic import BaseModel
 SIGNIFICANT_DIGITS = 6
 
 
-def _is_money(key: str | None) -> bool:
-    return key is not None and (key.endswith("_usd") or "_usd_per_" in key)
+def _is_money(key: object) -> bool:
+    """A dollar amount's key (a key that is not a string is not one)."""
+    return isinstance(key, str) and (key.endswith("_usd") or "_usd_per_" in key)
 
 
 #: :func:`_is_money` of a plan's keys, of which there are a few hundred, each seen many times
@@ -79,5 +80,66 @@ def escape_json_raw(text: str) -> str:
 
 def to_json(obj: BaseModel | dict[str, Any]) -> str:
     data = obj.model_dump(mode="json", by_alias=True) if isinstance(obj, BaseModel) else obj
-    return escape_json_raw(json.dumps(stable(data), indent=2, sort_keys=False, ensure_ascii=False,
-                                      allow_nan=False) + "\n")
+    out: list[str] = []
+    try:
+        _write(data, False, "\n", out)
+    except _NotPlain:  # a type a plan's JSON data does not hold: the general encoder
+        return escape_json_raw(json.dumps(stable(data), indent=2, sort_keys=False, ensure_ascii=False,
+                                          allow_nan=False) + "\n")
+    out.append("\n")
+    return escape_json_raw("".join(out))
+
+
+class _NotPlain(Exception):
+    """A value :func:`_write` leaves to :func:`json.dumps`."""
+
+
+#: The string encoder of :func:`json.dumps` with ``ensure_ascii=False`` (C where built).
+_STRING = json.encoder.encode_basestring
+
+
+def _write(value: Any, money: bool, newline: str, out: list[str]) -> None:
+    """``json.dumps(stable(value), indent=2, ensure_ascii=False, allow_nan=False)`` in one pass,
+    appended to ``out``, for the exact built-in types (dicts with string keys); anything else
+    raises :class:`_NotPlain`. ``newline`` is the line break and indent of the current level.
+    :func:`json.dumps` formats an indented document in Python, one generator per level; this
+    writes the same text with a fifth of the work (a plan's JSON, tests/render)."""
+    kind = type(value)
+    if kind is float:
+        out.append(float.__repr__(_stable(value, money)))
+    elif kind is str:
+        out.append(_STRING(value))
+    elif kind is int:
+        out.append(int.__repr__(value))
+    elif kind is bool:
+        out.append("true" if value else "false")
+    elif value is None:
+        out.append("null")
+    elif kind is dict:
+        if not value:
+            out.append("{}")
+            return
+        inner = newline + "  "
+        sep = "{" + inner
+        for k, v in value.items():
+            if type(k) is not str:
+                raise _NotPlain
+            out.append(sep)
+            out.append(_STRING(k))
+            out.append(": ")
+            _write(v, money or _money_key(k), inner, out)
+            sep = "," + inner
+        out.append(newline + "}")
+    elif kind is list:
+        if not value:
+            out.append("[]")
+            return
+        inner = newline + "  "
+        sep = "[" + inner
+        for v in value:
+            out.append(sep)
+            _write(v, money, inner, out)
+            sep = "," + inner
+        out.append(newline + "]")
+    else:
+        raise _NotPlain
