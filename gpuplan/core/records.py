@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import keyword
 import operator
 import reprlib
 import sys
@@ -56,8 +57,8 @@ def _plain(cls: type) -> bool:
     if any(hasattr(base, "__dataclass_fields__") for base in cls.__mro__[1:]):
         return False
     for name, ann in cls.__dict__.get("__annotations__", {}).items():
-        if name == "self":
-            return False
+        if name == "self" or not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
+            return False  # the compiled text holds field names and fixed text only
         if isinstance(ann, str):
             if any(p in ann for p in _PSEUDO):
                 return False
@@ -153,6 +154,8 @@ def _init(cls: type, fields: tuple[dataclasses.Field, ...]) -> typing.Any:
     text = f"def __create_fn__({', '.join(env)}):\n def __init__({','.join(params)}):\n{body}\n return __init__"
     module = sys.modules.get(cls.__module__)
     ns: dict[str, typing.Any] = {}
+    # The one compilation of gpuplan (docs/security.md): fixed text and the field names of a class
+    # of the package (identifiers, checked in _plain), never input; what dataclasses itself runs.
     code = compile(text, "<string>", "exec", dont_inherit=True)  # without this module's __future__ flags
     exec(code, module.__dict__ if module is not None else {}, ns)  # noqa: S102 - as dataclasses does
     init = ns["__create_fn__"](**env)
