@@ -5,10 +5,10 @@ One place for it: the JSON renderer, saved plans and ``diff`` all encode through
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import re
+from json.encoder import encode_basestring as _quote  # json.dumps's own, with ensure_ascii=False
 from typing import Any
 
 from pydantic import BaseModel
@@ -17,51 +17,48 @@ from pydantic import BaseModel
 SIGNIFICANT_DIGITS = 6
 
 
-def _is_money(key: object) -> bool:
-    """A dollar amount's key (a key that is not a string is not one)."""
-    return isinstance(key, str) and (key.endswith("_usd") or "_usd_per_" in key)
-
-
-#: :func:`_is_money` of a plan's keys, of which there are a few hundred, each seen many times
-_money_key = functools.lru_cache(maxsize=4096)(_is_money)
+def _is_money(key: str | None) -> bool:
+    return key is not None and (key.endswith("_usd") or "_usd_per_" in key)
 
 
 def stable(value: Any, key: str | None = None) -> Any:
     """Round floats (integers stay integers), recursively: dollar amounts (keys ending in ``_usd``
     or holding ``_usd_per_``) to the cent, everything else to SIGNIFICANT_DIGITS."""
-    return _stable(value, _is_money(key))
-
-
-_FLOAT_FORMAT = f".{SIGNIFICANT_DIGITS}g"
-
-
-def _stable(value: Any, money: bool) -> Any:
-    """:func:`stable` under a key that is a dollar amount (``money``) or not: all that the key
-    decides. A dollar map's entries (capex_by_category_usd) are dollars too. The exact built-in
-    types first (a plan's JSON data holds nothing else), by type rather than isinstance."""
-    kind = type(value)
+    kind = type(value)  # the plain types of a dumped plan first, as the general case below treats them
+    if kind is dict:
+        out = {}
+        money = key is not None and (key.endswith("_usd") or "_usd_per_" in key)
+        for k, v in value.items():
+            kind = type(v)
+            if kind is str or kind is int or kind is bool or v is None:
+                out[k] = v
+            else:
+                out[k] = stable(v, key if money and not _is_money(k) else k)
+        return out
     if kind is float:
         if not math.isfinite(value):
             raise ValueError("non-finite number in plan")
         if value == 0:
             return 0.0
-        if money and abs(value) >= 0.01:
+        if key is not None and (key.endswith("_usd") or "_usd_per_" in key) and abs(value) >= 0.01:
             return round(value, 2)
-        return float(format(value, _FLOAT_FORMAT))
-    if kind is str or kind is int or kind is bool or value is None:
-        return value
-    if kind is dict:
-        return {k: _stable(v, money or _money_key(k)) for k, v in value.items()}
+        return float(f"{value:.{SIGNIFICANT_DIGITS}g}")
     if kind is list:
-        return [_stable(v, money) for v in value]
-    if isinstance(value, bool) or isinstance(value, (int, str)):
+        return [stable(v, key) for v in value]
+    if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
         return value
     if isinstance(value, float):
-        return _stable(float(value), money)
-    if isinstance(value, dict):
-        return {k: _stable(v, money or _is_money(k)) for k, v in value.items()}
+        if not math.isfinite(value):
+            raise ValueError("non-finite number in plan")
+        if value == 0:
+            return 0.0
+        if _is_money(key) and abs(value) >= 0.01:
+            return round(value, 2)
+        return float(f"{value:.{SIGNIFICANT_DIGITS}g}")
+    if isinstance(value, dict):  # a dollar map's entries (capex_by_category_usd) are dollars too
+        return {k: stable(v, key if _is_money(key) and not _is_money(k) else k) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_stable(v, money) for v in value]
+        return [stable(v, key) for v in value]
     return value
 
 
@@ -79,67 +76,75 @@ def escape_json_raw(text: str) -> str:
 
 
 def to_json(obj: BaseModel | dict[str, Any]) -> str:
+    """``obj`` as :func:`stable` JSON text, two-space indented (``json.dumps(stable(data), indent=2,
+    ensure_ascii=False)``, written in one pass by :func:`_encode`)."""
     data = obj.model_dump(mode="json", by_alias=True) if isinstance(obj, BaseModel) else obj
     out: list[str] = []
     try:
-        _write(data, False, "\n", out)
-    except _NotPlain:  # a type a plan's JSON data does not hold: the general encoder
-        return escape_json_raw(json.dumps(stable(data), indent=2, sort_keys=False, ensure_ascii=False,
-                                          allow_nan=False) + "\n")
-    out.append("\n")
-    return escape_json_raw("".join(out))
+        _encode(data, None, "\n", out)
+        text = "".join(out) + "\n"
+    except _Unusual:  # a key or a value json.dumps writes its own way
+        text = json.dumps(stable(data), indent=2, sort_keys=False, ensure_ascii=False, allow_nan=False) + "\n"
+    return escape_json_raw(text)
 
 
-class _NotPlain(Exception):
-    """A value :func:`_write` leaves to :func:`json.dumps`."""
+class _Unusual(Exception):
+    """Raised by :func:`_encode` on what it does not write itself (``to_json`` then calls json.dumps)."""
 
 
-#: The string encoder of :func:`json.dumps` with ``ensure_ascii=False`` (C where built).
-_STRING = json.encoder.encode_basestring
-
-
-def _write(value: Any, money: bool, newline: str, out: list[str]) -> None:
-    """``json.dumps(stable(value), indent=2, ensure_ascii=False, allow_nan=False)`` in one pass,
-    appended to ``out``, for the exact built-in types (dicts with string keys); anything else
-    raises :class:`_NotPlain`. ``newline`` is the line break and indent of the current level.
-    :func:`json.dumps` formats an indented document in Python, one generator per level; this
-    writes the same text with a fifth of the work (a plan's JSON, tests/render)."""
-    kind = type(value)
-    if kind is float:
-        out.append(float.__repr__(_stable(value, money)))
-    elif kind is str:
-        out.append(_STRING(value))
-    elif kind is int:
-        out.append(int.__repr__(value))
-    elif kind is bool:
-        out.append("true" if value else "false")
+def _encode(value: Any, key: str | None, newline: str, out: list[str]) -> None:
+    """Append :func:`stable`'s ``value`` (under ``key``) as json.dumps writes it at ``indent=2``
+    (``newline``: a line break and the current indent), without building the rounded copy: a plan
+    is ~100 kB of JSON, and json.dumps indents it in pure Python."""
+    if isinstance(value, str):
+        out.append(_quote(value))
     elif value is None:
         out.append("null")
-    elif kind is dict:
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif isinstance(value, int):
+        out.append(int.__repr__(value))
+    elif isinstance(value, float):  # stable(value, key), inline
+        if not math.isfinite(value):
+            raise ValueError("non-finite number in plan")
+        if value == 0:
+            out.append("0.0")
+        elif key is not None and (key.endswith("_usd") or "_usd_per_" in key) and abs(value) >= 0.01:
+            out.append(float.__repr__(round(value, 2)))
+        else:
+            out.append(float.__repr__(float(f"{value:.{SIGNIFICANT_DIGITS}g}")))
+    elif isinstance(value, dict):
         if not value:
             out.append("{}")
             return
         inner = newline + "  "
-        sep = "{" + inner
+        money = _is_money(key)
+        out.append("{")
+        sep = inner
         for k, v in value.items():
-            if type(k) is not str:
-                raise _NotPlain
+            if not isinstance(k, str):
+                raise _Unusual
             out.append(sep)
-            out.append(_STRING(k))
+            out.append(_quote(k))
             out.append(": ")
-            _write(v, money or _money_key(k), inner, out)
+            _encode(v, key if money and not _is_money(k) else k, inner, out)
             sep = "," + inner
-        out.append(newline + "}")
-    elif kind is list:
+        out.append(newline)
+        out.append("}")
+    elif isinstance(value, (list, tuple)):
         if not value:
             out.append("[]")
             return
         inner = newline + "  "
-        sep = "[" + inner
+        out.append("[")
+        sep = inner
         for v in value:
             out.append(sep)
-            _write(v, money, inner, out)
+            _encode(v, key, inner, out)
             sep = "," + inner
-        out.append(newline + "]")
+        out.append(newline)
+        out.append("]")
     else:
-        raise _NotPlain
+        raise _Unusual
