@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from gpuplan.core.records import dataclass
 from datetime import date as _date
 from pathlib import Path
 from typing import Callable

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 import statistics
-from dataclasses import dataclass, field
+from gpuplan.core.records import dataclass, field
 from pathlib import Path
 from typing import Any
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from dataclasses import dataclass
+from gpuplan.core.records import dataclass
 
 from gpuplan.ci.calibrate import _golden, _with_table, errors
 from gpuplan.ci.validate import Case, load_cases

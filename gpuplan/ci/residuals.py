@@ -10,7 +10,7 @@ without that case and reports how often the measured value falls inside it.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from gpuplan.core.records import dataclass
 from datetime import date as _date
 from pathlib import Path
 

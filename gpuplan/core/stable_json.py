@@ -68,7 +68,10 @@ _JSON_RAW = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def escape_json_raw(text: str) -> str:
-    """JSON text with the separators JSON allows raw escaped (the value is unchanged once parsed)."""
+    """JSON text with the separators JSON allows raw escaped (the value is unchanged once parsed).
+    ASCII text holds none of them but DEL (a plan's JSON is ASCII: it is returned as it is)."""
+    if text.isascii() and "\x7f" not in text:
+        return text
     return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 

@@ -21,7 +21,7 @@ design needs but the catalog does not have (a module type, a single-mode fibre) 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from gpuplan.core.records import dataclass
 
 from gpuplan.hardware.loader import Catalog
 from gpuplan.hardware.schema import Gpu, Nic, Optic, Switch

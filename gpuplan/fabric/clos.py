@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from gpuplan.core.records import dataclass, field
 from typing import Literal
 
 Layout = Literal["rail-optimized", "fat-tree", "rail-only"]

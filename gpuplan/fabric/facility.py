@@ -26,7 +26,7 @@ Rules, with the constants in ``catalog/calibration/bom.toml`` and the parts in
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from gpuplan.core.records import dataclass
 
 from gpuplan.hardware.loader import Catalog
 from gpuplan.hardware.schema import Gpu, Part

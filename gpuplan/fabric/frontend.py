@@ -12,7 +12,7 @@ prices both planes from it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from gpuplan.core.records import dataclass
 
 from gpuplan.hardware.loader import Catalog
 from gpuplan.hardware.schema import Fabric, Nic

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from gpuplan.core.records import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gpuplan.core.collector import collector_paused

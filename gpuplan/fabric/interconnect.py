@@ -24,7 +24,7 @@ Defaults an experienced engineer would pick (docs/fabric-model.md, "Choosing the
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from gpuplan.core.records import dataclass
 
 from gpuplan.hardware.loader import Catalog
 from gpuplan.hardware.schema import Fabric, Gpu, Nic

@@ -29,7 +29,7 @@ Rules (docs/fabric-model.md, "Optics and cables"):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from gpuplan.core.records import dataclass
 from typing import Literal
 
 from gpuplan.hardware.loader import Catalog

@@ -19,7 +19,7 @@ storage nodes' ports, the fabric's default switch, a fat tree at ``storage_fabri
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from gpuplan.core.records import dataclass
 
 from gpuplan.hardware.loader import Catalog
 from gpuplan.core.cost_contract import StorageSizing

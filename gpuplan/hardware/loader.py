@@ -15,7 +15,7 @@ import functools
 import hashlib
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from gpuplan.core.records import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar, overload
 

@@ -11,7 +11,7 @@ generalised to GQA, gated MLPs (SwiGLU: three matrices), Mixture-of-Experts and 
 
 
 import math
-from dataclasses import dataclass
+from gpuplan.core.records import dataclass
 from functools import cached_property
 
 from pydantic import BaseModel, model_validator

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from gpuplan.core.records import dataclass, field
 
 from gpuplan.model.arch import Architecture
 

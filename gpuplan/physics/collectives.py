@@ -13,7 +13,7 @@ Bandwidths are bytes/s per GPU, one direction; latencies are seconds per algorit
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from gpuplan.core.records import dataclass
 from typing import Literal
 
 

@@ -15,7 +15,7 @@ import contextlib
 import importlib
 import sys
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from gpuplan.core.records import dataclass
 
 from gpuplan.core.errors import InputError, did_you_mean, safe_text
 

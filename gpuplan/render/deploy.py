@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from dataclasses import dataclass
+from gpuplan.core.records import dataclass
 from typing import Any
 
 from gpuplan.core.errors import InputError

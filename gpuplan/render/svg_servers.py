@@ -8,7 +8,7 @@ rack-scale system's compute trays in racks with their NVLink switch trays, one b
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from gpuplan.core.records import dataclass
 
 from gpuplan.core.contract import Interconnect, Topology
 from gpuplan.fabric.sizing import ClosDesign

@@ -25,7 +25,7 @@ limits gives the highest sustainable rate; it is found by bisection.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from gpuplan.core.records import dataclass
 from functools import cached_property
 
 from gpuplan.physics.queueing import PERCENTILES, wait_quantile_bound_s, wait_s

@@ -15,7 +15,7 @@ Pure data and pure functions: nothing here reads a file or the catalog.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from gpuplan.core.records import dataclass, field
 
 from gpuplan.core.errors import InputError
 from gpuplan.hardware.engine_vendors import ENGINE_LABELS, ENGINE_VENDORS, VENDOR_LABELS, vendor_refusal

@@ -23,7 +23,7 @@ Sizing the two pools from these rates, their pairing and their cost is :mod:`gpu
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from gpuplan.core.records import dataclass
 
 from gpuplan.physics.kv_cache import kv_bytes_per_token
 from gpuplan.physics.queueing import wait_s

@@ -5,7 +5,7 @@ the traffic its pools put on the fabric."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from gpuplan.core.records import dataclass
 
 from gpuplan.core.contract import (
     DisaggregatedPool,

@@ -30,7 +30,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from gpuplan.core.records import dataclass
 
 from gpuplan.hardware.schema import Gpu
 from gpuplan.hardware.serving_calibration import Cost

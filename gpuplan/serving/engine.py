@@ -36,7 +36,8 @@ What each feature changes in the model (docs/serving-model.md, "Engines"):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from gpuplan.core.records import dataclass
 
 from gpuplan.hardware.serving_calibration import ENGINE_NAMES, EngineRelease, ServingConstants
 

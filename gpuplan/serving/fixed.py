@@ -6,7 +6,7 @@ the figures of a configuration without the fleet search.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from gpuplan.core.records import dataclass
 
 from gpuplan.model.arch import Architecture
 from gpuplan.hardware.loader import Catalog

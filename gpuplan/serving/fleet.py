@@ -16,7 +16,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from gpuplan.core.records import dataclass
 
 from gpuplan.hardware.schema import Gpu
 from gpuplan.hardware.serving_calibration import Cost

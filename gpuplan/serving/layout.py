@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from gpuplan.core.records import dataclass
 from functools import cached_property
 
 from gpuplan.model.arch import Architecture

@@ -15,7 +15,8 @@ peer links, a group of g GPUs reaches only g-1 links' worth of the line rate.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from gpuplan.core.records import dataclass
 from functools import cached_property
 
 from gpuplan.hardware.loader import Catalog

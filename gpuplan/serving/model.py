@@ -19,7 +19,7 @@ the stage times plus ``pp - 1`` hand-offs.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from gpuplan.core.records import dataclass
 from functools import cached_property
 
 from gpuplan.core.units import GIB

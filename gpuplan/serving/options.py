@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from gpuplan.core.records import dataclass
 from functools import cached_property
 
 from gpuplan.hardware.schema import Gpu

@@ -6,7 +6,7 @@ sources are in docs/serving-model.md.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from gpuplan.core.records import dataclass
 
 from gpuplan.core.units import DTYPE_BITS
 from gpuplan.model.arch import Architecture

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from gpuplan.core.records import dataclass
 from typing import TypeVar
 
 from gpuplan.core.collector import collector_paused

@@ -5,7 +5,7 @@ the candidate values of every axis: training/space.py."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from gpuplan.core.records import dataclass, field
 from typing import NamedTuple
 
 from gpuplan.hardware.schema import Gpu

@@ -15,7 +15,7 @@ and goodput = (1 - fixed_downtime) x (1 - waste). Constants and sources are in
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from gpuplan.core.records import dataclass
 
 from gpuplan.hardware.training_calibration import TrainingCalibration
 

@@ -3,7 +3,8 @@ hardware (one GPU's achievable rates and its network)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from gpuplan.core.records import dataclass
 
 from gpuplan.core.units import dtype_bytes
 from gpuplan.hardware.schema import Gpu

@@ -21,7 +21,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from gpuplan.core.records import dataclass
 
 from gpuplan.hardware.intervals import generation
 from gpuplan.hardware.training_calibration import TrainingCalibration

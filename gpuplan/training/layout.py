@@ -14,7 +14,7 @@ members are ``stride`` ranks apart and ``size`` strong sits
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from gpuplan.core.records import dataclass
 from functools import lru_cache
 from typing import NamedTuple
 

@@ -10,7 +10,7 @@ price for the chosen pricing is still planned but ranks after every priced one.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from gpuplan.core.records import dataclass
 
 from gpuplan.core.contract import TrainingLayoutOption, TrainingOption, TrainingPlan
 from gpuplan.fabric.demand import TrafficDemand

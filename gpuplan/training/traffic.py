@@ -3,7 +3,7 @@ keeps them hidden (the :class:`~gpuplan.fabric.demand.TrafficDemand` the interco
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from gpuplan.core.records import dataclass
 
 from gpuplan.fabric.demand import TrafficDemand, data_gbit
 from gpuplan.hardware.loader import Catalog

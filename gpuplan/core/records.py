@@ -1,0 +1,164 @@
+"""``dataclass(frozen=True)`` built with one compiled function instead of six.
+
+The standard library writes each method of a dataclass as source text and compiles it: for a
+frozen class ``__init__``, ``__repr__``, ``__eq__``, ``__hash__``, ``__setattr__`` and
+``__delattr__``, six compilations, about 0.7 ms a class. The recommend path defines some 40 frozen
+dataclasses at import, a tenth of a cold start before planning (benchmarks/README.md, issue 21).
+Here only ``__init__`` is compiled (its signature and speed must be the standard one's); the other
+five are shared functions closed over the field names, doing what the generated ones do:
+
+* ``__eq__``: the same class and equal tuples of the compared fields, else ``NotImplemented``;
+* ``__hash__``: the hash of the tuple of the fields that are hashed (``hash`` or else ``compare``);
+* ``__repr__``: ``Qualname(field=value!r, ...)`` over the fields shown, ``...`` when recursive;
+* ``__setattr__`` / ``__delattr__``: :class:`dataclasses.FrozenInstanceError` for a field or on the
+  class itself, else the base class's.
+
+The fields, ``__dataclass_fields__``, ``__dataclass_params__``, ``__match_args__`` and the
+docstring are the standard library's, so :func:`dataclasses.fields`, ``replace`` and ``asdict``
+work as before. Anything else (not frozen, other options, a ``__post_init__``, dataclass bases,
+``InitVar``, ``ClassVar``, ``KW_ONLY``, ``init=False`` or keyword-only fields, a method of these
+names written in the class) is left to :func:`dataclasses.dataclass` itself.
+tests/test_records.py compares both on every frozen dataclass of the package.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import keyword
+import operator
+import reprlib
+import sys
+import typing
+from dataclasses import MISSING, FrozenInstanceError, field
+
+__all__ = ["dataclass", "field"]
+
+#: The default a field with a ``default_factory`` shows in ``__init__``'s signature (``<factory>``).
+_FACTORY = getattr(dataclasses, "_HAS_DEFAULT_FACTORY", None)
+#: Methods the standard library would not overwrite (or refuses to): such a class is left to it.
+_OWN = ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__", "__match_args__")
+_PSEUDO = ("ClassVar", "InitVar", "KW_ONLY")
+
+
+def dataclass(cls: typing.Any = None, /, *, frozen: bool = False, **options: typing.Any) -> typing.Any:
+    """:func:`dataclasses.dataclass`; a plain frozen class is built with one compilation."""
+    if cls is None:
+        return lambda c: dataclass(c, frozen=frozen, **options)
+    if not frozen or options or _FACTORY is None or not _plain(cls):
+        return dataclasses.dataclass(cls, frozen=frozen, **options)
+    return _frozen(cls)
+
+
+def _plain(cls: type) -> bool:
+    """Fields only, all in ``__init__`` by position; none of the features this module leaves alone."""
+    if any(n in cls.__dict__ for n in _OWN) or hasattr(cls, "__post_init__"):
+        return False
+    if any(hasattr(base, "__dataclass_fields__") for base in cls.__mro__[1:]):
+        return False
+    for name, ann in cls.__dict__.get("__annotations__", {}).items():
+        if name == "self" or not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
+            return False  # the compiled text holds field names and fixed text only
+        if isinstance(ann, str):
+            if any(p in ann for p in _PSEUDO):
+                return False
+        elif (ann is dataclasses.KW_ONLY or ann is dataclasses.InitVar or isinstance(ann, dataclasses.InitVar)
+              or ann is typing.ClassVar or typing.get_origin(ann) is typing.ClassVar):
+            return False
+        value = cls.__dict__.get(name)
+        if isinstance(value, dataclasses.Field) and (not value.init or value.kw_only is True):
+            return False
+    return True
+
+
+def _tuple_of(names: tuple[str, ...]) -> typing.Callable[[typing.Any], tuple[typing.Any, ...]]:
+    """The values of ``names`` of an object, as a tuple (``operator.attrgetter`` for two or more)."""
+    if len(names) > 1:
+        return operator.attrgetter(*names)
+    if names:
+        one = operator.attrgetter(names[0])
+        return lambda obj: (one(obj),)
+    return lambda obj: ()
+
+
+def _frozen(cls: type) -> type:
+    doc = cls.__dict__.get("__doc__")
+    if not doc:
+        cls.__doc__ = "-"  # the standard library would describe an __init__ not yet written
+    dataclasses.dataclass(cls, init=False, repr=False, eq=False)  # the fields and __match_args__
+    fields = dataclasses.fields(cls)
+    names = tuple(f.name for f in fields)
+    cls.__init__ = _init(cls, fields)  # type: ignore[misc]
+    compared = _tuple_of(tuple(f.name for f in fields if f.compare))
+    hashed = _tuple_of(tuple(f.name for f in fields if (f.compare if f.hash is None else f.hash)))
+    shown = tuple(f.name for f in fields if f.repr)
+
+    @reprlib.recursive_repr()
+    def __repr__(self: typing.Any) -> str:
+        return self.__class__.__qualname__ + "(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in shown) + ")"
+
+    def __eq__(self: typing.Any, other: typing.Any) -> typing.Any:
+        if other.__class__ is self.__class__:
+            return compared(self) == compared(other)
+        return NotImplemented
+
+    def __hash__(self: typing.Any) -> int:
+        return hash(hashed(self))
+
+    def __setattr__(self: typing.Any, name: str, value: typing.Any) -> None:
+        if type(self) is cls or name in names:
+            raise FrozenInstanceError(f"cannot assign to field {name!r}")
+        super(cls, self).__setattr__(name, value)
+
+    def __delattr__(self: typing.Any, name: str) -> None:
+        if type(self) is cls or name in names:
+            raise FrozenInstanceError(f"cannot delete field {name!r}")
+        super(cls, self).__delattr__(name)
+
+    for fn in (__repr__, __eq__, __hash__, __setattr__, __delattr__):
+        fn.__qualname__, fn.__module__ = f"{cls.__qualname__}.{fn.__name__}", cls.__module__
+        setattr(cls, fn.__name__, fn)
+    params = cls.__dataclass_params__  # type: ignore[attr-defined]
+    params.init = params.repr = params.eq = params.frozen = True
+    if not doc:
+        try:
+            cls.__doc__ = cls.__name__ + str(inspect.signature(cls)).replace(" -> None", "")
+        except (TypeError, ValueError):
+            cls.__doc__ = cls.__name__
+    return cls
+
+
+def _init(cls: type, fields: tuple[dataclasses.Field, ...]) -> typing.Any:
+    """The standard library's ``__init__`` of a frozen dataclass, compiled the same way: each field
+    set with ``object.__setattr__``, defaults and factories as its own. Its annotations (the fields'
+    types, ``return: None``) are set after, not compiled (a fifth of the compilation)."""
+    env: dict[str, typing.Any] = {"__dataclass_builtins_object__": object, "_HAS_DEFAULT_FACTORY": _FACTORY}
+    params, lines, seen_default = ["self"], [], False
+    for f in fields:
+        n = f.name
+        value = n
+        if f.default_factory is not MISSING:
+            env[f"_dflt_{n}"] = f.default_factory
+            params.append(f"{n}=_HAS_DEFAULT_FACTORY")
+            value, seen_default = f"_dflt_{n}() if {n} is _HAS_DEFAULT_FACTORY else {n}", True
+        elif f.default is not MISSING:
+            env[f"_dflt_{n}"] = f.default
+            params.append(f"{n}=_dflt_{n}")
+            seen_default = True
+        else:
+            if seen_default:
+                raise TypeError(f"non-default argument {n!r} follows default argument")
+            params.append(n)
+        lines.append(f"  __dataclass_builtins_object__.__setattr__(self,{n!r},{value})")
+    body = "\n".join(lines) or "  pass"
+    text = f"def __create_fn__({', '.join(env)}):\n def __init__({','.join(params)}):\n{body}\n return __init__"
+    module = sys.modules.get(cls.__module__)
+    ns: dict[str, typing.Any] = {}
+    # The one compilation of gpuplan (docs/security.md): fixed text and the field names of a class
+    # of the package (identifiers, checked in _plain), never input; what dataclasses itself runs.
+    code = compile(text, "<string>", "exec", dont_inherit=True)  # without this module's __future__ flags
+    exec(code, module.__dict__ if module is not None else {}, ns)  # noqa: S102 - as dataclasses does
+    init = ns["__create_fn__"](**env)
+    init.__annotations__ = {**{f.name: f.type for f in fields}, "return": None}
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    return init

@@ -1,0 +1,157 @@
+"""gpuplan.core.records.dataclass builds the frozen dataclasses the standard library builds: for
+every frozen dataclass of the package, a twin made by :func:`dataclasses.dataclass` from the same
+fields has the same ``__init__`` signature, fields, params and match args, and its instances the
+same repr, equality, hash, frozen errors, ``replace`` and ``asdict``."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+import pkgutil
+
+import pytest
+
+import gpuplan
+from gpuplan.core.records import dataclass, field
+
+
+def _package_dataclasses() -> list[type]:
+    found = []
+    for info in pkgutil.walk_packages(gpuplan.__path__, "gpuplan."):
+        module = importlib.import_module(info.name)
+        for obj in vars(module).values():
+            if (isinstance(obj, type) and obj.__module__ == info.name and dataclasses.is_dataclass(obj)
+                    and obj.__dataclass_params__.frozen and not hasattr(obj, "__post_init__")):
+                found.append(obj)
+    return found
+
+
+def _twin(cls: type) -> type:
+    """``cls`` rebuilt by the standard library from its fields."""
+    spec = []
+    for f in dataclasses.fields(cls):
+        kw = {"repr": f.repr, "compare": f.compare, "hash": f.hash}
+        if f.default is not dataclasses.MISSING:
+            kw["default"] = f.default
+        if f.default_factory is not dataclasses.MISSING:
+            kw["default_factory"] = f.default_factory
+        spec.append((f.name, f.type, dataclasses.field(**kw)))
+    ns = {"__module__": cls.__module__, "__qualname__": cls.__qualname__}
+    return dataclasses.make_dataclass(cls.__name__, spec, frozen=True, namespace=ns)
+
+
+def _values(cls: type, shift: int = 0) -> dict[str, object]:
+    return {f.name: (i + shift,) for i, f in enumerate(dataclasses.fields(cls))}
+
+
+CLASSES = _package_dataclasses()
+
+
+def test_the_package_has_frozen_dataclasses_built_here():
+    fast = [c for c in CLASSES if c.__eq__.__code__.co_filename.endswith("records.py")]
+    assert len(fast) >= 40
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: f"{c.__module__}.{c.__qualname__}")
+def test_like_the_standard_library(cls):
+    twin = _twin(cls)
+    assert str(inspect.signature(cls.__init__)) == str(inspect.signature(twin.__init__))
+    assert cls.__init__.__annotations__ == twin.__init__.__annotations__
+    assert cls.__match_args__ == twin.__match_args__
+    assert repr(cls.__dataclass_params__) == repr(twin.__dataclass_params__)
+    assert [repr(f) for f in dataclasses.fields(cls)] == [repr(f) for f in dataclasses.fields(twin)]
+    a, b = cls(**_values(cls)), twin(**_values(twin))
+    assert repr(a) == repr(b)
+    assert hash(a) == hash(b)
+    assert a == cls(**_values(cls)) and not a != cls(**_values(cls))
+    assert (a == b) is False and a.__eq__(b) is NotImplemented
+    for f in dataclasses.fields(cls):
+        other = {**_values(cls), f.name: "other"}
+        assert (a == cls(**other)) is (not f.compare)
+        assert (a == cls(**other)) == (b == twin(**{**_values(twin), f.name: "other"}))
+    assert dataclasses.asdict(a) == dataclasses.asdict(b)
+    name = dataclasses.fields(cls)[0].name if dataclasses.fields(cls) else "x"
+    for obj in (a, b):
+        with pytest.raises(dataclasses.FrozenInstanceError, match=f"cannot assign to field '{name}'"):
+            setattr(obj, name, 1)
+        with pytest.raises(dataclasses.FrozenInstanceError, match=f"cannot delete field '{name}'"):
+            delattr(obj, name)
+    if dataclasses.fields(cls):
+        assert dataclasses.replace(a, **{name: 5}) == cls(**{**_values(cls), name: 5})
+
+
+@dataclass(frozen=True)
+class _Point:
+    x: int
+    y: float = 1.5
+    tags: list = field(default_factory=list, hash=False)
+    note: str = field(default="", compare=False, repr=False)
+    kids: tuple = field(default=(), hash=False)
+
+
+@dataclass(frozen=True)
+class _Empty:
+    pass
+
+
+def test_defaults_factories_and_field_options():
+    p = _Point(1)
+    assert (p.x, p.y, p.tags, p.note, p.kids) == (1, 1.5, [], "", ())
+    assert p.tags is not _Point(1).tags
+    assert repr(p) == "_Point(x=1, y=1.5, tags=[], kids=())"
+    assert p == _Point(1, note="ignored") and p != _Point(2)
+    assert hash(_Point(1, kids=(1,))) == hash(_Point(1, kids=(2,)))
+    assert str(inspect.signature(_Point)) == "(x: 'int', y: 'float' = 1.5, tags: 'list' = <factory>, " \
+                                             "note: 'str' = '', kids: 'tuple' = ()) -> None"
+    assert _Point.__doc__ == "_Point(x: 'int', y: 'float' = 1.5, tags: 'list' = <factory>, note: 'str' = '', " \
+                             "kids: 'tuple' = ())"
+    assert _Point.__match_args__ == ("x", "y", "tags", "note", "kids")
+    assert _Point.__eq__.__qualname__ == "_Point.__eq__" and _Point.__init__.__qualname__ == "_Point.__init__"
+    assert repr(_Empty()) == "_Empty()" and _Empty() == _Empty() and hash(_Empty()) == hash(())
+    match _Point(3, 4.0):
+        case _Point(x, y):
+            assert (x, y) == (3, 4.0)
+
+
+def test_recursive_repr_and_subclass_attributes():
+    p = _Point(1, tags=[])
+    p.tags.append(p)
+    assert repr(p) == "_Point(x=1, y=1.5, tags=[...], kids=())"
+
+    class Sub(_Point):
+        pass
+
+    s = Sub(1)
+    s.extra = 2  # not a field, not the class itself: allowed, as the standard library allows
+    assert s.extra == 2
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.x = 3
+
+
+def test_what_it_leaves_to_the_standard_library():
+    @dataclass(frozen=True)
+    class Post:
+        x: int
+
+        def __post_init__(self) -> None:
+            object.__setattr__(self, "x", self.x * 2)
+
+    @dataclass
+    class Mutable:
+        x: int
+
+    @dataclass(frozen=True, order=True)
+    class Ordered:
+        x: int
+
+    assert Post(2).x == 4
+    m = Mutable(1)
+    m.x = 2
+    assert Ordered(1) < Ordered(2)
+    assert "records" not in Post.__eq__.__code__.co_filename
+    with pytest.raises(TypeError, match="non-default argument 'y' follows default argument"):
+        @dataclass(frozen=True)
+        class Bad:
+            x: int = 0
+            y: int
