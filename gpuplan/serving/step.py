@@ -13,9 +13,9 @@ links' measured all-reduce), so every time is the same to the last bit.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
+from gpuplan.core.records import dataclass
 from gpuplan.serving.engine import bench_batch_limit, graph_batch
 
 
