@@ -17,17 +17,21 @@ from __future__ import annotations
 def clear_memos() -> None:
     """Empty every planning memo of this process."""
     from gpuplan.fabric import interconnect
+    from gpuplan.hardware import training_calibration
     from gpuplan.physics import queueing
     from gpuplan.serving import disagg_search
     from gpuplan.serving import planner as serving_planner
-    from gpuplan.training import evaluator, groupcomm, space
+    from gpuplan.training import evaluator, groupcomm, space, timing
 
     evaluator._Parts._shared.clear()
     evaluator._Parts._bytes.clear()
     groupcomm._RAMPED.clear()
+    groupcomm._COLLECTIVES.clear()
     space._DPS.clear()
+    timing._AVERAGES.clear()
     serving_planner._REPLICAS.clear()
     disagg_search._WORKERS.clear()
     disagg_search._RATES.clear()
     queueing._tail_decay_rate.cache_clear()
     interconnect._CHECKED.clear()
+    training_calibration._INTERPOLATED.clear()
