@@ -21,7 +21,7 @@ def clear_memos() -> None:
     from gpuplan.physics import queueing
     from gpuplan.serving import disagg_search
     from gpuplan.serving import planner as serving_planner
-    from gpuplan.training import evaluator, groupcomm, space, timing
+    from gpuplan.training import bounds, evaluator, groupcomm, layer_time, space, timing
 
     evaluator._Parts._shared.clear()
     evaluator._Parts._bytes.clear()
@@ -29,6 +29,8 @@ def clear_memos() -> None:
     groupcomm._COLLECTIVES.clear()
     space._DPS.clear()
     timing._AVERAGES.clear()
+    bounds._LAGS.clear()
+    layer_time._GEMMS.clear()
     serving_planner._REPLICAS.clear()
     disagg_search._WORKERS.clear()
     disagg_search._RATES.clear()

@@ -149,6 +149,8 @@ class _Parts:
         self.expanded: dict[tuple[object, ...], object] = {}
         #: What the deadline bounds of a space's groups read besides the deadline (bounds.py).
         self.terms: dict[tuple[object, ...], object] = {}
+        #: Least seconds of a layer of a (TP, CP, EP, micro-batch) family (groups.layer_floor).
+        self.floors: dict[tuple[object, ...], float] = {}
         #: Server capex by GPU count (:meth:`Evaluator.cost`).
         self.capex: dict[int, float | None] = {}
         #: Days of pipeline sends of a (shape, DP) (bounds.py ``_send_days``).
@@ -197,7 +199,7 @@ class Evaluator:
         self._acts, self._states, self._dps, self._logits = parts.acts, parts.states, parts.dps, parts.logits
         self._groups, self._fits, self._light = parts.groups, parts.fits, parts.light
         self._expanded, self._terms = parts.expanded, parts.terms
-        self._searches, self._capex, self._sends = parts.searches, parts.capex, parts.sends
+        self._searches, self._capex, self._sends, self._floors = parts.searches, parts.capex, parts.sends, parts.floors
 
     # -- cached parts ----------------------------------------------------------------------------
     def layers(self, layout: Layout) -> tuple[LayerCost, LayerCost | None]:

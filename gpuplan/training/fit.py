@@ -26,13 +26,25 @@ def _best_fit(ev: Evaluator, base: Layout, fixed: Fixed, outcome: SearchOutcome)
     if hit is None:
         if len(table) >= MEMO_ENTRIES:
             table.clear()
-        own = SearchOutcome()
+        own = _Tally()
         hit = table[base] = (_fit_once(ev, base, fixed, own), own.evaluated, own.min_memory, own.min_memory_layout)
     best, evaluated, least, least_layout = hit  # type: ignore[misc]
     outcome.evaluated += evaluated
     if least < outcome.min_memory:
         outcome.min_memory, outcome.min_memory_layout = least, least_layout
     return best
+
+
+class _Tally:
+    """What one fit tells a search's outcome (the fields of SearchOutcome that :func:`_fit_once`
+    and :func:`_light_once` write), without a SearchOutcome's dataclass construction."""
+
+    __slots__ = ("evaluated", "min_memory", "min_memory_layout")
+
+    def __init__(self) -> None:
+        self.evaluated = 0
+        self.min_memory = math.inf
+        self.min_memory_layout: Layout | None = None
 
 
 #: Entries of each search memo per Evaluator parts and memory limit (bounded: cleared when full).
@@ -133,7 +145,7 @@ def _light_stage(ev: Evaluator, shape: Layout, dp: int, fixed: Fixed, outcome: S
     if hit is None:
         if len(table) >= MEMO_ENTRIES:
             table.clear()
-        own = SearchOutcome()
+        own = _Tally()
         hit = table[(shape, dp)] = (_light_once(ev, shape, dp, fixed, own), own.min_memory, own.min_memory_layout)
     stage, least, least_layout = hit  # type: ignore[misc]
     if least < outcome.min_memory:

@@ -99,6 +99,9 @@ def _enumerate(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> 
     exact = exact_stages(ev)
     rc, fold = fixed.recompute or "none", fixed.fold_experts
     out: list[tuple[Layout, Scale]] = []
+    # The (micro-batch, DP values) of a model parallelism, CP and EP (and TP, which folded experts
+    # read): several (TP, PP) share an MP.
+    rows_of: dict[tuple[int, int, int, int], list[tuple[int, tuple[int, ...]]]] = {}
     for tp in axes["tp"]:
         sp = fixed.sequence_parallel if fixed.sequence_parallel is not None else tp > 1
         for cp in axes["cp"]:
@@ -109,10 +112,12 @@ def _enumerate(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> 
                         continue
                     mp = tp * pp * cp
                     vp = vp_candidates(arch.layers, pp, fixed)[-1]
-                    for mb in axes["mb"]:
-                        dps = dp_candidates(ev, fixed, target, mp, mb, ep, cp, tp)
-                        if not dps:
-                            continue
+                    key = (mp, cp, ep, tp if fold else 1)
+                    rows = rows_of.get(key)
+                    if rows is None:
+                        rows = rows_of[key] = [(mb, tuple(dps)) for mb in axes["mb"]
+                                               if (dps := dp_candidates(ev, fixed, target, mp, mb, ep, cp, tp))]
+                    for mb, dps in rows:
                         # The group's shape at its largest VP (Layout's fields in order; the rest default).
                         shape = tuple.__new__(Layout, (tp, pp, 1, cp, ep, vp, mb, rc, sp, 1, 0, fold))
                         if exact:
@@ -121,7 +126,7 @@ def _enumerate(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> 
                             if mb not in layers:
                                 layers[mb] = layer_floor(ev, fixed, tp, cp, ep, mb, sp, interleaved) * arch.layers
                             stage = layers[mb] / pp * FLOOR_MARGIN
-                        out.append((shape, tuple.__new__(Scale, (stage, tuple(dps), mp))))
+                        out.append((shape, tuple.__new__(Scale, (stage, dps, mp))))
     return Groups(tuple(out), thinned, exact)
 
 
@@ -147,10 +152,20 @@ def layer_floor(ev: Evaluator, fixed: Fixed, tp: int, cp: int, ep: int, mb: int,
     layers it lacks (the balanced split of a multi-token-prediction tail). Each part of a layer is
     averaged the same way over the kinds, so a stage of ``n`` layers takes at least ``n`` times
     the cheaper kind's total."""
-    probe = Layout(tp=tp, pp=2 if interleaved else 1, dp=1, cp=cp, ep=ep, micro_batch=mb, sequence_parallel=sp,
-                   recompute=fixed.recompute or "none", fold_experts=fixed.fold_experts)
-    costs = [c for vp in ((1, 2) if interleaved else (1,)) for c in ev.layers(probe.but(vp=vp)) if c is not None]
-    return min(c.total for c in costs)
+    rc, fold = fixed.recompute or "none", fixed.fold_experts
+    key = (rc, fold, tp, cp, ep, mb, sp, interleaved)
+    floors = ev._floors
+    hit = floors.get(key)
+    if hit is None:
+        # Layout(tp, pp, dp=1, cp, ep, vp, mb, recompute, sp, fold_experts=...), built positionally.
+        pp = 2 if interleaved else 1
+        costs = [c for vp in ((1, 2) if interleaved else (1,))
+                 for c in ev.layers(tuple.__new__(Layout, (tp, pp, 1, cp, ep, vp, mb, rc, sp, 1, 0, fold)))
+                 if c is not None]
+        if len(floors) >= 4096:
+            floors.clear()
+        hit = floors[key] = min(c.total for c in costs)
+    return hit
 
 
 def deadline_cost_floor(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> float | None:
@@ -213,8 +228,9 @@ def _least_per_sequence(ev: Evaluator, fixed: Fixed, target: Target, max_groups:
             mp = tp * pp * cp
             if not dp_candidates(ev, fixed, target, mp, mb, ep, cp, tp):
                 continue
-            base = Layout(tp=tp, pp=pp, dp=1, cp=cp, ep=ep, micro_batch=mb, sequence_parallel=sp,
-                          recompute=fixed.recompute or "none", fold_experts=fixed.fold_experts)
+            # Layout(tp, pp, dp=1, cp, ep, micro_batch=mb, recompute, sp, fold_experts), positionally.
+            base = tuple.__new__(Layout, (tp, pp, 1, cp, ep, 1, mb, fixed.recompute or "none", sp, 1, 0,
+                                          fixed.fold_experts))
             least = min(least, ev.stage_time_any_vp(base) * mp / mb)
     return least
 
