@@ -29,6 +29,7 @@ def clear_memos() -> None:
     groupcomm._COLLECTIVES.clear()
     space._DPS.clear()
     timing._AVERAGES.clear()
+    timing._HOPS.clear()
     bounds._LAGS.clear()
     layer_time._GEMMS.clear()
     serving_planner._REPLICAS.clear()

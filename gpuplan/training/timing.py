@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from gpuplan.core.units import GB
 from gpuplan.hardware.training_calibration import TrainingCalibration
-from gpuplan.physics.collectives import p2p_s
+from gpuplan.physics.collectives import Network, p2p_s
 from gpuplan.training.groupcomm import group_all_to_all, group_collective, group_tier, ramp  # noqa: F401 (re-exported)
 from gpuplan.training.job import Hardware, Job  # noqa: F401  (re-exported)
 from gpuplan.training.layer_time import (  # noqa: F401  (re-exported)
@@ -259,18 +259,38 @@ def pipeline_sends_s(job: Job, hw: Hardware, cal: TrainingCalibration, layout: L
     p, v = layout.pp, layout.vp
     if p <= 1:
         return 0.0, 0.0
-    pp = groups(layout)["pp"]
     hop_bytes = layout.micro_batch * job.seq / layout.cp * job.arch.hidden * cal.activation_bytes / layout.tp
-    hop = p2p_s(hop_bytes, group_tier(pp, hw.net, hop_bytes, cal))
+    # The PP group: p members, TP x CP x DP ranks apart (layout.groups).
+    hop, crosses = _hop(hop_bytes, p, layout.tp * layout.cp * layout.dp, hw, cal)
     sends = 2 * m * v + 2 * (p - 1)
     if v > 1 and cal.framework(job.framework).pp_comm_overlap:
         # Megatron-Core overlap_p2p_comm (the default with interleaving since 2023): the
         # steady-state sends hide under the next chunk's compute, slowing it a little; the
         # warm-up and flush pass (p - 1) chunk boundaries each way, exposed.
         exposed = 2 * (p - 1) * v
-        slow = cal.overlap_slowdown_scaleout if pp.crosses(hw.domain) else cal.overlap_slowdown_scaleup
+        slow = cal.overlap_slowdown_scaleout if crosses else cal.overlap_slowdown_scaleup
         return (exposed + slow * max(0, sends - exposed)) * hop, hop_bytes
     return sends * hop, hop_bytes
+
+
+#: (seconds, crosses the scale-up domain) of one pipeline hop by its bytes, the PP group's size and
+#: stride, and the network and calibration (held in the entry, so their ids stay theirs): the
+#: search's bounds ask for every DP of a shape. Bounded: cleared when full.
+_HOPS: dict[tuple[float, int, int, int, int, int], tuple[tuple[float, bool], Network, TrainingCalibration]] = {}
+
+
+def _hop(hop_bytes: float, size: int, stride: int, hw: Hardware, cal: TrainingCalibration) -> tuple[float, bool]:
+    """One point-to-point hop of ``hop_bytes`` between neighbours of a PP group of ``size``
+    members ``stride`` ranks apart, and whether the group crosses the scale-up domain; memoised."""
+    net = hw.net
+    key = (hop_bytes, size, stride, hw.domain, id(net), id(cal))
+    hit = _HOPS.get(key)
+    if hit is None:
+        pp = Group(size, stride)
+        if len(_HOPS) >= 16384:
+            _HOPS.clear()
+        hit = _HOPS[key] = ((p2p_s(hop_bytes, group_tier(pp, net, hop_bytes, cal)), pp.crosses(hw.domain)), net, cal)
+    return hit[0]
 
 
 def straggler(n: int, sigma: float) -> float:
