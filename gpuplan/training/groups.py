@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from gpuplan.training.framework import constrain
 from gpuplan.training.evaluator import HOURS_PER_DAY, Evaluator, Fixed, Target, cost_usd
-from gpuplan.training.layout import Layout
+from gpuplan.training.layout import Layout, layers_per_stage
 from gpuplan.training.space import (
     cp_candidates,
     dp_candidates,
@@ -26,7 +26,6 @@ from gpuplan.training.space import (
     pp_candidates,
     states_can_fit,
     tp_candidates,
-    vp_candidates,
 )
 
 
@@ -111,7 +110,8 @@ def _enumerate(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> 
                     if not states_can_fit(ev, tp, pp, cp, ep, fixed):
                         continue
                     mp = tp * pp * cp
-                    vp = vp_candidates(arch.layers, pp, fixed)[-1]
+                    # The largest VP (vp_candidates: the divisors of the layers per stage).
+                    vp = fixed.vp if fixed.vp is not None else (1 if pp == 1 else layers_per_stage(arch.layers, pp))
                     key = (mp, cp, ep, tp if fold else 1)
                     rows = rows_of.get(key)
                     if rows is None:

@@ -254,11 +254,12 @@ def _evaluate_shape(ev: Evaluator, b: _Bounded, fixed: Fixed, target: Target,
     shape = b.shape
     tp, pp, rest = shape[0], shape[1], shape[3:]
     dps = b.dps
-    if shape.vp > 1:
+    if shape.vp > 1 and dps:
         # Interleaving needs at least PP micro-batches (layout.check): a DP that leaves fewer has
         # no layout (_best_fit: None, nothing told), and neither has any larger one.
         batch, mb = ev.job.batch, shape.micro_batch
-        dps = tuple(d for d in dps if batch // (d * mb) >= pp)
+        if batch // (max(dps) * mb) < pp:
+            dps = tuple(d for d in dps if batch // (d * mb) >= pp)
     if above < math.inf and target.kind == "deadline" and target.pricing != "cloud" and ev.gpu.node_price_usd:
         mp = tp * pp * shape[3]
         for i, d in enumerate(dps):
