@@ -168,17 +168,19 @@ def layer_floor(ev: Evaluator, fixed: Fixed, tp: int, cp: int, ep: int, mb: int,
     return hit
 
 
-def deadline_cost_floor(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> float | None:
+def deadline_cost_floor(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int,
+                        exact: bool = True) -> float | None:
     """A lower bound of the cost of any plan of this space that meets ``target.deadline_days``
     (``inf``: none can; None: the GPU has no price for the target's pricing): :func:`cost_floor`
-    at the space's least GPU-seconds per sequence."""
+    at the space's least GPU-seconds per sequence (``exact=False``: at its least family bound, a
+    weaker floor that computes no stage time: :func:`seconds_per_sequence`)."""
     if cost_usd(ev.gpu, ev.gpu.gpus_per_node, 1.0, target.pricing) is None:
         return None
-    per_seq = seconds_per_sequence(ev, constrain(ev.framework, fixed), target, max_groups)
+    per_seq = seconds_per_sequence(ev, constrain(ev.framework, fixed), target, max_groups, exact)
     return cost_floor(ev, target, per_seq)
 
 
-def seconds_per_sequence(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> float:
+def seconds_per_sequence(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int, exact: bool = True) -> float:
     """Least GPU-seconds of one sequence over the groups of the space (stage x TP x PP x CP /
     micro-batch): every layout of the space takes at least this long per sequence (infinite: no
     group). Memoised; computed without every group's stage time (a GPU type whose floor rules it
@@ -189,8 +191,10 @@ def seconds_per_sequence(ev: Evaluator, fixed: Fixed, target: Target, max_groups
     A family's bound: a stage holds at least L / PP layers' worth of work, each layer at least the
     cheaper kind's per-layer seconds (with and without interleaving), so every PP takes at least
     ``L x layer x TP x CP / mb`` GPU-seconds per sequence (timing.stage_layout: a stage with fewer
-    layers holds the head, which outweighs a layer)."""
-    floor_key = ("seconds per sequence", ev.capacity, ev.headroom, fixed, target.kind == "gpus",
+    layers holds the head, which outweighs a layer). ``exact=False``: the least family bound
+    alone, no stage time computed (a lower bound of the least value; the groups of a model of
+    dense and MoE layers are enumerated all the same)."""
+    floor_key = ("seconds per sequence", exact, ev.capacity, ev.headroom, fixed, target.kind == "gpus",
                  target.gpus if target.kind == "gpus" else None, target.power_limit_kw, target.whole_nodes, max_groups)
     known = ev._groups.get(floor_key)
     if known is None:
@@ -198,14 +202,15 @@ def seconds_per_sequence(ev: Evaluator, fixed: Fixed, target: Target, max_groups
             found = search_groups(ev, fixed, target, max_groups)
             known = min((scale.stage * scale.mp / shape.micro_batch for shape, scale in found.groups), default=math.inf)
         else:
-            known = _least_per_sequence(ev, fixed, target, max_groups)
+            known = _least_per_sequence(ev, fixed, target, max_groups, exact)
         if len(ev._groups) >= 64:
             ev._groups.clear()
         ev._groups[floor_key] = known
     return known  # type: ignore[return-value]
 
 
-def _least_per_sequence(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> float:
+def _least_per_sequence(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int, exact: bool = True) -> float:
+    """:func:`seconds_per_sequence` of a model of one layer kind."""
     arch = ev.job.arch
     axes, _ = _axes(ev, fixed, target, max_groups)
     interleaved = _interleaved(ev, axes)
@@ -218,6 +223,8 @@ def _least_per_sequence(ev: Evaluator, fixed: Fixed, target: Target, max_groups:
                     layer = layer_floor(ev, fixed, tp, cp, ep, mb, sp, interleaved)
                     families.append((arch.layers * layer * tp * cp / mb * FLOOR_MARGIN, tp, cp, ep, mb, sp))
     families.sort(key=lambda f: f[0])
+    if not exact:
+        return families[0][0] if families else math.inf
     least = math.inf
     for bound, tp, cp, ep, mb, sp in families:
         if bound > least:
