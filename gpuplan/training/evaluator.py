@@ -298,7 +298,9 @@ class Evaluator:
         acts = activation_total(job.arch, job.seq, job.batch, layout, cal, stored, full)
         overhead = cal.runtime_overhead_gib * GIB + cal.fragmentation_fraction * acts
         # Memory's fields in order: weights, gradients, optimizer, activations, overhead, capacity, reserve.
-        return tuple.__new__(Memory, (weights, grads, optim, acts, overhead, capacity, capacity - self.limit))
+        # (capacity - self.limit, the property inlined)
+        return tuple.__new__(Memory, (weights, grads, optim, acts, overhead, capacity,
+                                      capacity - capacity * (1.0 - self.headroom)))
 
     @property
     def limit(self) -> float:
@@ -316,9 +318,9 @@ class Evaluator:
         frac = recomputed_fraction(layout, self.job.arch.layers) if layout.recompute == "full" else 1.0
         hw_flops = (hardware_flops_per_token(self.job.arch, self.job.seq, layout.recompute, frac)
                     * self.job.tokens_per_step)
-        return Evaluation(layout=layout, step=step, memory=memory or self.memory(layout),
-                          model_flops_per_step=self._model_flops, hardware_flops_per_step=hw_flops,
-                          steps=self.steps, good=self.goodput(layout.gpus), peak_flops=self.hw.peak_flops)
+        # Evaluation's fields in order: layout, step, memory, model and hardware FLOPs, steps, goodput, peak.
+        return tuple.__new__(Evaluation, (layout, step, memory or self.memory(layout), self._model_flops, hw_flops,
+                                          self.steps, self.goodput(layout.gpus), self.hw.peak_flops))
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from gpuplan.training.evaluator import Evaluation, Evaluator, Fixed, SearchOutcome
-from gpuplan.training.layout import Layout, check, groups, layers_per_stage
+from gpuplan.training.layout import Group, Layout, check, layers_per_stage
 from gpuplan.training.memory import Memory, recompute_layers_to_fit, stage_params
 from gpuplan.training.space import recompute_candidates, zero_candidates
 
@@ -123,7 +123,7 @@ def _unreachable(ev: Evaluator, base: Layout) -> bool:
     net = ev.hw.net
     if net.scaleout is not None:
         return False
-    dp = groups(base)["dp"]
+    dp = Group(base.dp * base.cp, base.tp)  # layout.groups' "dp": DP x CP members, TP ranks apart
     return (dp.size > 1 and dp.local(net.scaleup_domain) < dp.size and stage_params(ev.job.arch, base)[0] > 0
             and ev.cal.state_bytes[1] > 0 and ev.cal.activation_bytes > 0)
 
@@ -135,7 +135,7 @@ def _partial(ev: Evaluator, lay: Layout) -> Layout:
                                 ev.activation_budget(lay), pair=ev.activation_pair(lay))
     if k is None or k >= layers_per_stage(arch.layers, lay.pp):
         return lay
-    return lay.but(recompute_layers=k)
+    return tuple.__new__(Layout, (*lay[:10], k, lay[11]))  # lay.but(recompute_layers=k)
 
 
 def _light_stage(ev: Evaluator, shape: Layout, dp: int, fixed: Fixed, outcome: SearchOutcome) -> float | None:
@@ -158,8 +158,9 @@ def _light_once(ev: Evaluator, shape: Layout, dp: int, fixed: Fixed, outcome: Se
     stage (None: nothing fits, and ``outcome`` keeps the least memory seen); a lower bound of the
     stage time at any DP <= ``dp``."""
     zero = fixed.zero if fixed.zero is not None else (3 if shape.pp == 1 else 2)
+    tp, pp, mid, sp, rl, fold = shape[0], shape[1], shape[3:7], shape[8], shape[10], shape[11]
     for rc in recompute_candidates(ev, fixed):
-        lay = shape.but(dp=dp, recompute=rc, zero=zero)
+        lay = tuple.__new__(Layout, (tp, pp, dp, *mid, rc, sp, zero, rl, fold))  # shape.but(dp, recompute, zero)
         if rc == "full" and fixed.recompute is None:
             lay = _partial(ev, lay)
         mem = ev.memory(lay)

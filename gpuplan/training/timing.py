@@ -247,10 +247,10 @@ def step_time(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
 
     busy = (m * sum(per_mb.values()) + bubble + pp_exposed + dp_exposed + optimizer)
     host = host_overhead(cal, m, layout.gpus, busy)
-    return StepTime(compute=m * per_mb["compute"], recompute=m * per_mb["recompute"], tp_comm=m * per_mb["tp"],
-                    pp_comm=pp_exposed, dp_comm=dp_exposed, ep_comm=m * per_mb["ep"], cp_comm=m * per_mb["cp"],
-                    bubble=bubble, optimizer=optimizer, dp_gbit_to_hide=dp_gbit, scaleout_bytes=scaleout,
-                    dp_window=window, pipeline=(m + (p - 1) / v) * t_stage, host=host)
+    # StepTime's fields in order (positionally: the search builds one per layout it evaluates).
+    return tuple.__new__(StepTime, (m * per_mb["compute"], m * per_mb["recompute"], m * per_mb["tp"], pp_exposed,
+                                    dp_exposed, m * per_mb["ep"], m * per_mb["cp"], bubble, optimizer, dp_gbit,
+                                    scaleout, window, (m + (p - 1) / v) * t_stage, host))
 
 
 def pipeline_sends_s(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout, m: int) -> tuple[float, float]:
