@@ -11,7 +11,7 @@ the recompute nor the ZeRO stage (timing.pipeline_sends_s: exact).
 
 from __future__ import annotations
 
-import bisect
+from bisect import bisect_left
 import heapq
 import math
 from collections.abc import Iterable
@@ -264,7 +264,7 @@ def _deadline_scan(ev: Evaluator, terms: list[tuple], target: Target, level: int
         room = (deadline * g - per_bubble - host_step) / per_mb  # type: ignore[operator]
         if room <= 0:
             continue
-        i = bisect.bisect_left(dps, batch / (mb * room) * (1 - 1e-12))
+        i = bisect_left(dps, batch / (mb * room) * (1 - 1e-12))
         count = len(dps)
         if capped and i < count:
             # Capex grows with the count: no DP from here on costs less than this one.
@@ -304,10 +304,10 @@ def _deadline_scan(ev: Evaluator, terms: list[tuple], target: Target, level: int
             cost = capex.get(n, False)
             if cost is False:
                 cost = cost_of(n, t * HOURS_PER_DAY * n, pricing)
-        key = (cost if cost is not None else t * HOURS_PER_DAY * n, t)
-        if key[0] > cap:
+        first = cost if cost is not None else t * HOURS_PER_DAY * n
+        if first > cap:
             continue
-        append(new(_Bounded, (key, shape, dps if whole else tuple(dps[i:]), level)))
+        append(new(_Bounded, ((first, t), shape, dps if whole else tuple(dps[i:]), level)))
     return out
 
 
