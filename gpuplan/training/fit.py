@@ -35,6 +35,25 @@ def _best_fit(ev: Evaluator, base: Layout, fixed: Fixed, outcome: SearchOutcome)
     return best
 
 
+#: How far above the memory limit (relative) the least memory of a fit must be for :func:`_hopeless`:
+#: far beyond rounding, so that the partial-recompute arithmetic cannot flip near the limit.
+OVER_LIMIT = 1e-9
+
+
+def _hopeless(ev: Evaluator, base: Layout, fixed: Fixed) -> bool:
+    """Whether the memoised fit of ``base`` (:func:`_best_fit`) fits nothing, every (recompute,
+    ZeRO) it tried needing more than the memory limit by ``OVER_LIMIT``. Then no smaller DP of its
+    shape with DP x CP > 1 fits either, nor tells a search anything: each setting's memory only
+    grows as the DP falls (states sharded over fewer ranks, at least as many micro-batches in
+    flight; the same ZeRO stages while DP x CP > 1), and so does each memory the search keeps the
+    least of (:class:`SearchOutcome` ``min_memory``, replaced only by a smaller one)."""
+    hit = _table(ev, ev._fits, fixed).get(base)
+    if hit is None:
+        return False
+    best, evaluated, least, _ = hit  # type: ignore[misc]
+    return best is None and not evaluated and ev.limit * (1.0 + OVER_LIMIT) < least < math.inf
+
+
 class _Tally:
     """What one fit tells a search's outcome (the fields of SearchOutcome that :func:`_fit_once`
     and :func:`_light_once` write), without a SearchOutcome's dataclass construction."""

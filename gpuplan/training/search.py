@@ -27,7 +27,7 @@ import math
 from dataclasses import replace
 
 from gpuplan.training.framework import constrain
-from gpuplan.training.fit import MEMO_ENTRIES, _best_fit, _fit_once, _light_stage, _partial  # noqa: F401
+from gpuplan.training.fit import MEMO_ENTRIES, _best_fit, _fit_once, _hopeless, _light_stage, _partial  # noqa: F401
 from gpuplan.training.layout import Layout, layers_per_stage  # noqa: F401  (re-exported)
 from gpuplan.training.evaluator import (  # noqa: F401  (re-exported: the search's public names)
     HOURS_PER_DAY,
@@ -267,9 +267,18 @@ def _evaluate_shape(ev: Evaluator, b: _Bounded, fixed: Fixed, target: Target,
             if cost is not None and cost > above:
                 dps = dps[:i]
                 break
+    # DP values in decreasing order (the fastest, a budget) stop at the first that fits nothing by
+    # far (fit._hopeless): the smaller ones fit nothing and tell nothing; DP x CP = 1, whose ZeRO
+    # stages differ, is still fitted.
+    descending, hopeless, cp = len(dps) > 1 and dps[0] > dps[-1], False, shape[3]
     for d in dps:
-        e = _best_fit(ev, tuple.__new__(Layout, (tp, pp, d, *rest)), fixed, outcome)  # shape.but(dp=d)
+        if hopeless and d * cp > 1:
+            continue
+        base = tuple.__new__(Layout, (tp, pp, d, *rest))  # shape.but(dp=d)
+        e = _best_fit(ev, base, fixed, outcome)
         if e is None:
+            if descending and not hopeless:
+                hopeless = _hopeless(ev, base, fixed)
             continue
         if outcome.fastest is None or (e.wall_days, e.layout) < (outcome.fastest.wall_days, outcome.fastest.layout):
             outcome.fastest = e
