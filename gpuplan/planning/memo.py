@@ -21,7 +21,7 @@ def clear_memos() -> None:
     from gpuplan.physics import queueing
     from gpuplan.serving import disagg_search
     from gpuplan.serving import planner as serving_planner
-    from gpuplan.training import bounds, evaluator, groupcomm, layer_time, space, timing
+    from gpuplan.training import bounds, evaluator, groupcomm, groups, layer_time, space, timing
 
     evaluator._Parts._shared.clear()
     evaluator._Parts._bytes.clear()
@@ -31,6 +31,7 @@ def clear_memos() -> None:
     timing._AVERAGES.clear()
     timing._HOPS.clear()
     bounds._LAGS.clear()
+    groups._ROWS.clear()
     layer_time._GEMMS.clear()
     serving_planner._REPLICAS.clear()
     disagg_search._WORKERS.clear()

@@ -99,8 +99,8 @@ def _enumerate(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> 
     rc, fold = fixed.recompute or "none", fixed.fold_experts
     out: list[tuple[Layout, Scale]] = []
     # The (micro-batch, DP values) of a model parallelism, CP and EP (and TP, which folded experts
-    # read): several (TP, PP) share an MP.
-    rows_of: dict[tuple[int, int, int, int], list[tuple[int, tuple[int, ...]]]] = {}
+    # read): several (TP, PP) share an MP, and the GPU types of a server size share them all.
+    rows_of = _shared_rows(ev, fixed, target, axes["mb"])
     for tp in axes["tp"]:
         sp = fixed.sequence_parallel if fixed.sequence_parallel is not None else tp > 1
         for cp in axes["cp"]:
@@ -128,6 +128,29 @@ def _enumerate(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> 
                             stage = layers[mb] / pp * FLOOR_MARGIN
                         out.append((shape, tuple.__new__(Scale, (stage, dps, mp))))
     return Groups(tuple(out), thinned, exact)
+
+
+#: The rows of :func:`_enumerate` by what their DP values read besides the group (space.dp_candidates:
+#: the batch, the server size, a fixed DP, folded experts, the target's count), shared by the GPU
+#: types of a server size (a plan enumerates 20). Not under a power limit, which reads the GPU's
+#: server power. Bounded: cleared when full.
+_ROWS: dict[tuple[object, ...], dict[tuple[int, int, int, int], list[tuple[int, tuple[int, ...]]]]] = {}
+
+
+def _shared_rows(ev: Evaluator, fixed: Fixed, target: Target,
+                 mbs: list[int]) -> dict[tuple[int, int, int, int], list[tuple[int, tuple[int, ...]]]]:
+    """The memo of :func:`_enumerate`'s rows for this GPU type, fixed fields and target."""
+    if target.power_limit_kw is not None:
+        return {}
+    count = target.kind == "gpus"
+    key = (ev.job.batch, ev.gpu.gpus_per_node, fixed.dp, fixed.fold_experts, count,
+           target.gpus if count else None, target.whole_nodes, tuple(mbs))
+    hit = _ROWS.get(key)
+    if hit is None:
+        if len(_ROWS) >= 256:
+            _ROWS.clear()
+        hit = _ROWS[key] = {}
+    return hit
 
 
 #: Lower bounds are scaled by this before they are compared with computed values, so that no

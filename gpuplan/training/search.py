@@ -259,7 +259,7 @@ def _evaluate_shape(ev: Evaluator, b: _Bounded, fixed: Fixed, target: Target,
         # no layout (_best_fit: None, nothing told), and neither has any larger one.
         batch, mb = ev.job.batch, shape.micro_batch
         if batch // (max(dps) * mb) < pp:
-            dps = tuple(d for d in dps if batch // (d * mb) >= pp)
+            dps = tuple([d for d in dps if batch // (d * mb) >= pp])
     if above < math.inf and target.kind == "deadline" and target.pricing != "cloud" and ev.gpu.node_price_usd:
         mp = tp * pp * shape[3]
         for i, d in enumerate(dps):
