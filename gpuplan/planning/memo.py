@@ -25,6 +25,7 @@ def clear_memos() -> None:
 
     evaluator._Parts._shared.clear()
     evaluator._Parts._bytes.clear()
+    evaluator._GOODPUT.clear()
     groupcomm._RAMPED.clear()
     groupcomm._COLLECTIVES.clear()
     space._DPS.clear()

@@ -137,11 +137,13 @@ def _vp_shapes(ev: Evaluator, shape: Layout, fixed: Fixed, target: Target) -> li
     if hit is None:
         if len(table) >= MEMO_ENTRIES:
             table.clear()
-        base = shape.but(vp=1)
+        head, tail = shape[:5], shape[6:]  # the shape at each VP: shape.but(vp=...)
+        base = tuple.__new__(Layout, (*head, 1, *tail))
         mp = shape.tp * shape.pp * shape.cp
         dps = dp_candidates(ev, fixed, target, mp, shape.micro_batch, shape.ep, shape.cp, shape.tp)
         scale = Scale(ev.stage_time_any_vp(base), dps, mp)
-        hit = table[key] = [(base.but(vp=vp), scale) for vp in vp_candidates(ev.job.arch.layers, shape.pp, fixed)]
+        hit = table[key] = [(tuple.__new__(Layout, (*head, vp, *tail)), scale)
+                            for vp in vp_candidates(ev.job.arch.layers, shape.pp, fixed)]
     return hit  # type: ignore[return-value]
 
 

@@ -172,6 +172,10 @@ class _Parts:
         return hit
 
 
+#: Goodput by calibration identity and GPU count (the calibration held, so its id stays its own).
+_GOODPUT: dict[tuple[int, int], tuple[Goodput, TrainingCalibration]] = {}
+
+
 class Evaluator:
     """Evaluates layouts of one job on one GPU and network, caching the parts layouts share."""
 
@@ -247,18 +251,24 @@ class Evaluator:
         mixed = self._mixed
         base = stages.get((tp, cp, ep, mb, sp, rc, pp, rl, fold, 1 if mixed else False))
         if base is None:
-            base = self.stage_time(layout.but(vp=1))
+            base = self.stage_time(tuple.__new__(Layout, (*layout[:5], 1, *layout[6:])))  # layout.but(vp=1)
         if pp == 1 or not self.job.arch.moe_layers:
             return base
         paired = stages.get((tp, cp, ep, mb, sp, rc, pp, rl, fold, 2 if mixed else True))
         if paired is None:
-            paired = self.stage_time(layout.but(vp=2))
+            paired = self.stage_time(tuple.__new__(Layout, (*layout[:5], 2, *layout[6:])))  # layout.but(vp=2)
         return min(base, paired)
 
     def goodput(self, gpus: int) -> Goodput:
         hit = self._good.get(gpus)
-        if hit is None:
-            hit = self._good[gpus] = goodput(gpus, self.cal)
+        if hit is None:  # the same for every GPU type of the calibration (_GOODPUT)
+            key = (id(self.cal), gpus)
+            shared = _GOODPUT.get(key)
+            if shared is None:
+                if len(_GOODPUT) >= 65536:
+                    _GOODPUT.clear()
+                shared = _GOODPUT[key] = (goodput(gpus, self.cal), self.cal)
+            hit = self._good[gpus] = shared[0]
         return hit
 
     def cost(self, gpus: int, gpu_hours: float, pricing: str) -> float | None:
@@ -297,10 +307,9 @@ class Evaluator:
         job, cal, capacity = self.job, self.cal, self.capacity
         acts = activation_total(job.arch, job.seq, job.batch, layout, cal, stored, full)
         overhead = cal.runtime_overhead_gib * GIB + cal.fragmentation_fraction * acts
-        # Memory's fields in order: weights, gradients, optimizer, activations, overhead, capacity, reserve.
-        # (capacity - self.limit, the property inlined)
-        return tuple.__new__(Memory, (weights, grads, optim, acts, overhead, capacity,
-                                      capacity - capacity * (1.0 - self.headroom)))
+        # Memory's fields in order: weights, gradients, optimizer, activations, overhead, capacity,
+        # reserve (capacity - self.limit, the property inlined).
+        return tuple.__new__(Memory, (weights, grads, optim, acts, overhead, capacity, capacity - capacity * (1.0 - self.headroom)))
 
     @property
     def limit(self) -> float:
