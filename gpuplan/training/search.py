@@ -165,10 +165,18 @@ def _search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: bo
                 and target.whole_nodes and bool(gpu.node_price_usd) and gpu.purchase_unit_nodes == 1
                 and not exact_stages(ev))
     cap = math.inf if cutoff is None else cutoff
-    heap = _bounds(ev, fixed, target, outcome, cap, straggle)
-    heapq.heapify(heap)
-    pool: list[Evaluation] = []
-    worst: tuple[float, float] = (cap, math.inf)
+    # A search for the fastest plan within ``limit`` evaluations goes on from where one of the same
+    # space stopped at a lower limit (the probe of planner.meets_somewhere, then the relaxed search
+    # of a missed deadline): the limit is read only where the loop stops (_suspended).
+    resumable = limit is not None and target.kind == "fastest" and cutoff is None
+    saved = _suspended(ev, fixed, target, top, max_groups, limit) if resumable else None
+    if saved is not None:
+        outcome, heap, pool, worst = saved
+    else:
+        heap = _bounds(ev, fixed, target, outcome, cap, straggle)
+        heapq.heapify(heap)
+        pool: list[Evaluation] = []
+        worst: tuple[float, float] = (cap, math.inf)
     while heap:
         b = heap[0]
         if b.key > worst or (limit is not None and outcome.evaluated >= limit):
@@ -203,6 +211,9 @@ def _search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: bo
         if len(pool) == top:
             k = _rank_key(pool[-1], target, ev)
             worst = (k[0], k[1])
+    if resumable:
+        ev._searches[("suspended", ev.capacity, ev.headroom, fixed, target, top, max_groups)] = [
+            (limit, replace(outcome, best=list(outcome.best)), list(heap), list(pool), worst)]
     if straggle and not pool and cutoff is None:
         if memory or not relax or target.kind != "deadline":
             return _search(ev, fixed, target, top, relax, limit, max_groups, cutoff, straggle=False)
@@ -218,6 +229,18 @@ def _search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: bo
     if not pool and relax and target.kind in ("deadline", "budget"):
         _with_relaxed(outcome, _relaxed(ev, fixed, target, max_groups))
     return outcome
+
+
+def _suspended(ev: Evaluator, fixed: Fixed, target: Target, top: int, max_groups: int,
+               limit: int) -> tuple[SearchOutcome, list, list, tuple[float, float]] | None:
+    """Copies of the (outcome, heap, pool, incumbent) where a search of this space for the
+    fastest plan stopped at a limit of at most ``limit`` evaluations (None: none did). Going on
+    from there is that search with the higher limit: its loop reads the limit only to stop."""
+    held = ev._searches.get(("suspended", ev.capacity, ev.headroom, fixed, target, top, max_groups))
+    if not held or held[0][0] > limit:  # type: ignore[index]
+        return None
+    _, outcome, heap, pool, worst = held[0]  # type: ignore[misc]
+    return replace(outcome, best=list(outcome.best)), list(heap), list(pool), worst
 
 
 def _relaxed(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> SearchOutcome:
