@@ -134,11 +134,28 @@ class TrainingCalibration(BaseModel):
         """Fraction of the matmul ceiling one GEMM reaches that would take ``ideal_us``
         microseconds at the ceiling (log-linear curve): the fixed cost of a kernel (launch,
         ramp, tail) weighs on its duration, not on its FLOPs."""
-        return log_interp(self.gemm_size_curve, ideal_us)
+        return _interp(self.gemm_size_curve, ideal_us)
 
     def collective_fraction(self, size_bytes: float) -> float:
         """Fraction of the large-message bus bandwidth a collective of this buffer reaches."""
-        return log_interp(self.collective_size_curve, size_bytes / 2**20)
+        return _interp(self.collective_size_curve, size_bytes / 2**20)
+
+
+#: :func:`log_interp` by curve identity and abscissa: a training plan reads the same few hundred
+#: GEMM and buffer sizes thousands of times. The curve is held in the entry so that its id stays
+#: its own. Bounded: cleared when full.
+_INTERPOLATED: dict[tuple[int, float], tuple[float, tuple[tuple[float, float], ...]]] = {}
+
+
+def _interp(points: tuple[tuple[float, float], ...], x: float) -> float:
+    """:func:`log_interp`, memoised (``_INTERPOLATED``)."""
+    key = (id(points), x)
+    hit = _INTERPOLATED.get(key)
+    if hit is None:
+        if len(_INTERPOLATED) >= 16384:
+            _INTERPOLATED.clear()
+        hit = _INTERPOLATED[key] = (log_interp(points, x), points)
+    return hit[0]
 
 
 def log_interp(points: tuple[tuple[float, float], ...], x: float) -> float:

@@ -18,15 +18,23 @@ from __future__ import annotations
 def clear_memos() -> None:
     """Empty every planning memo of this process."""
     from gpuplan.fabric import interconnect
+    from gpuplan.hardware import training_calibration
     from gpuplan.physics import queueing
     from gpuplan.serving import disagg_search, fleet, model
     from gpuplan.serving import planner as serving_planner
-    from gpuplan.training import evaluator, groupcomm, space
+    from gpuplan.training import bounds, evaluator, groupcomm, groups, layer_time, space, timing
 
     evaluator._Parts._shared.clear()
     evaluator._Parts._bytes.clear()
+    evaluator._GOODPUT.clear()
     groupcomm._RAMPED.clear()
+    groupcomm._COLLECTIVES.clear()
     space._DPS.clear()
+    timing._AVERAGES.clear()
+    timing._HOPS.clear()
+    bounds._LAGS.clear()
+    groups._ROWS.clear()
+    layer_time._GEMMS.clear()
     serving_planner._REPLICAS.clear()
     serving_planner._ENGINES.clear()
     disagg_search._WORKERS.clear()
@@ -35,3 +43,4 @@ def clear_memos() -> None:
     model._WEIGHTS.clear()
     queueing._tail_decay_rate.cache_clear()
     interconnect._CHECKED.clear()
+    training_calibration._INTERPOLATED.clear()

@@ -11,7 +11,7 @@ the recompute nor the ZeRO stage (timing.pipeline_sends_s: exact).
 
 from __future__ import annotations
 
-import bisect
+from bisect import bisect_left
 import heapq
 import math
 from collections.abc import Iterable
@@ -99,7 +99,7 @@ def _exact(ev: Evaluator, b: _Bounded, target: Target, cap: float, straggle: boo
     """A LOWER group's GROUP entry: its bound with its own stage time (None: it misses the target
     or costs more than ``cap``, as :func:`_bounds` would have left it out)."""
     shape = b.shape
-    scale = Scale(ev.stage_time_any_vp(shape), b.dps, shape.tp * shape.pp * shape.cp)  # type: ignore[arg-type]
+    scale = tuple.__new__(Scale, (ev.stage_time_any_vp(shape), b.dps, shape.tp * shape.pp * shape.cp))
     out = _bound_shape(ev, shape, scale, target, GROUP, cap, straggle)
     return None if out is None or out.key[0] > cap else out
 
@@ -119,7 +119,7 @@ def _expand(ev: Evaluator, b: _Bounded, fixed: Fixed, target: Target, straggle: 
     """The VP values of a group, each with its own bound."""
     shapes = _vp_shapes(ev, b.shape, fixed, target)
     if target.kind == "deadline":
-        return _deadline_bounds(ev, shapes, target, SHAPE, straggle=straggle)
+        return _deadline_scan(ev, _shape_terms(ev, shapes, straggle), target, SHAPE, math.inf, straggle, False)
     out = []
     for one_shape, scale in shapes:
         one = _bound_shape(ev, one_shape, scale, target, SHAPE)
@@ -137,12 +137,28 @@ def _vp_shapes(ev: Evaluator, shape: Layout, fixed: Fixed, target: Target) -> li
     if hit is None:
         if len(table) >= MEMO_ENTRIES:
             table.clear()
-        base = shape.but(vp=1)
+        head, tail = shape[:5], shape[6:]  # the shape at each VP: shape.but(vp=...)
+        base = tuple.__new__(Layout, (*head, 1, *tail))
         mp = shape.tp * shape.pp * shape.cp
         dps = dp_candidates(ev, fixed, target, mp, shape.micro_batch, shape.ep, shape.cp, shape.tp)
         scale = Scale(ev.stage_time_any_vp(base), dps, mp)
-        hit = table[key] = [(base.but(vp=vp), scale) for vp in vp_candidates(ev.job.arch.layers, shape.pp, fixed)]
+        hit = table[key] = [(tuple.__new__(Layout, (*head, vp, *tail)), scale)
+                            for vp in vp_candidates(ev.job.arch.layers, shape.pp, fixed)]
     return hit  # type: ignore[return-value]
+
+
+def _shape_terms(ev: Evaluator, shapes: list[tuple[Layout, Scale]], sends: bool) -> list[tuple]:
+    """:func:`_terms` of a group's VP shapes (``sends``: their pipeline sends counted), memoised
+    with the shapes (:func:`_vp_shapes`: read neither the deadline nor the cap). Checked by
+    identity; the shapes are held in the entry."""
+    memo = ev._terms
+    key = ("shapes", id(shapes), sends, ev.steps, ev.host_days)
+    hit = memo.get(key)
+    if hit is None or hit[0] is not shapes:
+        if len(memo) >= 4096:
+            memo.clear()
+        hit = memo[key] = (shapes, _terms(ev, shapes, sends))
+    return hit[1]
 
 
 def _bound_shape(ev: Evaluator, shape: Layout, scale: Scale, target: Target, level: int,
@@ -204,7 +220,7 @@ def _group_terms(ev: Evaluator, groups: tuple[tuple[Layout, Scale], ...]) -> lis
     key = (id(groups), ev.steps, ev.host_days)
     hit = memo.get(key)
     if hit is None or hit[0] is not groups:
-        if len(memo) >= 64:
+        if len(memo) >= 4096:
             memo.clear()
         hit = memo[key] = (groups, _terms(ev, groups))
     return hit[1]
@@ -240,6 +256,7 @@ def _deadline_scan(ev: Evaluator, terms: list[tuple], target: Target, level: int
     good, capex = ev._good, (None if pricing == "cloud" else ev._capex)
     capped = cap < math.inf and pricing != "cloud"
     sigma = ev.cal.straggler_sigma if straggle else 0.0
+    lags = _LAGS.get(sigma) or _lags(sigma)
     new = tuple.__new__
     out = []
     append = out.append
@@ -249,7 +266,7 @@ def _deadline_scan(ev: Evaluator, terms: list[tuple], target: Target, level: int
         room = (deadline * g - per_bubble - host_step) / per_mb  # type: ignore[operator]
         if room <= 0:
             continue
-        i = bisect.bisect_left(dps, batch / (mb * room) * (1 - 1e-12))
+        i = bisect_left(dps, batch / (mb * room) * (1 - 1e-12))
         count = len(dps)
         if capped and i < count:
             # Capex grows with the count: no DP from here on costs less than this one.
@@ -266,11 +283,15 @@ def _deadline_scan(ev: Evaluator, terms: list[tuple], target: Target, level: int
             gp = good.get(n)
             if gp is None:
                 gp = goodput(n)
+            if sends or sigma:
+                lag = lags.get(n)
+                if lag is None:
+                    lag = lags[n] = 1.0 + straggler(n, sigma)
             if sends:  # exact: they read neither the recompute nor the ZeRO stage (straggle only)
-                t = (((per_day * (m + bubble) + _send_days(ev, shape, d)) * (1.0 + straggler(n, sigma))
+                t = (((per_day * (m + bubble) + _send_days(ev, shape, d)) * lag
                       + host_mb * m + host_step) / gp.fraction)
             elif sigma:
-                t = ((per_day * (m + bubble) * (1.0 + straggler(n, sigma)) + host_mb * m + host_step)
+                t = ((per_day * (m + bubble) * lag + host_mb * m + host_step)
                      / gp.fraction)
             else:
                 t = (per_day * (m + bubble) + host_mb * m + host_step) / gp.fraction
@@ -285,11 +306,27 @@ def _deadline_scan(ev: Evaluator, terms: list[tuple], target: Target, level: int
             cost = capex.get(n, False)
             if cost is False:
                 cost = cost_of(n, t * HOURS_PER_DAY * n, pricing)
-        key = (cost if cost is not None else t * HOURS_PER_DAY * n, t)
-        if key[0] > cap:
+        first = cost if cost is not None else t * HOURS_PER_DAY * n
+        if first > cap:
             continue
-        append(new(_Bounded, (key, shape, dps if whole else tuple(dps[i:]), level)))
+        append(new(_Bounded, ((first, t), shape, dps if whole else tuple(dps[i:]), level)))
     return out
+
+
+#: ``1 + straggler(n, sigma)`` by sigma and GPU count (the scan's hot path; any GPU type's).
+_LAGS: dict[float, dict[int, float]] = {}
+
+
+def _lags(sigma: float) -> dict[int, float]:
+    """The memo of ``1 + straggler(n, sigma)`` by GPU count ``n`` for ``sigma``."""
+    hit = _LAGS.get(sigma)
+    if hit is None:
+        if len(_LAGS) >= 16:
+            _LAGS.clear()
+        hit = _LAGS[sigma] = {}
+    elif len(hit) >= 65536:
+        hit.clear()
+    return hit
 
 
 def _send_days(ev: Evaluator, shape: Layout, dp: int) -> float:
@@ -322,7 +359,7 @@ def _fastest_bounds(ev: Evaluator, shapes: Iterable[tuple[Layout, Scale]], level
         m = batch / (d * mb)
         days = (per_day * (m + bubble) + host_mb * m + host_step) / goodput(mp * d).fraction
         kept = dps if whole else tuple(reversed(dps))
-        out.append(_Bounded((days, 0.0), shape, kept, level))  # type: ignore[arg-type]
+        out.append(tuple.__new__(_Bounded, ((days, 0.0), shape, kept, level)))
     return out
 
 

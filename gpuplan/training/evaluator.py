@@ -149,6 +149,8 @@ class _Parts:
         self.expanded: dict[tuple[object, ...], object] = {}
         #: What the deadline bounds of a space's groups read besides the deadline (bounds.py).
         self.terms: dict[tuple[object, ...], object] = {}
+        #: Least seconds of a layer of a (TP, CP, EP, micro-batch) family (groups.layer_floor).
+        self.floors: dict[tuple[object, ...], float] = {}
         #: Server capex by GPU count (:meth:`Evaluator.cost`).
         self.capex: dict[int, float | None] = {}
         #: Days of pipeline sends of a (shape, DP) (bounds.py ``_send_days``).
@@ -168,6 +170,10 @@ class _Parts:
                 cls._shared.clear()
             hit = cls._shared[key] = cls(gpu, cal, job, attention)
         return hit
+
+
+#: Goodput by calibration identity and GPU count (the calibration held, so its id stays its own).
+_GOODPUT: dict[tuple[int, int], tuple[Goodput, TrainingCalibration]] = {}
 
 
 class Evaluator:
@@ -197,7 +203,7 @@ class Evaluator:
         self._acts, self._states, self._dps, self._logits = parts.acts, parts.states, parts.dps, parts.logits
         self._groups, self._fits, self._light = parts.groups, parts.fits, parts.light
         self._expanded, self._terms = parts.expanded, parts.terms
-        self._searches, self._capex, self._sends = parts.searches, parts.capex, parts.sends
+        self._searches, self._capex, self._sends, self._floors = parts.searches, parts.capex, parts.sends, parts.floors
 
     # -- cached parts ----------------------------------------------------------------------------
     def layers(self, layout: Layout) -> tuple[LayerCost, LayerCost | None]:
@@ -245,18 +251,24 @@ class Evaluator:
         mixed = self._mixed
         base = stages.get((tp, cp, ep, mb, sp, rc, pp, rl, fold, 1 if mixed else False))
         if base is None:
-            base = self.stage_time(layout.but(vp=1))
+            base = self.stage_time(tuple.__new__(Layout, (*layout[:5], 1, *layout[6:])))  # layout.but(vp=1)
         if pp == 1 or not self.job.arch.moe_layers:
             return base
         paired = stages.get((tp, cp, ep, mb, sp, rc, pp, rl, fold, 2 if mixed else True))
         if paired is None:
-            paired = self.stage_time(layout.but(vp=2))
+            paired = self.stage_time(tuple.__new__(Layout, (*layout[:5], 2, *layout[6:])))  # layout.but(vp=2)
         return min(base, paired)
 
     def goodput(self, gpus: int) -> Goodput:
         hit = self._good.get(gpus)
-        if hit is None:
-            hit = self._good[gpus] = goodput(gpus, self.cal)
+        if hit is None:  # the same for every GPU type of the calibration (_GOODPUT)
+            key = (id(self.cal), gpus)
+            shared = _GOODPUT.get(key)
+            if shared is None:
+                if len(_GOODPUT) >= 65536:
+                    _GOODPUT.clear()
+                shared = _GOODPUT[key] = (goodput(gpus, self.cal), self.cal)
+            hit = self._good[gpus] = shared[0]
         return hit
 
     def cost(self, gpus: int, gpu_hours: float, pricing: str) -> float | None:
@@ -295,8 +307,9 @@ class Evaluator:
         job, cal, capacity = self.job, self.cal, self.capacity
         acts = activation_total(job.arch, job.seq, job.batch, layout, cal, stored, full)
         overhead = cal.runtime_overhead_gib * GIB + cal.fragmentation_fraction * acts
-        # Memory's fields in order: weights, gradients, optimizer, activations, overhead, capacity, reserve.
-        return tuple.__new__(Memory, (weights, grads, optim, acts, overhead, capacity, capacity - self.limit))
+        # Memory's fields in order: weights, gradients, optimizer, activations, overhead, capacity,
+        # reserve (capacity - self.limit, the property inlined).
+        return tuple.__new__(Memory, (weights, grads, optim, acts, overhead, capacity, capacity - capacity * (1.0 - self.headroom)))
 
     @property
     def limit(self) -> float:
@@ -314,9 +327,9 @@ class Evaluator:
         frac = recomputed_fraction(layout, self.job.arch.layers) if layout.recompute == "full" else 1.0
         hw_flops = (hardware_flops_per_token(self.job.arch, self.job.seq, layout.recompute, frac)
                     * self.job.tokens_per_step)
-        return Evaluation(layout=layout, step=step, memory=memory or self.memory(layout),
-                          model_flops_per_step=self._model_flops, hardware_flops_per_step=hw_flops,
-                          steps=self.steps, good=self.goodput(layout.gpus), peak_flops=self.hw.peak_flops)
+        # Evaluation's fields in order: layout, step, memory, model and hardware FLOPs, steps, goodput, peak.
+        return tuple.__new__(Evaluation, (layout, step, memory or self.memory(layout), self._model_flops, hw_flops,
+                                          self.steps, self.goodput(layout.gpus), self.hw.peak_flops))
 
 
 @dataclass(frozen=True)

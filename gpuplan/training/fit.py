@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from gpuplan.training.evaluator import Evaluation, Evaluator, Fixed, SearchOutcome
-from gpuplan.training.layout import Layout, check, groups, layers_per_stage
+from gpuplan.training.layout import Group, Layout, check, layers_per_stage
 from gpuplan.training.memory import Memory, recompute_layers_to_fit, stage_params
 from gpuplan.training.space import recompute_candidates, zero_candidates
 
@@ -26,13 +26,44 @@ def _best_fit(ev: Evaluator, base: Layout, fixed: Fixed, outcome: SearchOutcome)
     if hit is None:
         if len(table) >= MEMO_ENTRIES:
             table.clear()
-        own = SearchOutcome()
+        own = _Tally()
         hit = table[base] = (_fit_once(ev, base, fixed, own), own.evaluated, own.min_memory, own.min_memory_layout)
     best, evaluated, least, least_layout = hit  # type: ignore[misc]
     outcome.evaluated += evaluated
     if least < outcome.min_memory:
         outcome.min_memory, outcome.min_memory_layout = least, least_layout
     return best
+
+
+#: How far above the memory limit (relative) the least memory of a fit must be for :func:`_hopeless`:
+#: far beyond rounding, so that the partial-recompute arithmetic cannot flip near the limit.
+OVER_LIMIT = 1e-9
+
+
+def _hopeless(ev: Evaluator, base: Layout, fixed: Fixed) -> bool:
+    """Whether the memoised fit of ``base`` (:func:`_best_fit`) fits nothing, every (recompute,
+    ZeRO) it tried needing more than the memory limit by ``OVER_LIMIT``. Then no smaller DP of its
+    shape with DP x CP > 1 fits either, nor tells a search anything: each setting's memory only
+    grows as the DP falls (states sharded over fewer ranks, at least as many micro-batches in
+    flight; the same ZeRO stages while DP x CP > 1), and so does each memory the search keeps the
+    least of (:class:`SearchOutcome` ``min_memory``, replaced only by a smaller one)."""
+    hit = _table(ev, ev._fits, fixed).get(base)
+    if hit is None:
+        return False
+    best, evaluated, least, _ = hit  # type: ignore[misc]
+    return best is None and not evaluated and ev.limit * (1.0 + OVER_LIMIT) < least < math.inf
+
+
+class _Tally:
+    """What one fit tells a search's outcome (the fields of SearchOutcome that :func:`_fit_once`
+    and :func:`_light_once` write), without a SearchOutcome's dataclass construction."""
+
+    __slots__ = ("evaluated", "min_memory", "min_memory_layout")
+
+    def __init__(self) -> None:
+        self.evaluated = 0
+        self.min_memory = math.inf
+        self.min_memory_layout: Layout | None = None
 
 
 #: Entries of each search memo per Evaluator parts and memory limit (bounded: cleared when full).
@@ -111,7 +142,7 @@ def _unreachable(ev: Evaluator, base: Layout) -> bool:
     net = ev.hw.net
     if net.scaleout is not None:
         return False
-    dp = groups(base)["dp"]
+    dp = Group(base.dp * base.cp, base.tp)  # layout.groups' "dp": DP x CP members, TP ranks apart
     return (dp.size > 1 and dp.local(net.scaleup_domain) < dp.size and stage_params(ev.job.arch, base)[0] > 0
             and ev.cal.state_bytes[1] > 0 and ev.cal.activation_bytes > 0)
 
@@ -123,7 +154,7 @@ def _partial(ev: Evaluator, lay: Layout) -> Layout:
                                 ev.activation_budget(lay), pair=ev.activation_pair(lay))
     if k is None or k >= layers_per_stage(arch.layers, lay.pp):
         return lay
-    return lay.but(recompute_layers=k)
+    return tuple.__new__(Layout, (*lay[:10], k, lay[11]))  # lay.but(recompute_layers=k)
 
 
 def _light_stage(ev: Evaluator, shape: Layout, dp: int, fixed: Fixed, outcome: SearchOutcome) -> float | None:
@@ -133,7 +164,7 @@ def _light_stage(ev: Evaluator, shape: Layout, dp: int, fixed: Fixed, outcome: S
     if hit is None:
         if len(table) >= MEMO_ENTRIES:
             table.clear()
-        own = SearchOutcome()
+        own = _Tally()
         hit = table[(shape, dp)] = (_light_once(ev, shape, dp, fixed, own), own.min_memory, own.min_memory_layout)
     stage, least, least_layout = hit  # type: ignore[misc]
     if least < outcome.min_memory:
@@ -146,8 +177,9 @@ def _light_once(ev: Evaluator, shape: Layout, dp: int, fixed: Fixed, outcome: Se
     stage (None: nothing fits, and ``outcome`` keeps the least memory seen); a lower bound of the
     stage time at any DP <= ``dp``."""
     zero = fixed.zero if fixed.zero is not None else (3 if shape.pp == 1 else 2)
+    tp, pp, mid, sp, rl, fold = shape[0], shape[1], shape[3:7], shape[8], shape[10], shape[11]
     for rc in recompute_candidates(ev, fixed):
-        lay = shape.but(dp=dp, recompute=rc, zero=zero)
+        lay = tuple.__new__(Layout, (tp, pp, dp, *mid, rc, sp, zero, rl, fold))  # shape.but(dp, recompute, zero)
         if rc == "full" and fixed.recompute is None:
             lay = _partial(ev, lay)
         mem = ev.memory(lay)

@@ -51,8 +51,28 @@ def _ramp_network(net: Network, size_bytes: float, cal: TrainingCalibration) -> 
     return Network(scaleup=up, scaleout=out, scaleup_domain=net.scaleup_domain, scaleup_p2p_bytes_per_s=p2p)
 
 
+#: Collectives and send tiers by (kind, buffer size, group placement, network and calibration
+#: identity): a layout search asks for the same few thousand (the TP collectives of every
+#: recompute setting, the DP sync of every ZeRO stage, the sends of every micro-batch count). The
+#: network and calibration are held in the entry so their ids stay their own. Bounded: cleared
+#: when full.
+_COLLECTIVES: dict[tuple[object, ...], tuple[object, Network, TrainingCalibration]] = {}
+
+
 def group_collective(kind: str, size_bytes: float, group: Group, net: Network,
                      cal: TrainingCalibration) -> tuple[float, float, float]:
+    """:func:`_group_collective`, memoised (``_COLLECTIVES``)."""
+    key = (kind, size_bytes, group.size, group.stride, id(net), id(cal))
+    hit = _COLLECTIVES.get(key)
+    if hit is None:
+        if len(_COLLECTIVES) >= 16384:
+            _COLLECTIVES.clear()
+        hit = _COLLECTIVES[key] = (_group_collective(kind, size_bytes, group, net, cal), net, cal)
+    return hit[0]  # type: ignore[return-value]
+
+
+def _group_collective(kind: str, size_bytes: float, group: Group, net: Network,
+                      cal: TrainingCalibration) -> tuple[float, float, float]:
     """(seconds, bytes per GPU over the scale-out tier, seconds on the scale-up tier) of an
     all-reduce ("ar"), reduce-scatter ("rs") or all-gather ("ag") of an array of
     ``size_bytes`` over a placed group, at the NCCL bandwidth ramp for that size.
@@ -121,7 +141,17 @@ def group_all_to_all(size_bytes: float, group: Group, net: Network,
 
 def group_tier(group: Group, net: Network, size_bytes: float, cal: TrainingCalibration) -> Tier:
     """The tier a point-to-point send of ``size_bytes`` between neighbours of ``group`` uses
-    (the slowest hop), at the NCCL ramp for that size."""
+    (the slowest hop), at the NCCL ramp for that size; memoised (``_COLLECTIVES``)."""
+    key = ("tier", size_bytes, group.size, group.stride, id(net), id(cal))
+    hit = _COLLECTIVES.get(key)
+    if hit is None:
+        if len(_COLLECTIVES) >= 16384:
+            _COLLECTIVES.clear()
+        hit = _COLLECTIVES[key] = (_group_tier(group, net, size_bytes, cal), net, cal)
+    return hit[0]  # type: ignore[return-value]
+
+
+def _group_tier(group: Group, net: Network, size_bytes: float, cal: TrainingCalibration) -> Tier:
     if group.crosses(net.scaleup_domain) and net.scaleout is not None:
         return ramp(net.scaleout, size_bytes, cal)
     return ramp(net.scaleup_for(max(2, group.local(net.scaleup_domain))), size_bytes, cal)

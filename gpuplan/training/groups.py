@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from gpuplan.training.framework import constrain
 from gpuplan.training.evaluator import HOURS_PER_DAY, Evaluator, Fixed, Target, cost_usd
-from gpuplan.training.layout import Layout
+from gpuplan.training.layout import Layout, layers_per_stage
 from gpuplan.training.space import (
     cp_candidates,
     dp_candidates,
@@ -26,7 +26,6 @@ from gpuplan.training.space import (
     pp_candidates,
     states_can_fit,
     tp_candidates,
-    vp_candidates,
 )
 
 
@@ -99,6 +98,9 @@ def _enumerate(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> 
     exact = exact_stages(ev)
     rc, fold = fixed.recompute or "none", fixed.fold_experts
     out: list[tuple[Layout, Scale]] = []
+    # The (micro-batch, DP values) of a model parallelism, CP and EP (and TP, which folded experts
+    # read): several (TP, PP) share an MP, and the GPU types of a server size share them all.
+    rows_of = _shared_rows(ev, fixed, target, axes["mb"])
     for tp in axes["tp"]:
         sp = fixed.sequence_parallel if fixed.sequence_parallel is not None else tp > 1
         for cp in axes["cp"]:
@@ -108,11 +110,14 @@ def _enumerate(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> 
                     if not states_can_fit(ev, tp, pp, cp, ep, fixed):
                         continue
                     mp = tp * pp * cp
-                    vp = vp_candidates(arch.layers, pp, fixed)[-1]
-                    for mb in axes["mb"]:
-                        dps = dp_candidates(ev, fixed, target, mp, mb, ep, cp, tp)
-                        if not dps:
-                            continue
+                    # The largest VP (vp_candidates: the divisors of the layers per stage).
+                    vp = fixed.vp if fixed.vp is not None else (1 if pp == 1 else layers_per_stage(arch.layers, pp))
+                    key = (mp, cp, ep, tp if fold else 1)
+                    rows = rows_of.get(key)
+                    if rows is None:
+                        rows = rows_of[key] = [(mb, tuple(dps)) for mb in axes["mb"]
+                                               if (dps := dp_candidates(ev, fixed, target, mp, mb, ep, cp, tp))]
+                    for mb, dps in rows:
                         # The group's shape at its largest VP (Layout's fields in order; the rest default).
                         shape = tuple.__new__(Layout, (tp, pp, 1, cp, ep, vp, mb, rc, sp, 1, 0, fold))
                         if exact:
@@ -121,8 +126,31 @@ def _enumerate(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> 
                             if mb not in layers:
                                 layers[mb] = layer_floor(ev, fixed, tp, cp, ep, mb, sp, interleaved) * arch.layers
                             stage = layers[mb] / pp * FLOOR_MARGIN
-                        out.append((shape, tuple.__new__(Scale, (stage, tuple(dps), mp))))
+                        out.append((shape, tuple.__new__(Scale, (stage, dps, mp))))
     return Groups(tuple(out), thinned, exact)
+
+
+#: The rows of :func:`_enumerate` by what their DP values read besides the group (space.dp_candidates:
+#: the batch, the server size, a fixed DP, folded experts, the target's count), shared by the GPU
+#: types of a server size (a plan enumerates 20). Not under a power limit, which reads the GPU's
+#: server power. Bounded: cleared when full.
+_ROWS: dict[tuple[object, ...], dict[tuple[int, int, int, int], list[tuple[int, tuple[int, ...]]]]] = {}
+
+
+def _shared_rows(ev: Evaluator, fixed: Fixed, target: Target,
+                 mbs: list[int]) -> dict[tuple[int, int, int, int], list[tuple[int, tuple[int, ...]]]]:
+    """The memo of :func:`_enumerate`'s rows for this GPU type, fixed fields and target."""
+    if target.power_limit_kw is not None:
+        return {}
+    count = target.kind == "gpus"
+    key = (ev.job.batch, ev.gpu.gpus_per_node, fixed.dp, fixed.fold_experts, count,
+           target.gpus if count else None, target.whole_nodes, tuple(mbs))
+    hit = _ROWS.get(key)
+    if hit is None:
+        if len(_ROWS) >= 256:
+            _ROWS.clear()
+        hit = _ROWS[key] = {}
+    return hit
 
 
 #: Lower bounds are scaled by this before they are compared with computed values, so that no
@@ -147,23 +175,35 @@ def layer_floor(ev: Evaluator, fixed: Fixed, tp: int, cp: int, ep: int, mb: int,
     layers it lacks (the balanced split of a multi-token-prediction tail). Each part of a layer is
     averaged the same way over the kinds, so a stage of ``n`` layers takes at least ``n`` times
     the cheaper kind's total."""
-    probe = Layout(tp=tp, pp=2 if interleaved else 1, dp=1, cp=cp, ep=ep, micro_batch=mb, sequence_parallel=sp,
-                   recompute=fixed.recompute or "none", fold_experts=fixed.fold_experts)
-    costs = [c for vp in ((1, 2) if interleaved else (1,)) for c in ev.layers(probe.but(vp=vp)) if c is not None]
-    return min(c.total for c in costs)
+    rc, fold = fixed.recompute or "none", fixed.fold_experts
+    key = (rc, fold, tp, cp, ep, mb, sp, interleaved)
+    floors = ev._floors
+    hit = floors.get(key)
+    if hit is None:
+        # Layout(tp, pp, dp=1, cp, ep, vp, mb, recompute, sp, fold_experts=...), built positionally.
+        pp = 2 if interleaved else 1
+        costs = [c for vp in ((1, 2) if interleaved else (1,))
+                 for c in ev.layers(tuple.__new__(Layout, (tp, pp, 1, cp, ep, vp, mb, rc, sp, 1, 0, fold)))
+                 if c is not None]
+        if len(floors) >= 4096:
+            floors.clear()
+        hit = floors[key] = min(c.total for c in costs)
+    return hit
 
 
-def deadline_cost_floor(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> float | None:
+def deadline_cost_floor(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int,
+                        exact: bool = True) -> float | None:
     """A lower bound of the cost of any plan of this space that meets ``target.deadline_days``
     (``inf``: none can; None: the GPU has no price for the target's pricing): :func:`cost_floor`
-    at the space's least GPU-seconds per sequence."""
+    at the space's least GPU-seconds per sequence (``exact=False``: at its least family bound, a
+    weaker floor that computes no stage time: :func:`seconds_per_sequence`)."""
     if cost_usd(ev.gpu, ev.gpu.gpus_per_node, 1.0, target.pricing) is None:
         return None
-    per_seq = seconds_per_sequence(ev, constrain(ev.framework, fixed), target, max_groups)
+    per_seq = seconds_per_sequence(ev, constrain(ev.framework, fixed), target, max_groups, exact)
     return cost_floor(ev, target, per_seq)
 
 
-def seconds_per_sequence(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> float:
+def seconds_per_sequence(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int, exact: bool = True) -> float:
     """Least GPU-seconds of one sequence over the groups of the space (stage x TP x PP x CP /
     micro-batch): every layout of the space takes at least this long per sequence (infinite: no
     group). Memoised; computed without every group's stage time (a GPU type whose floor rules it
@@ -174,8 +214,10 @@ def seconds_per_sequence(ev: Evaluator, fixed: Fixed, target: Target, max_groups
     A family's bound: a stage holds at least L / PP layers' worth of work, each layer at least the
     cheaper kind's per-layer seconds (with and without interleaving), so every PP takes at least
     ``L x layer x TP x CP / mb`` GPU-seconds per sequence (timing.stage_layout: a stage with fewer
-    layers holds the head, which outweighs a layer)."""
-    floor_key = ("seconds per sequence", ev.capacity, ev.headroom, fixed, target.kind == "gpus",
+    layers holds the head, which outweighs a layer). ``exact=False``: the least family bound
+    alone, no stage time computed (a lower bound of the least value; the groups of a model of
+    dense and MoE layers are enumerated all the same)."""
+    floor_key = ("seconds per sequence", exact, ev.capacity, ev.headroom, fixed, target.kind == "gpus",
                  target.gpus if target.kind == "gpus" else None, target.power_limit_kw, target.whole_nodes, max_groups)
     known = ev._groups.get(floor_key)
     if known is None:
@@ -183,14 +225,15 @@ def seconds_per_sequence(ev: Evaluator, fixed: Fixed, target: Target, max_groups
             found = search_groups(ev, fixed, target, max_groups)
             known = min((scale.stage * scale.mp / shape.micro_batch for shape, scale in found.groups), default=math.inf)
         else:
-            known = _least_per_sequence(ev, fixed, target, max_groups)
+            known = _least_per_sequence(ev, fixed, target, max_groups, exact)
         if len(ev._groups) >= 64:
             ev._groups.clear()
         ev._groups[floor_key] = known
     return known  # type: ignore[return-value]
 
 
-def _least_per_sequence(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> float:
+def _least_per_sequence(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int, exact: bool = True) -> float:
+    """:func:`seconds_per_sequence` of a model of one layer kind."""
     arch = ev.job.arch
     axes, _ = _axes(ev, fixed, target, max_groups)
     interleaved = _interleaved(ev, axes)
@@ -203,6 +246,8 @@ def _least_per_sequence(ev: Evaluator, fixed: Fixed, target: Target, max_groups:
                     layer = layer_floor(ev, fixed, tp, cp, ep, mb, sp, interleaved)
                     families.append((arch.layers * layer * tp * cp / mb * FLOOR_MARGIN, tp, cp, ep, mb, sp))
     families.sort(key=lambda f: f[0])
+    if not exact:
+        return families[0][0] if families else math.inf
     least = math.inf
     for bound, tp, cp, ep, mb, sp in families:
         if bound > least:
@@ -213,8 +258,9 @@ def _least_per_sequence(ev: Evaluator, fixed: Fixed, target: Target, max_groups:
             mp = tp * pp * cp
             if not dp_candidates(ev, fixed, target, mp, mb, ep, cp, tp):
                 continue
-            base = Layout(tp=tp, pp=pp, dp=1, cp=cp, ep=ep, micro_batch=mb, sequence_parallel=sp,
-                          recompute=fixed.recompute or "none", fold_experts=fixed.fold_experts)
+            # Layout(tp, pp, dp=1, cp, ep, micro_batch=mb, recompute, sp, fold_experts), positionally.
+            base = tuple.__new__(Layout, (tp, pp, 1, cp, ep, 1, mb, fixed.recompute or "none", sp, 1, 0,
+                                          fixed.fold_experts))
             least = min(least, ev.stage_time_any_vp(base) * mp / mb)
     return least
 

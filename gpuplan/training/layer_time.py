@@ -79,7 +79,23 @@ def gemm_s(flops: float, nbytes: float, hw: Hardware, cal: TrainingCalibration) 
     return ideal / cal.gemm_fraction(ideal * 1e6) + nbytes / hw.mem_bw
 
 
+#: GEMM times by shape and hardware and calibration identity (held in the entry, so their ids stay
+#: theirs): the layer costs of a search share most of their GEMMs. Bounded: cleared when full.
+_GEMMS: dict[tuple[float, float, float, int, int], tuple[tuple[float, float], Hardware, TrainingCalibration]] = {}
+
+
 def _gemm(tokens: float, k: float, n: float, hw: Hardware, cal: TrainingCalibration) -> tuple[float, float]:
+    """:func:`_gemm_once`, memoised (``_GEMMS``)."""
+    key = (tokens, k, n, id(hw), id(cal))
+    hit = _GEMMS.get(key)
+    if hit is None:
+        if len(_GEMMS) >= 16384:
+            _GEMMS.clear()
+        hit = _GEMMS[key] = (_gemm_once(tokens, k, n, hw, cal), hw, cal)
+    return hit[0]
+
+
+def _gemm_once(tokens: float, k: float, n: float, hw: Hardware, cal: TrainingCalibration) -> tuple[float, float]:
     """(forward, backward) time of a (tokens x k) @ (k x n) GEMM in the training dtype.
 
     Inputs are ``hw.operand_bytes`` per element (1 in FP8), outputs 16-bit. Backward = dgrad

@@ -156,7 +156,7 @@ def plan_training(workload: Workload, catalog: Catalog, memo: Memo | None = None
     # deadline at a cost beyond the shown ones changes no byte of the plan, so it is not searched
     # to the end (_beyond_shown); cheapest floor first, so that the shown ones are found first.
     prune = top is None and target.kind == "deadline" and c.budget_usd is None and c.power_limit_kw is None
-    for gid, ev, floor in _search_order(workload, catalog, job, target, limit, SHOWN if prune else top):
+    for gid, ev, floor in _search_order(workload, catalog, job, target, limit, SHOWN if prune else top, exact=not prune):
         if ev is None:
             infeasible.append(f"{gid}: no {job.precision} tensor cores")
             continue
@@ -221,7 +221,11 @@ def _beyond_shown(memo: Memo, key: tuple[object, ...], ev: Evaluator, floor: flo
     every shown one: nothing of the plan depends on it). Its floor (None: unpriced, ranked after
     every priced plan) above ``shown`` skips the search; else a search within ``shown`` finds its
     best plan when there is one (search's ``cutoff``). Without one, a short probe proves that it
-    meets the deadline somewhere (:func:`meets_somewhere`), else the full search says why it misses."""
+    meets the deadline somewhere (:func:`meets_somewhere`), else the full search says why it misses.
+    ``floor`` may be the weaker floor the GPU types were ordered by: the exact one is computed here,
+    where it can skip a search."""
+    if floor is not None and not floor > shown:
+        floor = deadline_cost_floor(ev, Fixed(), target, limit)
     if floor is not None and not floor > shown:
         cand, miss = plan_gpu(ev, target, workload, catalog, limit, cutoff=shown)
         if cand is not None:
@@ -233,12 +237,14 @@ def _beyond_shown(memo: Memo, key: tuple[object, ...], ev: Evaluator, floor: flo
 
 
 def _search_order(workload: Workload, catalog: Catalog, job: Job, target: Target, limit: int,
-                  top: int | None) -> list[tuple[str, Evaluator | None, float | None]]:
+                  top: int | None, exact: bool = True) -> list[tuple[str, Evaluator | None, float | None]]:
     """The allowed GPU types in the order they are searched, each with its Evaluator (None: no
     tensor cores for the precision) and, when only the ``top`` best are needed under a deadline, a
     floor of the cost of any plan on it (:func:`~gpuplan.training.groups.deadline_cost_floor`;
     None: unpriced), cheapest floor first, so that the best are found first and the rest are
-    skipped. Otherwise by id, the floor 0."""
+    skipped. Otherwise by id, the floor 0. ``exact=False`` (the full plan, which searches every
+    type and only orders them): the weaker floor that computes no stage time; the order changes
+    no result (the plan keeps the best ``top`` whatever the order: :func:`_beyond_shown`)."""
     out: list[tuple[str, Evaluator | None, float | None]] = []
     cal = calibration(catalog)
     c = workload.constraints
@@ -248,7 +254,7 @@ def _search_order(workload: Workload, catalog: Catalog, job: Job, target: Target
             out.append((gid, None, 0.0))
             continue
         ev = Evaluator(job, gpu, search_network(workload, gpu, catalog), cal, headroom=c.memory_headroom)
-        floor = (deadline_cost_floor(ev, Fixed(), target, limit)
+        floor = (deadline_cost_floor(ev, Fixed(), target, limit, exact)
                  if top is not None and target.kind == "deadline" else 0.0)
         out.append((gid, ev, floor))
     if top is not None and target.kind == "deadline":

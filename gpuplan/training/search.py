@@ -27,7 +27,7 @@ import math
 from dataclasses import replace
 
 from gpuplan.training.framework import constrain
-from gpuplan.training.fit import MEMO_ENTRIES, _best_fit, _fit_once, _light_stage, _partial  # noqa: F401
+from gpuplan.training.fit import MEMO_ENTRIES, _best_fit, _fit_once, _hopeless, _light_stage, _partial  # noqa: F401
 from gpuplan.training.layout import Layout, layers_per_stage  # noqa: F401  (re-exported)
 from gpuplan.training.evaluator import (  # noqa: F401  (re-exported: the search's public names)
     HOURS_PER_DAY,
@@ -165,10 +165,18 @@ def _search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: bo
                 and target.whole_nodes and bool(gpu.node_price_usd) and gpu.purchase_unit_nodes == 1
                 and not exact_stages(ev))
     cap = math.inf if cutoff is None else cutoff
-    heap = _bounds(ev, fixed, target, outcome, cap, straggle)
-    heapq.heapify(heap)
-    pool: list[Evaluation] = []
-    worst: tuple[float, float] = (cap, math.inf)
+    # A search for the fastest plan within ``limit`` evaluations goes on from where one of the same
+    # space stopped at a lower limit (the probe of planner.meets_somewhere, then the relaxed search
+    # of a missed deadline): the limit is read only where the loop stops (_suspended).
+    resumable = limit is not None and target.kind == "fastest" and cutoff is None
+    saved = _suspended(ev, fixed, target, top, max_groups, limit) if resumable else None
+    if saved is not None:
+        outcome, heap, pool, worst = saved
+    else:
+        heap = _bounds(ev, fixed, target, outcome, cap, straggle)
+        heapq.heapify(heap)
+        pool: list[Evaluation] = []
+        worst: tuple[float, float] = (cap, math.inf)
     while heap:
         b = heap[0]
         if b.key > worst or (limit is not None and outcome.evaluated >= limit):
@@ -203,6 +211,9 @@ def _search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: bo
         if len(pool) == top:
             k = _rank_key(pool[-1], target, ev)
             worst = (k[0], k[1])
+    if resumable:
+        ev._searches[("suspended", ev.capacity, ev.headroom, fixed, target, top, max_groups)] = [
+            (limit, replace(outcome, best=list(outcome.best)), list(heap), list(pool), worst)]
     if straggle and not pool and cutoff is None:
         if memory or not relax or target.kind != "deadline":
             return _search(ev, fixed, target, top, relax, limit, max_groups, cutoff, straggle=False)
@@ -218,6 +229,18 @@ def _search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: bo
     if not pool and relax and target.kind in ("deadline", "budget"):
         _with_relaxed(outcome, _relaxed(ev, fixed, target, max_groups))
     return outcome
+
+
+def _suspended(ev: Evaluator, fixed: Fixed, target: Target, top: int, max_groups: int,
+               limit: int) -> tuple[SearchOutcome, list, list, tuple[float, float]] | None:
+    """Copies of the (outcome, heap, pool, incumbent) where a search of this space for the
+    fastest plan stopped at a limit of at most ``limit`` evaluations (None: none did). Going on
+    from there is that search with the higher limit: its loop reads the limit only to stop."""
+    held = ev._searches.get(("suspended", ev.capacity, ev.headroom, fixed, target, top, max_groups))
+    if not held or held[0][0] > limit:  # type: ignore[index]
+        return None
+    _, outcome, heap, pool, worst = held[0]  # type: ignore[misc]
+    return replace(outcome, best=list(outcome.best)), list(heap), list(pool), worst
 
 
 def _relaxed(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> SearchOutcome:
@@ -254,6 +277,12 @@ def _evaluate_shape(ev: Evaluator, b: _Bounded, fixed: Fixed, target: Target,
     shape = b.shape
     tp, pp, rest = shape[0], shape[1], shape[3:]
     dps = b.dps
+    if shape.vp > 1 and dps:
+        # Interleaving needs at least PP micro-batches (layout.check): a DP that leaves fewer has
+        # no layout (_best_fit: None, nothing told), and neither has any larger one.
+        batch, mb = ev.job.batch, shape.micro_batch
+        if batch // (max(dps) * mb) < pp:
+            dps = tuple([d for d in dps if batch // (d * mb) >= pp])
     if above < math.inf and target.kind == "deadline" and target.pricing != "cloud" and ev.gpu.node_price_usd:
         mp = tp * pp * shape[3]
         for i, d in enumerate(dps):
@@ -261,9 +290,18 @@ def _evaluate_shape(ev: Evaluator, b: _Bounded, fixed: Fixed, target: Target,
             if cost is not None and cost > above:
                 dps = dps[:i]
                 break
+    # DP values in decreasing order (the fastest, a budget) stop at the first that fits nothing by
+    # far (fit._hopeless): the smaller ones fit nothing and tell nothing; DP x CP = 1, whose ZeRO
+    # stages differ, is still fitted.
+    descending, hopeless, cp = len(dps) > 1 and dps[0] > dps[-1], False, shape[3]
     for d in dps:
-        e = _best_fit(ev, tuple.__new__(Layout, (tp, pp, d, *rest)), fixed, outcome)  # shape.but(dp=d)
+        if hopeless and d * cp > 1:
+            continue
+        base = tuple.__new__(Layout, (tp, pp, d, *rest))  # shape.but(dp=d)
+        e = _best_fit(ev, base, fixed, outcome)
         if e is None:
+            if descending and not hopeless:
+                hopeless = _hopeless(ev, base, fixed)
             continue
         if outcome.fastest is None or (e.wall_days, e.layout) < (outcome.fastest.wall_days, outcome.fastest.layout):
             outcome.fastest = e

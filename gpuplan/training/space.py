@@ -175,10 +175,16 @@ def states_can_fit(ev: Evaluator, tp: int, pp: int, cp: int, ep: int, fixed: Fix
     """Whether the part of the model states no DP sharding removes (16-bit weights, and the
     gradients without ZeRO-2) fits at all: a quick memory lower bound."""
     zero = fixed.zero if fixed.zero is not None else (3 if pp == 1 else 2)
-    # Layout(tp=tp, pp=pp, dp=1 << 20, cp=cp, ep=ep, zero=zero), built positionally (the groups' hot path).
-    probe = tuple.__new__(Layout, (tp, pp, 1 << 20, cp, ep, 1, 1, "none", False, zero, 0, False))
-    w, g, _ = ev.states(probe)
-    return w + g + ev.cal.runtime_overhead_gib * GIB <= ev.limit
+    # The bytes no GPU type changes, kept with the job's model-state bytes (Evaluator.states).
+    key = ("unsharded", tp, pp, cp, ep, zero)
+    memo = ev._states
+    need = memo.get(key)
+    if need is None:
+        # Layout(tp=tp, pp=pp, dp=1 << 20, cp=cp, ep=ep, zero=zero), built positionally (the groups' hot path).
+        probe = tuple.__new__(Layout, (tp, pp, 1 << 20, cp, ep, 1, 1, "none", False, zero, 0, False))
+        w, g, _ = ev.states(probe)
+        need = memo[key] = w + g + ev.cal.runtime_overhead_gib * GIB  # type: ignore[assignment]
+    return need <= ev.limit  # type: ignore[operator]
 
 
 def min_model_parallel(ev: Evaluator, zero: int | None = None) -> int | None:

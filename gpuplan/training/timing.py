@@ -13,12 +13,11 @@ time (per step, per micro-batch, and the wait for the slowest GPU: :func:`host_o
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from typing import NamedTuple
 
 from gpuplan.core.units import GB
 from gpuplan.hardware.training_calibration import TrainingCalibration
-from gpuplan.physics.collectives import p2p_s
+from gpuplan.physics.collectives import Network, p2p_s
 from gpuplan.training.groupcomm import group_all_to_all, group_collective, group_tier, ramp  # noqa: F401 (re-exported)
 from gpuplan.training.job import Hardware, Job  # noqa: F401  (re-exported)
 from gpuplan.training.layer_time import (  # noqa: F401  (re-exported)
@@ -91,69 +90,98 @@ def stage_layout(layers: int, pp: int, logits_layers: float, balance: bool = Fal
     return best[1], best[2]
 
 
-#: LayerCost fields (and properties) that a stage averages over the model's dense / MoE mix.
+#: LayerCost fields (and properties) that a stage averages over the model's dense / MoE mix, in
+#: the order of :func:`_layer_averages`' tuple (the indices below).
 _AVERAGED = ("fwd", "bwd", "recompute", "tp_fwd", "tp_bwd", "tp_recompute", "cp", "ep", "total", "forward_total",
              "scaleout_bytes")
+_FWD, _BWD, _RC, _TPF, _TPB, _TPR, _CP, _EP, _TOTAL, _FWD_TOTAL, _SCALEOUT = range(len(_AVERAGED))
+
+#: Per-layer averages by the identity of the (dense, MoE) layer costs and the mix: the search asks
+#: for the same layer costs at many PP and recompute settings (an identity key: hashing a
+#: LayerCost's floats cost more than the averages). The costs are held in the entry, so their ids
+#: stay theirs while it lives. Bounded: cleared when full.
+_AVERAGES: dict[tuple[int, int, float, float, int], tuple[tuple[float, ...], LayerCost, LayerCost | None]] = {}
 
 
-@lru_cache(maxsize=4096)
 def _layer_averages(dense: LayerCost, moe: LayerCost | None, n_dense: float, n_moe: float,
-                    layers: int) -> dict[str, float]:
-    """Per-layer costs averaged over the dense / MoE mix. Cached: the search asks for the same
-    layer costs at many PP and recompute settings (read-only result, do not mutate)."""
+                    layers: int) -> tuple[float, ...]:
+    """Per-layer costs averaged over the dense / MoE mix, in the order of ``_AVERAGED``."""
+    key = (id(dense), id(moe), n_dense, n_moe, layers)
+    hit = _AVERAGES.get(key)
+    if hit is None:
+        def avg(attr: str) -> float:
+            return (n_dense * getattr(dense, attr) + n_moe * (getattr(moe, attr) if moe else 0.0)) / layers
 
-    def avg(attr: str) -> float:
-        return (n_dense * getattr(dense, attr) + n_moe * (getattr(moe, attr) if moe else 0.0)) / layers
+        if len(_AVERAGES) >= 4096:
+            _AVERAGES.clear()
+        hit = _AVERAGES[key] = (tuple(avg(attr) for attr in _AVERAGED), dense, moe)
+    return hit[0]
 
-    return {attr: avg(attr) for attr in _AVERAGED}
 
-
-def _stage_parts(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout, dense: LayerCost,
-                 moe: LayerCost | None, logits: tuple[float, float] | None) -> tuple[dict[str, float], int, bool]:
-    """Seconds per micro-batch on the slowest stage by part, its layers, and whether it holds
-    the LM head. Dense and MoE layers are averaged over the model's mix."""
+def _stage_mix(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout, dense: LayerCost,
+               moe: LayerCost | None, logits: tuple[float, float] | None
+               ) -> tuple[tuple[float, ...], int, bool, float, tuple[float, float, float, float], float]:
+    """What the slowest stage's parts are made of: the per-layer averages of its layer mix, its
+    layers, whether it holds the LM head, the recomputed fraction, the head's (compute,
+    recompute, TP, EP) seconds and the LM head's compute. Dense and MoE layers are averaged over
+    the model's mix."""
     arch = job.arch
+    layers, pp = arch.layers, layout.pp
     n_moe = arch.moe_layers if moe is not None else 0
-    n_dense = arch.layers - n_moe
-    a = _layer_averages(dense, moe, n_dense, n_moe, arch.layers)
+    n_dense = layers - n_moe
+    a = _layer_averages(dense, moe, n_dense, n_moe, layers)
 
     lg_compute, lg_comm = logits if logits is not None else logits_cost(job, hw, cal, layout)
-    tail = {"compute": lg_compute, "recompute": 0.0, "tp": lg_comm, "ep": 0.0}
+    # The tail's (compute, recompute, TP, EP) seconds.
+    tail = (lg_compute, 0.0, lg_comm, 0.0)
     if arch.mtp_layers:
         # Multi-token prediction: per module a block of the last layer's kind, its projection and
         # the output head again, on the last stage with the head (flops.mtp_matmul_params).
         last = moe if moe is not None else dense
         k = arch.mtp_layers
-        tail = {"compute": lg_compute + k * (last.fwd + last.bwd + lg_compute
-                                             + mtp_projection_cost(job, hw, cal, layout)),
-                "recompute": k * last.recompute,
-                "tp": lg_comm + k * (last.tp_fwd + last.tp_bwd + last.tp_recompute + lg_comm),
-                "ep": k * last.ep}
-    layer = a["total"]
-    n, has_head = stage_layout(arch.layers, layout.pp, sum(tail.values()) / layer if layer else 0.0,
-                               balance=arch.mtp_layers > 0)
-    if n_dense and n_moe and layout.pp > 1:
+        tail = (lg_compute + k * (last.fwd + last.bwd + lg_compute + mtp_projection_cost(job, hw, cal, layout)),
+                k * last.recompute,
+                lg_comm + k * (last.tp_fwd + last.tp_bwd + last.tp_recompute + lg_comm),
+                k * last.ep)
+    if pp == 1:  # stage_layout reads neither the tail nor the balance
+        n, has_head = layers, True
+    else:
+        layer = a[_TOTAL]
+        n, has_head = stage_layout(layers, pp, sum(tail) / layer if layer else 0.0, balance=arch.mtp_layers > 0)
+    if n_dense and n_moe and pp > 1:
         # The dense layers lead the model and sit on the first rank: the slowest rank holds the
         # mix of the rank with the fewest (or, were dense layers the dearer, the most) of them.
-        few, most = dense_layers_per_rank(n_dense, arch.layers, layout.pp, layout.vp)
+        few, most = dense_layers_per_rank(n_dense, layers, pp, layout.vp)
         d_on = few if moe is not None and moe.total >= dense.total else most
         d_on = min(float(n), d_on)
         a = _layer_averages(dense, moe, d_on, n - d_on, n)
+    frac = recomputed_fraction(layout, layers) if layout.recompute == "full" else 1.0
+    return a, n, has_head, frac, tail, lg_compute
+
+
+def _per_microbatch(a: tuple[float, ...], n: int, head: float, frac: float,
+                    tail: tuple[float, float, float, float]) -> tuple[float, float, float, float, float]:
+    """The stage's (compute, recompute, TP, CP, EP) seconds per micro-batch (STAGE_PARTS)."""
+    return (n * (a[_FWD] + a[_BWD]) + head * tail[0],
+            n * a[_RC] * frac + head * tail[1],
+            n * (a[_TPF] + a[_TPB] + frac * a[_TPR]) + head * tail[2],
+            n * a[_CP],
+            n * a[_EP] + head * tail[3])
+
+
+def _stage_parts(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout, dense: LayerCost,
+                 moe: LayerCost | None, logits: tuple[float, float] | None) -> tuple[dict[str, float], int, bool]:
+    """Seconds per micro-batch on the slowest stage by part, its layers, and whether it holds
+    the LM head (:func:`_stage_mix`)."""
+    a, n, has_head, frac, tail, lg_compute = _stage_mix(job, hw, cal, layout, dense, moe, logits)
     head = 1.0 if has_head else 0.0
-    frac = recomputed_fraction(layout, arch.layers) if layout.recompute == "full" else 1.0
-    parts = {
-        "compute": n * (a["fwd"] + a["bwd"]) + head * tail["compute"],
-        "recompute": n * a["recompute"] * frac + head * tail["recompute"],
-        "tp": n * (a["tp_fwd"] + a["tp_bwd"] + frac * a["tp_recompute"]) + head * tail["tp"],
-        "cp": n * a["cp"],
-        "ep": n * a["ep"] + head * tail["ep"],
-        # Overlap windows of the DP traffic: the backward (with what is recomputed) and the
-        # forward of one micro-batch on this stage.
-        "window_b": n * (a["bwd"] + a["tp_bwd"] + frac * (a["recompute"] + a["tp_recompute"]))
-        + head * lg_compute * 2.0 / 3.0,
-        "window_f": n * a["forward_total"],
-        "scaleout": n * a["scaleout_bytes"],
-    }
+    parts = dict(zip(STAGE_PARTS, _per_microbatch(a, n, head, frac, tail)))
+    # Overlap windows of the DP traffic: the backward (with what is recomputed) and the forward
+    # of one micro-batch on this stage.
+    parts["window_b"] = (n * (a[_BWD] + a[_TPB] + frac * (a[_RC] + a[_TPR]))
+                         + head * lg_compute * 2.0 / 3.0)
+    parts["window_f"] = n * a[_FWD_TOTAL]
+    parts["scaleout"] = n * a[_SCALEOUT]
     return parts, n, has_head
 
 
@@ -164,8 +192,8 @@ def stage_seconds(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layo
                   moe: LayerCost | None, logits: tuple[float, float] | None = None) -> float:
     """Seconds of one micro-batch (forward + backward) on the slowest pipeline stage.
     ``logits`` is :func:`logits_cost` when the caller has it."""
-    parts, _, _ = _stage_parts(job, hw, cal, layout, dense, moe, logits)
-    return sum(parts[k] for k in STAGE_PARTS)
+    a, n, has_head, frac, tail, _ = _stage_mix(job, hw, cal, layout, dense, moe, logits)
+    return sum(_per_microbatch(a, n, 1.0 if has_head else 0.0, frac, tail))
 
 
 def step_time(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
@@ -219,10 +247,10 @@ def step_time(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
 
     busy = (m * sum(per_mb.values()) + bubble + pp_exposed + dp_exposed + optimizer)
     host = host_overhead(cal, m, layout.gpus, busy)
-    return StepTime(compute=m * per_mb["compute"], recompute=m * per_mb["recompute"], tp_comm=m * per_mb["tp"],
-                    pp_comm=pp_exposed, dp_comm=dp_exposed, ep_comm=m * per_mb["ep"], cp_comm=m * per_mb["cp"],
-                    bubble=bubble, optimizer=optimizer, dp_gbit_to_hide=dp_gbit, scaleout_bytes=scaleout,
-                    dp_window=window, pipeline=(m + (p - 1) / v) * t_stage, host=host)
+    # StepTime's fields in order (positionally: the search builds one per layout it evaluates).
+    return tuple.__new__(StepTime, (m * per_mb["compute"], m * per_mb["recompute"], m * per_mb["tp"], pp_exposed,
+                                    dp_exposed, m * per_mb["ep"], m * per_mb["cp"], bubble, optimizer, dp_gbit,
+                                    scaleout, window, (m + (p - 1) / v) * t_stage, host))
 
 
 def pipeline_sends_s(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout, m: int) -> tuple[float, float]:
@@ -231,18 +259,38 @@ def pipeline_sends_s(job: Job, hw: Hardware, cal: TrainingCalibration, layout: L
     p, v = layout.pp, layout.vp
     if p <= 1:
         return 0.0, 0.0
-    pp = groups(layout)["pp"]
     hop_bytes = layout.micro_batch * job.seq / layout.cp * job.arch.hidden * cal.activation_bytes / layout.tp
-    hop = p2p_s(hop_bytes, group_tier(pp, hw.net, hop_bytes, cal))
+    # The PP group: p members, TP x CP x DP ranks apart (layout.groups).
+    hop, crosses = _hop(hop_bytes, p, layout.tp * layout.cp * layout.dp, hw, cal)
     sends = 2 * m * v + 2 * (p - 1)
     if v > 1 and cal.framework(job.framework).pp_comm_overlap:
         # Megatron-Core overlap_p2p_comm (the default with interleaving since 2023): the
         # steady-state sends hide under the next chunk's compute, slowing it a little; the
         # warm-up and flush pass (p - 1) chunk boundaries each way, exposed.
         exposed = 2 * (p - 1) * v
-        slow = cal.overlap_slowdown_scaleout if pp.crosses(hw.domain) else cal.overlap_slowdown_scaleup
+        slow = cal.overlap_slowdown_scaleout if crosses else cal.overlap_slowdown_scaleup
         return (exposed + slow * max(0, sends - exposed)) * hop, hop_bytes
     return sends * hop, hop_bytes
+
+
+#: (seconds, crosses the scale-up domain) of one pipeline hop by its bytes, the PP group's size and
+#: stride, and the network and calibration (held in the entry, so their ids stay theirs): the
+#: search's bounds ask for every DP of a shape. Bounded: cleared when full.
+_HOPS: dict[tuple[float, int, int, int, int, int], tuple[tuple[float, bool], Network, TrainingCalibration]] = {}
+
+
+def _hop(hop_bytes: float, size: int, stride: int, hw: Hardware, cal: TrainingCalibration) -> tuple[float, bool]:
+    """One point-to-point hop of ``hop_bytes`` between neighbours of a PP group of ``size``
+    members ``stride`` ranks apart, and whether the group crosses the scale-up domain; memoised."""
+    net = hw.net
+    key = (hop_bytes, size, stride, hw.domain, id(net), id(cal))
+    hit = _HOPS.get(key)
+    if hit is None:
+        pp = Group(size, stride)
+        if len(_HOPS) >= 16384:
+            _HOPS.clear()
+        hit = _HOPS[key] = ((p2p_s(hop_bytes, group_tier(pp, net, hop_bytes, cal)), pp.crosses(hw.domain)), net, cal)
+    return hit[0]
 
 
 def straggler(n: int, sigma: float) -> float:
