@@ -30,7 +30,7 @@ from gpuplan.hardware.loader import Catalog
 from gpuplan.hardware.schema import Fabric, Gpu, Nic
 from gpuplan.core.errors import InputError
 from gpuplan.fabric.compact import compact_reason, fewest_switches
-from gpuplan.fabric.demand import TrafficDemand, training_traffic_text
+from gpuplan.fabric.demand import TrafficDemand, frontend_text, training_traffic_text
 from gpuplan.fabric.frontend import FRONTEND_PLANES, FrontEnd, frontend_design
 from gpuplan.fabric.parts import (  # noqa: F401  (re-exported)
     FRONTEND_MIN_GBIT,
@@ -122,8 +122,8 @@ def _serving(demand: TrafficDemand, gpu: Gpu, catalog: Catalog, nodes: int, reas
              check: bool | None) -> FabricDesign:
     front, front_ports = choose_frontend(demand.frontend_gbit_per_node, catalog)
     crosses = bool(demand.cross_node_groups) or demand.kv_transfer_gbit_per_gpu > 0
-    fr_reason = (f"Front end: {demand.frontend_gbit_per_node:.3g} Gb/s of requests and responses per node -> "
-                 f"{front_ports} x {front.port_gbit:g}G Ethernet per node ({front.name}).")
+    fr_reason = (f"Front end: {frontend_text(demand)} -> {front_ports} x {front.port_gbit:g}G Ethernet per node "
+                 f"({front.name}).")
     if not crosses:
         reasons.append("Each replica fits in one node (no cross-node TP/PP/EP, no KV transfer): no east-west "
                        "fabric, only a front-end Ethernet leaf-spine.")

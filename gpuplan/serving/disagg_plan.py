@@ -271,8 +271,11 @@ def fleet_traffic(f: DisaggFleet, spec: ServingSpec) -> tuple[TrafficDemand, tup
                             0, spec.output_tokens, spec.replica_start_s)]
     if f.in_domain:
         front = parts[0].frontend_gbit_per_node + parts[1].frontend_gbit_per_node
+        weights = parts[0].frontend_weight_gbit_per_node + parts[1].frontend_weight_gbit_per_node
     else:
         front = (parts[0].frontend_gbit_per_node * p_nodes + parts[1].frontend_gbit_per_node * d_nodes) / total_nodes
+        weights = (parts[0].frontend_weight_gbit_per_node * p_nodes
+                   + parts[1].frontend_weight_gbit_per_node * d_nodes) / total_nodes
     kv = 0.0
     if not f.in_domain:
         total = spec.qps * f.kv_bytes * 8 / 1e9
@@ -287,5 +290,5 @@ def fleet_traffic(f: DisaggFleet, spec: ServingSpec) -> tuple[TrafficDemand, tup
         scaleout_bytes_per_gpu=max(p.scaleout_bytes_per_gpu for p in parts), window_s=1.0,
         required_gbit_per_gpu=max(p.required_gbit_per_gpu for p in parts),
         rail_aligned=all(p.rail_aligned for p in parts) and (f.in_domain or pre.layout.gpus == dec.layout.gpus),
-        frontend_gbit_per_node=front, kv_transfer_gbit_per_gpu=kv)
+        frontend_gbit_per_node=front, frontend_weight_gbit_per_node=weights, kv_transfer_gbit_per_gpu=kv)
     return demand, servers
