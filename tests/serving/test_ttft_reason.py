@@ -34,3 +34,18 @@ def test_prefill_queue_and_step_add_up_to_the_p99_ttft():
     assert prefill == round(s.prefill_ms) == 173
     assert ttft == round(s.ttft_ms_p99) == 232
     assert prefill + wait + step == pytest.approx(ttft, abs=1.5)
+
+
+def test_the_reason_writes_the_latencies_as_the_header_does():
+    """examples/chat-8b-finetune-fleet.toml: 5 + 1 L40S replicas with a p99 TTFT of 80.8 ms; the
+    header says "TTFT p99 80.8 ms" and the reason said "TTFT p99 81 ms" (whole ms)."""
+    from gpuplan.render.numbers import num
+
+    path = ROOT / "examples" / "chat-8b-finetune-fleet.toml"
+    catalog = load_catalog()
+    s = plan_workload(load_profile_text(path.read_text(encoding="utf-8"), str(path), catalog), catalog,
+                      phases=("serving",)).serving
+    assert (s.gpu, round(s.ttft_ms_p99, 1), round(s.tpot_ms, 1)) == ("l40s-pcie-48gb", 80.8, 25.8)
+    assert s.reasons[0].endswith(f"carry 40 QPS with TTFT p99 {num(s.ttft_ms_p99)} ms <= 2000 ms and TPOT "
+                                 f"{num(s.tpot_ms)} ms <= 40 ms.")
+    assert "TTFT p99 80.8 ms <= 2000 ms" in s.reasons[0]
