@@ -220,8 +220,8 @@ def rng(phase: TrainingPlan | ServingPlan, figure: str, fmt: Any = None) -> str:
     pair = phase.intervals.get(figure)
     if not pair:
         return ""
-    f = fmt or _two
-    return f" ({f(pair[0])}-{f(pair[1])})"
+    low, high = ((fmt or _two)(v) for v in pair)
+    return "" if low == high else f" ({low}-{high})"
 
 
 def _two(value: float) -> str:
@@ -292,7 +292,7 @@ def serving_facts(s: ServingPlan, pricing: str) -> list[tuple[str, str]]:
                     + f"{num(s.ttft_ms_p99)} ms{rng(s, 'ttft_ms_p99')} p99; TPOT {num(s.tpot_ms)} ms{rng(s, 'tpot_ms')}; "
                     f"end to end {num(s.e2e_ms_mean)} ms"),
         ("throughput", f"{num(s.max_qps)} req/s max{rng(s, 'max_qps')} ({num(s.qps_per_replica)} per replica), "
-                       f"{num(s.output_tokens_per_s)} output tokens/s{rng(s, 'output_tokens_per_s')}, "
+                       f"{num(s.output_tokens_per_s)} output tokens/s at the target QPS{rng(s, 'output_tokens_per_s')}, "
                        f"utilization {pct(s.utilization)}"),
         ("memory", f"{num(s.weights_gib_per_gpu)} GiB weights + {num(s.kv_gib_per_gpu)} GiB KV per GPU "
                    f"(KV capacity {s.max_sequences_per_replica:,} sequences per replica), {s.precision} / KV {s.kv_precision}"
