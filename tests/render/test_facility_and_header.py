@@ -1,4 +1,4 @@
-"""The facility line's racks (render/cost.py): the rack count agrees in number, and a fleet too small
+"""The facility line's racks (render/cost.py) and the model in every header. A rack count agrees in number, a fleet too small
 to fill a rack says how many servers its fullest rack holds, next to that rack's kW."""
 
 from __future__ import annotations
@@ -45,3 +45,11 @@ def test_full_racks_keep_their_servers_per_rack(shipped):
 
 def test_one_rack_is_singular():
     assert facility_line(serving_only_plan().serving.bom).startswith("1 rack (")
+
+
+def test_every_header_gives_a_mixture_of_experts_its_active_parameters(cli):
+    """Mixtral 8x22B: 140.6B parameters, 39.2B active per token (Mistral AI, 2024). The table header
+    said both; the Markdown and HTML headers only the total."""
+    for fmt in ("table", "markdown", "html"):
+        out = cli("recommend", "examples/moe-serving.toml", "--format", fmt, "-q").out
+        assert "140.6B params, 39.2B active" in out, fmt
