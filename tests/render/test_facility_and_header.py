@@ -1,5 +1,6 @@
-"""The facility line's racks (render/cost.py) and the model in every header. A rack count agrees in number, a fleet too small
-to fill a rack says how many servers its fullest rack holds, next to that rack's kW."""
+"""The facility line's racks (render/cost.py) and the model in every header. A rack count agrees in
+number, and a fleet too small to fill a rack says how many servers its fullest rack holds, next to
+that rack's kW."""
 
 from __future__ import annotations
 
