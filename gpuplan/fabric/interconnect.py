@@ -317,11 +317,13 @@ def _finish(design: ClosDesign, switch_id: str, port_gbit: float, check: bool | 
 
 
 def _topology_reason(topo: Topology, design: ClosDesign) -> str:
-    parts = [f"{topo.leaf_switches} leaf"]
+    parts = [f"{topo.leaf_switches:,} leaf"]
     if topo.spine_switches:
-        parts.append(f"{topo.spine_switches} spine")
+        parts.append(f"{topo.spine_switches:,} spine")
     if topo.core_switches:
-        parts.append(f"{topo.core_switches} core")
+        parts.append(f"{topo.core_switches:,} core")
+    tbit = topo.bisection_gbit / 1000
+    hops = f"{topo.max_switch_hops} switch hop{'s' if topo.max_switch_hops != 1 else ''}"
     unit = f", built in units of {design.unit_nodes} nodes" if design.tiers > 1 else ""
     divisor = ""
     if design.tiers == 2 and design.spines > -(-design.leaves * design.leaf_up // design.spec.radix):
@@ -330,8 +332,8 @@ def _topology_reason(topo: Topology, design: ClosDesign) -> str:
     return (f"Topology: {topo.kind.replace('-', ' ')}, {topo.tiers} tier{'s' if topo.tiers > 1 else ''} of "
             f"{topo.switch} ({design.spec.radix} ports at {topo.port_gbit:g}G): {', '.join(parts)} switch"
             f"{'es' if topo.leaf_switches + topo.spine_switches + topo.core_switches > 1 else ''}"
-            f"{unit}; oversubscription {topo.oversubscription:.3g}:1; {topo.max_switch_hops} switch hops worst case; "
-            f"bisection {topo.bisection_gbit / 1000:.4g} Tb/s one direction{divisor}.")
+            f"{unit}; oversubscription {topo.oversubscription:.3g}:1; {hops} worst case; "
+            f"bisection {f'{tbit:,.0f}' if tbit >= 1000 else f'{tbit:.4g}'} Tb/s one direction{divisor}.")
 
 
 # ---------------------------------------------------------------------------- texts
