@@ -57,6 +57,11 @@ def _usd(v: float) -> str:
     return f"${v:,.0f}"
 
 
+def _kw(v: float) -> str:
+    """kW as the value and limit columns write it (three significant digits, whole kW from 1,000)."""
+    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}"
+
+
 def evaluate(workload: Workload, cluster: ClusterOut, plan: Plan, anchors: _Anchors, *,
              gpu_memory_gib: float) -> list[Gate]:
     """The gates of one phase, in a fixed order. Pure: reads the re-plan and the targets."""
@@ -237,5 +242,5 @@ def _cost_gates(gate, workload: Workload, cluster: ClusterOut, result: TrainingP
     for limit, where in [(workload.constraints.power_limit_kw, anchors.at_profile("constraints.power_limit_kw")),
                          (cluster.power_limit_kw, anchors.at_cluster("power_limit_kw"))]:
         if limit is not None:
-            gate("power", power <= limit, f"{power:,.1f} kW{estimate} against the {limit:,.1f} kW limit", where,
+            gate("power", power <= limit, f"{_kw(power)} kW{estimate} against the {_kw(limit)} kW limit", where,
                  value=power, limit=limit, unit="kW")

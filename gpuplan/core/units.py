@@ -18,6 +18,13 @@ GIB = float(2**30)
 #: Decimal gigabyte: network rates (GB/s, Gb/s) and vendors' storage figures.
 GB = 1e9
 
+#: Days in a year of the calendar's average length (365.25: a multi-year horizon counts its leap
+#: days). Every yearly figure (cost of ownership, fleet, autoscaling, $/token amortisation) uses this
+#: one year, so a year's rent in one line times the horizon is the horizon's rent in another.
+DAYS_PER_YEAR = 365.25
+#: Hours in that year: 8,766.
+HOURS_PER_YEAR = 24.0 * DAYS_PER_YEAR
+
 
 def dtype_bytes(dtype: str) -> float:
     """Bytes per element of ``dtype`` (``bf16`` -> 2, ``fp8`` -> 1, ``int4`` -> 0.5)."""

@@ -29,8 +29,11 @@ class TrafficDemand:
     sync_window_s: float = 0.0
     #: Achievable fraction of the line rate the need was sized with (the fabric's efficiency).
     link_efficiency: float = 1.0
-    #: Serving: request/response traffic per node to the front-end network, Gb/s.
+    #: Serving: front-end traffic per node, Gb/s: requests and responses, plus a new replica's
+    #: weights loaded within its start time (``frontend_weight_gbit_per_node`` of it).
     frontend_gbit_per_node: float = 0.0
+    #: Serving: the weight-loading share of ``frontend_gbit_per_node``, Gb/s.
+    frontend_weight_gbit_per_node: float = 0.0
     #: Serving with disaggregated prefill/decode: KV-cache transfer Gb/s per GPU.
     kv_transfer_gbit_per_gpu: float = 0.0
 
@@ -60,3 +63,14 @@ def training_traffic_text(demand: TrafficDemand, groups: str, need: float) -> st
                  f"({gbit_text(burst)} Gb/s)" + (f" while the other sends run ({gbit_text(other)} Gb/s)" if other > 0 else ""))
     return (text + f": needs {gbit_text(need)} Gb/s of line rate per GPU (at {demand.link_efficiency:.0%} link "
             f"efficiency) to stay hidden.")
+
+
+def frontend_text(demand: TrafficDemand) -> str:
+    """The front end's need per node and what makes it up: the requests and responses, and a new
+    replica's weights loaded within its start time (most of it for a large model at a modest QPS)."""
+    total = demand.frontend_gbit_per_node
+    weights = demand.frontend_weight_gbit_per_node
+    if weights <= 0:
+        return f"{total:.3g} Gb/s of requests and responses per node"
+    return (f"{total:.3g} Gb/s per node: requests and responses {total - weights:.3g}, loading a new replica's "
+            f"weights {weights:.3g}")

@@ -30,7 +30,7 @@ from gpuplan.hardware.loader import Catalog
 from gpuplan.hardware.schema import Fabric, Gpu, Nic
 from gpuplan.core.errors import InputError
 from gpuplan.fabric.compact import compact_reason, fewest_switches
-from gpuplan.fabric.demand import TrafficDemand, training_traffic_text
+from gpuplan.fabric.demand import TrafficDemand, frontend_text, training_traffic_text
 from gpuplan.fabric.frontend import FRONTEND_PLANES, FrontEnd, frontend_design
 from gpuplan.fabric.parts import (  # noqa: F401  (re-exported)
     FRONTEND_MIN_GBIT,
@@ -122,8 +122,8 @@ def _serving(demand: TrafficDemand, gpu: Gpu, catalog: Catalog, nodes: int, reas
              check: bool | None) -> FabricDesign:
     front, front_ports = choose_frontend(demand.frontend_gbit_per_node, catalog)
     crosses = bool(demand.cross_node_groups) or demand.kv_transfer_gbit_per_gpu > 0
-    fr_reason = (f"Front end: {demand.frontend_gbit_per_node:.3g} Gb/s of requests and responses per node -> "
-                 f"{front_ports} x {front.port_gbit:g}G Ethernet per node ({front.name}).")
+    fr_reason = (f"Front end: {frontend_text(demand)} -> {front_ports} x {front.port_gbit:g}G Ethernet per node "
+                 f"({front.name}).")
     if not crosses:
         reasons.append("Each replica fits in one node (no cross-node TP/PP/EP, no KV transfer): no east-west "
                        "fabric, only a front-end Ethernet leaf-spine.")
@@ -317,11 +317,13 @@ def _finish(design: ClosDesign, switch_id: str, port_gbit: float, check: bool | 
 
 
 def _topology_reason(topo: Topology, design: ClosDesign) -> str:
-    parts = [f"{topo.leaf_switches} leaf"]
+    parts = [f"{topo.leaf_switches:,} leaf"]
     if topo.spine_switches:
-        parts.append(f"{topo.spine_switches} spine")
+        parts.append(f"{topo.spine_switches:,} spine")
     if topo.core_switches:
-        parts.append(f"{topo.core_switches} core")
+        parts.append(f"{topo.core_switches:,} core")
+    tbit = topo.bisection_gbit / 1000
+    hops = f"{topo.max_switch_hops} switch hop{'s' if topo.max_switch_hops != 1 else ''}"
     unit = f", built in units of {design.unit_nodes} nodes" if design.tiers > 1 else ""
     divisor = ""
     if design.tiers == 2 and design.spines > -(-design.leaves * design.leaf_up // design.spec.radix):
@@ -330,8 +332,8 @@ def _topology_reason(topo: Topology, design: ClosDesign) -> str:
     return (f"Topology: {topo.kind.replace('-', ' ')}, {topo.tiers} tier{'s' if topo.tiers > 1 else ''} of "
             f"{topo.switch} ({design.spec.radix} ports at {topo.port_gbit:g}G): {', '.join(parts)} switch"
             f"{'es' if topo.leaf_switches + topo.spine_switches + topo.core_switches > 1 else ''}"
-            f"{unit}; oversubscription {topo.oversubscription:.3g}:1; {topo.max_switch_hops} switch hops worst case; "
-            f"bisection {topo.bisection_gbit / 1000:.4g} Tb/s one direction{divisor}.")
+            f"{unit}; oversubscription {topo.oversubscription:.3g}:1; {hops} worst case; "
+            f"bisection {f'{tbit:,.0f}' if tbit >= 1000 else f'{tbit:.4g}'} Tb/s one direction{divisor}.")
 
 
 # ---------------------------------------------------------------------------- texts

@@ -25,8 +25,8 @@ from gpuplan.hardware.loader import Catalog
 from gpuplan.hardware.schema import Gpu
 from gpuplan.core.cost_contract import PlanTco, Tco
 from gpuplan.core.contract import Bom
+from gpuplan.core.units import HOURS_PER_YEAR
 
-HOURS_PER_YEAR = 8766.0
 
 
 def settings(given: tuple[tuple[str, float], ...], catalog: Catalog) -> dict[str, float]:

@@ -274,7 +274,8 @@ def _plan_phase(phase: str, planner: Callable[[Workload, Catalog], Any], workloa
                          for p in sorted(priced, key=lambda p: (p.capex_usd, p.gpu)))
     if common:
         compared += f"; every total leaves out the unpriced {', '.join(sorted(common))}"
-    note = (f"ranked on capex with each option's own network (servers + fabric): {compared}"
+    note = (f"ranked on capex with each option's own network (its whole bill: servers, network, storage, "
+            f"management, racks, power, cooling): {compared}"
             + ("" if winner is best else f"; {winner.gpu} overtakes {best.gpu} once the network is priced"))
     return winner.model_copy(update={"alternatives": options, "reasons": [*winner.reasons, note]})
 

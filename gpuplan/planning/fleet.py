@@ -27,13 +27,12 @@ import math
 from typing import Any, Callable
 
 from gpuplan.core.contract import Autoscaling, Fleet, FleetStrategy, Risk, ServingPlan, TrainingPlan
+from gpuplan.core.units import DAYS_PER_YEAR, HOURS_PER_YEAR
 from gpuplan.hardware.fleet_calibration import fleet_calibration
 from gpuplan.hardware.serving_calibration import serving_constants
 from gpuplan.hardware.training_calibration import calibration as training_calibration
 from gpuplan.model.profile import Workload
 
-HOURS_PER_YEAR = 8760.0
-DAYS_PER_YEAR = 365.0
 HOURS_PER_DAY = 24.0
 #: Largest time-sliced fleet tried to meet a deadline, as a multiple of the larger need.
 MAX_GROWTH = 4

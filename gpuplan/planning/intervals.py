@@ -66,13 +66,24 @@ def serving_intervals(s: ServingPlan, band: Band) -> dict[str, tuple[float, floa
            "ttft_ms_p99": band.time(s.ttft_ms_p99), "tpot_ms": band.time(s.tpot_ms),
            "e2e_ms_mean": band.time(s.e2e_ms_mean), "max_qps": band.rate(s.max_qps),
            "qps_per_replica": band.rate(s.qps_per_replica),
-           "output_tokens_per_s": band.rate(s.output_tokens_per_s)}
+           "output_tokens_per_s": delivered_tokens(s, band)}
     if s.usd_per_million_output_tokens is not None:
         out["usd_per_million_output_tokens"] = band.time(s.usd_per_million_output_tokens)
     out["gpus_for_qps"] = tuple(float(gpus_for_qps(s, f)) for f in (band.low, band.high))  # type: ignore[assignment]
     if s.capex_usd is not None and s.gpus:
         out["capex_usd"] = tuple(s.capex_usd * g / s.gpus for g in out["gpus_for_qps"])  # type: ignore[assignment]
     return {k: _r(v) for k, v in out.items()}
+
+
+def delivered_tokens(s: ServingPlan, band: Band) -> tuple[float, float]:
+    """Output tokens/s the fleet delivers: the target QPS's (``output_tokens_per_s``, not a
+    prediction), less only where the pessimistic capacity (``max_qps``'s low end) falls short of the
+    target QPS (``utilization x max_qps``); never more than the demand."""
+    demand = s.output_tokens_per_s
+    target_qps = s.utilization * s.max_qps
+    if demand <= 0 or target_qps <= 0:
+        return (demand, demand)
+    return (demand * min(1.0, band.rate(s.max_qps)[0] / target_qps), demand)
 
 
 def gpus_for_qps(s: ServingPlan, factor: float) -> int:

@@ -16,12 +16,32 @@ def facility_line(bom: Bom | None) -> str:
     """Racks, their density and cooling, PUE and the site's draw."""
     if bom is None or bom.cooling is None:
         return "-"
-    per = f"{bom.servers_per_rack} servers per rack, " if bom.servers_per_rack else ""
-    text = (f"{bom.racks} racks ({per}{num(bom.rack_power_kw)} kW), {bom.cooling} cooling, PUE {num(bom.pue)}, "
+    per = ""
+    if bom.servers_per_rack:
+        held = fullest_rack_servers(bom)
+        per = (f"{bom.servers_per_rack} servers per rack, " if held == bom.servers_per_rack else
+               f"the fullest holds {held} server{'' if held == 1 else 's'}, room for {bom.servers_per_rack}, ")
+    racks = f"{bom.racks:,} rack{'' if bom.racks == 1 else 's'}"
+    text = (f"{racks} ({per}{num(bom.rack_power_kw)} kW), {bom.cooling} cooling, PUE {num(bom.pue)}, "
             f"{num(bom.facility_power_kw)} kW at the site")
     if bom.estimated_capex_usd:
         text += f"; {usd(bom.estimated_capex_usd)} of capex priced by estimates"
     return text
+
+
+def fullest_rack_servers(bom: Bom) -> int | None:
+    """Servers in the fullest compute rack. A rack holds ``servers_per_rack``; a pool of fewer servers
+    fills one rack with all of them, and ``rack_power_kw`` is that rack's draw (fabric/facility.py,
+    ``rack_plan``: min(per rack, servers) x server kW), so the count is the rack's kW over a server's."""
+    per = bom.servers_per_rack
+    if not per or not bom.rack_power_kw:
+        return per
+    for item in bom.items:
+        if item.category == "server" and item.tier is None and item.unit_power_w:
+            held = bom.rack_power_kw * 1000 / item.unit_power_w
+            if 1 <= round(held) <= per and abs(held - round(held)) < 1e-6 * held:
+                return round(held)
+    return per
 
 
 def tco_line(tco: Tco | None) -> str:
@@ -63,7 +83,7 @@ def plan_tco_line(plan: Plan) -> str | None:
             f" = {usd(t.total_usd)}{cloud}")
 
 
-__all__ = ["PRICED_INSIDE", "TCO_KEYS", "facility_line", "line_total", "line_unit", "plan_tco_line", "tco_line",
+__all__ = ["PRICED_INSIDE", "TCO_KEYS", "facility_line", "fullest_rack_servers", "line_total", "line_unit", "plan_tco_line", "tco_line",
            "tco_object"]
 
 

@@ -19,6 +19,7 @@ from gpuplan.core.contract import (
 )
 from gpuplan.render import RenderOptions
 from gpuplan.render.cost import line_total, line_unit, plan_tco_line
+from gpuplan.render.numbers import params_text
 from gpuplan.render.text import (
     bom_summary,
     cost_basis_note,
@@ -160,7 +161,7 @@ def render(plan: Plan, options: RenderOptions) -> str:
               el("meta", {"name": "viewport", "content": "width=device-width, initial-scale=1"}),
               el("title", None, t(f"gpuplan: {plan.workload}")), el("style", None, t(CSS)))
     body = [el("h1", None, t(f"gpuplan: {plan.workload}")),
-            el("p", {"class": "meta"}, t(f"{m.name} ({m.total_params / 1e9:.1f}B params) · profile {plan.profile} · "
+            el("p", {"class": "meta"}, t(f"{m.name} ({params_text(m.total_params, m.active_params)}) · profile {plan.profile} · "
                                          f"catalog {plan.catalog_version} · pricing {plan.pricing} · "
                                          f"gpuplan {plan.gpuplan_version}"))]
     for name in ("training", "serving"):

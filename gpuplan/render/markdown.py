@@ -22,7 +22,7 @@ from gpuplan.core.contract import (
 from gpuplan.render import RenderOptions
 from gpuplan.render.changes import bom_change_usd, change_cell, change_delta
 from gpuplan.render.cost import line_total, line_unit, plan_tco_line
-from gpuplan.render.numbers import gib
+from gpuplan.render.numbers import gib, params_text
 from gpuplan.render.table import on_cluster_line
 from gpuplan.render.text import (
     FIELD_LABELS,
@@ -172,7 +172,7 @@ def _serving(s: ServingPlan, pricing: str) -> str:
 def render(plan: Plan, options: RenderOptions) -> str:
     m = plan.model
     out = ["<!-- gpuplan-plan -->\n", f"## gpuplan: {plan.workload}\n\n",
-           f"{m.name} ({m.total_params / 1e9:.1f}B params) · profile `{plan.profile}` · catalog "
+           f"{m.name} ({params_text(m.total_params, m.active_params)}) · profile `{plan.profile}` · catalog "
            f"{plan.catalog_version} · pricing {plan.pricing} · gpuplan {plan.gpuplan_version}\n\n"]
     phases = [(n, p) for n, p in (("training", plan.training), ("serving", plan.serving)) if p is not None]
     out += [f"- **{headline(n, p, plan.pricing)}**\n" for n, p in phases]

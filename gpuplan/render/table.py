@@ -26,7 +26,7 @@ from gpuplan.core.contract import (
 from gpuplan.render import RenderOptions
 from gpuplan.render.changes import bom_change_usd, change_cell, change_delta
 from gpuplan.render.cost import line_total, line_unit, plan_tco_line
-from gpuplan.render.numbers import gib
+from gpuplan.render.numbers import gib, params_text
 from gpuplan.render.sections import hidden_note, one_line, shows, summary_facts, summary_reasons
 from gpuplan.render.text import (
     FIELD_LABELS,
@@ -263,8 +263,7 @@ def _more(r: _Report, options: list, shown: list) -> None:
 def render(plan: Plan, options: RenderOptions) -> str:
     r = _Report(options)
     m = plan.model
-    active = f", {m.active_params / 1e9:.1f}B active" if m.active_params != m.total_params else ""
-    r.line(f"gpuplan {plan.gpuplan_version}: {plan.workload} ({m.name}, {m.total_params / 1e9:.1f}B params{active})",
+    r.line(f"gpuplan {plan.gpuplan_version}: {plan.workload} ({m.name}, {params_text(m.total_params, m.active_params)})",
            "bold")
     r.line(f"profile {plan.profile}; catalog {plan.catalog_version}; pricing {plan.pricing}")
     for name, phase in (("training", plan.training), ("serving", plan.serving)):

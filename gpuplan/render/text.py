@@ -11,7 +11,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from gpuplan.render.numbers import num, pct, usd  # noqa: F401  (re-exported)
+from gpuplan.render.numbers import num, pct, recompute_text, usd  # noqa: F401  (re-exported)
 from gpuplan.core.contract import (
     Bom,
     Interconnect,
@@ -149,7 +149,7 @@ def layout_rows(options: Sequence[TrainingLayoutOption]) -> list[list[str]]:
         comm = b.tp_comm_s + b.pp_comm_s + b.dp_comm_s + b.ep_comm_s + b.cp_comm_s
         shape = " ".join([f"TP{lay.tp}", f"PP{lay.pp}" + (f"x{lay.vp}" if lay.vp > 1 else ""), f"DP{lay.dp}"]
                          + [f"{n}{v}" for n, v in (("CP", lay.cp), ("EP", lay.ep)) if v > 1])
-        rows.append([shape, str(lay.micro_batch), lay.recompute, num(o.step_time_s), pct(o.mfu), num(b.compute_s),
+        rows.append([shape, str(lay.micro_batch), recompute_text(lay.recompute, lay.recompute_layers, short=True), num(o.step_time_s), pct(o.mfu), num(b.compute_s),
                      num(comm), num(b.bubble_s), num(o.memory_headroom_gib)])
     return rows
 
@@ -161,7 +161,7 @@ def training_layout(layout: TrainingLayout | None) -> str:
     parts += [f"{name}{value}" for name, value in (("CP", layout.cp), ("EP", layout.ep)) if value > 1]
     extras = [f"micro-batch {layout.micro_batch} x {layout.num_micro_batches}",
               f"global batch {layout.global_batch_sequences:,} seq", f"ZeRO-{layout.zero}",
-              f"recompute {layout.recompute}"]
+              f"recompute {recompute_text(layout.recompute, layout.recompute_layers)}"]
     if layout.sequence_parallel:
         extras.append("sequence parallel")
     return " x ".join(parts) + "; " + ", ".join(extras)
@@ -220,8 +220,8 @@ def rng(phase: TrainingPlan | ServingPlan, figure: str, fmt: Any = None) -> str:
     pair = phase.intervals.get(figure)
     if not pair:
         return ""
-    f = fmt or _two
-    return f" ({f(pair[0])}-{f(pair[1])})"
+    low, high = ((fmt or _two)(v) for v in pair)
+    return "" if low == high else f" ({low}-{high})"
 
 
 def _two(value: float) -> str:
@@ -292,7 +292,7 @@ def serving_facts(s: ServingPlan, pricing: str) -> list[tuple[str, str]]:
                     + f"{num(s.ttft_ms_p99)} ms{rng(s, 'ttft_ms_p99')} p99; TPOT {num(s.tpot_ms)} ms{rng(s, 'tpot_ms')}; "
                     f"end to end {num(s.e2e_ms_mean)} ms"),
         ("throughput", f"{num(s.max_qps)} req/s max{rng(s, 'max_qps')} ({num(s.qps_per_replica)} per replica), "
-                       f"{num(s.output_tokens_per_s)} output tokens/s{rng(s, 'output_tokens_per_s')}, "
+                       f"{num(s.output_tokens_per_s)} output tokens/s at the target QPS{rng(s, 'output_tokens_per_s')}, "
                        f"utilization {pct(s.utilization)}"),
         ("memory", f"{num(s.weights_gib_per_gpu)} GiB weights + {num(s.kv_gib_per_gpu)} GiB KV per GPU "
                    f"(KV capacity {s.max_sequences_per_replica:,} sequences per replica), {s.precision} / KV {s.kv_precision}"

@@ -24,13 +24,12 @@ import math
 from typing import Any
 
 from gpuplan.core.contract import Autoscaling, ServingPlan
-from gpuplan.core.units import GIB
+from gpuplan.core.units import DAYS_PER_YEAR, GIB
 from gpuplan.hardware.fleet_calibration import fleet_calibration
 from gpuplan.hardware.serving_calibration import serving_constants
 from gpuplan.model.profile import ServingSpec
 
 HOURS_PER_DAY = 24
-DAYS_PER_YEAR = 365.0
 
 
 def frontend_gbit_per_node(plan: ServingPlan, catalog: Any) -> tuple[float, str]:

@@ -23,7 +23,7 @@ from gpuplan.physics.roofline import achieved_tflops, arithmetic_intensity, boun
 from gpuplan.serving.capacity import Demand
 from gpuplan.serving.disagg_search import DisaggFleet
 from gpuplan.serving.fleet import FleetCost, usd_per_million_tokens
-from gpuplan.serving.options import _layout_name
+from gpuplan.serving.options import _layout_name, ms_text
 from gpuplan.serving.traffic import serving_demand
 
 
@@ -174,8 +174,8 @@ def reasons(f: DisaggFleet, spec: ServingSpec, op: Operating, agg: ServingPlan, 
           if agg.feasible else "no aggregated plan meets the targets")
     return [
         f"Disaggregated prefill/decode: {summary(f)} on {f.fleet.nodes:,} server{'s' if f.fleet.nodes != 1 else ''} "
-        f"carry {spec.qps:g} QPS with TTFT {pct} {op.ttft_stat_s * 1e3:.0f} ms <= {spec.ttft_ms:g} ms and TPOT "
-        f"{op.tpot_s * 1e3:.1f} ms <= {spec.tpot_ms:g} ms; {vs}.",
+        f"carry {spec.qps:g} QPS with TTFT {pct} {ms_text(op.ttft_stat_s * 1e3)} ms <= {spec.ttft_ms:g} ms and TPOT "
+        f"{ms_text(op.tpot_s * 1e3)} ms <= {spec.tpot_ms:g} ms; {vs}.",
         f"Prefill: each {_layout_name(pre.layout)} worker on {pre.gpu.id} takes {f.prefill.latency_s * 1e3:.0f} ms per "
         f"{spec.prompt_tokens}-token prompt and sustains {f.prefill_rate:.2f} req/s "
         f"({f.prefill_rate * spec.prompt_tokens:,.0f} prompt tokens/s) within the TTFT target; "
@@ -271,8 +271,11 @@ def fleet_traffic(f: DisaggFleet, spec: ServingSpec) -> tuple[TrafficDemand, tup
                             0, spec.output_tokens, spec.replica_start_s)]
     if f.in_domain:
         front = parts[0].frontend_gbit_per_node + parts[1].frontend_gbit_per_node
+        weights = parts[0].frontend_weight_gbit_per_node + parts[1].frontend_weight_gbit_per_node
     else:
         front = (parts[0].frontend_gbit_per_node * p_nodes + parts[1].frontend_gbit_per_node * d_nodes) / total_nodes
+        weights = (parts[0].frontend_weight_gbit_per_node * p_nodes
+                   + parts[1].frontend_weight_gbit_per_node * d_nodes) / total_nodes
     kv = 0.0
     if not f.in_domain:
         total = spec.qps * f.kv_bytes * 8 / 1e9
@@ -287,5 +290,5 @@ def fleet_traffic(f: DisaggFleet, spec: ServingSpec) -> tuple[TrafficDemand, tup
         scaleout_bytes_per_gpu=max(p.scaleout_bytes_per_gpu for p in parts), window_s=1.0,
         required_gbit_per_gpu=max(p.required_gbit_per_gpu for p in parts),
         rail_aligned=all(p.rail_aligned for p in parts) and (f.in_domain or pre.layout.gpus == dec.layout.gpus),
-        frontend_gbit_per_node=front, kv_transfer_gbit_per_gpu=kv)
+        frontend_gbit_per_node=front, frontend_weight_gbit_per_node=weights, kv_transfer_gbit_per_gpu=kv)
     return demand, servers

@@ -18,10 +18,10 @@ from __future__ import annotations
 import math
 from gpuplan.core.records import dataclass
 
+from gpuplan.core.units import HOURS_PER_YEAR
 from gpuplan.hardware.schema import Gpu
 from gpuplan.hardware.serving_calibration import Cost
 
-HOURS_PER_YEAR = 8760.0
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from gpuplan.model.profile import Workload
 from gpuplan.physics.roofline import achieved_tflops, arithmetic_intensity, bound, ridge_point
 from gpuplan.serving.capacity import Demand, ReplicaCapacity
 from gpuplan.serving.model import GIB, Replica
-from gpuplan.serving.options import LIMIT_WORDS, Option, ServingResult, _layout_name, representative
+from gpuplan.serving.options import LIMIT_WORDS, Option, ServingResult, _layout_name, ms_text, representative
 
 
 # -- output ---------------------------------------------------------------------------------------
@@ -158,7 +158,7 @@ def _reasons(chosen: Option, workload: Workload, meeting: list[Option],
         f"{chosen.gpu.id}: {chosen.replicas:,} replica{'s' if chosen.replicas != 1 else ''}"
         f"{f' ({chosen.active:,} + {s.spare_replicas:,} spare)' if s.spare_replicas else ''} of "
         f"{_layout_name(lay)} = {chosen.gpus:,} GPUs on {chosen.fleet.nodes:,} server{'s' if chosen.fleet.nodes != 1 else ''} carry {f'{s.qps:,.0f}' if s.qps == round(s.qps) else f'{s.qps:g}'} QPS with "
-        f"TTFT {pct} {op.ttft_target_stat_s * 1e3:.0f} ms <= {s.ttft_ms:g} ms and TPOT {op.tpot_s * 1e3:.1f} ms "
+        f"TTFT {pct} {ms_text(op.ttft_target_stat_s * 1e3)} ms <= {s.ttft_ms:g} ms and TPOT {ms_text(op.tpot_s * 1e3)} ms "
         f"<= {s.tpot_ms:g} ms.",
     ]
     priced = [o for o in meeting if o.objective is not None]
@@ -197,9 +197,16 @@ def _reasons(chosen: Option, workload: Workload, meeting: list[Option],
                f"at a mean concurrency of {op.concurrency:.1f}{batch}{kv_words}.")
     pf_bound = "compute-bound" if cap.prefill_step.gemm_s - cap.prefill_step.gemm_memory_s > \
         cap.prefill_step.gemm_memory_s else "weight-streaming-bound"
-    wait = op.ttft_target_stat_s - op.prefill_latency_s - op.step_s
-    out.append(f"Prefill of {s.prompt_tokens} tokens takes {cap.prefill_latency_s * 1e3:.0f} ms ({pf_bound}); "
-               f"queueing at utilisation {op.rho:.2f} adds {max(wait, 0.0) * 1e3:.0f} ms at {pct}.")
+    # TTFT = prefill at the operating point (``prefill_ms``: its chunks share steps with the decode)
+    # + the queue's wait + the decode step in flight (t0 at a percentile, t0 / 2 on average).
+    in_flight = op.step_s / 2 if pct == "mean" else op.step_s
+    wait = op.ttft_target_stat_s - op.prefill_latency_s - in_flight
+    alone = cap.prefill_latency_s
+    idle = f" ({alone * 1e3:.0f} ms on an idle replica)" if round(alone * 1e3) != round(op.prefill_latency_s * 1e3) else ""
+    out.append(f"Prefill of {s.prompt_tokens} tokens takes {op.prefill_latency_s * 1e3:.0f} ms at the target load"
+               f"{idle}, {pf_bound}; queueing for prefill at utilisation {op.rho:.2f} adds {max(wait, 0.0) * 1e3:.0f} ms "
+               f"{'on average' if pct == 'mean' else 'at ' + pct} and the decode step in flight {ms_text(in_flight * 1e3)} ms: "
+               f"TTFT {pct} {ms_text(op.ttft_target_stat_s * 1e3)} ms.")
     if rep.path.note:
         out.append(rep.path.note + ".")
     if comparison is not None:

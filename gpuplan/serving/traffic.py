@@ -55,11 +55,12 @@ def serving_demand(replica: Replica, active: int, replicas: int, nodes: int, qps
         per_gpu += tokens_per_s / lay.expert_shards * 2 * a.moe_layers * a.active_experts * a.hidden * act * remote
     front = qps * (prompt * k.frontend.bytes_per_prompt_token + output * k.frontend.bytes_per_output_token
                    + k.frontend.bytes_per_request)
+    weights = weight_load_gbit_per_node(replica, replica_start_s)
     return TrafficDemand(
         phase="serving", gpu=replica.gpu.id, gpus=replicas * lay.gpus, gpus_per_node=replica.gpu.gpus_per_node,
         cross_node_groups=tuple(groups), scaleout_bytes_per_gpu=per_gpu, window_s=1.0,
         required_gbit_per_gpu=per_gpu * 8 / 1e9, rail_aligned=rail,
-        frontend_gbit_per_node=front * 8 / 1e9 / max(nodes, 1) + weight_load_gbit_per_node(replica, replica_start_s),
+        frontend_gbit_per_node=front * 8 / 1e9 / max(nodes, 1) + weights, frontend_weight_gbit_per_node=weights,
         kv_transfer_gbit_per_gpu=0.0,
     )
 

@@ -23,12 +23,15 @@ def test_every_predicted_figure_has_an_interval_around_it(cli, profile):
     plan = json.loads(cli("recommend", str(profile), "--format", "json", "-q").out)
     t, s = plan["training"], plan["serving"]
     for phase, figures in ((t, ("step_time_s", "mfu", "wall_clock_days", "gpu_hours", "model_tflops_per_gpu")),
-                           (s, ("ttft_ms_mean", "ttft_ms_at_percentile", "tpot_ms", "max_qps",
-                                "output_tokens_per_s"))):
+                           (s, ("ttft_ms_mean", "ttft_ms_at_percentile", "tpot_ms", "max_qps"))):
         assert phase["interval_level"] == 0.8 and "published runs on" in phase["interval_basis"]
         for f in figures:
             low, high = phase["intervals"][f]
             assert low <= phase[f] * (1 + 1e-5) and phase[f] <= high * (1 + 1e-5) and low < high, f
+    # output tokens/s is the demand (20 QPS x the default output), never more; less only where the
+    # pessimistic capacity falls short of the target QPS
+    low, high = s["intervals"]["output_tokens_per_s"]
+    assert low <= high == s["output_tokens_per_s"]
     # GPUs that meet the deadline bracket the plan's count
     lo, hi = t["intervals"]["gpus_for_deadline"]
     assert lo <= t["gpus"] <= hi
@@ -85,3 +88,17 @@ def test_the_python_api_plans_at_a_confidence(profile, catalog):
     assert sure.training.interval_level == 0.8 and any(f.code == "confidence" for f in sure.findings)
     with pytest.raises(ValueError):
         plan(workload, catalog, confidence=1.5)
+
+
+def test_output_tokens_are_the_demand_less_what_a_pessimistic_fleet_misses(cli):
+    """examples/llama-70b-train-serve.toml: 50 QPS x 500 output tokens = 25,000 tokens/s at the target,
+    19 active B200 replicas of 59.76 req/s together, 47.88 req/s at the 80% interval's low end. The
+    fleet delivers at most the demand and, at that low end, 47.88 / 50 of it: 23,940 tokens/s. The
+    interval was 25,000 x the band (20,000-29,000), 4,000 tokens/s more than anyone asked for."""
+    plan = json.loads(cli("recommend", "examples/llama-70b-train-serve.toml", "--phase", "serving",
+                          "--format", "json", "-q").out)["serving"]
+    assert plan["output_tokens_per_s"] == 25_000
+    low, high = plan["intervals"]["output_tokens_per_s"]
+    assert high == 25_000
+    assert low == pytest.approx(25_000 * plan["intervals"]["max_qps"][0] / 50, rel=1e-5)
+    assert low == pytest.approx(23_940)

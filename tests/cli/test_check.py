@@ -215,3 +215,14 @@ def test_internal_error_with_debug_prints_the_traceback_and_is_still_exit_3(cli,
     r = cli("check", PROFILE, "--against", TRAIN, "--catalog", CATALOG, "--exit-zero")
     assert r.code == 3  # a bug never reads as a failed gate (1)
     assert "Traceback" in r.err and "ZeroDivisionError: simulated planner bug" in r.err
+
+
+def test_the_power_message_writes_the_kw_its_columns_do(cli):
+    """examples/llama-70b-480-h100.toml on the 60-node cluster: 60 DGX H100 at 10.2 kW = 612 kW plus
+    53 kW of network, storage, head nodes and rear doors = 665 kW (the BOM's total) against the
+    cluster's 800 kW. The columns said "665  800", the message "665.1 kW against the 800.0 kW limit"."""
+    out = json.loads(cli("check", "examples/llama-70b-480-h100.toml", "--against",
+                         "examples/clusters/h100-60-nodes-ndr.toml", "--format", "json").out)
+    power = next(g for g in out["gates"] if g["name"] == "power")
+    assert round(power["value"]) == 665 and power["limit"] == 800
+    assert power["message"] == "665 kW against the 800 kW limit"

@@ -82,3 +82,29 @@ def test_switch_for_takes_the_default_until_three_tiers_run_out(catalog):
     # At 100G the 512-port Tomahawk 5 box takes over from the 64-port SN4600C.
     assert switch_for(catalog.fabrics["ethernet-100g"], catalog, 65_536, 1.0) == ("sn4600c", 64)
     assert switch_for(catalog.fabrics["ethernet-100g"], catalog, 65_537, 1.0) == ("th5-51t2", 512)
+
+
+def test_topology_sentence_counts_hops_and_tb_per_s_as_numbers_are_written():
+    """The frontier example's 1,548 GB200 trays x 4 NICs x 400 Gb/s / 2 = 1,238,400 Gb/s across the
+    cut: "bisection 1,238 Tb/s" (it printed "1238"; past 9,999 Tb/s, ".4g" wrote "1.24e+04"). A
+    single switch is one hop: "1 switch hop" (it said "1 switch hops")."""
+    from pathlib import Path
+
+    from gpuplan.hardware import load_catalog
+    from gpuplan.model.profile import load_profile_text
+    from gpuplan.planning.compose import plan_workload
+
+    root = Path(__file__).resolve().parents[2]
+    catalog = load_catalog()
+
+    def reasons(name, phase):
+        path = root / "examples" / name
+        plan = plan_workload(load_profile_text(path.read_text(encoding="utf-8"), str(path), catalog), catalog,
+                             phases=(phase,))
+        return next(r for r in getattr(plan, phase).interconnect.reasons if r.startswith("Topology:"))
+
+    big = reasons("frontier-405b-training.toml", "training")
+    assert "196 leaf, 196 spine, 128 core switches" in big
+    assert big.endswith("5 switch hops worst case; bisection 1,238 Tb/s one direction.")
+    small = reasons("moe-serving.toml", "serving")
+    assert small.endswith("1 switch hop worst case; bisection 0.2 Tb/s one direction.")

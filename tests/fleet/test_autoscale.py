@@ -131,3 +131,23 @@ def test_every_hour_carries_its_load_with_the_spares(curve_plan):
     for q, r in zip(curve, a.hourly_replicas):
         assert (r - s.spare_replicas) * 0.85 * s.qps_per_replica >= q
     assert a.hourly_replicas[13] == s.replicas  # the 40 req/s peak hour is the plan's fleet
+
+
+def test_a_year_of_reserved_rent_is_the_cost_of_ownership_s_year():
+    """examples/moe-serving.toml: 12 MI325X replicas on 2 servers billed whole, 16 x $1.95 = $31.20/h,
+    40 % off reserved. The fleet line's year and the cost of ownership's 4-year rent count the same
+    year of 8,766 h: 31.20 x 0.6 x 8,766 = $164,099.52 a year, x 4 = $656,398.08. The fleet line
+    counted 8,760 h ($163,987.20 a year, not a quarter of the 4-year rent)."""
+    from pathlib import Path
+
+    from gpuplan.hardware import load_catalog
+
+    root = Path(__file__).resolve().parents[2]
+    path = root / "examples" / "moe-serving.toml"
+    catalog = load_catalog()
+    s = plan_workload(load_profile_text(path.read_text(encoding="utf-8"), str(path), catalog), catalog,
+                      phases=("serving",)).serving
+    assert s.cloud_usd_per_hour == pytest.approx(31.20)
+    assert s.autoscaling.reserved_usd_per_year == pytest.approx(164_099.52)
+    assert s.tco.cloud_total_usd == pytest.approx(656_398.08)
+    assert s.tco.cloud_total_usd == pytest.approx(s.tco.horizon_years * s.autoscaling.reserved_usd_per_year)

@@ -23,10 +23,10 @@ def autoscaled():
 
 
 def test_energy_by_hand(catalog):
-    # 100 kW x PUE 1.3 x $0.081/kWh x 8,760 h = $92,242.80 at full power all year; half the hours
-    # busy and half idle at 25 % of peak: x (0.5 + 0.5 x 0.25) = x 0.625 = $57,651.75.
-    assert energy_usd_per_year(100.0, 0.5, catalog) == pytest.approx(57_651.75)
-    assert energy_usd_per_year(100.0, 1.0, catalog) == pytest.approx(92_242.80)
+    # 100 kW x PUE 1.3 x $0.081/kWh x 8,766 h (365.25 days) = $92,305.98 at full power all year;
+    # half the hours busy and half idle at 25 % of peak: x (0.5 + 0.5 x 0.25) = x 0.625 = $57,691.24.
+    assert energy_usd_per_year(100.0, 0.5, catalog) == pytest.approx(57_691.2375)
+    assert energy_usd_per_year(100.0, 1.0, catalog) == pytest.approx(92_305.98)
 
 
 def test_time_slice_by_hand(catalog):
@@ -66,14 +66,14 @@ def test_three_strategies_priced(catalog):
     t, s = training_plan(), serving_plan()
     sep = by["separate"]
     assert sep.gpus == 1024 + 24 and sep.capex_usd == pytest.approx(t.capex_usd + s.capex_usd)
-    # Busy: the training run's GPU-hours + 144 replica-hours x 4 GPUs x 365 days = 210,240 GPU-hours.
-    assert sep.utilization == pytest.approx((t.gpu_hours + 210_240) / (1048 * 8760))
+    # Busy: the training run's GPU-hours + 144 replica-hours x 4 GPUs x 365.25 days = 210,384 GPU-hours.
+    assert sep.utilization == pytest.approx((t.gpu_hours + 210_384) / (1048 * 8766))
     ts = by["time-sliced"]
     # One fleet of 1,024 (the larger need); 23,313.14 training GPU-hours a day stretch the run.
     assert ts.gpus == 1024 and ts.capex_usd == pytest.approx(t.capex_usd)
     assert ts.training_days == pytest.approx(t.gpu_hours / 23_313.139378)
     assert ts.training_days > t.wall_clock_days and ts.switches_per_day == 2
-    assert ts.utilization == pytest.approx((t.gpu_hours + 210_240) / (1024 * 8760))
+    assert ts.utilization == pytest.approx((t.gpu_hours + 210_384) / (1024 * 8766))
     conv = by["converged"]
     # Trains first, then serves for the rest of the year; 1,024 - 40 GPUs idle after training, and
     # (10 x 24 - 144) x 4 = 384 GPU-hours a day parked off-peak: 984 x 24 + 384 = 23,999 GPU-hours to lend.

@@ -34,10 +34,11 @@ def test_capex_fleet_cost_by_hand(catalog):
     # 3 servers (4 two-GPU replicas each); capex 3 x $350,000; power 3 x 10 kW.
     assert (f.nodes, f.capex_usd, f.power_kw) == (3, 1_050_000.0, 30.0)
     assert f.objective == 1_050_000.0
-    # Hourly: $1,050,000 / (4 years x 8,760 h) = $29.966/h, plus 30 kW x 1.25 x $0.10 = $3.75/h.
-    assert f.usd_per_hour == pytest.approx(29.9657534 + 3.75)
-    # At 10,000 output tokens/s: $33.7158/h / 36 M tokens/h = $0.9366 per million.
-    assert usd_per_million_tokens(f.usd_per_hour, 10_000.0) == pytest.approx(0.936549, rel=1e-5)
+    # Hourly: $1,050,000 / (4 years x 8,766 h, years of 365.25 days) = $29.9452/h, plus 30 kW x 1.25 x
+    # $0.10 = $3.75/h.
+    assert f.usd_per_hour == pytest.approx(29.9452430 + 3.75)
+    # At 10,000 output tokens/s: $33.6952/h / 36 M tokens/h = $0.9360 per million.
+    assert usd_per_million_tokens(f.usd_per_hour, 10_000.0) == pytest.approx(0.935979, rel=1e-5)
 
 
 def test_cloud_fleet_rents_whole_servers(catalog):

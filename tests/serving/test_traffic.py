@@ -44,3 +44,25 @@ def test_weight_load_of_a_new_replica(catalog):
     # server holding the TP8 replica; loaded in 60 s: 141.107e9 x 8 bits / 60 s = 18.814 Gb/s.
     assert weight_load_gbit_per_node(replica, 60.0) == pytest.approx(18.8143, rel=1e-4)
     assert weight_load_gbit_per_node(replica, None) == 0.0
+
+
+def test_the_front_end_reason_splits_requests_from_weight_loading():
+    """examples/llama-70b-train-serve.toml, 21 one-GPU B200 replicas on 3 servers. Requests and
+    responses: 50 QPS x (3,000 x 4 B + 500 x 200 B + 1,000 B) x 8 / 3 servers = 0.0151 Gb/s per node;
+    a new replica's weights (Llama 3.1 70B: 68.45B params in fp8 + the 2 x 1.05B embedding and head
+    in bf16 = 72.66 GB) within the 60 s start: 9.69 Gb/s. The reason said "9.7 Gb/s of requests and
+    responses per node", 640 times what the requests send."""
+    from pathlib import Path
+
+    from gpuplan.hardware import load_catalog
+    from gpuplan.model.profile import load_profile_text
+    from gpuplan.planning.compose import plan_workload
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "llama-70b-train-serve.toml"
+    catalog = load_catalog()
+    s = plan_workload(load_profile_text(path.read_text(encoding="utf-8"), str(path), catalog), catalog,
+                      phases=("serving",)).serving
+    assert s.interconnect.frontend_gbit_per_node == pytest.approx(0.015067 + 9.6875, rel=1e-3)
+    front = [r for r in s.interconnect.reasons if r.startswith("Front end:")]
+    assert front == ["Front end: 9.7 Gb/s per node: requests and responses 0.0151, loading a new replica's "
+                     "weights 9.69 -> 1 x 100G Ethernet per node (Ethernet 100 GbE (RoCEv2))."]
