@@ -172,33 +172,45 @@ def _plan_training(workload: Workload, catalog: Catalog, top: int | None = None)
     return plan.model_copy(update={"layout_alternatives": layout_alternatives(workload, catalog, plan, memo)})
 
 
-#: Re-plans with a tighter server budget when the network pushes a training budget over.
+#: Re-plans with a tighter server budget when the rest of the bill pushes a phase's budget over.
 MAX_BUDGET_PASSES = 3
 
 
 def _fit_training_budget(plan: TrainingPlan, planner: Callable[[Workload, Catalog], Any], workload: Workload,
                          catalog: Catalog) -> TrainingPlan:
-    """Under capex, the layout search fits the servers to ``[training] budget_usd``; the fabric
-    designed afterwards adds its own cost. When the total is over, plan again with the servers'
-    budget cut by the network's share of the total, until servers and network fit (or give up and
-    let the over-budget finding say so)."""
+    """``[training] budget_usd`` fitted by :func:`_fit_budget`."""
     spec = workload.training
-    if spec is None or spec.budget_usd is None or workload.constraints.pricing != "capex":
+    if spec is None or spec.budget_usd is None:
         return plan
-    budget = spec.budget_usd
+    return _fit_budget("training", plan, spec.budget_usd,
+                       lambda b: _plan_phase("training", planner, replace(workload, training=replace(spec, budget_usd=b)),
+                                             catalog), workload)
+
+
+def _fit_budget(phase: str, plan: Any, budget: float, replan: Callable[[float], Any], workload: Workload) -> Any:
+    """Under capex, a phase planner fits its servers to the budget; the bill designed afterwards
+    adds the network, storage, management, racks, power and cooling. When the whole bill is over,
+    plan again (``replan(servers budget)``) with the servers' budget cut to their share of it, until
+    the bill fits (or give up and let the over-budget finding say so). Without this a serving plan
+    read "the only priced GPU type that meets the targets" ($492k of servers in a $500k budget) and
+    "over budget" ($667k bill) at once."""
+    if workload.constraints.pricing != "capex":
+        return plan
     servers_budget = budget
     for _ in range(MAX_BUDGET_PASSES):
         if not plan.feasible or plan.capex_usd is None or plan.bom is None or plan.capex_usd <= budget:
             break
-        servers_budget *= (plan.capex_usd - plan.bom.network_capex_usd) / plan.capex_usd
-        tighter = replace(workload, training=replace(spec, budget_usd=servers_budget))
-        again = _plan_phase("training", planner, tighter, catalog)
+        servers = plan.bom.capex_by_category_usd.get("server", 0.0)
+        if not 0 < servers < plan.capex_usd:
+            break
+        servers_budget *= servers / plan.capex_usd
+        again = replan(servers_budget)
         if not again.feasible or again.capex_usd is None:
             break
         plan = again
-    if servers_budget < budget and plan.capex_usd is not None and plan.capex_usd <= budget:
-        note = (f"budget: servers fitted to ${servers_budget:,.0f} so that servers + network "
-                f"(${plan.capex_usd:,.0f}) stay within the ${budget:,.0f} training budget")
+    if servers_budget < budget and plan.feasible and plan.capex_usd is not None and plan.capex_usd <= budget:
+        note = (f"budget: servers fitted to ${servers_budget:,.0f} so that the whole bill "
+                f"(${plan.capex_usd:,.0f}) stays within the ${budget:,.0f} {phase} budget")
         plan = plan.model_copy(update={"reasons": [*plan.reasons, note]})
     return plan
 
@@ -216,8 +228,14 @@ def _plan_serving(workload: Workload, catalog: Catalog, *, shown: bool = True) -
     # The runners-up the capex re-rank prices are planned without their frontier (thrown away
     # unless one wins; then it is added to the winner).
     lean = partial(plan_serving, frontier=False)
-    best = _plan_phase("serving", plan_serving if shown else lean, workload, catalog, rival=lean,
-                       finish=with_frontier if shown else None)
+    planner = plan_serving if shown else lean
+    finish = with_frontier if shown else None
+    best = _plan_phase("serving", planner, workload, catalog, rival=lean, finish=finish)
+    c = workload.constraints
+    if c.budget_usd is not None:
+        best = _fit_budget("serving", best, c.budget_usd, lambda b: _plan_phase(
+            "serving", planner, replace(workload, constraints=replace(c, budget_usd=b)), catalog, rival=lean,
+            finish=finish), workload)
     plan: ServingPlan = with_disaggregation(best, workload, catalog)
     assert workload.serving is not None
     plan = plan.model_copy(update={"autoscaling": autoscaling(plan, workload.serving, catalog,

@@ -27,7 +27,8 @@ def gates(phase: str, plan: TrainingPlan | ServingPlan, workload: Workload) -> l
                            field="constraints.budget_usd"))
     elif c.budget_usd is not None and plan.capex_usd is not None and plan.capex_usd > c.budget_usd:
         out.append(Finding(severity="error", code=f"{phase}-over-budget", phase=phase,  # type: ignore[arg-type]
-                           message=f"{phase} capex ${plan.capex_usd:,.0f} exceeds the budget ${c.budget_usd:,.0f}",
+                           message=f"{phase} capex ${plan.capex_usd:,.0f}{_split(plan)} exceeds the budget "
+                                   f"${c.budget_usd:,.0f}",
                            field="constraints.budget_usd"))
     if isinstance(plan, TrainingPlan):
         out += _training_budget(plan, workload)
@@ -72,6 +73,15 @@ def infeasible_headline(phase: str, plan: TrainingPlan | ServingPlan, workload: 
                 f"{nearest.gpus:,} GPUs)"]  # type: ignore[union-attr]
     return "; ".join(head) + (f"; the reason of each of the {len(per_gpu)} GPU types is in the report's 'why' "
                                "and the plan's infeasible list")
+
+
+def _split(plan: TrainingPlan | ServingPlan) -> str:
+    """" (servers $X + the rest of the bill $Y)": the planners fit the servers to a budget, and when
+    no plan with cheaper servers meets the targets the rest of the bill can push it over."""
+    servers = plan.bom.capex_by_category_usd.get("server", 0.0) if plan.bom is not None else 0.0
+    if not 0 < servers < (plan.capex_usd or 0.0):
+        return ""
+    return f" (servers ${servers:,.0f} + the rest of the bill ${plan.capex_usd - servers:,.0f})"  # type: ignore[operator]
 
 
 def _training_budget(plan: TrainingPlan, workload: Workload) -> list[Finding]:
