@@ -28,6 +28,9 @@ from gpuplan.training.search import (
     min_model_parallel,
     search,
 )
+from gpuplan.training.framework import constrain
+from gpuplan.training.groups import space_thinned
+from gpuplan.training.space import fits_in_domain
 from gpuplan.training.sizing import BATCH_TIME_TOLERANCE, batch_options, fixed_count_dps, nearest_counts
 from gpuplan.training.timing import Job
 
@@ -105,6 +108,11 @@ def plan_gpu(ev: Evaluator, target: Target, workload: Workload, catalog: Catalog
     gpu, cap = ev.gpu, workload.constraints.budget_usd
     if target.kind == "budget" and cost_usd(gpu, gpu.gpus_per_node, 1.0, target.pricing) is None:
         return None, Miss("unpriced", limit=target.budget_usd or 0.0)
+    if no_plan(ev, target):  # what its searches would end with, proven without them
+        if cutoff is not None:
+            return None, None
+        return None, Miss("isolated", domain=ev.hw.domain, max_groups=max_groups,
+                          thinned=space_thinned(ev, constrain(ev.framework, Fixed()), target, max_groups))
     # The least memory a search saw is read only for a miss without any plan (_nearest), and not
     # even then on a GPU type whose servers have no scale-out network (its miss says that instead).
     isolated = ev.hw.net.scaleout is None and ev.hw.domain < gpu.gpus_per_node
@@ -160,11 +168,26 @@ def meets_somewhere(ev: Evaluator, target: Target, max_groups: int) -> bool:
     target differs, training/space.py), every bound is a lower bound, and each shape is fitted by
     the same function, so the layout found here is among those the deadline search would reach, and
     that search finds a plan. False says nothing (the probe may stop before the fastest)."""
+    if no_plan(ev, target):
+        return False
     fastest = Target(kind="fastest", pricing=target.pricing, power_limit_kw=target.power_limit_kw,
                      whole_nodes=target.whole_nodes)
     with collector_paused():
         found = search(ev, Fixed(), fastest, top=1, relax=False, limit=PROBE_EVALUATIONS, max_groups=max_groups)
     return bool(found.best) and found.best[0].wall_days <= target.deadline_days  # type: ignore[operator]
+
+
+def no_plan(ev: Evaluator, target: Target) -> bool:
+    """Whether every search of ``ev``'s space for ``target`` ends without any plan (a miss that says
+    "isolated", :func:`_nearest`), proven without searching: its servers have no scale-out network
+    and more GPUs than a scale-up domain; every layout whose DP x CP group spans domains has an
+    infinite step (fit._unreachable: the DP sync of the stage's non-expert gradients has no tier),
+    and none of the others fits memory (space.fits_in_domain). Not for a GPU-count target, whose
+    plan may take another batch (:func:`plan_gpu`)."""
+    arch, cal = ev.job.arch, ev.cal
+    return (ev.hw.net.scaleout is None and ev.hw.domain < ev.gpu.gpus_per_node and target.kind != "gpus"
+            and arch.attention_params_per_layer + arch.norm_params_per_layer > 0
+            and cal.state_bytes[1] > 0 and cal.activation_bytes > 0 and not fits_in_domain(ev, Fixed()))
 
 
 def _nearest(ev: Evaluator, target: Target, found: SearchOutcome) -> tuple[Candidate | None, Miss]:

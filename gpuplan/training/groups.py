@@ -84,6 +84,11 @@ def search_groups(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) 
     return hit  # type: ignore[return-value]
 
 
+def space_thinned(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> tuple[str, ...]:
+    """What a search of the space thins (``Groups.thinned``, :func:`search_groups`), without its groups."""
+    return _axes(ev, fixed, target, max_groups)[1]
+
+
 def _axes(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> tuple[dict[str, list[int]], tuple[str, ...]]:
     job = ev.job
     pps = pp_candidates(job.arch.layers, fixed, every=target.kind == "gpus")

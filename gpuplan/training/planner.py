@@ -20,7 +20,7 @@ from gpuplan.hardware.training_calibration import TrainingCalibration, calibrati
 from gpuplan.model.profile import Assumption, Workload
 from gpuplan.physics.collectives import Network
 from gpuplan.training.candidates import (
-    Candidate, Memo, Miss, batch_of, meets_somewhere, memoized, option_of, plan_gpu, rank,
+    Candidate, Memo, Miss, batch_of, meets_somewhere, memoized, no_plan, option_of, plan_gpu, rank,
 )
 from gpuplan.training.flops import training_flops
 from gpuplan.training.groups import deadline_cost_floor
@@ -223,7 +223,10 @@ def _beyond_shown(memo: Memo, key: tuple[object, ...], ev: Evaluator, floor: flo
     best plan when there is one (search's ``cutoff``). Without one, a short probe proves that it
     meets the deadline somewhere (:func:`meets_somewhere`), else the full search says why it misses.
     ``floor`` may be the weaker floor the GPU types were ordered by: the exact one is computed here,
-    where it can skip a search."""
+    where it can skip a search. A GPU type that no search finds any plan on is not searched
+    (:func:`~gpuplan.training.candidates.no_plan`)."""
+    if no_plan(ev, target):
+        return memoized(memo, key, lambda: plan_gpu(ev, target, workload, catalog, limit))
     if floor is not None and not floor > shown:
         floor = deadline_cost_floor(ev, Fixed(), target, limit)
     if floor is not None and not floor > shown:
@@ -254,8 +257,9 @@ def _search_order(workload: Workload, catalog: Catalog, job: Job, target: Target
             out.append((gid, None, 0.0))
             continue
         ev = Evaluator(job, gpu, search_network(workload, gpu, catalog), cal, headroom=c.memory_headroom)
-        floor = (deadline_cost_floor(ev, Fixed(), target, limit, exact)
-                 if top is not None and target.kind == "deadline" else 0.0)
+        floor = 0.0
+        if top is not None and target.kind == "deadline":  # inf: no plan, nothing to rank
+            floor = math.inf if no_plan(ev, target) else deadline_cost_floor(ev, Fixed(), target, limit, exact)
         out.append((gid, ev, floor))
     if top is not None and target.kind == "deadline":
         out.sort(key=lambda g: (g[2] is None, g[2] or 0.0, g[0]))

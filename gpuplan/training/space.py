@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from gpuplan.training.layout import (
     RECOMPUTE_ORDER,
+    Group,
     Layout,
     divisors,
     layers_per_stage,
@@ -222,3 +223,44 @@ def min_memory_at(ev: Evaluator, gpus: int) -> float:
     return best
 
 
+
+
+def fits_in_domain(ev: Evaluator, fixed: Fixed) -> bool:
+    """Whether some layout of the space whose DP x CP group stays inside one scale-up domain may
+    fit memory (a lower bound: False proves that none does). On a network without a scale-out tier
+    the other layouts have an infinite step (fit._unreachable), so False proves that no search of
+    the space finds any plan (planning's "isolated" miss, training/candidates.py).
+
+    A superset of those layouts, each at its least memory: every TP, PP depth, CP and EP, every DP
+    that keeps DP x CP inside a domain, VP 1 and micro-batch 1 (interleaving only adds micro-batches
+    in flight, memory.in_flight; a micro-batch of ``b`` holds ``min(PP x b, B / DP)`` sequences in
+    flight where the space's ``B / (DP x b)`` is whole, never fewer than one of 1), full recompute on
+    every layer as well as none and selective (a partial recompute's layers are a mix of the two),
+    and the most sharded ZeRO stage (the least memory: fit._fit_once tries it first). Memoised on the Evaluator's shared parts."""
+    key = ("fits in a domain", ev.capacity, ev.headroom, fixed)
+    hit = ev._searches.get(key)
+    if hit is None:
+        hit = ev._searches[key] = [_fits_in_domain(ev, constrain(ev.framework, fixed))]  # type: ignore[list-item]
+    return hit[0]  # type: ignore[return-value]
+
+
+def _fits_in_domain(ev: Evaluator, fixed: Fixed) -> bool:
+    domain, fold = ev.hw.domain, fixed.fold_experts
+    rcs = recompute_candidates(ev, fixed)
+    for tp in tp_candidates(ev, fixed):
+        sp = fixed.sequence_parallel if fixed.sequence_parallel is not None else tp > 1
+        for cp in cp_candidates(ev.job.seq, fixed):
+            # DP x CP members TP ranks apart (layout.groups' "dp") inside one domain.
+            dps = [d for d in range(1, domain + 1) if not Group(d * cp, tp).crosses(domain)]
+            for dp in dps:
+                for ep in ep_candidates(ev, fixed):
+                    if (dp * cp * (tp if fold else 1)) % ep:  # EP | DP x CP (x TP folded): dp_candidates
+                        continue
+                    for pp in pp_candidates(ev.job.arch.layers, fixed, every=True):
+                        zero = zero_candidates(fixed, pp, dp * cp)[-1]
+                        for rc in rcs:
+                            lay = Layout(tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, micro_batch=1, recompute=rc,
+                                         sequence_parallel=sp, zero=zero, fold_experts=fold)
+                            if ev.memory(lay).fits:
+                                return True
+    return False
