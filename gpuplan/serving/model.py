@@ -19,8 +19,7 @@ the stage times plus ``pp - 1`` hand-offs.
 from __future__ import annotations
 
 import math
-from gpuplan.core.records import dataclass
-from functools import cached_property
+from gpuplan.core.records import cached_property, dataclass
 
 from gpuplan.core.units import GIB
 from gpuplan.model.arch import Architecture
