@@ -25,8 +25,7 @@ limits gives the highest sustainable rate; it is found by bisection.
 from __future__ import annotations
 
 import math
-from gpuplan.core.records import dataclass
-from functools import cached_property
+from gpuplan.core.records import cached_property, dataclass
 
 from gpuplan.physics.queueing import PERCENTILES, wait_quantile_bound_s, wait_s
 from gpuplan.serving.mixed import budget_filled_step, budget_share

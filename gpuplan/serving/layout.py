@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from gpuplan.core.records import dataclass
-from functools import cached_property
+from gpuplan.core.records import cached_property, dataclass
 
 from gpuplan.model.arch import Architecture
 

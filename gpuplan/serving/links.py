@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from gpuplan.core.records import dataclass
-from functools import cached_property
+from gpuplan.core.records import cached_property, dataclass
 
 from gpuplan.hardware.loader import Catalog
 from gpuplan.hardware.schema import Gpu

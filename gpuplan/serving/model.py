@@ -19,8 +19,7 @@ the stage times plus ``pp - 1`` hand-offs.
 from __future__ import annotations
 
 import math
-from gpuplan.core.records import dataclass
-from functools import cached_property
+from gpuplan.core.records import cached_property, dataclass
 
 from gpuplan.core.units import GIB
 from gpuplan.model.arch import Architecture
@@ -202,22 +201,15 @@ class Replica:
 def build_replica(gpu: Gpu, arch: Architecture, layout: Layout, precision: str, kv_dtype: str,
                   k: ServingConstants, catalog: Catalog, links: Links | None = None,
                   engine: Engine | None = None, context_tokens: int | None = None,
-                  memory_headroom: float = 0.0) -> Replica:
+                  memory_headroom: float = 0.0, rates: tuple | None = None) -> Replica:
     """Per-GPU constants of one replica (rates are datasheet peaks times measured efficiencies).
 
     ``context_tokens``: the engine's maximum model length, where known (engine.on_context);
-    ``memory_headroom``: :attr:`Replica.memory_headroom`."""
-    path = compute_path(gpu, precision)
-    peak = gpu.peak_tflops(path.math)
-    assert peak is not None
-    matmul = peak * 1e12 * gpu.matmul_efficiency(path.math) * k.gemm_efficiency_vs_mamf
-    base = sixteen_bit(gpu)
-    attn_peak = gpu.peak_tflops(base)
-    assert attn_peak is not None
-    attention = attn_peak * 1e12 * gpu.matmul_efficiency(base) * k.attention_efficiency_vs_mamf
-    lm_head = min(matmul, attn_peak * 1e12 * gpu.matmul_efficiency(base) * k.gemm_efficiency_vs_mamf)
-    bw = gpu.mem_bw_tb_per_s * 1e12 * gpu.efficiency.mem_bw
-    attn_bw = gpu.mem_bw_tb_per_s * 1e12 * (gpu.efficiency.attention_mem_bw or gpu.efficiency.mem_bw)
+    ``memory_headroom``: :attr:`Replica.memory_headroom`; ``rates``: :func:`gpu_rates` of the same
+    GPU, precision, constants, engine and length, where the caller builds several layouts of it."""
+    if rates is None:
+        rates = gpu_rates(gpu, arch, precision, k, engine, context_tokens)
+    path, matmul, attention, lm_head, bw, attn_bw, eng, stream_factor = rates
     wb = _weights(arch, precision, k)
     tp, pp, shards = layout.tp, layout.pp, layout.expert_shards
     head_stream = wb.lm_head if wb.lm_head else wb.embedding  # tied: the embedding is the LM head
@@ -228,8 +220,6 @@ def build_replica(gpu: Gpu, arch: Architecture, layout: Layout, precision: str, 
     ends = wb.embedding + wb.lm_head if pp == 1 else max(wb.embedding, wb.lm_head)
     resident = ((wb.attention + wb.dense_mlp + wb.moe_layers * wb.shared + wb.norms + wb.router) * layers_stage / tp
                 + wb.moe_layers * wb.experts * wb.expert * layers_stage / shards + ends / tp)
-    eng = on_gpu(engine if engine is not None else resolve_engine(k), gpu.id, gpu.memory_usable_gib)
-    eng = on_context(eng, context_tokens, gpu.vendor, arch.is_mla)
     lm_head_params = arch.vocab * arch.hidden
     expert_active = arch.moe_layers * arch.active_experts * arch.expert_params
     dense_active = arch.active_matmul_params - lm_head_params - expert_active
@@ -242,7 +232,7 @@ def build_replica(gpu: Gpu, arch: Architecture, layout: Layout, precision: str, 
         attention_bandwidth=attn_bw, decode_attention_s=arch.layers * k.decode_attention_latency_us * 1e-6,
         decode_attention_full_bytes=arch.layers * k.decode_attention_full_mb * 1e6,
         fixed_stream_bytes=fixed_stream, quantised_stream_bytes=quantised_stream, expert_bytes_per_gpu=expert_per_gpu,
-        weight_stream_factor=weight_stream_factor(path, k),
+        weight_stream_factor=stream_factor,
         gemm_flops_per_token=2.0 * dense_active / tp,
         expert_flops_per_token=2.0 * expert_active / shards,
         lm_head_flops_per_token=2.0 * lm_head_params / tp,
@@ -256,6 +246,27 @@ def build_replica(gpu: Gpu, arch: Architecture, layout: Layout, precision: str, 
         kv_bytes_per_token_stage=kv_bytes_per_token_per_gpu(arch, kv_dtype, tp, pp),
         engine=eng, memory_headroom=memory_headroom,
     )
+
+
+def gpu_rates(gpu: Gpu, arch: Architecture, precision: str, k: ServingConstants, engine: Engine | None = None,
+              context_tokens: int | None = None) -> tuple:
+    """What :func:`build_replica` reads of the GPU alone, the same for every layout: the compute
+    path, the GEMM, attention and LM-head rates, the memory and attention bandwidths, the engine on
+    this GPU and length, the weight-stream factor."""
+    path = compute_path(gpu, precision)
+    peak = gpu.peak_tflops(path.math)
+    assert peak is not None
+    matmul = peak * 1e12 * gpu.matmul_efficiency(path.math) * k.gemm_efficiency_vs_mamf
+    base = sixteen_bit(gpu)
+    attn_peak = gpu.peak_tflops(base)
+    assert attn_peak is not None
+    attention = attn_peak * 1e12 * gpu.matmul_efficiency(base) * k.attention_efficiency_vs_mamf
+    lm_head = min(matmul, attn_peak * 1e12 * gpu.matmul_efficiency(base) * k.gemm_efficiency_vs_mamf)
+    bw = gpu.mem_bw_tb_per_s * 1e12 * gpu.efficiency.mem_bw
+    attn_bw = gpu.mem_bw_tb_per_s * 1e12 * (gpu.efficiency.attention_mem_bw or gpu.efficiency.mem_bw)
+    eng = on_gpu(engine if engine is not None else resolve_engine(k), gpu.id, gpu.memory_usable_gib)
+    eng = on_context(eng, context_tokens, gpu.vendor, arch.is_mla)
+    return path, matmul, attention, lm_head, bw, attn_bw, eng, weight_stream_factor(path, k)
 
 
 def _replica(**fields: object) -> Replica:

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from gpuplan.core.records import dataclass
-from functools import cached_property
+from gpuplan.core.records import cached_property, dataclass
 
 from gpuplan.hardware.schema import Gpu
 from gpuplan.fabric.demand import TrafficDemand

@@ -24,7 +24,7 @@ from gpuplan.serving.frontier import layout_frontier
 from gpuplan.serving.fleet import fleet_cost, usd_per_million_tokens
 from gpuplan.serving.links import Links, links_for
 from gpuplan.core.contract import ServingPlan
-from gpuplan.serving.model import Layout, Replica, build_replica
+from gpuplan.serving.model import Layout, Replica, build_replica, gpu_rates
 from gpuplan.serving.traffic import serving_demand
 from gpuplan.serving.options import Miss, Option, ServingResult, _layout_name, by_rank, representative  # noqa: F401
 
@@ -83,10 +83,13 @@ def _replicas(gpu: Gpu, workload: Workload, k: ServingConstants,
         links = links_for(gpu, catalog, k.collective_launch_us, k.all_reduce.algorithm)
         built = []
         engine = _engine(k, s.engine, s.engine_version)
+        rates = None  # the GPU's own rates and engine, the same for every layout (gpu_rates)
         for lay in candidate_layouts(workload.arch, links):
+            if rates is None:
+                rates = gpu_rates(gpu, workload.arch, s.precision, k, engine, s.context_length)
             built.append((build_replica(gpu, workload.arch, lay, s.precision, s.kv_precision, k, catalog, links,
                                         engine=engine, context_tokens=s.context_length,
-                                        memory_headroom=c.memory_headroom), {}))
+                                        memory_headroom=c.memory_headroom, rates=rates), {}))
         if len(_REPLICAS) >= _REPLICAS_MAX:
             _REPLICAS.clear()
         hit = _REPLICAS[key] = (catalog, built)

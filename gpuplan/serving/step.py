@@ -197,14 +197,20 @@ def replica_step(self: Any, batch: float, mean_context: float, requests: float =
     kv_decode = decode_pairs * kv_pt
     kv_decode *= read_factor
     f_decode = decode_pairs * fpp_decode
-    kv_prefill = local_req * prompt * kv_pt
-    pairs = (prompt * (prompt + 1) / 2 if not window or prompt <= window
-             else window * (window + 1) / 2 + (prompt - window) * window)
-    f_prefill = local_req * pairs * fpp_prefill
     # Decode and prefill attention are separate kernels: each takes its own roofline.
     math_d, mem_d = f_decode / attn_fps, kv_decode / attn_bw
-    math_p, mem_p = f_prefill / attn_fps, kv_prefill / bw
-    attn_s = (mem_d if mem_d > math_d else math_d) + (mem_p if mem_p > math_p else math_p)
+    if prompt == 0 and requests == 0.0:
+        # No prompt (a decode-only step): the prefill terms below are all local_req, a zero of
+        # requests' sign (products of it with zeros and positive constants).
+        kv_prefill = f_prefill = local_req
+        attn_s = (mem_d if mem_d > math_d else math_d) + local_req
+    else:
+        kv_prefill = local_req * prompt * kv_pt
+        pairs = (prompt * (prompt + 1) / 2 if not window or prompt <= window
+                 else window * (window + 1) / 2 + (prompt - window) * window)
+        f_prefill = local_req * pairs * fpp_prefill
+        math_p, mem_p = f_prefill / attn_fps, kv_prefill / bw
+        attn_s = (mem_d if mem_d > math_d else math_d) + (mem_p if mem_p > math_p else math_p)
     if kv_decode > 0.0:
         # The decode op's fixed latency, grown in full once a layer reads decode_attention_full_mb.
         ramp = kv_decode / dec_full
