@@ -102,7 +102,7 @@ sys.argv = ["gpuplan", {flag!r}]
 sys.stdout = io.StringIO()
 import gpuplan.cli.app as cli
 try:
-    cli.main()
+    cli.main([{flag!r}])  # argv given: SystemExit, not the console script's direct exit
 except SystemExit:
     pass
 sys.stdout = sys.__stdout__
