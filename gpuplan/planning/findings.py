@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from gpuplan.core.contract import Finding, ServingPlan, TrainingPlan
+from gpuplan.core.numbers import num
 from gpuplan.hardware.loader import Catalog
 from gpuplan.model.profile import Workload
 
@@ -69,7 +70,7 @@ def infeasible_headline(phase: str, plan: TrainingPlan | ServingPlan, workload: 
     head = general or [f"no allowed GPU meets the {phase} target"]
     nearest = next((a for a in plan.alternatives if not a.meets_target), None)
     if isinstance(plan, TrainingPlan) and nearest is not None and not general:
-        head = [f"{head[0]} (nearest: {nearest.gpu}, {nearest.wall_clock_days:,.1f} days on "
+        head = [f"{head[0]} (nearest: {nearest.gpu}, {num(nearest.wall_clock_days)} days on "
                 f"{nearest.gpus:,} GPUs)"]  # type: ignore[union-attr]
     return "; ".join(head) + (f"; the reason of each of the {len(per_gpu)} GPU types is in the report's 'why' "
                                "and the plan's infeasible list")

@@ -27,6 +27,7 @@ import math
 from typing import Any, Callable
 
 from gpuplan.core.contract import Autoscaling, Fleet, FleetStrategy, Risk, ServingPlan, TrainingPlan
+from gpuplan.core.numbers import num
 from gpuplan.core.units import DAYS_PER_YEAR, HOURS_PER_YEAR
 from gpuplan.hardware.fleet_calibration import fleet_calibration
 from gpuplan.hardware.serving_calibration import serving_constants
@@ -123,7 +124,7 @@ def _separate(t: TrainingPlan, s: ServingPlan, catalog: Any, cloud: bool) -> Fle
                          cost_usd_per_year=year, energy_usd_per_year=energy, utilization=(busy_t + busy_s) / owned,
                          training_days=t.wall_clock_days, serving_slo_met=True,
                          lendable_gpu_hours_per_day=(owned - busy_t - busy_s) / DAYS_PER_YEAR,
-                         reasons=[f"training: {t.gpus:,} x {t.gpu} for {t.wall_clock_days:.1f} days; serving: "
+                         reasons=[f"training: {t.gpus:,} x {t.gpu} for {num(t.wall_clock_days)} days; serving: "
                                   f"{s.gpus:,} x {s.gpu}, {a.span()} replicas"],
                          risks=risks)
 
@@ -221,8 +222,8 @@ def _time_sliced(t: TrainingPlan, s: ServingPlan, catalog: Any, cloud: bool, dea
     switching = (f"{switches} switches a day, each a checkpoint and restart of "
                  f"{(cal.checkpoint_save_hours + cal.restart_hours) * 60:.1f} min and {a.scale_up_s:.0f} s of model "
                  f"load per replica added" if switches else "no switches (serving never changes size)")
-    reasons.append(f"{switching}; training gets {daily:,.0f} GPU-hours a day ({days:.1f} days against "
-                   f"{t.wall_clock_days:.1f} alone)")
+    reasons.append(f"{switching}; training gets {daily:,.0f} GPU-hours a day ({num(days)} days against "
+                   f"{num(t.wall_clock_days)} alone)")
     return FleetStrategy(name="time-sliced", feasible=feasible, gpu=t.gpu, gpus=fleet, capex_usd=capex,
                          cost_usd_per_year=year, energy_usd_per_year=energy, utilization=busy / owned,
                          training_days=days if math.isfinite(days) else 0.0, serving_slo_met=True,
@@ -268,11 +269,11 @@ def _converged(t: TrainingPlan, s: ServingPlan, catalog: Any, cloud: bool, servi
     served = serving.autoscaling or a
     bridge, how = _bridge_usd(served, days, serving, catalog)
     year = None if year is None or bridge is None else year + bridge
-    reasons = [f"{fleet:,} x {t.gpu} on the training fabric: trains {days:.1f} days, then serves "
+    reasons = [f"{fleet:,} x {t.gpu} on the training fabric: trains {num(days)} days, then serves "
                f"{a.span()} replicas for {serve_days:.0f} days",
                f"after training {idle_gpus:,} GPUs idle and {parked:,.0f} GPU-hours a day parked off-peak: "
                f"{lendable:,.0f} GPU-hours a day to lend to fine-tuning or RL",
-               f"serving during the {days:.1f} training days: {served.replica_hours_per_day:g} replica-hours a "
+               f"serving during the {num(days)} training days: {served.replica_hours_per_day:g} replica-hours a "
                f"day of {serving.gpus_per_replica} x {serving.gpu}"
                + (f" (its {serving.spare_replicas} spare replica{'s' if serving.spare_replicas != 1 else ''} included)"
                   if serving.spare_replicas else "")
@@ -307,7 +308,7 @@ def _recommend(strategies: list[FleetStrategy], workload: Workload) -> tuple[str
         return None, ["no strategy is priced, serves within its targets and trains by the deadline"]
     best = min(ok, key=lambda s: (s.cost_usd_per_year, ORDER.index(s.name)))
     reasons = [f"{best.name}: ${best.cost_usd_per_year:,.0f} a year at {best.utilization:.0%} utilisation, "
-               f"training in {best.training_days:.1f} days"]
+               f"training in {num(best.training_days)} days"]
     for s in strategies:
         if s is best:
             continue

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gpuplan.core.numbers import num
 from gpuplan.hardware.loader import Catalog
 from gpuplan.hardware.schema import Gpu
 from gpuplan.hardware.training_calibration import TrainingCalibration
@@ -37,7 +38,7 @@ def plan_reasons(job: Job, gpu: Gpu, e: Evaluation, target: Target, catalog: Cat
     label = "server capex" if target.pricing == "capex" else "cloud cost"
     price = f"; {label} ${cost:,.0f}" if cost is not None else f"; no {target.pricing} price in the catalog"
     out.append(f"{gpu.id}: {what}: {e.gpus:,} GPUs, {short_layout(lay)}, micro-batch {lay.micro_batch}, "
-               f"{rc}, ZeRO-{lay.zero}{', SP' if lay.sequence_parallel else ''}; {e.wall_days:.1f} days "
+               f"{rc}, ZeRO-{lay.zero}{', SP' if lay.sequence_parallel else ''}; {num(e.wall_days)} days "
                f"end to end{price}")
     servers = gpu.servers_for(e.gpus)
     if servers * gpu.gpus_per_node > e.gpus:
@@ -61,7 +62,7 @@ def plan_reasons(job: Job, gpu: Gpu, e: Evaluation, target: Target, catalog: Cat
                    f"{gpu.reference_scaleout_gbit_per_gpu:g} Gb/s line rate)")
     else:
         out.append("fabric: every parallel group stays inside the scale-up domain")
-    out.append(f"{e.good.describe()}; steady state {e.steady_days:.1f} days")
+    out.append(f"{e.good.describe()}; steady state {num(e.steady_days)} days")
     wb, gb, ob = cal.state_bytes
     out.append(f"model states: {cal.state_convention} ({wb} + {gb} + {ob} = {wb + gb + ob} B/param before "
                f"ZeRO-{lay.zero} sharding)")
@@ -72,7 +73,7 @@ def plan_reasons(job: Job, gpu: Gpu, e: Evaluation, target: Target, catalog: Cat
     if len(ranked) > 1:
         nxt = ranked[1]
         diff = (f"server capex ${nxt.cost:,.0f}" if nxt.cost is not None else "unpriced")
-        out.append(f"next best: {nxt.gpu.id} ({nxt.best.gpus:,} GPUs, {nxt.best.wall_days:.1f} days, {diff})")
+        out.append(f"next best: {nxt.gpu.id} ({nxt.best.gpus:,} GPUs, {num(nxt.best.wall_days)} days, {diff})")
     if ranked and ranked[0].thinned:
         out.append(f"search: the layout space of {gpu.id} exceeds {ranked[0].max_groups:,} (TP, CP, EP, PP, micro-batch) "
                    f"groups and was thinned evenly ({'; '.join(ranked[0].thinned)}): the plan is the best of those")
@@ -105,7 +106,7 @@ def _miss_words(m: Miss, target: Target) -> str:
     if m.kind == "budget" and m.plan is None:
         return f"the plan costs ${m.value:,.0f}, over the ${m.limit:,.0f} budget by {m.value / m.limit - 1:.0%}"
     if m.kind == "budget" and m.plan is not None:
-        return (f"the cheapest plan found ({m.plan.gpus:,} GPUs, {m.plan.wall_days:.1f} days) costs ${m.value:,.0f}, "
+        return (f"the cheapest plan found ({m.plan.gpus:,} GPUs, {num(m.plan.wall_days)} days) costs ${m.value:,.0f}, "
                 f"{m.value / m.limit - 1:.0%} over the ${m.limit:,.0f} budget")
     if m.kind == "power":
         return (f"{m.gpus:,} GPUs draw {m.value:,.0f} kW, over the {m.limit:,.0f} kW power limit by "
@@ -132,7 +133,7 @@ def _miss_words(m: Miss, target: Target) -> str:
         limit = ("the power limit" if target.power_limit_kw is not None else
                  f"the global batch of {m.batch} sequences")
         return (f"needs about {m.gpus:,} GPUs for the {m.limit:g}-day deadline at the per-GPU speed of its fastest "
-                f"plan found ({e.gpus:,} GPUs, {short_layout(e.layout)}: {e.wall_days:.1f} days, "
+                f"plan found ({e.gpus:,} GPUs, {short_layout(e.layout)}: {num(e.wall_days)} days, "
                 f"{e.wall_days / m.limit - 1:.0%} over), more than {limit} allows{states}")
     return "no layout fits"
 
