@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict
 
 from gpuplan.ci.cluster import ClusterOut
 from gpuplan.core.contract import Plan, ServingPlan, TrainingPlan
+from gpuplan.core.numbers import num
 from gpuplan.model.profile import Workload
 from gpuplan.planning.saved import locate, repo_path
 
@@ -55,11 +56,6 @@ class _Anchors:
 
 def _usd(v: float) -> str:
     return f"${v:,.0f}"
-
-
-def _kw(v: float) -> str:
-    """kW as the value and limit columns write it (three significant digits, whole kW from 1,000)."""
-    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}"
 
 
 def evaluate(workload: Workload, cluster: ClusterOut, plan: Plan, anchors: _Anchors, *,
@@ -242,5 +238,5 @@ def _cost_gates(gate, workload: Workload, cluster: ClusterOut, result: TrainingP
     for limit, where in [(workload.constraints.power_limit_kw, anchors.at_profile("constraints.power_limit_kw")),
                          (cluster.power_limit_kw, anchors.at_cluster("power_limit_kw"))]:
         if limit is not None:
-            gate("power", power <= limit, f"{_kw(power)} kW{estimate} against the {_kw(limit)} kW limit", where,
+            gate("power", power <= limit, f"{num(power)} kW{estimate} against the {num(limit)} kW limit", where,
                  value=power, limit=limit, unit="kW")

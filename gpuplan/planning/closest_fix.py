@@ -19,6 +19,7 @@ from typing import Any
 from gpuplan.core.fix_contract import ClosestFix
 from gpuplan.hardware.loader import Catalog
 from gpuplan.model.profile import Workload
+from gpuplan.planning.findings import nearest_miss
 
 #: Geometric steps (x2 each) before a constraint is given up, and bisection steps after.
 MAX_STEPS = 6
@@ -78,10 +79,9 @@ def with_fix(phase: str, workload: Workload, catalog: Catalog, planner: Planner)
     plan = planner(workload.for_phase(phase), catalog)
     if plan.feasible:
         return plan
-    misses = [a.wall_clock_days for a in getattr(plan, "alternatives", []) if not a.meets_target
-              and getattr(a, "wall_clock_days", None)]
+    nearest = nearest_miss(plan) if phase == "training" else None
     fix = closest_fix(phase, workload.for_phase(phase), catalog, planner,
-                      nearest_days=min(misses) if phase == "training" and misses else None)
+                      nearest_days=nearest.wall_clock_days if nearest is not None else None)
     return plan.model_copy(update={"closest_fix": fix}) if fix is not None else plan
 
 

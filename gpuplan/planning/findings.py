@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from gpuplan.core.contract import Finding, ServingPlan, TrainingPlan
+from gpuplan.core.contract import Finding, ServingPlan, TrainingOption, TrainingPlan
 from gpuplan.core.numbers import num
 from gpuplan.hardware.loader import Catalog
 from gpuplan.model.profile import Workload
@@ -68,12 +68,19 @@ def infeasible_headline(phase: str, plan: TrainingPlan | ServingPlan, workload: 
     if len(per_gpu) <= LISTED_GPU_REASONS:
         return "; ".join(general + per_gpu) or f"no allowed GPU meets the {phase} targets"
     head = general or [f"no allowed GPU meets the {phase} target"]
-    nearest = next((a for a in plan.alternatives if not a.meets_target), None)
-    if isinstance(plan, TrainingPlan) and nearest is not None and not general:
+    nearest = nearest_miss(plan) if isinstance(plan, TrainingPlan) else None
+    if nearest is not None and not general:
         head = [f"{head[0]} (nearest: {nearest.gpu}, {num(nearest.wall_clock_days)} days on "
-                f"{nearest.gpus:,} GPUs)"]  # type: ignore[union-attr]
+                f"{nearest.gpus:,} GPUs)"]
     return "; ".join(head) + (f"; the reason of each of the {len(per_gpu)} GPU types is in the report's 'why' "
                                "and the plan's infeasible list")
+
+
+def nearest_miss(plan: TrainingPlan) -> TrainingOption | None:
+    """The infeasible training plan's option that comes nearest its target: the fewest wall-clock
+    days among the alternatives that miss it (the gate's line and the deadline's closest fix)."""
+    misses = [a for a in plan.alternatives if not a.meets_target]
+    return min(misses, key=lambda a: a.wall_clock_days) if misses else None
 
 
 def _split(plan: TrainingPlan | ServingPlan) -> str:

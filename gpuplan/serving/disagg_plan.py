@@ -15,6 +15,7 @@ from gpuplan.core.contract import (
     ServingOption,
     ServingPlan,
 )
+from gpuplan.core.numbers import num
 from gpuplan.core.units import GIB
 from gpuplan.fabric.demand import TrafficDemand
 from gpuplan.hardware.schema import Gpu
@@ -23,7 +24,7 @@ from gpuplan.physics.roofline import achieved_tflops, arithmetic_intensity, boun
 from gpuplan.serving.capacity import Demand
 from gpuplan.serving.disagg_search import DisaggFleet
 from gpuplan.serving.fleet import FleetCost, usd_per_million_tokens
-from gpuplan.serving.options import _layout_name, ms_text
+from gpuplan.serving.options import _layout_name
 from gpuplan.serving.traffic import serving_demand
 
 
@@ -174,8 +175,8 @@ def reasons(f: DisaggFleet, spec: ServingSpec, op: Operating, agg: ServingPlan, 
           if agg.feasible else "no aggregated plan meets the targets")
     return [
         f"Disaggregated prefill/decode: {summary(f)} on {f.fleet.nodes:,} server{'s' if f.fleet.nodes != 1 else ''} "
-        f"carry {spec.qps:g} QPS with TTFT {pct} {ms_text(op.ttft_stat_s * 1e3)} ms <= {spec.ttft_ms:g} ms and TPOT "
-        f"{ms_text(op.tpot_s * 1e3)} ms <= {spec.tpot_ms:g} ms; {vs}.",
+        f"carry {spec.qps:g} QPS with TTFT {pct} {num(op.ttft_stat_s * 1e3)} ms <= {spec.ttft_ms:g} ms and TPOT "
+        f"{num(op.tpot_s * 1e3)} ms <= {spec.tpot_ms:g} ms; {vs}.",
         f"Prefill: each {_layout_name(pre.layout)} worker on {pre.gpu.id} takes {f.prefill.latency_s * 1e3:.0f} ms per "
         f"{spec.prompt_tokens}-token prompt and sustains {f.prefill_rate:.2f} req/s "
         f"({f.prefill_rate * spec.prompt_tokens:,.0f} prompt tokens/s) within the TTFT target; "

@@ -86,10 +86,8 @@ class Links:
         switch could reduce (NVLS) and launch ``CUSTOM_ALL_REDUCE_SAVING_US`` faster than NCCL."""
         if group <= 1 or size_bytes <= 0:
             return 0.0
-        if group <= self.scaleup_domain and self.nccl_all_reduce:
-            terms = self._measured.get((group, custom))
-            if terms is None:
-                terms = self._measured[(group, custom)] = self._measured_terms(group, custom)
+        terms = self.measured_terms(group, custom)
+        if terms is not None:
             # fastest_all_reduce_s term for term: ``(base + steps * step) + moved * size / bandwidth``,
             # the least kept as min() keeps it.
             best = terms[0][0] + terms[0][1] * size_bytes / terms[0][2]

@@ -27,8 +27,6 @@ import math
 from gpuplan.serving.model import Replica, StepTime
 from gpuplan.serving.step import replica_step, step_time
 
-_NEW, _SET = object.__new__, object.__setattr__
-
 
 def engine_max_sequences(replica: Replica, prompt: int, output: int) -> int:
     """Sequences of ``prompt + output`` tokens the replica's engine keeps in its cache at once
@@ -94,27 +92,11 @@ def budget_filled_step(replica: Replica, batch: float, mean_context: float, requ
     pf = requests * prompt
     if eng is None or pf <= 0.0:
         return replica_step(replica, batch, mean_context, requests, prompt), None
-    # budget_share and blend written out (a capacity search takes this step per probe): the same
-    # operations in the same order, so the same values to the last bit.
-    room = eng.features.max_step_tokens - batch
-    whole = float(prompt)
-    piece = pf if pf > whole else whole  # max(float(prompt), pf)
-    piece = piece if piece < room else room  # min(room, piece)
-    share, piece = (1.0, pf) if piece <= pf else (pf / piece, piece)
+    share, piece = budget_share(batch, pf, prompt, eng.features.max_step_tokens)
     a = replica_step(replica, batch, mean_context, piece / prompt, prompt)
     if share >= 1.0:
         return a, a
-    b = replica_step(replica, batch, mean_context)
-    rest = 1.0 - share
-    out = _NEW(StepTime)
-    _SET(out, "__dict__", {
-        "gemm_s": share * a.gemm_s + rest * b.gemm_s, "attention_s": share * a.attention_s + rest * b.attention_s,
-        "comm_s": share * a.comm_s + rest * b.comm_s, "fixed_s": share * a.fixed_s + rest * b.fixed_s,
-        "flops": share * a.flops + rest * b.flops, "weight_bytes": share * a.weight_bytes + rest * b.weight_bytes,
-        "kv_bytes": share * a.kv_bytes + rest * b.kv_bytes,
-        "activation_bytes": share * a.activation_bytes + rest * b.activation_bytes,
-        "gemm_memory_s": share * a.gemm_memory_s + rest * b.gemm_memory_s})
-    return out, a
+    return blend(share, a, replica_step(replica, batch, mean_context)), a
 
 
 def mixed_offline_tokens_per_s(replica: Replica, prompt: int, output: int, batch: int) -> float:

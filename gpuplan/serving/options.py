@@ -100,13 +100,6 @@ def by_rank(options: list[Option]) -> list[Option]:
 
 
 
-def ms_text(value_ms: float) -> str:
-    """A latency in a sentence as the report's tables write it (render/numbers.py ``num``): three
-    significant digits, whole milliseconds with separators from 1,000 up ("80.8", "7.62", "1,457"),
-    so a reason and the header give the same figure."""
-    return f"{value_ms:,.0f}" if abs(value_ms) >= 1000 else f"{value_ms:.3g}"
-
-
 def _layout_name(lay: Layout) -> str:
     name = f"TP{lay.tp}"
     if lay.pp > 1:

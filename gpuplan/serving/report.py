@@ -6,12 +6,13 @@ from __future__ import annotations
 import math
 
 from gpuplan.hardware.schema import Gpu
+from gpuplan.core.numbers import num
 from gpuplan.core.contract import Roofline, ServingLayout, ServingOption, ServingPlan
 from gpuplan.model.profile import Workload
 from gpuplan.physics.roofline import achieved_tflops, arithmetic_intensity, bound, ridge_point
 from gpuplan.serving.capacity import Demand, ReplicaCapacity
 from gpuplan.serving.model import GIB, Replica
-from gpuplan.serving.options import LIMIT_WORDS, Option, ServingResult, _layout_name, ms_text, representative
+from gpuplan.serving.options import LIMIT_WORDS, Option, ServingResult, _layout_name, representative
 
 
 # -- output ---------------------------------------------------------------------------------------
@@ -158,7 +159,7 @@ def _reasons(chosen: Option, workload: Workload, meeting: list[Option],
         f"{chosen.gpu.id}: {chosen.replicas:,} replica{'s' if chosen.replicas != 1 else ''}"
         f"{f' ({chosen.active:,} + {s.spare_replicas:,} spare)' if s.spare_replicas else ''} of "
         f"{_layout_name(lay)} = {chosen.gpus:,} GPUs on {chosen.fleet.nodes:,} server{'s' if chosen.fleet.nodes != 1 else ''} carry {f'{s.qps:,.0f}' if s.qps == round(s.qps) else f'{s.qps:g}'} QPS with "
-        f"TTFT {pct} {ms_text(op.ttft_target_stat_s * 1e3)} ms <= {s.ttft_ms:g} ms and TPOT {ms_text(op.tpot_s * 1e3)} ms "
+        f"TTFT {pct} {num(op.ttft_target_stat_s * 1e3)} ms <= {s.ttft_ms:g} ms and TPOT {num(op.tpot_s * 1e3)} ms "
         f"<= {s.tpot_ms:g} ms.",
     ]
     priced = [o for o in meeting if o.objective is not None]
@@ -205,8 +206,8 @@ def _reasons(chosen: Option, workload: Workload, meeting: list[Option],
     idle = f" ({alone * 1e3:.0f} ms on an idle replica)" if round(alone * 1e3) != round(op.prefill_latency_s * 1e3) else ""
     out.append(f"Prefill of {s.prompt_tokens} tokens takes {op.prefill_latency_s * 1e3:.0f} ms at the target load"
                f"{idle}, {pf_bound}; queueing for prefill at utilisation {op.rho:.2f} adds {max(wait, 0.0) * 1e3:.0f} ms "
-               f"{'on average' if pct == 'mean' else 'at ' + pct} and the decode step in flight {ms_text(in_flight * 1e3)} ms: "
-               f"TTFT {pct} {ms_text(op.ttft_target_stat_s * 1e3)} ms.")
+               f"{'on average' if pct == 'mean' else 'at ' + pct} and the decode step in flight {num(in_flight * 1e3)} ms: "
+               f"TTFT {pct} {num(op.ttft_target_stat_s * 1e3)} ms.")
     if rep.path.note:
         out.append(rep.path.note + ".")
     if comparison is not None:

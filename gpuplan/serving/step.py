@@ -16,7 +16,6 @@ import math
 from typing import Any
 
 from gpuplan.core.records import dataclass
-from gpuplan.serving.engine import bench_batch_limit, graph_batch
 
 
 @dataclass(frozen=True)
@@ -153,10 +152,7 @@ def replica_step(self: Any, batch: float, mean_context: float, requests: float =
     b = 0.0 if 0.0 > batch else batch  # max(batch, 0.0), and below max(tokens, 1.0), spelled out
     prompt_tokens = requests * prompt
     # A decode-only step replays the CUDA graph, its batch padded to a captured size (Engine.graph_tokens).
-    if eng is not None and requests == 0.0 and graph_sizes and b > 0:
-        rows = dp * graph_batch(b / dp, graph_sizes, bench_batch_limit(b))
-    else:
-        rows = b
+    rows = eng.graph_tokens(b, dp) if eng is not None and requests == 0.0 and graph_sizes else b
     tokens = rows + prompt_tokens
     tokens = 1.0 if 1.0 > tokens else tokens
     logits = rows + requests

@@ -256,7 +256,7 @@ def _deadline_scan(ev: Evaluator, terms: list[tuple], target: Target, level: int
     good, capex = ev._good, (None if pricing == "cloud" else ev._capex)
     capped = cap < math.inf and pricing != "cloud"
     sigma = ev.cal.straggler_sigma if straggle else 0.0
-    lags = _LAGS.get(sigma) or _lags(sigma)
+    lags = _lags(sigma)
     new = tuple.__new__
     out = []
     append = out.append
