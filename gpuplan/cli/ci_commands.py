@@ -306,10 +306,11 @@ def tf_external_command() -> None:
                              field=key)
     if not query.get("profile"):
         raise InputError("required key is missing", file="<stdin>", field="profile")
-    phases = phases_of(query.get("phase") or "both", file="<stdin>", field="phase")
+    phase = query.get("phase") or "both"  # "" is the default, as an absent key (a Terraform variable left empty)
+    phases = phases_of(phase, file="<stdin>", field="phase")
     overlays = [Path(p) for p in (query.get("catalog") or "").split(os.pathsep) if p]
     cat = load_catalog_cli(overlays)
-    plan = _plan_profile(Path(query["profile"]), cat, phases, quiet=True, require=query.get("phase", "both") != "both",
+    plan = _plan_profile(Path(query["profile"]), cat, phases, quiet=True, require=phase != "both",
                          command="tf-external")
     sys.stdout.write(render(plan, "tf-external"))
 
