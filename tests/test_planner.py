@@ -184,7 +184,14 @@ def test_a_training_budget_the_network_breaks_is_an_error_finding(catalog, monke
     assert t.capex_usd > 20e6
     over = [f for f in plan.findings if f.code == "training-over-budget"]
     assert len(over) == 1 and over[0].field == "training.budget_usd" and over[0].severity == "error"
-    assert f"network ${t.bom.network_capex_usd:,.0f}" in over[0].message
+    # 64 H100 servers x $294,000 (catalog node_price_usd); the rest (network, storage, racks, power,
+    # cooling) is what the search did not price. The split was "servers + network" and counted
+    # storage, racks, power and cooling as servers; it is the serving gate's split now.
+    assert t.nodes == 64 and t.bom.capex_by_category_usd["server"] == 64 * 294_000
+    assert over[0].message == (f"training capex ${t.capex_usd:,.0f} (servers $18,816,000 + the rest of the bill "
+                               f"${t.capex_usd - 18_816_000:,.0f}) exceeds the $20,000,000 training budget: the "
+                               "layout search fits the servers to the budget, the rest of the bill designed for "
+                               "them does not fit beside them")
 
 
 @pytest.mark.parametrize("preset,precision,regime", [("llama-2-7b", "bf16", None), ("llama-2-7b", "fp8", "fp8 training"),

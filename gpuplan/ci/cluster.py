@@ -10,6 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from gpuplan.core.documents import CLUSTER, refuse_other
 from gpuplan.core.errors import InputError
 from gpuplan.core.io import parse_json, parse_toml, pydantic_error
 from gpuplan.core.types import STRICT, Id
@@ -74,6 +75,7 @@ def parse_cluster(text: str, name: str) -> tuple[ClusterSpec, dict[str, int]]:
     data = parse_json(text, name) if is_json else parse_toml(text, name)
     if not isinstance(data, dict):
         raise InputError("expected an object of cluster fields", file=name)
+    refuse_other(data, name, CLUSTER, toml=not is_json)  # a profile or a plan as --against: not 'model: unknown field'
     try:
         spec = ClusterSpec.model_validate(data)
     except ValidationError as exc:

@@ -47,17 +47,18 @@ TF_QUERY_KEYS = ("profile", "phase", "catalog")
 
 def _plan_profile(path: Path, catalog: "Catalog", phases: tuple[str, ...], *, quiet: bool,
                   color: bool = True, inputs: list[str] | None = None, allow_outside_paths: bool = False,
-                  workloads: list[Any] | None = None, require: bool = False) -> "Plan":
+                  workloads: list[Any] | None = None, require: bool = False, command: str) -> "Plan":
     """Plan a profile; the files it reads (the profile's ``hf_config``) are added to ``inputs``, its
     workload to ``workloads``. ``require``: a phase the profile has no table for is an input error
-    (as ``recommend --phase``), not a plan with nothing in it."""
+    (as ``recommend --phase``), not a plan with nothing in it. A JSON document is refused naming
+    ``command`` (read as TOML it was 'line 1, column 1: TOML syntax error')."""
     from gpuplan.core.errors import InputError
-    from gpuplan.core.io import read_text
     from gpuplan.planning.compose import plan_workload
     from gpuplan.model.profile import load_profile_text
     from gpuplan.render import progress
 
-    workload = load_profile_text(read_text(path), str(path), catalog, allow_outside_paths=allow_outside_paths)
+    workload = load_profile_text(read_profile(path, command), str(path), catalog,
+                                 allow_outside_paths=allow_outside_paths)
     if inputs is not None:
         inputs.extend(workload.input_files)
     if workloads is not None:
@@ -69,7 +70,7 @@ def _plan_profile(path: Path, catalog: "Catalog", phases: tuple[str, ...], *, qu
 
 
 def _saved_or_planned(source: Path, catalog: Optional[list[Path]], phases: tuple[str, ...], out: Optional[Path], *,
-                      quiet: bool, allow_outside_paths: bool = False,
+                      quiet: bool, command: str, allow_outside_paths: bool = False,
                       workloads: list[Any] | None = None) -> tuple["Plan", list[str]]:
     """The plan a single-source command reads (a saved plan JSON, or a profile planned for
     ``phases``) and the files it read (``inputs``, which ``out`` must not overwrite)."""
@@ -82,7 +83,7 @@ def _saved_or_planned(source: Path, catalog: Optional[list[Path]], phases: tuple
     if is_plan_file(source):
         return load_plan(source), inputs
     return _plan_profile(source, load_catalog_cli(catalog), phases, quiet=quiet, inputs=inputs,
-                         allow_outside_paths=allow_outside_paths, workloads=workloads), inputs
+                         allow_outside_paths=allow_outside_paths, workloads=workloads, command=command), inputs
 
 
 def _write_text(text: str, out: Optional[Path], inputs: list[str]) -> None:
@@ -214,7 +215,7 @@ def diff_command(
         else:
             cat = cat or load_catalog_cli(catalog)
             plans.append(_plan_profile(path, cat, phases, quiet=quiet, color=not no_color, inputs=inputs,
-                                       allow_outside_paths=allow_outside_paths))
+                                       allow_outside_paths=allow_outside_paths, command="diff"))
     result = diff_plans(plans[0], plans[1], base_name=str(base), new_name=str(new), phases=phases)
     emit(result, fmt, out, outputs, inputs=inputs, color=not no_color, verbose=0)
     gate = result.new_errors > 0
@@ -261,7 +262,7 @@ def graph_command(
     check_formats(fmt, [], ("graphml", "node-link"))
     if phase not in ("training", "serving"):
         raise InputError(f"expected training or serving, got {phase!r}", field="--phase")
-    plan, inputs = _saved_or_planned(source, catalog, (phase,), out, quiet=quiet,
+    plan, inputs = _saved_or_planned(source, catalog, (phase,), out, quiet=quiet, command="graph",
                                      allow_outside_paths=allow_outside_paths)
     planned = getattr(plan, phase)
     topology = planned.topology if planned is not None else None
@@ -305,10 +306,12 @@ def tf_external_command() -> None:
                              field=key)
     if not query.get("profile"):
         raise InputError("required key is missing", file="<stdin>", field="profile")
-    phases = phases_of(query.get("phase") or "both", file="<stdin>", field="phase")
+    phase = query.get("phase") or "both"  # "" is the default, as an absent key (a Terraform variable left empty)
+    phases = phases_of(phase, file="<stdin>", field="phase")
     overlays = [Path(p) for p in (query.get("catalog") or "").split(os.pathsep) if p]
     cat = load_catalog_cli(overlays)
-    plan = _plan_profile(Path(query["profile"]), cat, phases, quiet=True, require=query.get("phase", "both") != "both")
+    plan = _plan_profile(Path(query["profile"]), cat, phases, quiet=True, require=phase != "both",
+                         command="tf-external")
     sys.stdout.write(render(plan, "tf-external"))
 
 
@@ -344,7 +347,8 @@ def deploy_command(
     if engine is not None:
         engine_named(engine)
     workloads: list[Any] = []
-    plan, inputs = _saved_or_planned(source, catalog, ("serving",), out, quiet=quiet, workloads=workloads)
+    plan, inputs = _saved_or_planned(source, catalog, ("serving",), out, quiet=quiet, workloads=workloads,
+                                     command="deploy")
     if engine is None:  # the engine the plan was made for (a saved plan before schema 2.2: the profile's, else vLLM)
         spec = workloads[0].serving if workloads else None
         planned = plan.serving.engine if plan.serving is not None else None

@@ -67,7 +67,7 @@ class FleetStrategy(_Out):
     gpu: str | None
     gpus: int
     capex_usd: float | None
-    #: Capex over its life (calibration/serving.toml amortisation_years) + energy, per year; under
+    #: Capex over the plan's TCO horizon (horizon_years) + energy, per year; under
     #: cloud pricing, a year's rent.
     cost_usd_per_year: float | None
     energy_usd_per_year: float | None

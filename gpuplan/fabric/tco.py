@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import math
 
+from gpuplan.core.records import dataclass
+from gpuplan.fabric.facility import default_pue, rack_plan
 from gpuplan.hardware.loader import Catalog
 from gpuplan.hardware.schema import Gpu
 from gpuplan.core.cost_contract import PlanTco, Tco
@@ -39,6 +41,54 @@ def settings(given: tuple[tuple[str, float], ...], catalog: Catalog) -> dict[str
                              "support_fraction_per_year": cal.support_fraction_per_year}
     out.update(dict(given))
     return out
+
+
+@dataclass(frozen=True)
+class CostBasis:
+    """The plan's own cost-of-ownership figures, as they price an hour of a fleet outside the TCO
+    (serving's $ per million tokens, the autoscaler's saving, the fleet strategies' year): the
+    same horizon, $/kWh, utilization and PUE as :func:`phase_tco`, so one plan has one basis."""
+
+    years: float
+    usd_per_kwh: float
+    utilization: float
+    #: ``[constraints] pue``; None: the default of the cooling the fleet's racks need.
+    given_pue: float | None
+    catalog: Catalog
+
+    def pue(self, gpu: Gpu, nodes: int) -> float:
+        """Facility over IT power of ``nodes`` servers of ``gpu``: the profile's, else by the cooling
+        of their racks (the BOM's rule, gpuplan/fabric/bom.py)."""
+        if self.given_pue is not None:
+            return self.given_pue
+        return default_pue(rack_plan(gpu, max(1, nodes), self.catalog).cooling, self.catalog)
+
+    def owned_usd_per_hour(self, capex_usd: float, power_kw: float, pue: float) -> float:
+        """An owned fleet's cost per hour it carries its load: capex over the horizon's loaded hours
+        (``years x 8,766 h x utilization``, the hours the TCO's per-GPU-hour and per-token figures
+        count) plus the energy of an hour at full power (``power x PUE x $/kWh``; the TCO's energy
+        is that over the same loaded hours)."""
+        return capex_usd / (self.years * HOURS_PER_YEAR * self.utilization) + power_kw * pue * self.usd_per_kwh
+
+
+#: One basis per (given settings, catalog): the fleet memos key on its identity.
+_BASES: dict[tuple[object, ...], CostBasis] = {}
+
+
+def cost_basis(given: tuple[tuple[str, float], ...], catalog: Catalog) -> CostBasis:
+    """The :class:`CostBasis` of a profile's ``[constraints]`` cost keys (``Workload.constraints.tco``)."""
+    key = (given, id(catalog))
+    hit = _BASES.get(key)
+    if hit is None or hit.catalog is not catalog:
+        s = settings(given, catalog)
+        pue = s.get("pue")
+        hit = _BASES[key] = CostBasis(years=s["horizon_years"], usd_per_kwh=s["usd_per_kwh"],
+                                      utilization=s["utilization"], given_pue=None if pue is None else float(pue),
+                                      catalog=catalog)
+        if len(_BASES) > 64:
+            _BASES.clear()
+            _BASES[key] = hit
+    return hit
 
 
 def phase_tco(bom: Bom, gpu: Gpu, gpus: int, given: tuple[tuple[str, float], ...], catalog: Catalog, *,
@@ -86,4 +136,4 @@ def plan_tco(*phases: Tco | None) -> PlanTco | None:
                    cloud_total_usd=None if any(c is None for c in clouds) else sum(c or 0.0 for c in clouds))
 
 
-__all__ = ["HOURS_PER_YEAR", "phase_tco", "plan_tco", "settings"]
+__all__ = ["HOURS_PER_YEAR", "CostBasis", "cost_basis", "phase_tco", "plan_tco", "settings"]

@@ -80,13 +80,6 @@ class Queueing(BaseModel):
     max_utilisation: Fraction
 
 
-class Cost(BaseModel):
-    model_config = _STRICT
-    amortisation_years: Positive
-    electricity_usd_per_kwh: NonNegative
-    pue: Positive
-
-
 class Frontend(BaseModel):
     model_config = _STRICT
     bytes_per_prompt_token: NonNegative
@@ -189,7 +182,6 @@ class ServingConstants(BaseModel):
     moe: Moe
     all_reduce: AllReduce
     queueing: Queueing
-    cost: Cost
     frontend: Frontend
     engines: Engines
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from gpuplan.core.documents import PROFILE, refuse_other
 from gpuplan.core.errors import InputError
 from gpuplan.core.io import parse_toml, pydantic_error, read_text
 from gpuplan.model.demand import DemandSection
@@ -71,6 +72,7 @@ def load_profile_text(text: str, name: str, catalog: WorkloadCatalog,
     """Parse, validate and resolve a profile given as text; ``overrides`` set dotted fields first
     (``allow_outside_paths``: docs/security.md)."""
     data = parse_toml(text, name)
+    refuse_other(data, name, PROFILE, toml=True)  # a cluster file: not 'phase: unknown field'
     if overrides:
         apply_overrides(data, overrides, name)
         text += "".join(f"\n# override {k} = {v!r}" for k, v in sorted(overrides.items()))

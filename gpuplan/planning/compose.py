@@ -220,6 +220,7 @@ def _plan_serving(workload: Workload, catalog: Catalog, *, shown: bool = True) -
     strategies' serving on the training GPU), without the frontier and deploy inputs nobody reads."""
     from functools import partial
 
+    from gpuplan.fabric.tco import cost_basis
     from gpuplan.serving.autoscale import autoscaling
     from gpuplan.serving.planner import plan_serving, with_frontier
 
@@ -239,7 +240,8 @@ def _plan_serving(workload: Workload, catalog: Catalog, *, shown: bool = True) -
     plan: ServingPlan = with_disaggregation(best, workload, catalog)
     assert workload.serving is not None
     plan = plan.model_copy(update={"autoscaling": autoscaling(plan, workload.serving, catalog,
-                                                              workload.constraints.pricing)})
+                                                              workload.constraints.pricing,
+                                                              cost_basis(workload.constraints.tco, catalog))})
     return with_deploy(plan, workload, catalog) if shown else plan
 
 

@@ -93,8 +93,9 @@ def _split(plan: TrainingPlan | ServingPlan) -> str:
 
 
 def _training_budget(plan: TrainingPlan, workload: Workload) -> list[Finding]:
-    """``[training] budget_usd`` against the whole cost once the network is designed: the layout
-    search prices servers (capex) or GPU-hours (cloud), and the fabric can push capex over."""
+    """``[training] budget_usd`` against the whole cost once the bill is designed: the layout
+    search prices servers (capex) or GPU-hours (cloud), and the rest of the bill (network,
+    storage, racks, power, cooling) can push capex over."""
     spec = workload.training
     if spec is None or spec.budget_usd is None:
         return []
@@ -102,12 +103,11 @@ def _training_budget(plan: TrainingPlan, workload: Workload) -> list[Finding]:
     cost = plan.run_cost_usd if cloud else plan.capex_usd
     if cost is None or cost <= spec.budget_usd:
         return []
-    network = plan.bom.network_capex_usd if plan.bom is not None and not cloud else 0.0
-    split = f" (servers ${cost - network:,.0f} + network ${network:,.0f})" if network else ""
+    split = "" if cloud else _split(plan)
     return [Finding(severity="error", code="training-over-budget", phase="training", field="training.budget_usd",
                     message=f"training {'run cost' if cloud else 'capex'} ${cost:,.0f}{split} exceeds the "
                             f"${spec.budget_usd:,.0f} training budget: the layout search fits the servers to the "
-                            f"budget, the network designed for them does not fit beside them")]
+                            f"budget, the rest of the bill designed for them does not fit beside them")]
 
 
 def training_notes(plan: TrainingPlan, catalog: Catalog, *, moe: bool) -> list[Finding]:

@@ -16,9 +16,11 @@ curve (``serving.autoscaling.hourly_replicas``):
   plan's days, then serves for the rest of the year; what serving leaves idle can be lent out.
 
 ``utilization`` = busy GPU-hours (training + serving replicas) / owned GPU-hours.
-``cost_usd_per_year`` = capex / amortisation_years + energy (capex pricing), the year's rent (cloud).
-Energy is a minimal helper until the cost-of-ownership object lands: server power x PUE x price,
-busy hours at full power, idle hours at ``idle_power_fraction`` of it.
+``cost_usd_per_year`` = capex / horizon_years + energy (capex pricing), the year's rent (cloud).
+Energy: power x PUE x $/kWh, busy hours at full power, idle hours at ``idle_power_fraction`` of it.
+Horizon, $/kWh and PUE are the plan's cost-of-ownership basis (:class:`gpuplan.fabric.tco.CostBasis`:
+the TCO's, so the fleet's year and the phases' TCO price one plan alike; PUE: the phase's bill of
+materials, or the default of its cooling for a fleet of another size).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from gpuplan.core.contract import Autoscaling, Fleet, FleetStrategy, Risk, Servi
 from gpuplan.core.numbers import num
 from gpuplan.core.units import DAYS_PER_YEAR, HOURS_PER_YEAR
 from gpuplan.hardware.fleet_calibration import fleet_calibration
-from gpuplan.hardware.serving_calibration import serving_constants
+from gpuplan.fabric.tco import CostBasis, cost_basis
 from gpuplan.hardware.training_calibration import calibration as training_calibration
 from gpuplan.model.profile import Workload
 
@@ -39,16 +41,22 @@ HOURS_PER_DAY = 24.0
 MAX_GROWTH = 4
 
 
-def energy_usd_per_year(power_kw: float, utilization: float, catalog: Any) -> float:
-    """Server power x PUE x $/kWh over a year: busy hours at full power, idle at ``idle_power_fraction``."""
-    cost = serving_constants(catalog).cost
-    idle = fleet_calibration(catalog).cost.idle_power_fraction
+def energy_usd_per_year(power_kw: float, utilization: float, pue: float, basis: CostBasis) -> float:
+    """Power x PUE x $/kWh over a year: busy hours at full power, idle at ``idle_power_fraction``."""
+    idle = fleet_calibration(basis.catalog).cost.idle_power_fraction
     u = min(1.0, max(0.0, utilization))
-    return power_kw * cost.pue * cost.electricity_usd_per_kwh * HOURS_PER_YEAR * (u + (1 - u) * idle)
+    return power_kw * pue * basis.usd_per_kwh * HOURS_PER_YEAR * (u + (1 - u) * idle)
 
 
-def _per_year(capex: float | None, energy: float, catalog: Any) -> float | None:
-    return None if capex is None else capex / serving_constants(catalog).cost.amortisation_years + energy
+def _per_year(capex: float | None, energy: float, basis: CostBasis) -> float | None:
+    return None if capex is None else capex / basis.years + energy
+
+
+def _pue(plan: TrainingPlan | ServingPlan, basis: CostBasis, catalog: Any) -> float:
+    """The PUE of a phase's bill of materials (the default of its cooling without one)."""
+    if plan.bom is not None and plan.bom.pue is not None:
+        return plan.bom.pue
+    return basis.pue(catalog.gpus[plan.gpu], plan.nodes) if plan.gpu else 1.0
 
 
 def _serving_busy(a: Autoscaling, s: ServingPlan, days: float = DAYS_PER_YEAR) -> float:
@@ -76,7 +84,8 @@ def plan_fleet(workload: Workload, catalog: Any, training: TrainingPlan | None, 
         return Fleet(strategies=[], recommended=None,
                      reasons=["no fleet strategy: a phase has no feasible plan"])
     cloud = workload.constraints.pricing == "cloud"
-    out = [_separate(training, serving, catalog, cloud)]
+    basis = cost_basis(workload.constraints.tco, catalog)
+    out = [_separate(training, serving, catalog, cloud, basis)]
     shared = serving if serving.gpu == training.gpu else serve_on(training.gpu)
     if not shared.feasible or shared.autoscaling is None:
         why = "; ".join(shared.infeasible) or "no serving layout meets the targets"
@@ -87,8 +96,8 @@ def plan_fleet(workload: Workload, catalog: Any, training: TrainingPlan | None, 
                                      reasons=[f"{training.gpu} (the training GPU) cannot serve the model: {why}"]))
     else:
         deadline = workload.training.deadline_days if workload.training else None
-        out.append(_time_sliced(training, shared, catalog, cloud, deadline))
-        out.append(_converged(training, shared, catalog, cloud, serving))
+        out.append(_time_sliced(training, shared, catalog, cloud, deadline, basis))
+        out.append(_converged(training, shared, catalog, cloud, serving, basis))
     recommended, reasons = _recommend(out, workload)
     return Fleet(strategies=out, recommended=recommended, reasons=reasons)
 
@@ -102,19 +111,19 @@ def _cloud_year(gpu_id: str, gpus: int, catalog: Any) -> float | None:
     return gpu.billed_gpus(gpus) * gpu.cloud_usd_per_gpu_hour * (1 - d) * HOURS_PER_YEAR
 
 
-def _separate(t: TrainingPlan, s: ServingPlan, catalog: Any, cloud: bool) -> FleetStrategy:
+def _separate(t: TrainingPlan, s: ServingPlan, catalog: Any, cloud: bool, basis: CostBasis) -> FleetStrategy:
     a = s.autoscaling
     assert a is not None
     busy_t, busy_s = _train_busy(t, t.gpus), _serving_busy(a, s)
     owned = (t.gpus + s.gpus) * HOURS_PER_YEAR
-    energy = (energy_usd_per_year(t.power_kw, busy_t / (t.gpus * HOURS_PER_YEAR), catalog)
-              + energy_usd_per_year(s.power_kw, busy_s / (s.gpus * HOURS_PER_YEAR), catalog))
+    energy = (energy_usd_per_year(t.power_kw, busy_t / (t.gpus * HOURS_PER_YEAR), _pue(t, basis, catalog), basis)
+              + energy_usd_per_year(s.power_kw, busy_s / (s.gpus * HOURS_PER_YEAR), _pue(s, basis, catalog), basis))
     capex = None if t.capex_usd is None or s.capex_usd is None else t.capex_usd + s.capex_usd
     if cloud:
         serve = a.cloud_usd_per_year
         year = None if t.run_cost_usd is None or serve is None else t.run_cost_usd + serve
     else:
-        year = _per_year(capex, energy, catalog)
+        year = _per_year(capex, energy, basis)
     idle_t = t.gpus * HOURS_PER_YEAR - busy_t
     risks = [Risk(severity="note", code="fleet-training-idle",
                   message=f"the training cluster trains {t.wall_clock_days:.0f} days a year and idles "
@@ -176,7 +185,8 @@ def _grow(t: TrainingPlan, s: ServingPlan, a: Autoscaling, need: int, deadline: 
     return need + hi * step
 
 
-def _time_sliced(t: TrainingPlan, s: ServingPlan, catalog: Any, cloud: bool, deadline: float | None) -> FleetStrategy:
+def _time_sliced(t: TrainingPlan, s: ServingPlan, catalog: Any, cloud: bool, deadline: float | None,
+                 basis: CostBasis) -> FleetStrategy:
     a = s.autoscaling
     assert a is not None and t.gpu is not None
     gpu = catalog.gpus[t.gpu]
@@ -216,8 +226,8 @@ def _time_sliced(t: TrainingPlan, s: ServingPlan, catalog: Any, cloud: bool, dea
     owned = fleet * HOURS_PER_YEAR
     scale = gpu.servers_for(fleet) / gpu.servers_for(t.gpus)  # capex and power by whole servers
     capex = None if t.capex_usd is None else t.capex_usd * scale
-    energy = energy_usd_per_year(t.power_kw * scale, busy / owned, catalog)
-    year = _cloud_year(t.gpu, fleet, catalog) if cloud else _per_year(capex, energy, catalog)
+    energy = energy_usd_per_year(t.power_kw * scale, busy / owned, basis.pue(gpu, gpu.servers_for(fleet)), basis)
+    year = _cloud_year(t.gpu, fleet, catalog) if cloud else _per_year(capex, energy, basis)
     cal = training_calibration(catalog)
     switching = (f"{switches} switches a day, each a checkpoint and restart of "
                  f"{(cal.checkpoint_save_hours + cal.restart_hours) * 60:.1f} min and {a.scale_up_s:.0f} s of model "
@@ -231,24 +241,26 @@ def _time_sliced(t: TrainingPlan, s: ServingPlan, catalog: Any, cloud: bool, dea
                          reasons=reasons, risks=risks)
 
 
-def _bridge_usd(a: Autoscaling, days: float, serving: ServingPlan, catalog: Any) -> tuple[float | None, str]:
+def _bridge_usd(a: Autoscaling, days: float, serving: ServingPlan, catalog: Any,
+                basis: CostBasis) -> tuple[float | None, str]:
     """The serving plan's replica-hours for ``days`` while the converged cluster trains (the model
     in service keeps its users meanwhile): at the catalog cloud rate, or without one at the hourly
-    cost of owning the serving plan's fleet (capex over its life + energy at full power)."""
+    cost of owning the serving plan's fleet (the hour its $ per million tokens prices:
+    :meth:`CostBasis.owned_usd_per_hour`)."""
     if serving.replicas <= 0:
         return None, "unpriced"
     if serving.cloud_usd_per_hour is not None:
         per_hour, how = serving.cloud_usd_per_hour, "rented on demand at the catalog cloud rate"
     elif serving.capex_usd is not None:
-        life = serving_constants(catalog).cost.amortisation_years
-        per_hour = (serving.capex_usd / life + energy_usd_per_year(serving.power_kw, 1.0, catalog)) / HOURS_PER_YEAR
+        per_hour = basis.owned_usd_per_hour(serving.capex_usd, serving.power_kw, _pue(serving, basis, catalog))
         how = "at the hourly cost of owning the serving fleet (no cloud rate in the catalog)"
     else:
         return None, "unpriced (no cloud rate, no server price)"
     return a.replica_hours_per_day * days * per_hour / serving.replicas, how
 
 
-def _converged(t: TrainingPlan, s: ServingPlan, catalog: Any, cloud: bool, serving: ServingPlan) -> FleetStrategy:
+def _converged(t: TrainingPlan, s: ServingPlan, catalog: Any, cloud: bool, serving: ServingPlan,
+               basis: CostBasis) -> FleetStrategy:
     a = s.autoscaling
     assert a is not None and t.gpu is not None
     gpu = catalog.gpus[t.gpu]
@@ -264,10 +276,10 @@ def _converged(t: TrainingPlan, s: ServingPlan, catalog: Any, cloud: bool, servi
     lendable = idle_gpus * 24 + parked
     scale = gpu.servers_for(fleet) / gpu.servers_for(t.gpus)  # capex and power by whole servers
     capex = None if t.capex_usd is None else t.capex_usd * scale
-    energy = energy_usd_per_year(t.power_kw * scale, busy / owned, catalog)
-    year = _cloud_year(t.gpu, fleet, catalog) if cloud else _per_year(capex, energy, catalog)
+    energy = energy_usd_per_year(t.power_kw * scale, busy / owned, basis.pue(gpu, gpu.servers_for(fleet)), basis)
+    year = _cloud_year(t.gpu, fleet, catalog) if cloud else _per_year(capex, energy, basis)
     served = serving.autoscaling or a
-    bridge, how = _bridge_usd(served, days, serving, catalog)
+    bridge, how = _bridge_usd(served, days, serving, catalog, basis)
     year = None if year is None or bridge is None else year + bridge
     reasons = [f"{fleet:,} x {t.gpu} on the training fabric: trains {num(days)} days, then serves "
                f"{a.span()} replicas for {serve_days:.0f} days",

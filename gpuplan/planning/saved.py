@@ -14,6 +14,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from gpuplan.core.documents import PLAN, refuse_other, toml_kind
 from gpuplan.core.errors import InputError
 from gpuplan.core.io import parse_json, pydantic_error, read_text
 from gpuplan.core.contract import SCHEMA_VERSION, Plan
@@ -43,14 +44,15 @@ def check_schema_version(value: object, *, file: str) -> None:
 
 
 def parse_plan(text: str, name: str) -> Plan:
+    """A saved plan from its JSON text; a profile, a cluster file or a check or diff result is
+    refused with one line naming what it is (read as JSON, a TOML profile failed with
+    'line 1, column 1: JSON syntax error: Expecting value')."""
+    if not text.lstrip().startswith("{") and (kind := toml_kind(text)) is not None:
+        raise InputError(f"{kind}, not {PLAN}", file=name)
     data = parse_json(text, name)
     if not isinstance(data, dict):
         raise InputError("not a gpuplan plan: expected a JSON object", file=name)
-    for keys, what in ((("gates", "cluster"), "a 'gpuplan check' result"),
-                       (("phases", "base", "new"), "a 'gpuplan diff' result")):
-        if all(k in data for k in keys):
-            raise InputError(f"not a gpuplan plan: this is {what}; render a plan from "
-                             "'gpuplan recommend --format json'", file=name)
+    refuse_other(data, name, PLAN, toml=False)
     check_schema_version(data.get("schema_version"), file=name)
     try:
         plan = Plan.model_validate(data)
@@ -77,13 +79,16 @@ def load_plan(path: str | os.PathLike[str]) -> Plan:
 
 
 def is_plan_file(path: str | os.PathLike[str]) -> bool:
-    """A saved plan (JSON) rather than a profile (TOML): by extension, then by the first character."""
+    """A saved plan (JSON) rather than a profile (TOML), by content: a JSON object starts with ``{``,
+    which no TOML document does. Only a ``.json`` file that is neither (empty, cut short) goes to
+    the plan reader by its name, for that reader's error; a profile saved as ``.json`` is a profile,
+    and a plan saved as ``.toml`` a plan (the extension decided, and the wrong parser said
+    'line 1, column 1: ... syntax error')."""
     p = Path(path)
-    if p.suffix.lower() == ".json":
+    text = read_text(p)
+    if text.lstrip().startswith("{"):
         return True
-    if p.suffix.lower() == ".toml":
-        return False
-    return read_text(p).lstrip().startswith("{")
+    return p.suffix.lower() == ".json" and toml_kind(text) is None
 
 
 def profile_file(plan: Plan) -> str | None:

@@ -26,7 +26,7 @@ from typing import Any
 from gpuplan.core.contract import Autoscaling, ServingPlan
 from gpuplan.core.units import DAYS_PER_YEAR, GIB
 from gpuplan.hardware.fleet_calibration import fleet_calibration
-from gpuplan.hardware.serving_calibration import serving_constants
+from gpuplan.fabric.tco import CostBasis
 from gpuplan.model.profile import ServingSpec
 
 HOURS_PER_DAY = 24
@@ -81,12 +81,13 @@ def reserved_split(hourly: list[int], discount: float) -> tuple[int, float]:
     return reserved, float(sum(max(0, r - reserved) for r in hourly))
 
 
-def autoscaling(plan: ServingPlan, spec: ServingSpec, catalog: Any, pricing: str) -> Autoscaling | None:
-    """The autoscaler's bounds for a feasible serving plan."""
+def autoscaling(plan: ServingPlan, spec: ServingSpec, catalog: Any, pricing: str,
+                cost: CostBasis) -> Autoscaling | None:
+    """The autoscaler's bounds for a feasible serving plan; a parked replica's energy is priced on
+    the plan's cost basis (the TCO's $/kWh, and the PUE of the plan's bill of materials)."""
     if not plan.feasible or plan.gpu is None or plan.qps_per_replica <= 0 or plan.replicas <= 0:
         return None
     cal = fleet_calibration(catalog)
-    cost = serving_constants(catalog).cost
     constant = spec.hourly_qps is None
     curve = [spec.qps] * HOURS_PER_DAY if constant else list(spec.hourly_qps or ())
     floor = spec.min_replicas if spec.min_replicas is not None else cal.autoscaling.default_min_replicas
@@ -130,8 +131,9 @@ def autoscaling(plan: ServingPlan, spec: ServingSpec, catalog: Any, pricing: str
                        f"{d:.0%} off), {on_demand_hours:g} on-demand replica-hours a day")
     else:
         kw_per_gpu = gpu.node_power_kw / gpu.gpus_per_node
+        pue = plan.bom.pue if plan.bom is not None and plan.bom.pue is not None else cost.pue(gpu, plan.nodes)
         update = {"saving_usd_per_year": saved_hours_year * gpr * kw_per_gpu * (1 - cal.cost.idle_power_fraction)
-                  * cost.pue * cost.electricity_usd_per_kwh}
+                  * pue * cost.usd_per_kwh}
     next_year = None
     if spec.growth_per_year:
         grown, _, _ = hourly_replicas([q * (1 + spec.growth_per_year) for q in curve], plan.qps_per_replica,

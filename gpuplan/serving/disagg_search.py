@@ -33,7 +33,7 @@ from collections.abc import Callable
 from gpuplan.core.records import dataclass
 
 from gpuplan.hardware.schema import Gpu
-from gpuplan.hardware.serving_calibration import Cost
+from gpuplan.fabric.tco import CostBasis
 from gpuplan.serving.capacity import Demand
 from gpuplan.serving.disagg import (
     DecodeWorker,
@@ -175,7 +175,7 @@ class _Search:
     spare: int
     max_load: float
     pricing: str
-    cost: Cost
+    cost: CostBasis
     #: Rank by GPU count (nothing is priced) instead of the objective.
     by_gpus: bool
     best: DisaggFleet | None = None
@@ -209,7 +209,7 @@ class _Search:
 
 
 def search(replicas: list[Replica], demand: Demand, qps: float, spare: int, max_load: float, pricing: str,
-           cost: Cost, *, by_gpus: bool = False, worth_below: float | None = None,
+           cost: CostBasis, *, by_gpus: bool = False, worth_below: float | None = None,
            latencies: list[float | None] | None = None) -> list[DisaggFleet]:
     """The cheapest disaggregated fleet of each placement (scale-out, one domain) over ``replicas``
     (every allowed GPU and layout), cheapest first: their networks differ, so the planner prices

@@ -8,9 +8,11 @@
 * Cloud: GPU-hours billed; baseboard GPUs (SXM/OAM/superchip) rent by the whole server,
   PCIe cards by the GPU (cloud instances of 1, 2, 4 and 8 cards exist).
 * Power: servers x ``node_power_kw`` (servers only; network power is the fabric planner's).
-* $ per million output tokens: the hourly cost over the output tokens of one hour at the target
-  rate. Capex pricing spreads capex over ``amortisation_years`` and adds electricity at
-  ``electricity_usd_per_kwh`` x ``pue`` (calibration/serving.toml, [cost]).
+* $ per million output tokens: the cost of an hour the fleet carries its load over the output
+  tokens of that hour at the target rate. Capex pricing: the plan's cost-of-ownership basis
+  (:class:`gpuplan.fabric.tco.CostBasis`, the TCO's horizon, $/kWh, utilization and PUE), capex
+  over the loaded hours of the horizon plus the energy of the hour; cloud: the rate (idle hours
+  are not rented, docs/serving-model.md).
 """
 
 from __future__ import annotations
@@ -18,9 +20,8 @@ from __future__ import annotations
 import math
 from gpuplan.core.records import dataclass
 
-from gpuplan.core.units import HOURS_PER_YEAR
+from gpuplan.fabric.tco import CostBasis
 from gpuplan.hardware.schema import Gpu
-from gpuplan.hardware.serving_calibration import Cost
 
 
 
@@ -51,11 +52,11 @@ def nodes_for(replicas: int, gpus_per_replica: int, gpus_per_node: int, nodes_pe
 #: a third of them distinct (the layouts' floors, the capex re-rank's re-plans, the disaggregation
 #: search's bounds). The GPU and the constants are keyed by identity and held in the entry, so
 #: their ids are not reused while it lives. Bounded: cleared when full.
-_FLEETS: dict[tuple[object, ...], tuple[Gpu, Cost, FleetCost]] = {}
+_FLEETS: dict[tuple[object, ...], tuple[Gpu, CostBasis, FleetCost]] = {}
 _FLEETS_MAX = 8192
 
 
-def fleet_cost(gpu: Gpu, replicas: int, gpus_per_replica: int, pricing: str, cost: Cost) -> FleetCost:
+def fleet_cost(gpu: Gpu, replicas: int, gpus_per_replica: int, pricing: str, cost: CostBasis) -> FleetCost:
     """Servers, capex, cloud $/h, power and the ranking cost of a fleet (memoised, :data:`_FLEETS`)."""
     key = (id(gpu), replicas, gpus_per_replica, pricing, id(cost))
     hit = _FLEETS.get(key)
@@ -66,7 +67,7 @@ def fleet_cost(gpu: Gpu, replicas: int, gpus_per_replica: int, pricing: str, cos
     return hit[2]
 
 
-def _fleet_cost(gpu: Gpu, replicas: int, gpus_per_replica: int, pricing: str, cost: Cost) -> FleetCost:
+def _fleet_cost(gpu: Gpu, replicas: int, gpus_per_replica: int, pricing: str, cost: CostBasis) -> FleetCost:
     """:func:`fleet_cost`, computed."""
     nodes = nodes_for(replicas, gpus_per_replica, gpu.gpus_per_node, gpu.purchase_unit_nodes)
     capex = nodes * gpu.node_price_usd if gpu.node_price_usd is not None else None
@@ -77,8 +78,7 @@ def _fleet_cost(gpu: Gpu, replicas: int, gpus_per_replica: int, pricing: str, co
         objective, hourly = cloud, cloud
     else:
         objective = capex
-        hourly = None if capex is None else (capex / (cost.amortisation_years * HOURS_PER_YEAR)
-                                             + power * cost.pue * cost.electricity_usd_per_kwh)
+        hourly = None if capex is None else cost.owned_usd_per_hour(capex, power, cost.pue(gpu, nodes))
     return FleetCost(nodes=nodes, capex_usd=capex, cloud_usd_per_hour=cloud, power_kw=power,
                      objective=objective, usd_per_hour=hourly)
 
@@ -95,7 +95,7 @@ def sum_fleets(a: FleetCost, b: FleetCost) -> FleetCost:
                      usd_per_hour=add(a.usd_per_hour, b.usd_per_hour))
 
 
-def domain_fleet(gpu: Gpu, groups: int, span: int, local: int, pricing: str, cost: Cost) -> FleetCost:
+def domain_fleet(gpu: Gpu, groups: int, span: int, local: int, pricing: str, cost: CostBasis) -> FleetCost:
     """Servers and cost of ``groups`` groups of ``span`` GPUs, none straddling a domain of ``local``
     GPUs: a server holds ``floor(gpus_per_node / span)`` groups; a rack-scale domain (NVL72) holds
     ``floor(local / span)`` and is bought whole, while a cloud rents only the trays in use
@@ -109,7 +109,7 @@ def domain_fleet(gpu: Gpu, groups: int, span: int, local: int, pricing: str, cos
     return hit[2]
 
 
-def _domain_fleet(gpu: Gpu, groups: int, span: int, local: int, pricing: str, cost: Cost) -> FleetCost:
+def _domain_fleet(gpu: Gpu, groups: int, span: int, local: int, pricing: str, cost: CostBasis) -> FleetCost:
     """:func:`domain_fleet`, computed."""
     if local <= gpu.gpus_per_node:
         return fleet_cost(gpu, groups, span, pricing, cost)

@@ -21,6 +21,7 @@ from gpuplan.serving.capacity import Demand, ReplicaCapacity, Workpoint
 from gpuplan.hardware.serving_calibration import ServingConstants, serving_constants
 from gpuplan.serving.engine import Engine, resolve_engine
 from gpuplan.serving.frontier import layout_frontier
+from gpuplan.fabric.tco import CostBasis, cost_basis
 from gpuplan.serving.fleet import fleet_cost, usd_per_million_tokens
 from gpuplan.serving.links import Links, links_for
 from gpuplan.core.contract import ServingPlan
@@ -126,7 +127,7 @@ def _ceiling(replica: Replica, demand: Demand, sized: dict[Demand, _Ceiling] | N
     return hit
 
 
-def evaluate(replica: Replica, demand: Demand, qps: float, spare: int, pricing: str, k: ServingConstants,
+def evaluate(replica: Replica, demand: Demand, qps: float, spare: int, pricing: str, cost: CostBasis,
              budget_usd: float | None = None, power_limit_kw: float | None = None,
              max_load: float = 1.0, sized: dict[Demand, _Ceiling] | None = None) -> Option:
     """Size a fleet of ``replica`` for ``qps`` requests/s (targets from ``demand``): enough
@@ -137,7 +138,7 @@ def evaluate(replica: Replica, demand: Demand, qps: float, spare: int, pricing: 
         return Option(replica.gpu, replica, cap, None, limit, Miss("limit"))
     active = max(1, math.ceil(qps / (ceiling.rate * max_load) - 1e-9))
     replicas = active + spare
-    fleet = fleet_cost(replica.gpu, replicas, replica.layout.gpus, pricing, k.cost)
+    fleet = fleet_cost(replica.gpu, replicas, replica.layout.gpus, pricing, cost)
     tokens_per_s = qps * demand.output_tokens
     miss = None
     if budget_usd is not None and fleet.capex_usd is None:  # fail closed: an unpriced fleet cannot pass a budget
@@ -170,12 +171,13 @@ def _gpu_options(gpu: Gpu, workload: Workload, demand: Demand, k: ServingConstan
     c = workload.constraints
     entries = _replicas(gpu, workload, k, catalog)
     replicas = [rep for rep, _ in entries]
+    cost = cost_basis(c.tco, catalog)
 
     def size(rep: Replica, sized: dict[Demand, _Ceiling]) -> Option:
-        return evaluate(rep, demand, s.qps, s.spare_replicas, c.pricing, k, c.budget_usd, c.power_limit_kw,
+        return evaluate(rep, demand, s.qps, s.spare_replicas, c.pricing, cost, c.budget_usd, c.power_limit_kw,
                         s.max_load_fraction, sized)
 
-    floors = [fleet_cost(rep.gpu, 1 + s.spare_replicas, rep.layout.gpus, c.pricing, k.cost).objective
+    floors = [fleet_cost(rep.gpu, 1 + s.spare_replicas, rep.layout.gpus, c.pricing, cost).objective
               for rep in replicas] if lean else []
     if not lean or any(f is None for f in floors):  # unpriced: no floor to rank by
         return by_rank([size(rep, sized) for rep, sized in entries]), replicas
@@ -221,7 +223,7 @@ def plan_disaggregated(workload: Workload, catalog: Catalog, *, by_gpus: bool = 
     # The aggregated plan sized these replicas for the same demand: their prefill steps are known.
     known = [c[demand][0].prefill_latency_s if demand in c else None for _, c in sized]
     return search([r for r, _ in sized], demand, s.qps, s.spare_replicas, s.max_load_fraction,
-                  workload.constraints.pricing, k.cost, by_gpus=by_gpus, worth_below=worth_below, latencies=known)
+                  workload.constraints.pricing, cost_basis(workload.constraints.tco, catalog), by_gpus=by_gpus, worth_below=worth_below, latencies=known)
 
 
 def plan_serving(workload: Workload, catalog: Catalog, top: int | None = None, frontier: bool = True) -> ServingResult:

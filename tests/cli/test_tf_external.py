@@ -83,3 +83,16 @@ def test_a_phase_the_profile_has_no_table_for_is_an_error_as_in_recommend(cli, m
     assert cli("recommend", "examples/chat-8b-serving.toml", "--phase", "training").code == 2
     both = _run(cli, monkeypatch, json.dumps({"profile": "examples/chat-8b-serving.toml"}))
     assert both.code == 0 and json.loads(both.out)["training_planned"] == "false"
+
+
+def test_an_empty_phase_is_the_default_both_and_requires_no_table(cli, planner, monkeypatch):
+    """``phase = ""`` (a Terraform variable left empty) planned both phases, as an absent key does, but
+    still required every table: a serving-only profile failed with 'the profile has no [training]
+    table to plan'. It is the default now, in what it plans and in what it requires."""
+    q = {"profile": "examples/chat-8b-serving.toml"}
+    empty = _run(cli, monkeypatch, json.dumps({**q, "phase": ""}))
+    absent = _run(cli, monkeypatch, json.dumps(q))
+    assert (empty.code, empty.err) == (0, "")
+    out = json.loads(empty.out)
+    assert out == json.loads(absent.out)
+    assert out["training_planned"] == "false" and out["serving_planned"] == "true"

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from gpuplan.core.contract import Autoscaling
+from gpuplan.fabric.tco import cost_basis
 from gpuplan.model.profile import load_profile_text
 from gpuplan.planning.fleet import _time_slice, energy_usd_per_year, plan_fleet
 from tests.render.fixtures import serving_plan, training_plan
@@ -23,10 +24,12 @@ def autoscaled():
 
 
 def test_energy_by_hand(catalog):
-    # 100 kW x PUE 1.3 x $0.081/kWh x 8,766 h (365.25 days) = $92,305.98 at full power all year;
-    # half the hours busy and half idle at 25 % of peak: x (0.5 + 0.5 x 0.25) = x 0.625 = $57,691.24.
-    assert energy_usd_per_year(100.0, 0.5, catalog) == pytest.approx(57_691.2375)
-    assert energy_usd_per_year(100.0, 1.0, catalog) == pytest.approx(92_305.98)
+    # On the plan's cost basis (the TCO's $0.08/kWh, catalog/calibration/bom.toml), at an air hall's
+    # PUE 1.5: 100 kW x 1.5 x $0.08/kWh x 8,766 h (365.25 days) = $105,192 at full power all year;
+    # half the hours busy and half idle at 25 % of peak: x (0.5 + 0.5 x 0.25) = x 0.625 = $65,745.
+    basis = cost_basis((), catalog)
+    assert energy_usd_per_year(100.0, 0.5, 1.5, basis) == pytest.approx(65_745.0)
+    assert energy_usd_per_year(100.0, 1.0, 1.5, basis) == pytest.approx(105_192.0)
 
 
 def test_time_slice_by_hand(catalog):
@@ -83,14 +86,15 @@ def test_three_strategies_priced(catalog):
     # Meanwhile the model in service runs on rented replicas: 24 GPUs at $2.99 = $71.76/h for 6
     # replicas, $11.96 a replica-hour, x 144 replica-hours a day x the training days.
     bridge = 144 * 11.96 * t.wall_clock_days
-    assert conv.cost_usd_per_year == pytest.approx(conv.capex_usd / 5 + conv.energy_usd_per_year + bridge)
+    # Capex over the plan's 4-year horizon (the TCO's, catalog/calibration/bom.toml).
+    assert conv.cost_usd_per_year == pytest.approx(conv.capex_usd / 4 + conv.energy_usd_per_year + bridge)
     assert conv.serving_slo_met
     for strategy in fleet.strategies:
         assert strategy.cost_usd_per_year is not None and strategy.cost_usd_per_year > 0
         assert strategy.risks
     assert fleet.recommended in by and fleet.reasons[0].startswith(fleet.recommended)
-    # The capex over 5 years is the bulk of each cost.
-    assert sep.cost_usd_per_year == pytest.approx(sep.capex_usd / 5 + sep.energy_usd_per_year)
+    # The capex over the 4-year horizon is the bulk of each cost.
+    assert sep.cost_usd_per_year == pytest.approx(sep.capex_usd / 4 + sep.energy_usd_per_year)
 
 
 def test_a_missed_deadline_grows_the_time_sliced_fleet(catalog):

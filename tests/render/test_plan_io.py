@@ -47,8 +47,8 @@ def test_versions_outside_the_window_are_refused(tmp_path, version):
     ([1, 2], "not a gpuplan plan: expected a JSON object"),
     ('{"schema_version": "1.0", "schema_version": "1.0"}', "duplicate key 'schema_version'"),
     ("{not json", "JSON syntax error"),
-    ({"schema_version": "1.0", "gates": [], "cluster": {}}, "this is a 'gpuplan check' result"),
-    ({"schema_version": "1.0", "phases": [], "base": "a", "new": "b"}, "this is a 'gpuplan diff' result"),
+    ({"schema_version": "1.0", "gates": [], "cluster": {}}, "a 'gpuplan check' result, not a saved plan"),
+    ({"schema_version": "1.0", "phases": [], "base": "a", "new": "b"}, "a 'gpuplan diff' result, not a saved plan"),
 ])
 def test_malformed_plans_fail_in_one_line(tmp_path, data, message):
     with pytest.raises(InputError) as err:
@@ -71,11 +71,15 @@ def test_a_number_written_as_nan_is_one_line_input_error(tmp_path, value):
         load_plan(_write(tmp_path, data))
 
 
-def test_plan_or_profile_by_extension_then_content(tmp_path):
+def test_plan_or_profile_by_content_then_extension(tmp_path):
     assert is_plan_file(_write(tmp_path, "{}", "x.json"))
     assert not is_plan_file(_write(tmp_path, "[model]\n", "x.toml"))
     assert is_plan_file(_write(tmp_path, ' {"a": 1}', "saved.plan"))
     assert not is_plan_file(_write(tmp_path, "name = 'x'", "workload.txt"))
+    # the content wins over a wrong extension; a .json that is neither goes to the plan reader's error
+    assert not is_plan_file(_write(tmp_path, '[model]\npreset = "llama-2-7b"\n', "profile.json"))
+    assert is_plan_file(_write(tmp_path, '{"schema_version": "2.2"}', "plan.toml"))
+    assert is_plan_file(_write(tmp_path, "", "empty.json"))
 
 
 def test_locate_falls_back_to_the_parent_table():
