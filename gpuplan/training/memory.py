@@ -29,7 +29,7 @@ from gpuplan.core.units import GIB, dtype_bytes
 from gpuplan.model.arch import Architecture
 from gpuplan.hardware.training_calibration import TrainingCalibration
 from gpuplan.training.flops import attention_dims
-from gpuplan.training.layout import Layout, expert_tp, layers_per_stage
+from gpuplan.training.layout import Layout, expert_tp, layers_per_stage, sharding
 from gpuplan.training.stages import stage_split
 
 #: Bytes per score-matrix element stored by materialized attention: softmax output (2),
@@ -182,9 +182,10 @@ def _state_bytes(arch: Architecture, layout: Layout, cal: TrainingCalibration, p
     dense, expert = rank_params(arch, layout, stage)
     shard_dense = layout.dp * layout.cp
     shard_expert = expert_dp(layout)
+    zero = sharding(layout)
 
     def part(nbytes: float, stage: int) -> float:
-        if layout.zero >= stage:
+        if zero >= stage:
             return nbytes * (dense / shard_dense + expert / shard_expert)
         return nbytes * (dense + expert)
 

@@ -119,7 +119,7 @@ def _miss_words(m: Miss, target: Target) -> str:
         return f"does not fit: the model states exceed {m.usable[0]:.1f} GiB at any TP x PP"
     if m.kind == "count-memory":
         return (f"does not fit on {m.gpus:,} GPUs: needs at least {m.value / GIB:.1f} GiB per GPU (full recompute, "
-                f"ZeRO-2/3), has {usable_text(*m.usable)}{states}{counts_phrase(m.nearest)}")
+                f"ZeRO-3 without a pipeline, ZeRO-1 with one), has {usable_text(*m.usable)}{states}{counts_phrase(m.nearest)}")
     if m.kind == "memory":
         lay = m.layout
         where = f" (best: TP{lay.tp} PP{lay.pp} DP{lay.dp})" if lay else ""
