@@ -21,9 +21,9 @@ from gpuplan.training.layout import (
 from gpuplan.training.memory import (
     GIB,
     Memory,
-    activation_total,
-    model_state_bytes,
+    peak,
     per_layer_pair,
+    stage_state_bytes,
 )
 from gpuplan.training.timing import (
     Hardware,
@@ -288,38 +288,39 @@ class Evaluator:
                                                    self.job.precision == "fp8")
         return hit
 
-    def states(self, layout: Layout) -> tuple[float, float, float]:
+    def stage_states(self, layout: Layout) -> tuple[tuple[float, float, float], ...]:
+        """memory.stage_state_bytes: (weights, gradients, optimizer) bytes of each rank it names."""
         key = (layout.tp, layout.pp, layout.ep, layout.dp, layout.cp, layout.zero, layout.fold_experts)
         hit = self._states.get(key)
         if hit is None:
-            hit = self._states[key] = model_state_bytes(self.job.arch, layout, self.cal, self.job.precision)
-        return hit
+            hit = self._states[key] = stage_state_bytes(self.job.arch, layout, self.cal, self.job.precision)
+        return hit  # type: ignore[return-value]
+
+    def states(self, layout: Layout) -> tuple[float, float, float]:
+        return max(self.stage_states(layout), key=sum)  # the rank with the most (memory.model_state_bytes)
 
     # -- memory and time -------------------------------------------------------------------------
     def memory(self, layout: Layout) -> Memory:
-        """Per-GPU memory (memory.estimate, from cached parts)."""
-        # The memos of states and activation_pair read first, keyed as those key (the hot path).
+        """Per-GPU memory of the fullest pipeline rank (memory.peak, from cached parts)."""
+        # The memos of the states and activation_pair read first, keyed as those key (the hot path).
         tp, pp, dp, cp, ep, _, mb, rc, sp, zero, _, fold = layout
-        states = self._states.get((tp, pp, ep, dp, cp, zero, fold))
-        weights, grads, optim = states if states is not None else self.states(layout)
+        states = self._states.get((tp, pp, ep, dp, cp, zero, fold)) or self.stage_states(layout)
         pair = self._acts.get((tp, cp, mb, sp, rc))
         stored, full = pair if pair is not None else self.activation_pair(layout)
-        job, cal, capacity = self.job, self.cal, self.capacity
-        acts = activation_total(job.arch, job.seq, job.batch, layout, cal, stored, full)
-        overhead = cal.runtime_overhead_gib * GIB + cal.fragmentation_fraction * acts
-        # Memory's fields in order: weights, gradients, optimizer, activations, overhead, capacity,
-        # reserve (capacity - self.limit, the property inlined).
-        return tuple.__new__(Memory, (weights, grads, optim, acts, overhead, capacity, capacity - capacity * (1.0 - self.headroom)))
+        job, capacity = self.job, self.capacity  # the reserve: capacity - self.limit, inlined
+        return peak(job.arch, job.seq, job.batch, layout, self.cal, states, stored, full,  # type: ignore[arg-type]
+                    capacity, capacity - capacity * (1.0 - self.headroom))
 
     @property
     def limit(self) -> float:
         """Bytes a layout may use: the usable memory less the headroom."""
         return self.capacity * (1.0 - self.headroom)
 
-    def activation_budget(self, layout: Layout) -> float:
-        """Bytes left for activations after states and runtime overhead (memory.activation_budget)."""
-        free = self.limit - sum(self.states(layout)) - self.cal.runtime_overhead_gib * GIB
-        return free / (1.0 + self.cal.fragmentation_fraction)
+    def activation_budget(self, layout: Layout) -> tuple[float, ...]:
+        """Bytes left for activations on each rank after its states and runtime (memory.activation_budget)."""
+        runtime = self.cal.runtime_overhead_gib * GIB
+        return tuple((self.limit - sum(s) - runtime) / (1.0 + self.cal.fragmentation_fraction)
+                     for s in self.stage_states(layout))
 
     def evaluate(self, layout: Layout, memory: Memory | None = None) -> Evaluation:
         dense, moe = self.layers(layout)

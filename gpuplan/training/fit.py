@@ -14,7 +14,7 @@ import math
 from gpuplan.training.evaluator import Evaluation, Evaluator, Fixed, SearchOutcome
 from gpuplan.training.layout import Group, Layout, check, layers_per_stage
 from gpuplan.training.memory import Memory, recompute_layers_to_fit, stage_params
-from gpuplan.training.space import recompute_candidates, zero_candidates
+from gpuplan.training.space import most_sharded, recompute_candidates, zero_candidates
 
 
 def _best_fit(ev: Evaluator, base: Layout, fixed: Fixed, outcome: SearchOutcome) -> Evaluation | None:
@@ -176,7 +176,7 @@ def _light_once(ev: Evaluator, shape: Layout, dp: int, fixed: Fixed, outcome: Se
     """Stage seconds with the least recompute that can fit at ``dp`` with the largest ZeRO
     stage (None: nothing fits, and ``outcome`` keeps the least memory seen); a lower bound of the
     stage time at any DP <= ``dp``."""
-    zero = fixed.zero if fixed.zero is not None else (3 if shape.pp == 1 else 2)
+    zero = most_sharded(fixed, shape.pp)
     tp, pp, mid, sp, rl, fold = shape[0], shape[1], shape[3:7], shape[8], shape[10], shape[11]
     for rc in recompute_candidates(ev, fixed):
         lay = tuple.__new__(Layout, (tp, pp, dp, *mid, rc, sp, zero, rl, fold))  # shape.but(dp, recompute, zero)

@@ -141,6 +141,16 @@ def dense_layers_per_rank(dense_layers: int, layers: int, pp: int, vp: int) -> t
     return min(per_rank), max(per_rank)
 
 
+def sharding(layout: Layout) -> int:
+    """The ZeRO stage a layout's sharding amounts to. With PP > 1, ZeRO-2 is ZeRO-1: a pipeline
+    schedule accumulates whole gradients over the step's micro-batches and reduces them once
+    (Megatron-Core: the DDP ``no_sync`` of every micro-batch but the last, schedules.py; PyTorch
+    pipelining: ``set_requires_gradient_sync(False)`` on every backward, torchtitan's FSDP with
+    PP; DeepSpeed's pipeline engine refuses ZeRO-2), so the gradients are not sharded and are
+    reduce-scattered once per step, as the distributed optimizer does."""
+    return 1 if layout.zero == 2 and layout.pp > 1 else layout.zero
+
+
 def recomputed_fraction(layout: Layout, layers: int) -> float:
     """Fraction of a stage's layers that are fully recomputed (0 without full recompute)."""
     if layout.recompute != "full":

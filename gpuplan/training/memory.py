@@ -9,9 +9,15 @@ DP x CP / EP ranks that hold the same experts) (Rajbhandari et al. 2020, arXiv:1
 Activations per layer follow Korthikanti et al. 2022 (arXiv:2205.05198) Table 2, written per
 tensor so that GQA, SwiGLU, MoE and MLA change the right terms; for GPT (MHA, 4h GeLU MLP)
 they reduce exactly to sbh(34 + 5as/h) (no parallelism), sbh(10 + 24/t + 5as/(ht)) (TP),
-sbh/t(34 + 5as/h) (TP + SP), and 2sbh (full recompute). The first pipeline stage holds
-min(p, m) micro-batches of its layers (1F1B), times 1 + (p-1)/(pv) when interleaved
-(Korthikanti section 4.2.3).
+sbh/t(34 + 5as/h) (TP + SP), and 2sbh (full recompute).
+
+The peak is the pipeline rank whose total is largest (:func:`pipeline_stages`): rank 0 holds the
+input embedding and the most micro-batches in flight (min(p, m) with 1F1B, p(1 + (p-1)/(pv))
+interleaved: Korthikanti section 4.2.3), the last rank the output layer (a copy of the word
+embeddings when they are tied) and the fp32 logits of the loss, the middle ranks transformer
+layers only (Megatron-Core GPTModel: ``pre_process`` / ``post_process`` stages). With an uneven
+split (Megatron-Core ``num_layers_in_first/last_pipeline_stage``) the first and last ranks hold
+fewer layers and the peak may sit on rank 1.
 """
 
 from __future__ import annotations
@@ -23,7 +29,8 @@ from gpuplan.core.units import GIB, dtype_bytes
 from gpuplan.model.arch import Architecture
 from gpuplan.hardware.training_calibration import TrainingCalibration
 from gpuplan.training.flops import attention_dims
-from gpuplan.training.layout import Layout, expert_tp, layers_per_stage, recomputed_fraction
+from gpuplan.training.layout import Layout, expert_tp, layers_per_stage, sharding
+from gpuplan.training.stages import stage_split
 
 #: Bytes per score-matrix element stored by materialized attention: softmax output (2),
 #: dropout mask (1), dropout output (2) (Korthikanti 2022 section 4.1: the 5as/h term).
@@ -35,8 +42,8 @@ LSE_BYTES = 4
 
 
 class Memory(NamedTuple):
-    """Per-GPU bytes on the most loaded (first) pipeline stage. A named tuple (the layout search
-    builds several per layout it evaluates)."""
+    """Per-GPU bytes on the most loaded pipeline rank (:func:`pipeline_stages`). A named tuple (the
+    layout search builds several per layout it evaluates)."""
 
     weights: float
     gradients: float
@@ -46,6 +53,8 @@ class Memory(NamedTuple):
     capacity: float
     #: Bytes every recommended layout leaves free (``[constraints] memory_headroom``).
     reserve: float = 0.0
+    #: The pipeline rank these bytes are of (0 = first; PP - 1 = last).
+    rank: int = 0
 
     @property
     def model_states(self) -> float:
@@ -79,36 +88,104 @@ def layer_params(arch: Architecture, moe: bool) -> tuple[float, float]:
     return float(common + shared), float(arch.experts * arch.expert_params)
 
 
-def stage_params(arch: Architecture, layout: Layout) -> tuple[float, float]:
-    """(non-expert, expert) parameters one GPU of the fullest stage holds.
-
-    The fullest stage has ceil(L/p) layers of the heavier kind plus the embedding or the LM
-    head (both when p = 1); everything is split by TP, experts also by EP.
-    """
-    n = layers_per_stage(arch.layers, layout.pp)
+def _layer_pair(arch: Architecture) -> tuple[float, float]:
+    """(non-expert, expert) parameters of one layer of the heavier kind (dense or MoE)."""
     dense, expert = layer_params(arch, arch.is_moe and arch.moe_layers > 0)
     if arch.is_moe and arch.dense_layer_count and arch.moe_layers:
         d_dense, _ = layer_params(arch, False)
         dense = max(dense, d_dense)
+    return dense, expert
+
+
+def stage_params(arch: Architecture, layout: Layout) -> tuple[float, float]:
+    """(non-expert, expert) parameters one GPU of the fullest stage holds (the DP traffic's
+    stage, timing.py): ceil(L/p) layers of the heavier kind plus the embedding or the LM head
+    (both when p = 1); everything is split by TP, experts also by EP.
+    """
     ends = arch.embedding_params + arch.lm_head_params if layout.pp == 1 else max(
         arch.embedding_params, arch.lm_head_params)
-    non_expert = (n * dense + ends) / layout.tp
-    experts = n * expert / (expert_tp(layout) * layout.ep)
+    return rank_params(arch, layout, Stage(0, layers_per_stage(arch.layers, layout.pp), ends, False))
+
+
+class Stage(NamedTuple):
+    """A pipeline rank the memory peak may sit on."""
+
+    rank: int
+    layers: int
+    #: Parameters of the input embedding and the output layer the rank holds.
+    ends: float
+    #: Whether the rank computes the loss (holds the fp32 logits of a micro-batch).
+    logits: bool
+
+
+def pipeline_stages(arch: Architecture, pp: int) -> tuple[Stage, ...]:
+    """The ranks the peak may sit on: the first (embedding), the first middle one (its peers
+    hold as many layers and fewer micro-batches) and the last (output layer and loss).
+
+    Megatron-Core builds the embedding where ``pre_process`` (pipeline rank 0, its first virtual
+    chunk) and the output layer where ``post_process`` (the last rank, its last chunk); with tied
+    embeddings the last rank keeps a copy of the word embeddings for the output layer
+    (``share_embeddings_and_output_weights``: the two copies' gradients are all-reduced). The
+    layers per rank are Megatron-Core's split (stages.stage_split: middle ranks ``ceil(L/p)``,
+    first and last lighter when ``p`` does not divide ``L``).
+    """
+    key = (arch.layers, pp, arch.embedding_params, arch.lm_head_params)
+    hit = _STAGES.get(key)
+    if hit is None:
+        emb = float(arch.embedding_params)
+        if pp <= 1:
+            hit = (Stage(0, arch.layers, emb + arch.lm_head_params, True),)
+        else:
+            split = stage_split(arch.layers, pp)
+            first, mid, last = split if split is not None else (layers_per_stage(arch.layers, pp),) * 3
+            middle = (Stage(1, mid, 0.0, False),) if pp > 2 else ()
+            hit = (Stage(0, first, emb, False), *middle, Stage(pp - 1, last, emb, True))
+        if len(_STAGES) >= 4096:
+            _STAGES.clear()
+        _STAGES[key] = hit
+    return hit
+
+
+#: :func:`pipeline_stages` by (layers, PP, embedding and output-layer parameters); bounded.
+_STAGES: dict[tuple[int, int, int, int], tuple[Stage, ...]] = {}
+
+
+def rank_params(arch: Architecture, layout: Layout, stage: Stage) -> tuple[float, float]:
+    """(non-expert, expert) parameters one GPU of ``stage`` holds: its layers of the heavier kind
+    and its ends, split by TP; experts by expert TP x EP."""
+    dense, expert = _layer_pair(arch)
+    non_expert = (stage.layers * dense + stage.ends) / layout.tp
+    experts = stage.layers * expert / (expert_tp(layout) * layout.ep)
     return non_expert, experts
 
 
 def model_state_bytes(arch: Architecture, layout: Layout, cal: TrainingCalibration,
-                      precision: str) -> tuple[float, float, float]:
-    """(weights, gradients, optimizer) bytes per GPU under the byte convention and ZeRO stage."""
+                      precision: str, stage: Stage | None = None) -> tuple[float, float, float]:
+    """(weights, gradients, optimizer) bytes per GPU of ``stage`` under the byte convention and
+    ZeRO stage; left out, of the rank with the most (:func:`stage_state_bytes`)."""
+    per = stage_state_bytes(arch, layout, cal, precision) if stage is None else (
+        _state_bytes(arch, layout, cal, precision, stage),)
+    return max(per, key=sum)
+
+
+def stage_state_bytes(arch: Architecture, layout: Layout, cal: TrainingCalibration,
+                      precision: str) -> tuple[tuple[float, float, float], ...]:
+    """(weights, gradients, optimizer) bytes per GPU of each of :func:`pipeline_stages`."""
+    return tuple(_state_bytes(arch, layout, cal, precision, st) for st in pipeline_stages(arch, layout.pp))
+
+
+def _state_bytes(arch: Architecture, layout: Layout, cal: TrainingCalibration, precision: str,
+                 stage: Stage) -> tuple[float, float, float]:
     w_b, g_b, o_b = cal.state_bytes
     if precision == "fp8":
         w_b = w_b + cal.fp8_weight_copy_bytes
-    dense, expert = stage_params(arch, layout)
+    dense, expert = rank_params(arch, layout, stage)
     shard_dense = layout.dp * layout.cp
     shard_expert = expert_dp(layout)
+    zero = sharding(layout)
 
     def part(nbytes: float, stage: int) -> float:
-        if layout.zero >= stage:
+        if zero >= stage:
             return nbytes * (dense / shard_dense + expert / shard_expert)
         return nbytes * (dense + expert)
 
@@ -172,45 +249,57 @@ def layer_activation_bytes(arch: Architecture, seq: int, micro_batch: int, layou
     return replicated / sp_div + (split + scores) / t
 
 
-def in_flight(layout: Layout, batch: int) -> float:
-    """Micro-batches' worth of stage layers the first stage holds at its peak (M7)."""
+def in_flight(layout: Layout, batch: int, rank: int = 0) -> float:
+    """Micro-batches' worth of its layers pipeline rank ``rank`` holds at its peak (M7): the
+    forward passes Megatron-Core's schedule runs before that rank's first backward, plus the one
+    in flight (schedules.get_pp_rank_microbatches): 1F1B ``p - r - 1`` warm-up micro-batches,
+    interleaved ``2 (p - r - 1) + (v - 1) p`` warm-up chunks of ``1/v`` of the rank's layers;
+    both capped by the micro-batches of the step. Rank 0 interleaved: ``p (1 + (p-1)/(p v))``
+    (Korthikanti 2022 section 4.2.3)."""
     p, v = layout.pp, layout.vp
     if p == 1:
         return 1.0
     m = layout.microbatches(batch)
-    held = float(min(p, m))
     if v > 1:
-        held *= 1.0 + (p - 1) / (p * v)
-    return held
+        return min(m * v, 2 * (p - rank - 1) + (v - 1) * p + 1) / v
+    return float(min(p - rank, m))
 
 
 def activation_bytes(arch: Architecture, seq: int, batch: int, layout: Layout, attention: str,
                      cal: TrainingCalibration, fp8: bool = False) -> float:
-    """Activation bytes of the first pipeline stage at its peak.
-
-    Layers x in-flight micro-batches x per-layer bytes, a recomputed layer keeping only its
-    input (Megatron-LM --recompute-num-layers recomputes part of the layers); plus the
-    backward working set of one layer (its activations, recomputed or not, while their
-    gradients are formed); with PP = 1, plus the fp32 logits of the loss (Korthikanti 2022
-    section 4.3).
-    """
+    """Activation bytes of the pipeline rank with the most, at its peak (:func:`stage_activations`)."""
     stored, full = _per_layer(arch, seq, layout, attention, cal, fp8)
-    return activation_total(arch, seq, batch, layout, cal, stored, full)
+    return max(stage_activations(arch, seq, batch, layout, cal, stored, full, st)
+               for st in pipeline_stages(arch, layout.pp))
 
 
-def activation_total(arch: Architecture, seq: int, batch: int, layout: Layout, cal: TrainingCalibration,
-                     stored: float, full: float) -> float:
-    """:func:`activation_bytes` from the per-layer bytes of a recomputed and a kept layer."""
-    n = layers_per_stage(arch.layers, layout.pp)
-    frac = recomputed_fraction(layout, arch.layers)
-    per_layer = frac * stored + (1.0 - frac) * full
-    return n * in_flight(layout, batch) * per_layer + _transient(arch, seq, layout, cal, full)
+def stage_activations(arch: Architecture, seq: int, batch: int, layout: Layout, cal: TrainingCalibration,
+                      stored: float, full: float, stage: Stage) -> float:
+    """Activation bytes of ``stage`` at its peak, from the per-layer bytes of a recomputed and a
+    kept layer: its layers x its in-flight micro-batches x per-layer bytes, a recomputed layer
+    keeping only its input (Megatron-LM --recompute-num-layers recomputes the first k layers of
+    each stage); plus the backward working set of one layer (its activations, recomputed or
+    not, while their gradients are formed); on the rank with the loss, the fp32 logits of one
+    micro-batch (Korthikanti 2022 section 4.3: 4 s b V / t)."""
+    n = stage.layers
+    k = _recomputed_layers(layout, n)
+    acts = in_flight(layout, batch, stage.rank) * (k * stored + (n - k) * full)
+    return acts + _transient(arch, seq, layout, cal, full if n else 0.0, stage.logits)
 
 
-def _transient(arch: Architecture, seq: int, layout: Layout, cal: TrainingCalibration, full: float) -> float:
-    """One layer's activations being differentiated, and the logits of the loss when PP = 1."""
+def _recomputed_layers(layout: Layout, layers: int) -> int:
+    """Layers of a stage of ``layers`` that are fully recomputed."""
+    if layout.recompute != "full":
+        return 0
+    k = layout.recompute_layers
+    return layers if k <= 0 else min(k, layers)
+
+
+def _transient(arch: Architecture, seq: int, layout: Layout, cal: TrainingCalibration, full: float,
+               logits: bool) -> float:
+    """One layer's activations being differentiated, and the logits of the loss on its rank."""
     extra = full
-    if layout.pp == 1:
+    if logits:
         extra += cal.logits_bytes_per_element * seq / layout.cp * layout.micro_batch * arch.vocab / layout.tp
     return extra
 
@@ -237,39 +326,59 @@ def _per_layer(arch: Architecture, seq: int, layout: Layout, attention: str,
 
 
 def recompute_layers_to_fit(arch: Architecture, seq: int, batch: int, layout: Layout, attention: str,
-                            cal: TrainingCalibration, budget_bytes: float,
+                            cal: TrainingCalibration, budgets: tuple[float, ...],
                             pair: tuple[float, float] | None = None) -> int | None:
-    """Fewest recomputed layers per stage (at least 1, full recompute) that bring the
-    activations within ``budget_bytes``; None when even recomputing every layer does not fit.
+    """Fewest recomputed layers per stage (at least 1, full recompute) that bring every rank's
+    activations within its budget (``budgets``, one per :func:`pipeline_stages`, as
+    :func:`activation_budget`); None when even recomputing every layer does not fit.
     ``pair`` is :func:`per_layer_pair` when the caller has it."""
-    n = layers_per_stage(arch.layers, layout.pp)
     stored, full = pair if pair is not None else _per_layer(arch, seq, layout, attention, cal)
-    held = in_flight(layout, batch)
-    fixed = _transient(arch, seq, layout, cal, full)
-    saving = held * (full - stored)
-    need = n * held * full + fixed - budget_bytes
-    if need <= 0:
-        return 1
-    if saving <= 0:
-        return None
-    k = max(1, math.ceil(need / saving))
-    return k if k <= n else None
+    most = 1
+    for st, budget in zip(pipeline_stages(arch, layout.pp), budgets):
+        n = st.layers
+        held = in_flight(layout, batch, st.rank)
+        need = n * held * full + _transient(arch, seq, layout, cal, full if n else 0.0, st.logits) - budget
+        if need <= 0:
+            continue
+        saving = held * (full - stored)
+        if saving <= 0:
+            return None
+        k = math.ceil(need / saving)
+        if k > n:
+            return None
+        most = max(most, k)
+    return most
 
 
 def estimate(arch: Architecture, seq: int, batch: int, layout: Layout, precision: str,
              attention: str, cal: TrainingCalibration, capacity_gib: float) -> Memory:
-    """Per-GPU memory of ``layout`` against ``capacity_gib`` (the GPU's usable HBM)."""
-    weights, grads, optim = model_state_bytes(arch, layout, cal, precision)
-    acts = activation_bytes(arch, seq, batch, layout, attention, cal, precision == "fp8")
-    overhead = cal.runtime_overhead_gib * GIB + cal.fragmentation_fraction * acts
-    return Memory(weights=weights, gradients=grads, optimizer=optim, activations=acts,
-                  overhead=overhead, capacity=capacity_gib * GIB)
+    """Per-GPU memory of ``layout`` against ``capacity_gib`` (the GPU's usable HBM): the pipeline
+    rank with the largest total."""
+    stored, full = _per_layer(arch, seq, layout, attention, cal, precision == "fp8")
+    return peak(arch, seq, batch, layout, cal, stage_state_bytes(arch, layout, cal, precision), stored, full,
+                capacity_gib * GIB)
+
+
+def peak(arch: Architecture, seq: int, batch: int, layout: Layout, cal: TrainingCalibration,
+         states: tuple[tuple[float, float, float], ...], stored: float, full: float, capacity: float,
+         reserve: float = 0.0) -> Memory:
+    """The :class:`Memory` of the rank of :func:`pipeline_stages` with the largest total, from each
+    rank's model-state bytes (:func:`stage_state_bytes`) and the per-layer activation bytes."""
+    best: Memory | None = None
+    runtime, frag = cal.runtime_overhead_gib * GIB, cal.fragmentation_fraction
+    for st, (w, g, o) in zip(pipeline_stages(arch, layout.pp), states):
+        acts = stage_activations(arch, seq, batch, layout, cal, stored, full, st)
+        # Memory's fields in order: weights, gradients, optimizer, activations, overhead, capacity,
+        # reserve, rank (positionally: the search builds several per layout).
+        mem = tuple.__new__(Memory, (w, g, o, acts, runtime + frag * acts, capacity, reserve, st.rank))
+        if best is None or mem.total > best.total:
+            best = mem
+    return best  # type: ignore[return-value]
 
 
 def activation_budget(arch: Architecture, layout: Layout, precision: str, cal: TrainingCalibration,
-                      capacity_gib: float) -> float:
-    """Bytes left for activations after model states and runtime overhead (fragmentation is a
-    fraction of the activations themselves)."""
-    states = sum(model_state_bytes(arch, layout, cal, precision))
-    free = capacity_gib * GIB - states - cal.runtime_overhead_gib * GIB
-    return free / (1.0 + cal.fragmentation_fraction)
+                      capacity_gib: float) -> tuple[float, ...]:
+    """Bytes left for activations on each of :func:`pipeline_stages` after its model states and
+    the runtime overhead (fragmentation is a fraction of the activations themselves)."""
+    return tuple((capacity_gib * GIB - sum(states) - cal.runtime_overhead_gib * GIB) / (1.0 + cal.fragmentation_fraction)
+                 for states in stage_state_bytes(arch, layout, cal, precision))

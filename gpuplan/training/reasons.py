@@ -51,7 +51,8 @@ def plan_reasons(job: Job, gpu: Gpu, e: Evaluation, target: Target, catalog: Cat
     m = e.memory
     need = _min_model_parallel_cached(job, gpu, catalog, cal)
     mp = f"; the model states need TP*PP >= {need}" if need and need > 1 else ""
-    out.append(f"memory: {m.total / GIB:.1f} of {m.capacity / GIB:.1f} GiB per GPU (states {m.model_states / GIB:.1f}, "
+    where = f" on pipeline stage {m.rank + 1} of {lay.pp}" if lay.pp > 1 else ""
+    out.append(f"memory: {m.total / GIB:.1f} of {m.capacity / GIB:.1f} GiB per GPU{where} (states {m.model_states / GIB:.1f}, "
                f"activations {m.activations / GIB:.1f}, overhead {m.overhead / GIB:.1f}); {m.headroom / GIB:.1f} GiB "
                f"({m.headroom / m.capacity:.0%}) free, at least {m.reserve / m.capacity:.0%} kept free{mp}")
     grp = groups(lay)
@@ -118,7 +119,7 @@ def _miss_words(m: Miss, target: Target) -> str:
         return f"does not fit: the model states exceed {m.usable[0]:.1f} GiB at any TP x PP"
     if m.kind == "count-memory":
         return (f"does not fit on {m.gpus:,} GPUs: needs at least {m.value / GIB:.1f} GiB per GPU (full recompute, "
-                f"ZeRO-2/3), has {usable_text(*m.usable)}{states}{counts_phrase(m.nearest)}")
+                f"ZeRO-3 without a pipeline, ZeRO-1 with one), has {usable_text(*m.usable)}{states}{counts_phrase(m.nearest)}")
     if m.kind == "memory":
         lay = m.layout
         where = f" (best: TP{lay.tp} PP{lay.pp} DP{lay.dp})" if lay else ""

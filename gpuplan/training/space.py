@@ -109,11 +109,18 @@ _RECOMPUTES_FLASH = tuple(r for r in RECOMPUTE_ORDER if r != "selective")
 
 
 def zero_candidates(fixed: Fixed, pp: int, dp_cp: int) -> list[int]:
+    """ZeRO stages a shape is tried at: 1 to 3 without a pipeline, 1 with one (ZeRO-2 with PP is
+    ZeRO-1, layout.sharding; ZeRO-3 with PP is not modelled); 0 when nothing shards."""
     if fixed.zero is not None:
         return [fixed.zero]
     if dp_cp == 1:
         return [0]
-    return [z for z in ZERO_STAGES if z < 3 or pp == 1]
+    return list(ZERO_STAGES) if pp == 1 else [1]
+
+
+def most_sharded(fixed: Fixed, pp: int) -> int:
+    """The largest ZeRO stage :func:`zero_candidates` tries at ``pp`` (the memory bounds' stage)."""
+    return fixed.zero if fixed.zero is not None else (ZERO_STAGES[-1] if pp == 1 else 1)
 
 
 def dp_candidates(ev: Evaluator, fixed: Fixed, target: Target, mp: int, mb: int, ep: int, cp: int,
@@ -175,7 +182,7 @@ def _dp_values(ev: Evaluator, target: Target, mp: int, mb: int, ep: int, cp: int
 def states_can_fit(ev: Evaluator, tp: int, pp: int, cp: int, ep: int, fixed: Fixed) -> bool:
     """Whether the part of the model states no DP sharding removes (16-bit weights, and the
     gradients without ZeRO-2) fits at all: a quick memory lower bound."""
-    zero = fixed.zero if fixed.zero is not None else (3 if pp == 1 else 2)
+    zero = most_sharded(fixed, pp)
     # The bytes no GPU type changes, kept with the job's model-state bytes (Evaluator.states).
     key = ("unsharded", tp, pp, cp, ep, zero)
     memo = ev._states
@@ -217,7 +224,7 @@ def min_memory_at(ev: Evaluator, gpus: int) -> float:
                 continue
             dp = gpus // (tp * pp)
             sp = fixed.sequence_parallel if fixed.sequence_parallel is not None else tp > 1
-            zero = fixed.zero if fixed.zero is not None else (3 if pp == 1 else 2)
+            zero = most_sharded(fixed, pp)
             lay = Layout(tp=tp, pp=pp, dp=dp, micro_batch=1, recompute="full", sequence_parallel=sp, zero=zero)
             best = min(best, ev.memory(lay).total)
     return best

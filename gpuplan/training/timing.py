@@ -23,7 +23,7 @@ from gpuplan.training.job import Hardware, Job  # noqa: F401  (re-exported)
 from gpuplan.training.layer_time import (  # noqa: F401  (re-exported)
     FLASH_BWD_RATIO, LayerCost, gemm_s, layer_cost, logits_cost, mtp_projection_cost,
 )
-from gpuplan.training.layout import Group, Layout, dense_layers_per_rank, groups, recomputed_fraction
+from gpuplan.training.layout import Group, Layout, dense_layers_per_rank, groups, recomputed_fraction, sharding
 from gpuplan.training.memory import expert_dp, stage_params
 
 
@@ -236,7 +236,7 @@ def step_time(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
                                     window_b, window_f, n_layers_stage)
     if dp_cross:
         scaleout["dp"] = dp_cross
-    window = window_b + window_f if layout.zero < 2 else m * (window_b + window_f)
+    window = window_b + window_f if sharding(layout) < 2 else m * (window_b + window_f)
     dp_gbit = dp_cross * 8 / window / GB if window > 0 else 0.0
 
     # Optimizer: memory-bound Adam over the parameters this GPU owns.
@@ -318,8 +318,9 @@ def _dp_sync(layout: Layout, m: int, dense_p: float, expert_p: float, g_bytes: f
     ZeRO-0: all-reduce of the gradients; ZeRO-1: reduce-scatter of the gradients + all-gather
     of the updated 16-bit weights (Megatron distributed optimizer); both overlapped with the
     last micro-batch's backward and the first one's forward. ZeRO-2 reduce-scatters after
-    every micro-batch; ZeRO-3/FSDP also all-gathers the weights for every forward and backward
-    (Rajbhandari et al. 2020).
+    every micro-batch (DeepSpeed stage_1_and_2 partition_gradients; Megatron-FSDP optim_grads,
+    "grad_reduce_every_bprop"); with PP it is ZeRO-1 (layout.sharding). ZeRO-3/FSDP also
+    all-gathers the weights for every forward and backward (Rajbhandari et al. 2020).
     """
     parts = [(dense_p, grp["dp"]), (expert_p, grp["edp"])]
     exposed = hidden = 0.0
@@ -355,17 +356,18 @@ def _dp_sync(layout: Layout, m: int, dense_p: float, expert_p: float, g_bytes: f
             t, c = t + dt, c + dc
         return t, c
 
-    if layout.zero == 0:
+    zero = sharding(layout)
+    if zero == 0:
         ar, ar_c = total("ar", g_bytes)
         overlap(ar, window_b)
         return exposed + slowdown(), ar_c
     rs, rs_c = total("rs", g_bytes)
     ag, ag_c = total("ag", w_bytes)
-    if layout.zero == 1:
+    if zero == 1:
         overlap(rs, window_b)
         overlap(ag, window_f)
         return exposed + slowdown(), rs_c + ag_c
-    if layout.zero == 2:
+    if zero == 2:
         overlap(m * rs, m * window_b)
         overlap(ag, window_f)
         return exposed + slowdown(), m * rs_c + ag_c

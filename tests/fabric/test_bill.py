@@ -107,21 +107,21 @@ def test_rack_density_and_cooling_by_server_model(shipped):
 
 
 def test_training_storage_is_sized_from_the_workload(shipped):
-    """The built-in default: Llama 3.1 70B (70,553,706,496 parameters), 2T tokens, 192 MI355X.
+    """The built-in default: Llama 3.1 70B (70,553,706,496 parameters), 2T tokens, 224 MI355X.
 
     dataset 2e12 tokens x 8 B = 16 TB; one checkpoint 70,553,706,496 x 14 B = 987.75 GB, 5 kept
     = 4.94 TB; (16 + 4.94) x 1.3 headroom = 27.22 TB. Goodput: an interruption every
-    1 / (2.19e-5 x 192) = 237.82 h, checkpoint every sqrt(2 x 0.005 h x 237.82 h) = 1.5422 h
-    = 92.53 min; 5% of it is 277.6 s, so 987.75 GB / 277.6 s = 3.558 GB/s. One building block
+    1 / (2.19e-5 x 224) = 203.85 h, checkpoint every sqrt(2 x 0.005 h x 203.85 h) = 1.4278 h
+    = 85.67 min; 5% of it is 257.0 s, so 987.75 GB / 257.0 s = 3.843 GB/s. One building block
     (294.9 TB, 80 GB/s) covers both."""
     plan = plan_workload(load_profile(str(ROOT / "examples" / "default.toml"), shipped), shipped)
     st = plan.training.bom.storage
-    assert plan.training.gpus == 192
+    assert plan.training.gpus == 224
     assert st.dataset_tb == pytest.approx(16.0)
     assert st.checkpoint_tb == pytest.approx(0.98775, rel=1e-4)
     assert st.usable_tb_needed == pytest.approx(27.22, rel=1e-3)
-    assert st.checkpoint_interval_min == pytest.approx(92.53, rel=1e-3)
-    assert st.write_gb_per_s_needed == pytest.approx(3.558, rel=1e-3)
+    assert st.checkpoint_interval_min == pytest.approx(85.67, rel=1e-3)
+    assert st.write_gb_per_s_needed == pytest.approx(3.843, rel=1e-3)
     assert st.units == 1
 
 

@@ -109,6 +109,55 @@ def test_pipeline_in_flight_micro_batches():
     assert in_flight(Layout(tp=1, pp=8, dp=1, micro_batch=1), 4) == 4
     assert in_flight(Layout(tp=1, pp=8, dp=1, vp=3, micro_batch=1), 64) == pytest.approx(8 * (1 + 7 / 24))
     assert in_flight(Layout(tp=1, pp=1, dp=1), 64) == 1
+    # Rank r: 1F1B p - r; interleaved (2 (p-r-1) + (v-1) p + 1) chunks of 1/v of the rank's layers
+    # (Megatron-Core get_pp_rank_microbatches): the last of 8 ranks at VP 3 holds 17 chunks.
+    assert in_flight(Layout(tp=1, pp=8, dp=1, micro_batch=1), 64, rank=1) == 7
+    assert in_flight(Layout(tp=1, pp=8, dp=1, micro_batch=1), 64, rank=7) == 1
+    assert in_flight(Layout(tp=1, pp=8, dp=1, vp=3, micro_batch=1), 64, rank=7) == pytest.approx(17 / 3)
+
+
+#: Llama 3.1 70B, one layer: attention 2 x 8192^2 + 2 x 8192 x 1024, SwiGLU 3 x 8192 x 28672,
+#: two norms 2 x 8192; the embedding 128,256 x 8192.
+L70B_LAYER, L70B_EMBEDDING = 855_654_400, 1_050_673_152
+#: Bytes one Llama 3.1 70B layer keeps for one micro-batch of 8,192 tokens at TP 4 with SP and
+#: FlashAttention (Korthikanti Table 2 per tensor): [10 h (norm and GEMM inputs, masks)
+#: + 2 (8192 + 2 x 1024) (Q, K, V) + 2 x 8192 (attention output) + 6 x 28672 (gate, up, FC2 inputs)
+#: + 4 x 64 (log-sum-exp)] x 8192 tokens / 4 = 291,072 x 2,048.
+L70B_LAYER_ACTS_TP4 = 596_115_456
+
+
+def test_even_pipeline_peaks_on_the_first_rank_with_the_embedding(evaluator, preset):
+    """Llama 3.1 70B on PP 8 x TP 8: ten layers a rank; rank 0 holds the embedding and 8 micro-batches
+    in flight, the last rank the output layer (as large) and one: rank 0 is the fullest."""
+    ev = evaluator(preset("llama-3.1-70b"), gpu="h100-sxm-80gb", seq=8192, batch=256, precision="bf16")
+    for vp in (1, 5):
+        m = ev.memory(Layout(tp=8, pp=8, dp=4, vp=vp, micro_batch=1, sequence_parallel=True, zero=1))
+        assert m.rank == 0
+        assert m.weights == 2 * (10 * L70B_LAYER + L70B_EMBEDDING) / 8
+
+
+def test_uneven_pipeline_peaks_on_a_middle_rank_without_the_embedding(evaluator, preset):
+    """Llama 3.1 70B on 480 H100 as examples/llama-70b-480-h100.toml lays it out: PP 15 x TP 4,
+    VP 6, 256 micro-batches; 80 layers split 1 + 13 x 6 + 1 (Megatron-Core uneven first/last
+    stages). Rank 1 holds six layers and no embedding, and (2 x 13 + 5 x 15 + 1) / 6 = 17
+    micro-batches of them in flight, plus one layer being differentiated: 103 layer-micro-batches."""
+    ev = evaluator(preset("llama-3.1-70b"), gpu="h100-sxm-80gb", seq=8192, batch=2048, precision="bf16")
+    m = ev.memory(Layout(tp=4, pp=15, dp=8, vp=6, micro_batch=1, sequence_parallel=True, zero=1))
+    assert m.rank == 1
+    assert m.weights == 2 * 6 * L70B_LAYER / 4
+    assert m.activations == pytest.approx(103 * L70B_LAYER_ACTS_TP4, rel=1e-12)
+
+
+def test_large_vocabulary_puts_the_peak_on_the_last_rank(evaluator, catalog):
+    """Llama 3.1 8B with a 262,144-token vocabulary on PP 4, full recompute, sequences of 8,192: the
+    last rank keeps one micro-batch of its 8 layers' inputs (8 x 64 MiB), one layer being
+    differentiated (1,209,008,128 B: 10 h + 2 (4096 + 2 x 1024) + 2 x 4096 + 6 x 14336 + 4 x 32 bytes
+    per token) and the fp32 logits, 4 x 8192 x 262144 = 8 GiB; rank 0 keeps 4 micro-batches (2 GiB)."""
+    arch = arch_of(**{**catalog.models["llama-3.1-8b"].arch_fields(), "vocab": 262144})
+    ev = evaluator(arch, gpu="h100-sxm-80gb", seq=8192, batch=256, precision="bf16")
+    m = ev.memory(Layout(tp=1, pp=4, dp=8, micro_batch=1, recompute="full", zero=1))
+    assert m.rank == 3
+    assert m.activations == 8 * 64 * 2**20 + 1_209_008_128 + 8 * GIB
 
 
 def test_partial_recompute_interpolates(evaluator):

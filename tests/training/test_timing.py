@@ -263,3 +263,28 @@ def test_fp8_quantize_kernels_cost_hbm_time(evaluator):
     assert cs[0] * h100.hw.mem_bw / (mx[0] * b200.hw.mem_bw) == pytest.approx(6 / 4)
     bf16 = evaluator(arch, gpu="b200-sxm-180gb", precision="bf16", framework=None)
     assert _fp8_casts(bf16.job, bf16.hw, bf16.cal, lay, False, 2048.0) == (0.0, 0.0)
+
+
+def test_zero2_reduces_per_micro_batch_only_without_a_pipeline(evaluator, preset):
+    """Llama 3.1 70B on 480 H100 (examples/llama-70b-480-h100.toml): TP 4, PP 15, DP 8, VP 6,
+    256 micro-batches. The DP group (8 ranks 4 apart) has 2 members per 8-GPU node, 4 nodes; its
+    stage holds (6 x 855,654,400 + 1,050,673,152) / 4 = 1,546,149,888 parameters a GPU, and a
+    reduce-scatter sends 3/4 of each GPU's half over the scale-out network. ZeRO-1 (Megatron-Core's
+    distributed optimizer): one fp32 reduce-scatter + one 16-bit all-gather a step,
+    1,546,149,888 x (4 + 2) x 3/8 = 3,478,837,248 B. ZeRO-2 would reduce-scatter after each of the
+    256 micro-batches (595 GB), but a pipeline accumulates whole gradients (Megatron-Core no_sync):
+    with PP it moves what ZeRO-1 does. Without PP (DeepSpeed ZeRO-2, Megatron-FSDP optim_grads)
+    the reduce-scatter runs every micro-batch."""
+    ev = evaluator(preset("llama-3.1-70b"), gpu="h100-sxm-80gb", seq=8192, batch=2048, precision="bf16",
+                   framework="megatron-core")
+    lay = Layout(tp=4, pp=15, dp=8, vp=6, micro_batch=1, sequence_parallel=True, zero=1)
+    one, two = ev.evaluate(lay).step, ev.evaluate(lay.but(zero=2)).step
+    assert one.scaleout_bytes["dp"] == pytest.approx(3_478_837_248, rel=1e-12)
+    assert two.scaleout_bytes["dp"] == one.scaleout_bytes["dp"] and two.dp_comm == one.dp_comm
+    # PP 1 (TP 8, DP 60, 4 micro-batches of 8): 80 layers + embedding + head over TP 8, DP 60 ranks
+    # 8 apart, one per node: each reduce-scatter sends 59/60 of the array.
+    flat = Layout(tp=8, pp=1, dp=60, micro_batch=8, recompute="full", sequence_parallel=True, zero=2)
+    params = (80 * 855_654_400 + 2 * 1_050_673_152) / 8
+    s = evaluator(preset("llama-3.1-70b"), gpu="h100-sxm-80gb", seq=8192, batch=1920, precision="bf16",
+                  framework="megatron-core").evaluate(flat).step
+    assert s.scaleout_bytes["dp"] == pytest.approx(params * (4 * 4 + 2) * 59 / 60, rel=1e-12)
