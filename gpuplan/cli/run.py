@@ -139,15 +139,25 @@ def emit(plan: Any, fmt: str, out: Optional[Path], outputs: list[str], *, inputs
 
 
 def read_profile(path: Path, command: str) -> str:
-    """A profile's text; a JSON document (a saved plan, a check or diff result) is refused with what
-    to run instead: read as TOML it failed with 'line 1, column 1: TOML syntax error'."""
+    """A profile's text; a JSON document is refused naming its kind (a saved plan, a check or diff
+    result, a cluster: gpuplan/core/documents.py) and what to run instead: read as TOML it failed
+    with 'line 1, column 1: TOML syntax error'."""
+    import json
+
+    from gpuplan.core.documents import CHECK, CLUSTER, DIFF, PLAN, PROFILE, document_kind
     from gpuplan.core.errors import InputError
     from gpuplan.core.io import read_text
 
     text = read_text(path)
     if text.lstrip().startswith("{"):  # no TOML document starts with '{'
-        raise InputError(f"a JSON document, not a workload profile (TOML); '{command}' plans a profile "
-                         "(a saved plan is re-rendered by 'gpuplan render PLAN.json')", file=str(path))
+        try:
+            kind = document_kind(json.loads(text), toml=False)
+        except (ValueError, RecursionError):
+            kind = None
+        rerender = " (a saved plan is re-rendered by 'gpuplan render PLAN.json')"
+        hint = {PLAN: rerender, CHECK: "", DIFF: "", CLUSTER: ""}.get(kind or "", rerender)
+        raise InputError(f"{kind or 'a JSON document'}, not {PROFILE}; '{command}' plans a profile{hint}",
+                         file=str(path))
     return text
 
 

@@ -4,14 +4,17 @@ Over ``horizon_years`` (H), with the settings of ``[constraints]`` or the defaul
 ``catalog/calibration/bom.toml``:
 
 * capex = the BOM's capex;
-* energy per year = facility kW (IT kW x PUE) x 8,766 h x ``usd_per_kwh`` x ``utilization``;
+* energy per year = facility kW (IT kW x PUE) x 8,766 h x ``usd_per_kwh`` x ``utilization``; a
+  serving fleet with a daily demand curve (:class:`Load`) draws power every hour, less what its
+  parked replicas do not draw (the autoscaler's hourly replicas, docs/fleet-model.md);
 * support and maintenance per year = capex x ``support_fraction_per_year``;
 * colocation per year = IT kW x ``colocation_usd_per_kw_month`` x 12, only when given (an owned
   hall's building cost is outside the plan);
 * total = capex + H x opex per year;
 * per GPU-hour = total / (installed GPUs x 8,766 h x H x utilization): the hours that do work;
   per training run = that x the run's GPU-hours; per million tokens = total / the output tokens
-  the fleet carries at its planned load over the same hours;
+  the fleet carries at its planned load over the same hours (with a demand curve, ``utilization``
+  is the curve's mean over the planned rate: the tokens the curve carries);
 * the same GPUs rented: the catalog's on-demand $/GPU-hour x (1 - ``reserved_discount``) x the
   GPUs a cloud bills x 8,766 h x H (a reservation is paid whether used or not);
 * break-even: the first month m where capex + m x opex/12 <= m x the monthly rent.
@@ -71,6 +74,46 @@ class CostBasis:
         return capex_usd / (self.years * HOURS_PER_YEAR * self.utilization) + power_kw * pue * self.usd_per_kwh
 
 
+@dataclass(frozen=True)
+class Load:
+    """How a fleet's hours are loaded over the horizon: what the TCO and serving's $ per million
+    tokens count as work and as energy (docs/bom.md, "Cost of ownership").
+
+    Without a demand curve (or with ``[constraints] utilization`` given) the fleet carries its
+    planned load in ``utilization`` of the hours and draws nothing in the others: ``utilization =
+    powered``, ``saved_kw = 0``. With a daily curve it serves every hour (``powered = 1``) and
+    carries the curve's mean: ``utilization = mean(hourly_qps) / planned qps``; the replicas the
+    autoscaler parks draw ``idle_power_fraction`` of their power, so ``saved_kw`` = their mean IT kW
+    x ``(1 - idle_power_fraction)``."""
+
+    #: Share of the planned load carried on average: tokens and GPU-hours count at that share.
+    utilization: float
+    #: Share of the hours the fleet draws power.
+    powered: float
+    #: IT kW the parked replicas do not draw, averaged over the powered hours.
+    saved_kw: float = 0.0
+    #: Where ``utilization`` comes from, in words (None: the basis's).
+    note: str | None = None
+
+    def energy_usd_per_year(self, it_kw: float, pue: float, usd_per_kwh: float) -> float:
+        """``(it_kw x powered - saved_kw) x PUE x $/kWh x 8,766 h``."""
+        full = it_kw * pue * HOURS_PER_YEAR * usd_per_kwh * self.powered
+        return full - self.saved_kw * pue * HOURS_PER_YEAR * usd_per_kwh if self.saved_kw else full
+
+
+def servers_usd_per_million_tokens(capex_usd: float, power_kw: float, pue: float, output_tokens_per_s: float,
+                                   basis: CostBasis, load: Load) -> float | None:
+    """Serving's own $ per million output tokens, "(servers + energy)", on the TCO's basis: the
+    servers' capex over the horizon plus their energy in a year, over the output tokens of a year
+    (planned tokens/s x 3,600 x 8,766 h x ``load.utilization``). With the basis's load it is
+    :meth:`CostBasis.owned_usd_per_hour` over an hour of planned output."""
+    tokens = output_tokens_per_s * 3600.0 * HOURS_PER_YEAR * load.utilization
+    if tokens <= 0:
+        return None
+    per_year = capex_usd / basis.years + load.energy_usd_per_year(power_kw, pue, basis.usd_per_kwh)
+    return per_year / tokens * 1e6
+
+
 #: One basis per (given settings, catalog): the fleet memos key on its identity.
 _BASES: dict[tuple[object, ...], CostBasis] = {}
 
@@ -92,12 +135,17 @@ def cost_basis(given: tuple[tuple[str, float], ...], catalog: Catalog) -> CostBa
 
 
 def phase_tco(bom: Bom, gpu: Gpu, gpus: int, given: tuple[tuple[str, float], ...], catalog: Catalog, *,
-              run_gpu_hours: float | None = None, output_tokens_per_s: float | None = None) -> Tco:
+              run_gpu_hours: float | None = None, output_tokens_per_s: float | None = None,
+              load: Load | None = None) -> Tco:
+    """The phase's cost of ownership; ``load``: how its hours are loaded (a serving fleet's demand
+    curve), else ``utilization`` of them at the planned load."""
     s = settings(given, catalog)
-    years, util = s["horizon_years"], s["utilization"]
+    years = s["horizon_years"]
+    load = load or Load(utilization=s["utilization"], powered=s["utilization"])
+    util = load.utilization
     pue = float(bom.pue) if bom.pue is not None else float(s.get("pue", 1.0))
     facility_kw = bom.power_kw * pue
-    energy = facility_kw * HOURS_PER_YEAR * s["usd_per_kwh"] * util
+    energy = load.energy_usd_per_year(bom.power_kw, pue, s["usd_per_kwh"])
     support = bom.capex_usd * s["support_fraction_per_year"]
     colo = bom.power_kw * s["colocation_usd_per_kw_month"] * 12
     opex = energy + support + colo
@@ -136,4 +184,5 @@ def plan_tco(*phases: Tco | None) -> PlanTco | None:
                    cloud_total_usd=None if any(c is None for c in clouds) else sum(c or 0.0 for c in clouds))
 
 
-__all__ = ["HOURS_PER_YEAR", "CostBasis", "cost_basis", "phase_tco", "plan_tco", "settings"]
+__all__ = ["HOURS_PER_YEAR", "CostBasis", "Load", "cost_basis", "phase_tco", "plan_tco",
+           "servers_usd_per_million_tokens", "settings"]

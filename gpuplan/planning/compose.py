@@ -45,6 +45,10 @@ def plan_workload(workload: Workload, catalog: Catalog, *, phases: tuple[str, ..
     if workload.serving is not None and "serving" in phases:
         serving = with_fix("serving", workload, catalog, _plan_serving)
         findings += gates("serving", serving, workload.for_phase("serving"))
+        from gpuplan.planning.demand_cost import demand_assumption
+
+        demand_note = demand_assumption(serving, workload, catalog)
+        notes += [demand_note] if demand_note is not None else []
     training = _idle(training, catalog, workload.for_phase("training"))
     serving = _idle(serving, catalog, workload.for_phase("serving"))
     fleet = _plan_fleet(workload, catalog, training, serving)
@@ -224,6 +228,7 @@ def _plan_serving(workload: Workload, catalog: Catalog, *, shown: bool = True) -
     from gpuplan.serving.autoscale import autoscaling
     from gpuplan.serving.planner import plan_serving, with_frontier
 
+    from gpuplan.planning.demand_cost import with_demand_cost
     from gpuplan.planning.disagg_choice import with_disaggregation
 
     # The runners-up the capex re-rank prices are planned without their frontier (thrown away
@@ -242,6 +247,7 @@ def _plan_serving(workload: Workload, catalog: Catalog, *, shown: bool = True) -
     plan = plan.model_copy(update={"autoscaling": autoscaling(plan, workload.serving, catalog,
                                                               workload.constraints.pricing,
                                                               cost_basis(workload.constraints.tco, catalog))})
+    plan = with_demand_cost(plan, workload, catalog)
     return with_deploy(plan, workload, catalog) if shown else plan
 
 

@@ -245,8 +245,8 @@ def _bridge_usd(a: Autoscaling, days: float, serving: ServingPlan, catalog: Any,
                 basis: CostBasis) -> tuple[float | None, str]:
     """The serving plan's replica-hours for ``days`` while the converged cluster trains (the model
     in service keeps its users meanwhile): at the catalog cloud rate, or without one at the hourly
-    cost of owning the serving plan's fleet (the hour its $ per million tokens prices:
-    :meth:`CostBasis.owned_usd_per_hour`)."""
+    cost of owning the serving plan's fleet (an hour at the planned load on the cost basis,
+    :meth:`CostBasis.owned_usd_per_hour`: a borrowed replica-hour is a loaded one)."""
     if serving.replicas <= 0:
         return None, "unpriced"
     if serving.cloud_usd_per_hour is not None:

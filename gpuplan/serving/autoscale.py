@@ -13,6 +13,9 @@
   ``1 - min f_h`` (the ramp's share alone).
 * ``r[h] = max(min_replicas, ceil((q[h] + ramp_h) / (L * qps_per_replica)) + spare_replicas)``;
   ``max_replicas = max(max_h r[h], the plan's replicas)``.
+* The load a fleet carries over a day (:func:`demand_load`): ``utilization = mean(q) / qps``, the
+  planned rate's share the curve carries; every hour powered; the replicas parked below the plan's
+  (``sum_h max(0, replicas - r[h]) / 24`` on average) draw ``idle_power_fraction`` of their power.
 * Cloud pricing: replica ``k`` is reserved (always on) when it runs at least
   ``24 * (1 - reserved_discount)`` hours a day (then the discounted rate all day costs less than the
   on-demand rate for its hours); the rest is rented by the hour.
@@ -26,7 +29,7 @@ from typing import Any
 from gpuplan.core.contract import Autoscaling, ServingPlan
 from gpuplan.core.units import DAYS_PER_YEAR, GIB
 from gpuplan.hardware.fleet_calibration import fleet_calibration
-from gpuplan.fabric.tco import CostBasis
+from gpuplan.fabric.tco import CostBasis, Load
 from gpuplan.model.profile import ServingSpec
 
 HOURS_PER_DAY = 24
@@ -145,3 +148,23 @@ def autoscaling(plan: ServingPlan, spec: ServingSpec, catalog: Any, pricing: str
                        saving_fraction=1 - hours / peak_hours, demand="constant" if constant else "hourly",
                        growth_per_year=spec.growth_per_year, max_replicas_next_year=next_year,
                        reasons=reasons, **update)
+
+
+def demand_load(a: Autoscaling, plan: ServingPlan, spec: ServingSpec, catalog: Any) -> Load | None:
+    """What a fleet on a daily demand curve carries and draws (the TCO's and serving's $ per million
+    tokens, fabric/tco.py :class:`Load`); None without a curve. The servers' kW per replica and
+    the idle fraction are the autoscaler's saving's: with capex pricing the energy not drawn is
+    exactly ``saving_usd_per_year`` when the peak hour needs no replica beyond the plan's."""
+    if spec.hourly_qps is None or plan.gpu is None or spec.qps <= 0:
+        return None
+    curve = list(spec.hourly_qps)
+    mean = sum(curve) / len(curve)
+    gpu = catalog.gpus[plan.gpu]
+    kw_per_replica = plan.gpus_per_replica * gpu.node_power_kw / gpu.gpus_per_node
+    parked = sum(max(0, plan.replicas - r) for r in a.hourly_replicas) / len(a.hourly_replicas)
+    idle = fleet_calibration(catalog).cost.idle_power_fraction
+    which = "peak" if spec.qps == max(curve) else "planned"
+    note = (f"utilisation {mean / spec.qps:.2f} from the daily demand curve (mean {mean:.3g} of {which} "
+            f"{spec.qps:g} req/s): tokens at the curve's mean; powered every hour, {parked:.3g} replicas parked "
+            f"on average at {idle:.0%} of their power (idle_power_fraction)")
+    return Load(utilization=mean / spec.qps, powered=1.0, saved_kw=parked * kw_per_replica * (1 - idle), note=note)

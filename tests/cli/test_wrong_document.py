@@ -53,13 +53,37 @@ def test_a_file_of_the_wrong_kind_says_what_it_is_and_what_was_expected(cli, fil
     assert r.err == f"gpuplan: error: {files[wrong]}: {given}, not {expected}\n"
 
 
-@pytest.mark.parametrize("wrong", ["plan", "check"])
-def test_tf_external_refuses_a_json_document_as_its_profile(cli, files, monkeypatch, wrong):
+@pytest.mark.parametrize("wrong, given, hint", [
+    ("plan", PLAN, " (a saved plan is re-rendered by 'gpuplan render PLAN.json')"),
+    ("check", CHECK, ""),
+])
+def test_tf_external_refuses_a_json_document_as_its_profile_naming_its_kind(cli, files, monkeypatch, wrong, given,
+                                                                            hint):
+    """It said 'a JSON document' whatever the file was; it names the kind, as the other positions do."""
     monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps({"profile": files[wrong], "catalog": CATALOG})))
     r = cli("tf-external")
     assert (r.code, r.out) == (2, "")
-    assert r.err == (f"gpuplan: error: {files[wrong]}: a JSON document, not a workload profile (TOML); "
-                     "'tf-external' plans a profile (a saved plan is re-rendered by 'gpuplan render PLAN.json')\n")
+    assert r.err == f"gpuplan: error: {files[wrong]}: {given}, not {PROFILE_KIND}; 'tf-external' plans a profile{hint}\n"
+
+
+@pytest.mark.parametrize("document, given", [
+    ({"phases": [], "base": {}, "new": {}}, "a 'gpuplan diff' result"),
+    ({"gpu": "h100-sxm-80gb", "gpus": 8}, CLUSTER),
+])
+def test_recommend_names_a_diff_result_or_a_json_cluster_given_as_its_profile(cli, tmp_path, document, given):
+    path = tmp_path / "given.json"
+    path.write_text(json.dumps(document))
+    r = cli("recommend", str(path), "--catalog", CATALOG)
+    assert (r.code, r.out) == (2, "")
+    assert r.err == f"gpuplan: error: {path}: {given}, not {PROFILE_KIND}; 'recommend' plans a profile\n"
+
+
+def test_a_json_document_of_no_known_kind_is_still_called_one(cli, tmp_path):
+    path = tmp_path / "other.json"
+    path.write_text('{"x": 1}')
+    r = cli("recommend", str(path), "--catalog", CATALOG)
+    assert r.code == 2 and r.err == (f"gpuplan: error: {path}: a JSON document, not {PROFILE_KIND}; 'recommend' plans "
+                                     "a profile (a saved plan is re-rendered by 'gpuplan render PLAN.json')\n")
 
 
 def test_tf_external_refuses_a_cluster_file_as_its_profile(cli, files, monkeypatch):

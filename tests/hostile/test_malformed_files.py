@@ -475,5 +475,6 @@ def test_a_json_document_given_as_the_profile_says_so(cli, tmp_path, args):
     plan.write_text('{"schema_version": "2.2"}\n')
     r = cli(*[a.format(p=plan) for a in args])
     assert r.code == 2 and r.out == ""
-    assert r.err == (f"gpuplan: error: {plan}: a JSON document, not a workload profile (TOML); '{args[0]}' plans a "
-                     "profile (a saved plan is re-rendered by 'gpuplan render PLAN.json')\n")
+    assert r.err == (f"gpuplan: error: {plan}: a saved plan (the JSON of 'gpuplan recommend --format json'), not a "
+                     f"workload profile (TOML with a [model] table); '{args[0]}' plans a profile (a saved plan is "
+                     "re-rendered by 'gpuplan render PLAN.json')\n")
