@@ -151,22 +151,20 @@ def _init(cls: type, fields: tuple[dataclasses.Field, ...]) -> typing.Any:
             params.append(n)
         lines.append(f"  __dataclass_builtins_object__.__setattr__(self,{n!r},{value})")
     body = "\n".join(lines) or "  pass"
-    init = _compiled(cls, f"def __init__({','.join(params)}):\n{body}", env)
+    init = _compiled(cls, "__init__", f" def __init__({','.join(params)}):\n{body}", env)
     init.__annotations__ = {**{f.name: f.type for f in fields}, "return": None}
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     return init
 
 
-def _compiled(cls: type, function: str, env: dict[str, typing.Any], *, alone: bool = False) -> typing.Any:
-    """The function whose text is ``function`` (one ``def`` at column 0): compiled in the module of
-    ``cls`` with the names of ``env`` bound around it, or (``alone``) with them as its only globals
-    (read as fast as a module's globals; no closure cells to copy at each call)."""
-    name = function[4:function.index("(")]
+def _compiled(cls: type, name: str, function: str, env: dict[str, typing.Any], *, alone: bool = False) -> typing.Any:
+    """The function ``name`` whose text is ``function``: compiled in the module of ``cls`` with the
+    names of ``env`` bound around it (``function`` indented by one space), or (``alone``, at column
+    0) with them as its only globals (read as a module's are; no closure cells to copy at each call)."""
     if alone:
         text, scope = function, dict(env)
     else:
-        body = "\n".join(" " + line for line in function.splitlines())
-        text = f"def __create_fn__({', '.join(env)}):\n{body}\n return {name}"
+        text = f"def __create_fn__({', '.join(env)}):\n{function}\n return {name}"
         module = sys.modules.get(cls.__module__)
         scope = module.__dict__ if module is not None else {}
     ns: dict[str, typing.Any] = {}
@@ -196,9 +194,10 @@ def constructor(cls: type) -> typing.Callable[..., typing.Any]:
             f" _records_out = _records_new(_records_cls)\n"
             f" _records_set(_records_out, '__dict__', {{{values}}})\n"
             f" return _records_out")
-    make = _compiled(cls, text, {"_records_new": object.__new__, "_records_set": object.__setattr__,
+    make = _compiled(cls, "_records_make", text, {"_records_new": object.__new__, "_records_set": object.__setattr__,
                                  "_records_cls": cls}, alone=True)
     make.__qualname__ = make.__name__ = f"new_{cls.__name__}"
+    make.__module__ = cls.__module__
     make.__annotations__ = {**{f.name: f.type for f in fields}, "return": cls.__qualname__}
     make.__doc__ = f"``{cls.__qualname__}(...)``, its fields set at once (:func:`gpuplan.core.records.constructor`)."
     return make

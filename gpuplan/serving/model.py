@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from gpuplan.core.memo import memo
-from gpuplan.core.records import cached_property, constructor, dataclass
+from gpuplan.core.records import cached_property, dataclass
 
 from gpuplan.core.units import GIB
 from gpuplan.model.arch import Architecture
@@ -270,9 +270,12 @@ def gpu_rates(gpu: Gpu, arch: Architecture, precision: str, k: ServingConstants,
     return path, matmul, attention, lm_head, bw, attn_bw, eng, weight_stream_factor(path, k)
 
 
-#: ``Replica(...)``, every field given, set at once (the frozen dataclass sets its 35 fields one by
-#: one; a plan builds a replica per GPU and layout): an equal object.
-_replica = constructor(Replica)
+def _replica(**fields: object) -> Replica:
+    """``Replica(**fields)``, every field given, set at once (the frozen dataclass sets its 35 fields
+    one by one; a plan builds a replica per GPU and layout): an equal object."""
+    out = object.__new__(Replica)
+    object.__setattr__(out, "__dict__", fields)
+    return out
 
 
 #: Weight bytes by (architecture, precision, constants), by identity, the two held in the entry:
