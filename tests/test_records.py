@@ -155,3 +155,29 @@ def test_what_it_leaves_to_the_standard_library():
         class Bad:
             x: int = 0
             y: int
+
+
+def test_a_constructor_makes_the_object_init_makes():
+    from gpuplan.core.records import constructor
+
+    @dataclass(frozen=True)
+    class Point:
+        x: float
+        label: str
+        weight: float = 1.0
+
+    make = constructor(Point)
+    assert list(inspect.signature(make).parameters) == ["x", "label", "weight"]  # every field, by position
+    made, built = make(1.5, "a", 2.0), Point(1.5, "a", 2.0)
+    assert made == built and hash(made) == hash(built) and repr(made) == repr(built)
+    assert vars(made) == vars(built) and list(vars(made)) == ["x", "label", "weight"]
+    assert make(x=1.5, label="a", weight=2.0) == built
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.x = 2.0  # type: ignore[misc]
+
+    @dataclasses.dataclass
+    class Open:
+        x: float
+
+    with pytest.raises(TypeError):
+        constructor(Open)  # not frozen: its __init__ is the constructor

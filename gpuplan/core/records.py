@@ -32,7 +32,7 @@ import sys
 import typing
 from dataclasses import MISSING, FrozenInstanceError, field
 
-__all__ = ["cached_property", "dataclass", "field"]
+__all__ = ["cached_property", "constructor", "dataclass", "field"]
 
 #: The default a field with a ``default_factory`` shows in ``__init__``'s signature (``<factory>``).
 _FACTORY = getattr(dataclasses, "_HAS_DEFAULT_FACTORY", None)
@@ -151,17 +151,56 @@ def _init(cls: type, fields: tuple[dataclasses.Field, ...]) -> typing.Any:
             params.append(n)
         lines.append(f"  __dataclass_builtins_object__.__setattr__(self,{n!r},{value})")
     body = "\n".join(lines) or "  pass"
-    text = f"def __create_fn__({', '.join(env)}):\n def __init__({','.join(params)}):\n{body}\n return __init__"
-    module = sys.modules.get(cls.__module__)
-    ns: dict[str, typing.Any] = {}
-    # The one compilation of gpuplan (docs/security.md): fixed text and the field names of a class
-    # of the package (identifiers, checked in _plain), never input; what dataclasses itself runs.
-    code = compile(text, "<string>", "exec", dont_inherit=True)  # without this module's __future__ flags
-    exec(code, module.__dict__ if module is not None else {}, ns)  # noqa: S102 - as dataclasses does
-    init = ns["__create_fn__"](**env)
+    init = _compiled(cls, "__init__", f" def __init__({','.join(params)}):\n{body}", env)
     init.__annotations__ = {**{f.name: f.type for f in fields}, "return": None}
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     return init
+
+
+def _compiled(cls: type, name: str, function: str, env: dict[str, typing.Any], *, alone: bool = False) -> typing.Any:
+    """The function ``name`` whose text is ``function``: compiled in the module of ``cls`` with the
+    names of ``env`` bound around it (``function`` indented by one space), or (``alone``, at column
+    0) with them as its only globals (read as a module's are; no closure cells to copy at each call)."""
+    if alone:
+        text, scope = function, dict(env)
+    else:
+        text = f"def __create_fn__({', '.join(env)}):\n{function}\n return {name}"
+        module = sys.modules.get(cls.__module__)
+        scope = module.__dict__ if module is not None else {}
+    ns: dict[str, typing.Any] = {}
+    # The one compilation of gpuplan (docs/security.md): fixed text and the field names of a class
+    # of the package (identifiers, checked in _plain and constructor), never input; what
+    # dataclasses itself runs.
+    code = compile(text, "<string>", "exec", dont_inherit=True)  # without this module's __future__ flags
+    exec(code, scope, ns)  # noqa: S102 - as dataclasses does
+    return ns[name] if alone else ns["__create_fn__"](**env)
+
+
+def constructor(cls: type) -> typing.Callable[..., typing.Any]:
+    """A constructor of the frozen dataclass ``cls`` for the records a plan builds by the thousand:
+    every field by position (or keyword), in the class's order, no defaults, and the instance's
+    ``__dict__`` set at once, where ``__init__`` sets the fields one by one with
+    ``object.__setattr__`` (twice the time). The field names are read from
+    :func:`dataclasses.fields` once, so the class holds their one list; the object is equal to
+    ``cls(...)`` of the same values."""
+    fields = dataclasses.fields(cls)
+    names = [f.name for f in fields]
+    if (not cls.__dataclass_params__.frozen or hasattr(cls, "__post_init__") or "__slots__" in cls.__dict__  # type: ignore[attr-defined]
+            or not all(f.init and n.isidentifier() and not keyword.iskeyword(n) and not n.startswith("_records_")
+                       for f, n in zip(fields, names))):
+        raise TypeError(f"{cls.__qualname__}: a constructor is built for a plain frozen dataclass only")
+    values = ", ".join(f"{n!r}: {n}" for n in names)
+    text = (f"def _records_make({', '.join(names)}):\n"
+            f" _records_out = _records_new(_records_cls)\n"
+            f" _records_set(_records_out, '__dict__', {{{values}}})\n"
+            f" return _records_out")
+    make = _compiled(cls, "_records_make", text, {"_records_new": object.__new__, "_records_set": object.__setattr__,
+                                 "_records_cls": cls}, alone=True)
+    make.__qualname__ = make.__name__ = f"new_{cls.__name__}"
+    make.__module__ = cls.__module__
+    make.__annotations__ = {**{f.name: f.type for f in fields}, "return": cls.__qualname__}
+    make.__doc__ = f"``{cls.__qualname__}(...)``, its fields set at once (:func:`gpuplan.core.records.constructor`)."
+    return make
 
 
 class cached_property:  # noqa: N801 - named as the functools one it stands in for

@@ -24,6 +24,7 @@ Defaults an experienced engineer would pick (docs/fabric-model.md, "Choosing the
 from __future__ import annotations
 
 import math
+from gpuplan.core.memo import memo
 from gpuplan.core.records import dataclass
 
 from gpuplan.hardware.loader import Catalog
@@ -297,7 +298,7 @@ def _size(out: ScaleOut, gpu: Gpu, catalog: Catalog, nodes: int, layout: Layout,
 
 #: Checked topologies by what they are built from: a design's graph is built and checked once,
 #: however often a plan's runners-up or a sweep's points need the same fabric. Bounded.
-_CHECKED: dict[tuple[object, ...], Topology] = {}
+_CHECKED: dict[tuple[object, ...], Topology] = memo()
 
 
 def _finish(design: ClosDesign, switch_id: str, port_gbit: float, check: bool | None, *,

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 
+from gpuplan.core.memo import memo
 from gpuplan.core.records import dataclass
 from gpuplan.fabric.facility import default_pue, rack_plan
 from gpuplan.hardware.loader import Catalog
@@ -115,7 +116,7 @@ def servers_usd_per_million_tokens(capex_usd: float, power_kw: float, pue: float
 
 
 #: One basis per (given settings, catalog): the fleet memos key on its identity.
-_BASES: dict[tuple[object, ...], CostBasis] = {}
+_BASES: dict[tuple[object, ...], CostBasis] = memo()
 
 
 def cost_basis(given: tuple[tuple[str, float], ...], catalog: Catalog) -> CostBasis:

@@ -21,12 +21,11 @@ of the catalog's own schema classes (:func:`registry`), never imported by name.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import math
 import typing
-from gpuplan.core.records import dataclass
+from gpuplan.core.records import cached_property, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +70,7 @@ class Preparsed:
     #: the validated catalog's fields, encoded (:func:`encode`)
     catalog: dict[str, Any]
 
-    @functools.cached_property
+    @cached_property
     def raw(self) -> dict[str, Any]:
         """relative path -> the file's parsed TOML"""
         return json.loads(self.raw_text)
@@ -235,10 +234,8 @@ def preparsed_text(catalog: dict[str, Any], files: list[tuple[str, bytes, Any]],
     body = {"format": FORMAT, "code": code_fingerprint(),
             "files": [{"path": rel, "sha256": hashlib.sha256(blob).hexdigest()} for rel, blob, _ in files],
             "raw": raw_text, "catalog": encoded}
-    try:
-        text = json.dumps(body, sort_keys=False, separators=(",", ":"), ensure_ascii=True)
-    except TypeError as exc:  # a TOML date or time in a file: JSON has none
-        raise ValueError(f"the catalog does not encode as JSON: {exc}") from None
+    # JSON data throughout: the files' TOML is text by now and encode() raised on anything else
+    text = json.dumps(body, sort_keys=False, separators=(",", ":"), ensure_ascii=True)
     back = json.loads(text)
     again = json.loads(back["raw"])
     for rel, _, data in files:

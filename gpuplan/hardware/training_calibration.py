@@ -10,6 +10,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from gpuplan.core.memo import memo
 from gpuplan.hardware.training_frameworks import FRAMEWORKS, Framework
 
 
@@ -144,7 +145,7 @@ class TrainingCalibration(BaseModel):
 #: :func:`log_interp` by curve identity and abscissa: a training plan reads the same few hundred
 #: GEMM and buffer sizes thousands of times. The curve is held in the entry so that its id stays
 #: its own. Bounded: cleared when full.
-_INTERPOLATED: dict[tuple[int, float], tuple[float, tuple[tuple[float, float], ...]]] = {}
+_INTERPOLATED: dict[tuple[int, float], tuple[float, tuple[tuple[float, float], ...]]] = memo()
 
 
 def _interp(points: tuple[tuple[float, float], ...], x: float) -> float:

@@ -22,6 +22,8 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
+from gpuplan.core.memo import on_clear_all
+
 PERCENTILES: dict[str, float] = {"p50": 0.50, "p90": 0.90, "p95": 0.95, "p99": 0.99}
 #: Utilisation treated as saturated (the wait is infinite); guards round-off at rho -> 1.
 SATURATED = 1.0 - 1e-9
@@ -90,6 +92,9 @@ def _tail_decay_rate(lam: float, service_s: float, scv: float) -> float:
         if abs(step) <= 1e-12 * max(x, 1e-300):
             break
     return x / service_s
+
+
+on_clear_all(_tail_decay_rate.cache_clear)
 
 
 def tail_constant(lam: float, service_s: float, delta: float, scv: float = 0.0) -> float:

@@ -25,7 +25,7 @@ limits gives the highest sustainable rate; it is found by bisection.
 from __future__ import annotations
 
 import math
-from gpuplan.core.records import cached_property, dataclass
+from gpuplan.core.records import cached_property, constructor, dataclass
 
 from gpuplan.physics.queueing import PERCENTILES, wait_quantile_bound_s, wait_s
 from gpuplan.serving.mixed import budget_filled_step, budget_share
@@ -74,21 +74,9 @@ class Workpoint:
         return self.ttft_mean_s + self.step_count * self.tpot_s
 
 
-_NEW, _SET = object.__new__, object.__setattr__
-
-
-def _workpoint(concurrency: float, rate: float, rho: float, tpot_s: float, step: StepTime, step_s: float,
-               prefill_latency_s: float, prefill_service_s: float, ttft_mean_s: float, ttft_target_stat_s: float,
-               ttft_p99_s: float, step_count: int) -> Workpoint:
-    """``Workpoint(...)`` with its fields set at once (the frozen dataclass sets them one by one; a
-    capacity search builds hundreds): an equal object."""
-    out = _NEW(Workpoint)
-    _SET(out, "__dict__", {"concurrency": concurrency, "rate": rate, "rho": rho, "tpot_s": tpot_s, "step": step,
-                           "step_s": step_s, "prefill_latency_s": prefill_latency_s,
-                           "prefill_service_s": prefill_service_s, "ttft_mean_s": ttft_mean_s,
-                           "ttft_target_stat_s": ttft_target_stat_s, "ttft_p99_s": ttft_p99_s,
-                           "step_count": step_count})
-    return out
+#: ``Workpoint(...)`` with its fields set at once (the frozen dataclass sets them one by one; a
+#: capacity search builds hundreds): an equal object.
+_workpoint = constructor(Workpoint)
 
 
 class ReplicaCapacity:

@@ -23,6 +23,7 @@ Sizing the two pools from these rates, their pairing and their cost is :mod:`gpu
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from gpuplan.core.records import dataclass
 
 from gpuplan.physics.kv_cache import kv_bytes_per_token
@@ -142,7 +143,7 @@ class DecodeWorker:
 
     def step_at(self, concurrency: float) -> float:
         """``t0(C)``: the time of :meth:`step`."""
-        return self.step(concurrency).total_s
+        return _step_s(self.replica.step, self.replica.layout.pp, self.mean_context, concurrency)
 
     def point(self, lam: float, steps: int) -> tuple[float, float]:
         """(concurrency, TPOT) carrying ``lam`` requests/s: ``C = lam n t0(C)``, by bisection."""
@@ -162,6 +163,15 @@ class DecodeWorker:
         return self.step_s / 2 if stat == "mean" else self.step_s
 
 
+def _step_s(step: Callable[[float, float], StepTime], pp: int, mean_context: float, concurrency: float) -> float:
+    """``t0(C)``, the time of :meth:`DecodeWorker.step` from the replica's ``step`` and PP depth
+    (``max``/``min`` as conditionals: :func:`decode_worker` asks ~50 of each worker)."""
+    c = 1.0 if 1.0 > concurrency else concurrency
+    b = c / (c if c < pp else pp)
+    st = step(1.0 if 1.0 > b else b, mean_context)
+    return st.gemm_s + st.attention_s + st.comm_s + st.fixed_s
+
+
 def decode_worker(replica: Replica, demand: Demand) -> DecodeWorker | None:
     """The decode worker of ``replica`` at its highest rate within the TPOT target; None when even
     one sequence misses the target or the longest sequence's cache does not fit."""
@@ -172,23 +182,15 @@ def decode_worker(replica: Replica, demand: Demand) -> DecodeWorker | None:
         return None
     ctx = replica.decode_context(demand.prompt_tokens, demand.output_tokens)
     decode, pp = replica.step, replica.layout.pp
-
-    def step_at(c: float) -> float:
-        """DecodeWorker.step_at, spelled out (``max``/``min`` as conditionals): 50 a worker."""
-        c = 1.0 if 1.0 > c else c
-        b = c / (c if c < pp else pp)
-        st = decode(1.0 if 1.0 > b else b, ctx)
-        return st.gemm_s + st.attention_s + st.comm_s + st.fixed_s
-
-    step = step_at(1.0)  # each step time is computed once and kept (the bisection's end is one it saw)
+    step = _step_s(decode, pp, ctx, 1.0)  # each step time is computed once and kept (the bisection's end is one it saw)
     if not math.isfinite(step) or step > demand.tpot_s:
         return None
     lo, hi = 1.0, float(cap)
-    top = step_at(hi)
+    top = _step_s(decode, pp, ctx, hi)
     if top > demand.tpot_s:
         for _ in range(BISECTIONS):
             mid = 0.5 * (lo + hi)
-            t = step_at(mid)
+            t = _step_s(decode, pp, ctx, mid)
             if t <= demand.tpot_s:
                 lo, step = mid, t
             else:

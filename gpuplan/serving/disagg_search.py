@@ -30,6 +30,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable
+from gpuplan.core.memo import memo
 from gpuplan.core.records import dataclass
 
 from gpuplan.hardware.schema import Gpu
@@ -127,10 +128,10 @@ class DisaggFleet:
 #: entry, unhashable) is keyed by identity; the cached workers hold the replica, so it stays alive.
 #: An entry is ``[number, prefill worker, decode worker, replica]``; the decode worker (a bisection over
 #: the batch) is :data:`_UNSIZED` until a search needs it.
-_WORKERS: dict[tuple[object, ...], list] = {}
+_WORKERS: dict[tuple[object, ...], list] = memo()
 #: Prefill rates by (the worker's number in _WORKERS, extra seconds): a plain key, since hashing the
 #: replica's catalog records again for every link a search tries cost more than the lookup saved.
-_RATES: dict[tuple[int, float], float] = {}
+_RATES: dict[tuple[int, float], float] = memo()
 #: Numbers are never reused (not even after the memos are emptied mid-search).
 _NUMBERS = itertools.count()
 _MEMO_MAX = 8192

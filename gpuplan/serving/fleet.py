@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import math
+from gpuplan.core.memo import memo
 from gpuplan.core.records import dataclass
 
 from gpuplan.fabric.tco import CostBasis
@@ -52,7 +53,7 @@ def nodes_for(replicas: int, gpus_per_replica: int, gpus_per_node: int, nodes_pe
 #: a third of them distinct (the layouts' floors, the capex re-rank's re-plans, the disaggregation
 #: search's bounds). The GPU and the constants are keyed by identity and held in the entry, so
 #: their ids are not reused while it lives. Bounded: cleared when full.
-_FLEETS: dict[tuple[object, ...], tuple[Gpu, CostBasis, FleetCost]] = {}
+_FLEETS: dict[tuple[object, ...], tuple[Gpu, CostBasis, FleetCost]] = memo()
 _FLEETS_MAX = 8192
 
 

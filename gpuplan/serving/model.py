@@ -19,6 +19,7 @@ the stage times plus ``pp - 1`` hand-offs.
 from __future__ import annotations
 
 import math
+from gpuplan.core.memo import memo
 from gpuplan.core.records import cached_property, dataclass
 
 from gpuplan.core.units import GIB
@@ -279,7 +280,7 @@ def _replica(**fields: object) -> Replica:
 
 #: Weight bytes by (architecture, precision, constants), by identity, the two held in the entry:
 #: every GPU and layout of a plan shares them. Bounded: cleared when full.
-_WEIGHTS: dict[tuple[int, str, int], tuple[Architecture, ServingConstants, WeightBytes]] = {}
+_WEIGHTS: dict[tuple[int, str, int], tuple[Architecture, ServingConstants, WeightBytes]] = memo()
 
 
 def _weights(arch: Architecture, precision: str, k: ServingConstants) -> WeightBytes:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+from gpuplan.core.memo import memo
 from gpuplan.model.arch import Architecture
 from gpuplan.hardware.engine_vendors import vendor_refusal
 from gpuplan.hardware.loader import Catalog
@@ -68,7 +69,7 @@ def _demand(workload: Workload) -> Demand:
 #: strategies and every point of a QPS sweep build and size each replica once. The catalog is
 #: keyed by identity and held in the entry, so its id is not reused while the entry lives.
 #: Bounded: cleared when full.
-_REPLICAS: dict[tuple[object, ...], tuple[Catalog, list[tuple[Replica, dict[Demand, _Ceiling]]]]] = {}
+_REPLICAS: dict[tuple[object, ...], tuple[Catalog, list[tuple[Replica, dict[Demand, _Ceiling]]]]] = memo()
 _REPLICAS_MAX = 512
 _CEILINGS_MAX = 256
 
@@ -99,7 +100,7 @@ def _replicas(gpu: Gpu, workload: Workload, k: ServingConstants,
 
 #: The serving engine by (constants, name, version), the constants keyed by identity and held:
 #: every GPU of a plan resolves the same one.
-_ENGINES: dict[tuple[int, str | None, str | None], tuple[ServingConstants, Engine]] = {}
+_ENGINES: dict[tuple[int, str | None, str | None], tuple[ServingConstants, Engine]] = memo()
 
 
 def _engine(k: ServingConstants, name: str | None, version: str | None) -> Engine:

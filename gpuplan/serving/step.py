@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from gpuplan.core.records import dataclass
+from gpuplan.core.records import constructor, dataclass
 
 
 @dataclass(frozen=True)
@@ -50,18 +50,9 @@ class StepTime:
         return max(parts, key=lambda p: parts[p])
 
 
-_NEW, _SET = object.__new__, object.__setattr__
-
-
-def step_time(gemm_s: float, attention_s: float, comm_s: float, fixed_s: float, flops: float, weight_bytes: float,
-              kv_bytes: float, activation_bytes: float, gemm_memory_s: float) -> StepTime:
-    """``StepTime(...)`` with its fields set at once (the frozen dataclass's ``__init__`` sets them one
-    by one, twice the time, and a plan builds thousands): an equal object."""
-    out = _NEW(StepTime)
-    _SET(out, "__dict__", {"gemm_s": gemm_s, "attention_s": attention_s, "comm_s": comm_s, "fixed_s": fixed_s,
-                           "flops": flops, "weight_bytes": weight_bytes, "kv_bytes": kv_bytes,
-                           "activation_bytes": activation_bytes, "gemm_memory_s": gemm_memory_s})
-    return out
+#: ``StepTime(...)`` with its fields set at once (the frozen dataclass's ``__init__`` sets them one
+#: by one, twice the time, and a plan builds thousands): an equal object.
+step_time = constructor(StepTime)
 
 
 def step_constants(r: Any) -> tuple[Any, ...]:
@@ -275,8 +266,5 @@ def replica_step(self: Any, batch: float, mean_context: float, requests: float =
             fixed_s += idle if idle > 0.0 else 0.0
         else:
             fixed_s += host
-    out = _NEW(StepTime)  # step_time(), inline
-    _SET(out, "__dict__", {"gemm_s": gemm_s, "attention_s": attn_s, "comm_s": comm_s, "fixed_s": fixed_s,
-                           "flops": flops + (f_decode + f_prefill), "weight_bytes": w,
-                           "kv_bytes": kv_decode + kv_prefill, "activation_bytes": act, "gemm_memory_s": mem_s})
-    return out
+    return step_time(gemm_s, attn_s, comm_s, fixed_s, flops + (f_decode + f_prefill), w, kv_decode + kv_prefill, act,
+                     mem_s)

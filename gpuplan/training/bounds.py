@@ -17,6 +17,7 @@ import math
 from collections.abc import Iterable
 from typing import NamedTuple
 
+from gpuplan.core.memo import memo
 from gpuplan.training.evaluator import HOURS_PER_DAY, Evaluator, Fixed, SearchOutcome, Target, cost_usd
 from gpuplan.training.fit import MEMO_ENTRIES, _light_stage, _table
 from gpuplan.training.groups import Scale, search_groups
@@ -314,7 +315,7 @@ def _deadline_scan(ev: Evaluator, terms: list[tuple], target: Target, level: int
 
 
 #: ``1 + straggler(n, sigma)`` by sigma and GPU count (the scan's hot path; any GPU type's).
-_LAGS: dict[float, dict[int, float]] = {}
+_LAGS: dict[float, dict[int, float]] = memo()
 
 
 def _lags(sigma: float) -> dict[int, float]:

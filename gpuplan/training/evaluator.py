@@ -5,6 +5,7 @@ the candidate values of every axis: training/space.py."""
 from __future__ import annotations
 
 import math
+from gpuplan.core.memo import memo
 from gpuplan.core.records import dataclass, field
 from typing import NamedTuple
 
@@ -114,12 +115,12 @@ class _Parts:
     budget or GPU count reuse every layer cost. The GPU and calibration are keyed by identity and
     held here, so their ids stay theirs while the entry lives. Bounded: cleared when full."""
 
-    _shared: dict[tuple[object, ...], "_Parts"] = {}
+    _shared: dict[tuple[object, ...], "_Parts"] = memo()
     #: The parts no GPU reads (a layout's model-state and activation bytes: memory.py), shared by
     #: the Evaluators of every GPU type of a job's model, sequence and precision (a plan searches
     #: 20 GPU types; the same layouts' bytes were computed once per type). The calibration is held
     #: (keyed by identity).
-    _bytes: dict[tuple[object, ...], tuple[TrainingCalibration, dict, dict]] = {}
+    _bytes: dict[tuple[object, ...], tuple[TrainingCalibration, dict, dict]] = memo()
     MAX_ENTRIES = 256
 
     def __init__(self, gpu: Gpu, cal: TrainingCalibration, job: Job | None = None, attention: str = ""):
@@ -173,7 +174,7 @@ class _Parts:
 
 
 #: Goodput by calibration identity and GPU count (the calibration held, so its id stays its own).
-_GOODPUT: dict[tuple[int, int], tuple[Goodput, TrainingCalibration]] = {}
+_GOODPUT: dict[tuple[int, int], tuple[Goodput, TrainingCalibration]] = memo()
 
 
 class Evaluator:

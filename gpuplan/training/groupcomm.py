@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+from gpuplan.core.memo import memo
 from gpuplan.physics.collectives import (
     Network,
     Tier,
@@ -31,7 +32,7 @@ def ramp(tier: Tier, size_bytes: float, cal: TrainingCalibration) -> Tier:
 #: Ramped networks by (network identity, buffer size, calibration identity): a layout search asks
 #: for the same few buffer sizes thousands of times. The network and calibration are held in the
 #: entry so their ids stay their own. Bounded: cleared when full.
-_RAMPED: dict[tuple[int, float, int], tuple[Network, Network, TrainingCalibration]] = {}
+_RAMPED: dict[tuple[int, float, int], tuple[Network, Network, TrainingCalibration]] = memo()
 
 
 def _ramped(net: Network, size_bytes: float, cal: TrainingCalibration) -> Network:
@@ -56,7 +57,7 @@ def _ramp_network(net: Network, size_bytes: float, cal: TrainingCalibration) -> 
 #: recompute setting, the DP sync of every ZeRO stage, the sends of every micro-batch count). The
 #: network and calibration are held in the entry so their ids stay their own. Bounded: cleared
 #: when full.
-_COLLECTIVES: dict[tuple[object, ...], tuple[object, Network, TrainingCalibration]] = {}
+_COLLECTIVES: dict[tuple[object, ...], tuple[object, Network, TrainingCalibration]] = memo()
 
 
 def group_collective(kind: str, size_bytes: float, group: Group, net: Network,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
+from gpuplan.core.memo import memo
 from gpuplan.training.framework import constrain
 from gpuplan.training.evaluator import HOURS_PER_DAY, Evaluator, Fixed, Target, cost_usd
 from gpuplan.training.layout import Layout, layers_per_stage
@@ -139,7 +140,7 @@ def _enumerate(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> 
 #: the batch, the server size, a fixed DP, folded experts, the target's count), shared by the GPU
 #: types of a server size (a plan enumerates 20). Not under a power limit, which reads the GPU's
 #: server power. Bounded: cleared when full.
-_ROWS: dict[tuple[object, ...], dict[tuple[int, int, int, int], list[tuple[int, tuple[int, ...]]]]] = {}
+_ROWS: dict[tuple[object, ...], dict[tuple[int, int, int, int], list[tuple[int, tuple[int, ...]]]]] = memo()
 
 
 def _shared_rows(ev: Evaluator, fixed: Fixed, target: Target,

@@ -21,8 +21,8 @@
 
 from __future__ import annotations
 
+from gpuplan.core.memo import memo
 from gpuplan.core.records import dataclass
-
 from gpuplan.hardware.intervals import generation
 from gpuplan.hardware.training_calibration import TrainingCalibration
 from gpuplan.hardware.training_frameworks import Framework
@@ -81,7 +81,7 @@ def gemm_s(flops: float, nbytes: float, hw: Hardware, cal: TrainingCalibration) 
 
 #: GEMM times by shape and hardware and calibration identity (held in the entry, so their ids stay
 #: theirs): the layer costs of a search share most of their GEMMs. Bounded: cleared when full.
-_GEMMS: dict[tuple[float, float, float, int, int], tuple[tuple[float, float], Hardware, TrainingCalibration]] = {}
+_GEMMS: dict[tuple[float, float, float, int, int], tuple[tuple[float, float], Hardware, TrainingCalibration]] = memo()
 
 
 def _gemm(tokens: float, k: float, n: float, hw: Hardware, cal: TrainingCalibration) -> tuple[float, float]:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
+from gpuplan.core.memo import memo
 from gpuplan.core.units import GIB, dtype_bytes
 from gpuplan.model.arch import Architecture
 from gpuplan.hardware.training_calibration import TrainingCalibration
@@ -147,7 +148,7 @@ def pipeline_stages(arch: Architecture, pp: int) -> tuple[Stage, ...]:
 
 
 #: :func:`pipeline_stages` by (layers, PP, embedding and output-layer parameters); bounded.
-_STAGES: dict[tuple[int, int, int, int], tuple[Stage, ...]] = {}
+_STAGES: dict[tuple[int, int, int, int], tuple[Stage, ...]] = memo()
 
 
 def rank_params(arch: Architecture, layout: Layout, stage: Stage) -> tuple[float, float]:

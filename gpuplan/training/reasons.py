@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gpuplan.core.memo import memo
 from gpuplan.core.numbers import num
 from gpuplan.hardware.loader import Catalog
 from gpuplan.hardware.schema import Gpu
@@ -146,11 +147,14 @@ def unvalidated_note(gpu_id: str, cal: TrainingCalibration) -> str:
             f"figures for it")
 
 
-_MP_CACHE: dict[tuple[object, ...], int | None] = {}
+#: The least model parallelism of a job on a GPU type, by the catalog's hash. Bounded: cleared when full.
+_MP_CACHE: dict[tuple[object, ...], int | None] = memo()
 
 
 def _min_model_parallel_cached(job: Job, gpu: Gpu, catalog: Catalog, cal: TrainingCalibration) -> int | None:
     key = (job, gpu.id, catalog.sha256)
     if key not in _MP_CACHE:
+        if len(_MP_CACHE) >= 256:
+            _MP_CACHE.clear()
         _MP_CACHE[key] = min_model_parallel(Evaluator(job, gpu, network_for(gpu, catalog), cal))
     return _MP_CACHE[key]

@@ -212,7 +212,7 @@ def _search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: bo
             k = _rank_key(pool[-1], target, ev)
             worst = (k[0], k[1])
     if resumable:
-        ev._searches[("suspended", ev.capacity, ev.headroom, fixed, target, top, max_groups)] = [
+        ev._searches[_suspended_key(ev, fixed, target, top, max_groups)] = [
             (limit, replace(outcome, best=list(outcome.best)), list(heap), list(pool), worst)]
     if straggle and not pool and cutoff is None:
         if memory or not relax or target.kind != "deadline":
@@ -231,12 +231,17 @@ def _search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: bo
     return outcome
 
 
+def _suspended_key(ev: Evaluator, fixed: Fixed, target: Target, top: int, max_groups: int) -> tuple[object, ...]:
+    """The key of a suspended search of this space in the Evaluator's searches (:func:`_suspended`)."""
+    return ("suspended", ev.capacity, ev.headroom, fixed, target, top, max_groups)
+
+
 def _suspended(ev: Evaluator, fixed: Fixed, target: Target, top: int, max_groups: int,
                limit: int) -> tuple[SearchOutcome, list, list, tuple[float, float]] | None:
     """Copies of the (outcome, heap, pool, incumbent) where a search of this space for the
     fastest plan stopped at a limit of at most ``limit`` evaluations (None: none did). Going on
     from there is that search with the higher limit: its loop reads the limit only to stop."""
-    held = ev._searches.get(("suspended", ev.capacity, ev.headroom, fixed, target, top, max_groups))
+    held = ev._searches.get(_suspended_key(ev, fixed, target, top, max_groups))
     if not held or held[0][0] > limit:  # type: ignore[index]
         return None
     _, outcome, heap, pool, worst = held[0]  # type: ignore[misc]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+from gpuplan.core.memo import memo
 from gpuplan.training.layout import (
     RECOMPUTE_ORDER,
     Group,
@@ -150,7 +151,7 @@ def dp_candidates(ev: Evaluator, fixed: Fixed, target: Target, mp: int, mb: int,
 
 #: DP values by batch, server size and the key of :func:`dp_candidates` (no power limit): the
 #: same for every GPU type of a server size (a plan searches 20). Bounded: cleared when full.
-_DPS: dict[tuple[object, ...], list[int]] = {}
+_DPS: dict[tuple[object, ...], list[int]] = memo()
 _DPS_MAX = 65536
 
 

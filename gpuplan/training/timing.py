@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
+from gpuplan.core.memo import memo
 from gpuplan.core.units import GB
 from gpuplan.hardware.training_calibration import TrainingCalibration
 from gpuplan.physics.collectives import Network, p2p_s
@@ -100,7 +101,7 @@ _FWD, _BWD, _RC, _TPF, _TPB, _TPR, _CP, _EP, _TOTAL, _FWD_TOTAL, _SCALEOUT = ran
 #: for the same layer costs at many PP and recompute settings (an identity key: hashing a
 #: LayerCost's floats cost more than the averages). The costs are held in the entry, so their ids
 #: stay theirs while it lives. Bounded: cleared when full.
-_AVERAGES: dict[tuple[int, int, float, float, int], tuple[tuple[float, ...], LayerCost, LayerCost | None]] = {}
+_AVERAGES: dict[tuple[int, int, float, float, int], tuple[tuple[float, ...], LayerCost, LayerCost | None]] = memo()
 
 
 def _layer_averages(dense: LayerCost, moe: LayerCost | None, n_dense: float, n_moe: float,
@@ -276,7 +277,7 @@ def pipeline_sends_s(job: Job, hw: Hardware, cal: TrainingCalibration, layout: L
 #: (seconds, crosses the scale-up domain) of one pipeline hop by its bytes, the PP group's size and
 #: stride, and the network and calibration (held in the entry, so their ids stay theirs): the
 #: search's bounds ask for every DP of a shape. Bounded: cleared when full.
-_HOPS: dict[tuple[float, int, int, int, int, int], tuple[tuple[float, bool], Network, TrainingCalibration]] = {}
+_HOPS: dict[tuple[float, int, int, int, int, int], tuple[tuple[float, bool], Network, TrainingCalibration]] = memo()
 
 
 def _hop(hop_bytes: float, size: int, stride: int, hw: Hardware, cal: TrainingCalibration) -> tuple[float, bool]:
