@@ -18,7 +18,7 @@ docstring are the standard library's, so :func:`dataclasses.fields`, ``replace``
 work as before. With ``kw_only=True`` (every field keyword-only, as in a pydantic model: the
 plan's result classes, gpuplan/core/contract_base.py) nothing is compiled: ``__init__`` is a
 shared function that checks the keywords and fills the instance's ``__dict__`` (compiling costs
-some 20 us of CPU a field, and those classes have 420 fields; the shared one is also faster to
+some 20 us of CPU a field, and those 33 classes have 416 fields; the shared one is also faster to
 call past three fields), with the standard signature and ``TypeError`` messages. Anything else
 (not frozen, other options, a ``__post_init__``, dataclass bases, ``InitVar``, ``ClassVar``,
 ``KW_ONLY``, ``init=False`` fields or a field's own ``kw_only``, a method of these names written in
