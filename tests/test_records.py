@@ -31,7 +31,7 @@ def _twin(cls: type) -> type:
     """``cls`` rebuilt by the standard library from its fields."""
     spec = []
     for f in dataclasses.fields(cls):
-        kw = {"repr": f.repr, "compare": f.compare, "hash": f.hash}
+        kw = {"repr": f.repr, "compare": f.compare, "hash": f.hash, "kw_only": f.kw_only}
         if f.default is not dataclasses.MISSING:
             kw["default"] = f.default
         if f.default_factory is not dataclasses.MISSING:
@@ -112,6 +112,33 @@ def test_defaults_factories_and_field_options():
     match _Point(3, 4.0):
         case _Point(x, y):
             assert (x, y) == (3, 4.0)
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Keyed:
+    x: int
+    y: float = 1.5
+    z: str
+    tags: list = field(default_factory=list)
+
+
+def test_keyword_only_fields_may_follow_defaults():
+    k = _Keyed(x=1, z="a")
+    assert (k.x, k.y, k.z, k.tags) == (1, 1.5, "a", [])
+    assert "records" in _Keyed.__eq__.__code__.co_filename
+    assert str(inspect.signature(_Keyed)) == "(*, x: 'int', y: 'float' = 1.5, z: 'str', tags: 'list' = <factory>) -> None"
+    assert _Keyed.__match_args__ == () and all(f.kw_only for f in dataclasses.fields(_Keyed))
+    with pytest.raises(TypeError):
+        _Keyed(1, "a")  # type: ignore[misc]
+    twin = _twin(_Keyed)
+    bad = [((1,), {}), ((), {}), ((), {"x": 1}), ((), {"x": 1, "z": "", "q": 1}), ((1, 2), {"x": 1}),
+           ((1,), {"x": 1, "z": ""}), ((), {"y": 1.0})]
+    for args, kwargs in bad:  # the same TypeError as the standard library's compiled __init__
+        with pytest.raises(TypeError) as ours:
+            _Keyed(*args, **kwargs)
+        with pytest.raises(TypeError) as theirs:
+            twin(*args, **kwargs)
+        assert str(ours.value) == str(theirs.value), (args, kwargs)
 
 
 def test_recursive_repr_and_subclass_attributes():

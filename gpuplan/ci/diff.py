@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict
 
 from gpuplan.core.version import __version__
 from gpuplan.core.contract import Bom, Finding, Plan, ServingPlan, TrainingPlan
+from gpuplan.planning.saved import as_published
 
 #: Version of the diff JSON (its own contract, same versioning rule as the plan).
 DIFF_SCHEMA_VERSION = "1.0"
@@ -79,9 +80,7 @@ class DiffResult(_Out):
 
 def normalise(plan: Plan) -> Plan:
     """The plan as its JSON says it (rounded floats), so saved and fresh plans compare equal."""
-    from gpuplan.core.stable_json import to_json
-
-    return Plan.model_validate_json(to_json(plan))
+    return as_published(plan)
 
 
 def _layout(phase: TrainingPlan | ServingPlan) -> str | None:

@@ -8,6 +8,7 @@ from these classes; any breaking change bumps :data:`SCHEMA_VERSION` (docs/json.
 from typing import Literal
 
 from gpuplan.core.contract_base import RoofFigure, _Out  # noqa: F401  (re-exported)
+from gpuplan.core.records import dataclass
 from gpuplan.core.contract_fabric import Bom, BomItem, ClosParameters, Interconnect, Topology  # noqa: F401
 from gpuplan.core.contract_fleet import Autoscaling, Fleet, FleetStrategy, Risk  # noqa: F401  (re-exported)
 from gpuplan.core.contract_serving import (  # noqa: F401  (re-exported)
@@ -23,12 +24,14 @@ from gpuplan.core.cost_contract import PlanTco, StorageSizing, Tco  # noqa: F401
 SCHEMA_VERSION = "2.2"
 
 
+@dataclass(frozen=True, kw_only=True)
 class AssumptionOut(_Out):
     field: str
     value: str
     reason: str
 
 
+@dataclass(frozen=True, kw_only=True)
 class Finding(_Out):
     """Something a CI gate or a reader should see; anchored to a profile field when possible."""
 
@@ -39,6 +42,7 @@ class Finding(_Out):
     field: str | None = None
 
 
+@dataclass(frozen=True, kw_only=True)
 class ModelSummary(_Out):
     name: str
     total_params: int
@@ -53,6 +57,7 @@ class ModelSummary(_Out):
     hf_repo: str | None = None
 
 
+@dataclass(frozen=True, kw_only=True)
 class Plan(_Out):
     schema_version: str
     gpuplan_version: str

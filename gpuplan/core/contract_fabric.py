@@ -5,9 +5,11 @@ Data only, re-exported by :mod:`gpuplan.core.contract`."""
 from typing import Literal
 
 from gpuplan.core.contract_base import _Out
+from gpuplan.core.records import dataclass, field
 from gpuplan.core.cost_contract import StorageSizing
 
 
+@dataclass(frozen=True, kw_only=True)
 class BomItem(_Out):
     category: Literal["server", "nic", "switch", "transceiver", "cable", "rack", "storage", "management", "power",
                       "cooling", "other"]
@@ -27,6 +29,7 @@ class BomItem(_Out):
     price_uncertainty: float | None = None
 
 
+@dataclass(frozen=True, kw_only=True)
 class Bom(_Out):
     items: list[BomItem]
     capex_usd: float
@@ -41,9 +44,9 @@ class Bom(_Out):
     #: GPUs x the catalog's cloud rate per GPU-hour; None when the catalog has no rate.
     cloud_usd_per_hour: float | None = None
     #: Parts with no catalog power figure (their power is not in power_kw).
-    unpowered_parts: list[str] = []
+    unpowered_parts: list[str] = field(default_factory=list)
     #: Capex per BOM category (server, nic, switch, ..., cooling).
-    capex_by_category_usd: dict[str, float] = {}
+    capex_by_category_usd: dict[str, float] = field(default_factory=dict)
     #: The part of capex_usd priced by estimates (lines marked ``estimate``).
     estimated_capex_usd: float = 0.0
     #: Compute-rack cooling: air (room CRAH), rear-door heat exchangers or direct liquid (CDUs).
@@ -56,6 +59,7 @@ class Bom(_Out):
     storage: StorageSizing | None = None
 
 
+@dataclass(frozen=True, kw_only=True)
 class Interconnect(_Out):
     scaleup_tech: str
     scaleup_domain_gpus: int
@@ -79,6 +83,7 @@ class Interconnect(_Out):
     scaleup_switch_trays: int = 0
 
 
+@dataclass(frozen=True, kw_only=True)
 class ClosParameters(_Out):
     """What rebuilds the exact graph of a Topology (gpuplan.fabric.graph.build_graph)."""
 
@@ -93,6 +98,7 @@ class ClosParameters(_Out):
     leaf_up_ports: int
 
 
+@dataclass(frozen=True, kw_only=True)
 class Topology(_Out):
     kind: Literal["rail-optimized-fat-tree", "fat-tree", "leaf-spine", "rail-only", "single-switch", "none"]
     switch: str | None

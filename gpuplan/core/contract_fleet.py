@@ -4,13 +4,11 @@ profile with both phases (docs/fleet-model.md). Data only, re-exported by :mod:`
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from gpuplan.core.contract_base import _Out
+from gpuplan.core.records import dataclass, field
 
 
-class _Out(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
+@dataclass(frozen=True, kw_only=True)
 class Autoscaling(_Out):
     """Autoscaler bounds from the daily demand curve (docs/fleet-model.md, "Autoscaling"): what a
     Kubernetes HPA's minReplicas, maxReplicas and target are set to."""
@@ -43,7 +41,7 @@ class Autoscaling(_Out):
     reserved_usd_per_year: float | None = None
     on_demand_usd_per_year: float | None = None
     cloud_usd_per_year: float | None = None
-    reasons: list[str] = []
+    reasons: list[str] = field(default_factory=list)
 
     def span(self) -> str:
         """'min-max' replicas, or the one count where the bounds meet (constant demand)."""
@@ -51,6 +49,7 @@ class Autoscaling(_Out):
             f"{self.min_replicas}-{self.max_replicas}"
 
 
+@dataclass(frozen=True, kw_only=True)
 class Risk(_Out):
     """A risk of a fleet strategy (the recommended one's also appear among the plan's findings)."""
 
@@ -59,6 +58,7 @@ class Risk(_Out):
     message: str
 
 
+@dataclass(frozen=True, kw_only=True)
 class FleetStrategy(_Out):
     """One way to own the GPUs for both phases (docs/fleet-model.md)."""
 
@@ -82,10 +82,11 @@ class FleetStrategy(_Out):
     idle_gpus_after_training: int = 0
     #: Hand-overs between serving and training per day (time-sliced).
     switches_per_day: int = 0
-    reasons: list[str] = []
-    risks: list[Risk] = []
+    reasons: list[str] = field(default_factory=list)
+    risks: list[Risk] = field(default_factory=list)
 
 
+@dataclass(frozen=True, kw_only=True)
 class Fleet(_Out):
     strategies: list[FleetStrategy]
     recommended: str | None

@@ -5,13 +5,14 @@ Data only, re-exported by :mod:`gpuplan.core.contract`."""
 from typing import Literal
 
 from gpuplan.core.fix_contract import ClosestFix
-from gpuplan.core.bands import PhaseIntervals
 from gpuplan.core.contract_base import RoofFigure, _Out
+from gpuplan.core.records import dataclass, field
 from gpuplan.core.contract_fabric import Bom, Interconnect, Topology
 from gpuplan.core.contract_fleet import Autoscaling
 from gpuplan.core.cost_contract import Tco
 
 
+@dataclass(frozen=True, kw_only=True)
 class ServingLayout(_Out):
     tp: int
     pp: int
@@ -20,6 +21,7 @@ class ServingLayout(_Out):
     disaggregated: bool
 
 
+@dataclass(frozen=True, kw_only=True)
 class Roofline(_Out):
     """Where the phases sit on the chosen GPU's roofline (FLOP per byte of HBM traffic)."""
 
@@ -36,6 +38,7 @@ class Roofline(_Out):
     decode_achieved_tflops: float | None = None
 
 
+@dataclass(frozen=True, kw_only=True)
 class DisaggregatedPool(_Out):
     """One pool of a disaggregated fleet (since 1.4)."""
 
@@ -60,6 +63,7 @@ class DisaggregatedPool(_Out):
     cloud_usd_per_hour: float | None = None
 
 
+@dataclass(frozen=True, kw_only=True)
 class DisaggregationComparison(_Out):
     """The cheapest disaggregated prefill/decode fleet and how it compares with the aggregated one.
 
@@ -105,9 +109,10 @@ class DisaggregationComparison(_Out):
     aggregated_capex_usd: float | None = None
     aggregated_cloud_usd_per_hour: float | None = None
     network_included: bool = False
-    pools: list[DisaggregatedPool] = []
+    pools: list[DisaggregatedPool] = field(default_factory=list)
 
 
+@dataclass(frozen=True, kw_only=True)
 class ServingOption(_Out):
     gpu: str
     gpus: int
@@ -128,6 +133,7 @@ class ServingOption(_Out):
     network_included: bool = False
 
 
+@dataclass(frozen=True, kw_only=True)
 class FrontierPoint(_Out):
     """One operating point of one layout on the chosen GPU: throughput against per-user speed."""
 
@@ -141,6 +147,7 @@ class FrontierPoint(_Out):
     meets_targets: bool
 
 
+@dataclass(frozen=True, kw_only=True)
 class ServingDeploy(_Out):
     """What an engine's launch settings need besides the layout (``gpuplan deploy``,
     docs/deploy.md): each engine states its memory fraction on its own basis, so the plan keeps
@@ -158,7 +165,14 @@ class ServingDeploy(_Out):
     gpus_per_node: int
 
 
-class ServingPlan(_Out, PhaseIntervals):
+@dataclass(frozen=True, kw_only=True)
+class ServingPlan(_Out):
+    #: [low, high] of each predicted figure at ``interval_level``, from the validation residuals
+    #: of the phase's regime, named by ``interval_basis``; empty without a residual table
+    #: (docs/calibration.md). Both phases carry these three first.
+    intervals: dict[str, tuple[float, float]] = field(default_factory=dict)
+    interval_level: float | None = None
+    interval_basis: str | None = None
     feasible: bool
     gpu: str | None
     gpus: int
@@ -220,7 +234,7 @@ class ServingPlan(_Out, PhaseIntervals):
     #: Infeasible only: the smallest change of one constraint that plans feasibly (core/fix_contract.py).
     closest_fix: ClosestFix | None = None
     #: Throughput-latency frontier of every layout on the chosen GPU (gpuplan/serving/frontier.py).
-    frontier: list[FrontierPoint] = []
+    frontier: list[FrontierPoint] = field(default_factory=list)
     tco: Tco | None = None
     #: Launch inputs of the chosen layout (None when infeasible, and in older saved plans).
     deploy: ServingDeploy | None = None

@@ -5,12 +5,13 @@ Data only, re-exported by :mod:`gpuplan.core.contract`."""
 from typing import Literal
 
 from gpuplan.core.fix_contract import ClosestFix
-from gpuplan.core.bands import PhaseIntervals
 from gpuplan.core.contract_base import RoofFigure, _Out
+from gpuplan.core.records import dataclass, field
 from gpuplan.core.contract_fabric import Bom, Interconnect, Topology
 from gpuplan.core.cost_contract import Tco
 
 
+@dataclass(frozen=True, kw_only=True)
 class TrainingLayout(_Out):
     tp: int
     pp: int
@@ -28,6 +29,7 @@ class TrainingLayout(_Out):
     recompute_layers: int = 0
 
 
+@dataclass(frozen=True, kw_only=True)
 class TrainingBreakdown(_Out):
     """Seconds per optimizer step; the ``*_comm_s`` are the exposed (not overlapped) parts."""
 
@@ -49,6 +51,7 @@ class TrainingBreakdown(_Out):
     host_overhead_s: float = 0.0
 
 
+@dataclass(frozen=True, kw_only=True)
 class MemoryBreakdown(_Out):
     weights_gib: float
     gradients_gib: float
@@ -60,6 +63,7 @@ class MemoryBreakdown(_Out):
     headroom_gib: float
 
 
+@dataclass(frozen=True, kw_only=True)
 class TrainingOption(_Out):
     gpu: str
     gpus: int
@@ -76,6 +80,7 @@ class TrainingOption(_Out):
     network_included: bool = False
 
 
+@dataclass(frozen=True, kw_only=True)
 class TrainingLayoutOption(_Out):
     """A runner-up layout on the recommended GPU, with the terms of its step time."""
 
@@ -88,6 +93,7 @@ class TrainingLayoutOption(_Out):
     memory_headroom_gib: float
 
 
+@dataclass(frozen=True, kw_only=True)
 class RooflinePoint(_Out):
     """One kernel class on a roofline: FLOP per byte of HBM traffic and which side of the ridge."""
 
@@ -96,6 +102,7 @@ class RooflinePoint(_Out):
     bound: Literal["compute", "memory"]
 
 
+@dataclass(frozen=True, kw_only=True)
 class TrainingRoofline(_Out):
     """Where the training layout's layer GEMMs sit on the chosen GPU's roofline."""
 
@@ -105,7 +112,14 @@ class TrainingRoofline(_Out):
     points: list[RooflinePoint]
 
 
-class TrainingPlan(_Out, PhaseIntervals):
+@dataclass(frozen=True, kw_only=True)
+class TrainingPlan(_Out):
+    #: [low, high] of each predicted figure at ``interval_level``, from the validation residuals
+    #: of the phase's regime, named by ``interval_basis``; empty without a residual table
+    #: (docs/calibration.md). Both phases carry these three first.
+    intervals: dict[str, tuple[float, float]] = field(default_factory=dict)
+    interval_level: float | None = None
+    interval_basis: str | None = None
     feasible: bool
     gpu: str | None
     gpus: int
@@ -147,5 +161,5 @@ class TrainingPlan(_Out, PhaseIntervals):
     #: Infeasible only: the smallest change of one constraint that plans feasibly (core/fix_contract.py).
     closest_fix: ClosestFix | None = None
     #: The next best layouts on the recommended GPU (search order), each with its breakdown.
-    layout_alternatives: list[TrainingLayoutOption] = []
+    layout_alternatives: list[TrainingLayoutOption] = field(default_factory=list)
     tco: Tco | None = None

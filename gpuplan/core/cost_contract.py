@@ -6,13 +6,13 @@ Part of the plan's JSON (``gpuplan.core.contract`` re-exports them) and of the p
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
+
+from gpuplan.core.contract_base import _Out
+from gpuplan.core.records import dataclass
 
 
-class _Out(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
+@dataclass(frozen=True, kw_only=True)
 class StorageSizing(_Out):
     """Shared storage of a phase (docs/bom.md, "Storage"): capacity and write bandwidth it needs."""
 
@@ -31,6 +31,7 @@ class StorageSizing(_Out):
     write_gb_per_s: float
 
 
+@dataclass(frozen=True, kw_only=True)
 class Tco(_Out):
     """Cost of ownership of a phase over ``horizon_years`` (docs/bom.md, "Cost of ownership")."""
 
@@ -58,6 +59,7 @@ class Tco(_Out):
     breakeven_months: int | None
 
 
+@dataclass(frozen=True, kw_only=True)
 class PlanTco(_Out):
     """Both phases together."""
 

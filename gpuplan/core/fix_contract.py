@@ -2,15 +2,22 @@
 that makes it feasible, found by re-planning (gpuplan/planning/closest_fix.py). Data only."""
 
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Annotated
+
+from pydantic import Field
+
+from gpuplan.core.contract_base import _Out
+from gpuplan.core.records import dataclass
 
 
-class ClosestFix(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+@dataclass(frozen=True, kw_only=True)
+class ClosestFix(_Out):
+    #: A saved plan's ``from`` may also be written ``from_`` (the field's name).
+    __pydantic_config__ = {"extra": "forbid", "populate_by_name": True}
 
     #: The profile field changed, e.g. ``training.deadline_days``, ``serving.qps``, ``constraints.allow_gpus``.
     constraint: str
     #: Its value in the profile and the value that plans feasibly (as written in a profile).
-    from_: str = Field(alias="from")
+    from_: Annotated[str, Field(alias="from")]
     to: str
     message: str

@@ -221,6 +221,12 @@ def read_json(path: str | os.PathLike[str]) -> Any:
     return parse_json(read_text(path), str(path))
 
 
+#: pydantic's error types for a dataclass (the plan's classes, core/contract_base.py) that mean what
+#: a model's do: an unknown key, a value that is not a table.
+_KINDS = {"unexpected_keyword_argument": "extra_forbidden", "dataclass_type": "model_type",
+          "dataclass_exact_type": "model_type"}
+
+
 def pydantic_error(exc: Any, *, file: str, prefix: str = "", known_fields: dict[str, list[str]] | None = None,
                    unit_hints: bool = False) -> InputError:
     """Turn the most telling pydantic ValidationError entry into one InputError line.
@@ -232,11 +238,11 @@ def pydantic_error(exc: Any, *, file: str, prefix: str = "", known_fields: dict[
     (``qps = "10/s"``) says what to write instead (:func:`gpuplan.core.errors.unit_hint`).
     """
     errors = exc.errors(include_url=False)
-    err = next((e for e in errors if e.get("type") == "extra_forbidden"), errors[0])
+    err = next((e for e in errors if _KINDS.get(e.get("type"), e.get("type")) == "extra_forbidden"), errors[0])
     loc = [x if isinstance(x, int) else clip(str(x)) for x in err.get("loc", ())
            if not (isinstance(x, str) and x.startswith("function-"))]
     path = field_path(([prefix] if prefix else []) + loc)
-    kind = err.get("type", "")
+    kind = _KINDS.get(err.get("type", ""), err.get("type", ""))
     got = err.get("input")
     name = str(loc[-1]) if loc else ""
     if unit_hints and kind in ("float_type", "int_type", "float_parsing", "int_parsing") and isinstance(got, str):

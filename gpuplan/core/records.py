@@ -15,9 +15,14 @@ five are shared functions closed over the field names, doing what the generated 
 
 The fields, ``__dataclass_fields__``, ``__dataclass_params__``, ``__match_args__`` and the
 docstring are the standard library's, so :func:`dataclasses.fields`, ``replace`` and ``asdict``
-work as before. Anything else (not frozen, other options, a ``__post_init__``, dataclass bases,
-``InitVar``, ``ClassVar``, ``KW_ONLY``, ``init=False`` or keyword-only fields, a method of these
-names written in the class) is left to :func:`dataclasses.dataclass` itself.
+work as before. With ``kw_only=True`` (every field keyword-only, as in a pydantic model: the
+plan's result classes, gpuplan/core/contract_base.py) nothing is compiled: ``__init__`` is a
+shared function that checks the keywords and fills the instance's ``__dict__`` (compiling costs
+some 20 us of CPU a field, and those 33 classes have 416 fields; the shared one is also faster to
+call past three fields), with the standard signature and ``TypeError`` messages. Anything else
+(not frozen, other options, a ``__post_init__``, dataclass bases, ``InitVar``, ``ClassVar``,
+``KW_ONLY``, ``init=False`` fields or a field's own ``kw_only``, a method of these names written in
+the class) is left to :func:`dataclasses.dataclass` itself.
 tests/test_records.py compares both on every frozen dataclass of the package.
 """
 
@@ -41,13 +46,14 @@ _OWN = ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr_
 _PSEUDO = ("ClassVar", "InitVar", "KW_ONLY")
 
 
-def dataclass(cls: typing.Any = None, /, *, frozen: bool = False, **options: typing.Any) -> typing.Any:
+def dataclass(cls: typing.Any = None, /, *, frozen: bool = False, kw_only: bool = False,
+              **options: typing.Any) -> typing.Any:
     """:func:`dataclasses.dataclass`; a plain frozen class is built with one compilation."""
     if cls is None:
-        return lambda c: dataclass(c, frozen=frozen, **options)
+        return lambda c: dataclass(c, frozen=frozen, kw_only=kw_only, **options)
     if not frozen or options or _FACTORY is None or not _plain(cls):
-        return dataclasses.dataclass(cls, frozen=frozen, **options)
-    return _frozen(cls)
+        return dataclasses.dataclass(cls, frozen=frozen, kw_only=kw_only, **options)
+    return _frozen(cls, kw_only)
 
 
 def _plain(cls: type) -> bool:
@@ -66,7 +72,7 @@ def _plain(cls: type) -> bool:
               or ann is typing.ClassVar or typing.get_origin(ann) is typing.ClassVar):
             return False
         value = cls.__dict__.get(name)
-        if isinstance(value, dataclasses.Field) and (not value.init or value.kw_only is True):
+        if isinstance(value, dataclasses.Field) and (not value.init or value.kw_only is not MISSING):
             return False
     return True
 
@@ -81,14 +87,14 @@ def _tuple_of(names: tuple[str, ...]) -> typing.Callable[[typing.Any], tuple[typ
     return lambda obj: ()
 
 
-def _frozen(cls: type) -> type:
+def _frozen(cls: type, kw_only: bool) -> type:
     doc = cls.__dict__.get("__doc__")
     if not doc:
         cls.__doc__ = "-"  # the standard library would describe an __init__ not yet written
-    dataclasses.dataclass(cls, init=False, repr=False, eq=False)  # the fields and __match_args__
+    dataclasses.dataclass(cls, init=False, repr=False, eq=False, kw_only=kw_only)  # the fields, __match_args__
     fields = dataclasses.fields(cls)
     names = tuple(f.name for f in fields)
-    cls.__init__ = _init(cls, fields)  # type: ignore[misc]
+    cls.__init__ = _kw_init(cls, fields) if kw_only else _init(cls, fields)  # type: ignore[misc]
     compared = _tuple_of(tuple(f.name for f in fields if f.compare))
     hashed = _tuple_of(tuple(f.name for f in fields if (f.compare if f.hash is None else f.hash)))
     shown = tuple(f.name for f in fields if f.repr)
@@ -201,6 +207,57 @@ def constructor(cls: type) -> typing.Callable[..., typing.Any]:
     make.__annotations__ = {**{f.name: f.type for f in fields}, "return": cls.__qualname__}
     make.__doc__ = f"``{cls.__qualname__}(...)``, its fields set at once (:func:`gpuplan.core.records.constructor`)."
     return make
+
+
+def _kw_init(cls: type, fields: tuple[dataclasses.Field, ...]) -> typing.Any:
+    """``__init__(self, *, field, ...)`` of a keyword-only class, not compiled: the keywords checked
+    against the fields (the standard ``TypeError`` otherwise), then the defaults, the factories'
+    values and the keywords written into the instance's ``__dict__`` (what ``object.__setattr__``
+    writes to). Its ``__signature__`` and annotations are the standard ones."""
+    names = frozenset(f.name for f in fields)
+    required = frozenset(f.name for f in fields if f.default is MISSING and f.default_factory is MISSING)
+    defaults = {f.name: f.default for f in fields if f.default is not MISSING}
+    factories = tuple((f.name, f.default_factory) for f in fields if f.default_factory is not MISSING)
+    qualname = f"{cls.__qualname__}.__init__"
+    order = [f.name for f in fields]
+
+    def __init__(self: typing.Any, /, *args: typing.Any, **kwargs: typing.Any) -> None:
+        if args or not required <= kwargs.keys() <= names:
+            raise _call_error(qualname, args, kwargs, order, required)
+        values = self.__dict__
+        if defaults:
+            values.update(defaults)
+        for name, factory in factories:
+            if name not in kwargs:
+                values[name] = factory()
+        values.update(kwargs)
+
+    P = inspect.Parameter
+    __init__.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [P("self", P.POSITIONAL_OR_KEYWORD)]
+        + [P(f.name, P.KEYWORD_ONLY, annotation=f.type,
+             default=_FACTORY if f.default_factory is not MISSING else f.default if f.default is not MISSING else P.empty)
+           for f in fields], return_annotation=None)
+    __init__.__annotations__ = {**{f.name: f.type for f in fields}, "return": None}
+    __init__.__qualname__, __init__.__module__ = qualname, cls.__module__
+    return __init__
+
+
+def _call_error(qualname: str, args: tuple, kwargs: dict[str, typing.Any], order: list[str],
+                required: frozenset[str]) -> TypeError:
+    """The TypeError Python raises for a bad call of a keyword-only ``__init__``, in its order."""
+    if args:
+        given = sum(k in order for k in kwargs)
+        also = f" positional arguments (and {given} keyword-only argument{'s' if given > 1 else ''})" if given else ""
+        return TypeError(f"{qualname}() takes 1 positional argument but {len(args) + 1}{also} were given")
+    unknown = next((k for k in kwargs if k not in order), None)
+    if unknown is not None:
+        return TypeError(f"{qualname}() got an unexpected keyword argument {unknown!r}")
+    missing = [repr(n) for n in order if n in required and n not in kwargs]
+    listed = missing[0] if len(missing) == 1 else " and ".join(missing) if len(missing) == 2 else \
+        ", ".join(missing[:-1]) + ", and " + missing[-1]
+    plural = "s" if len(missing) > 1 else ""
+    return TypeError(f"{qualname}() missing {len(missing)} required keyword-only argument{plural}: {listed}")
 
 
 class cached_property:  # noqa: N801 - named as the functools one it stands in for

@@ -11,52 +11,53 @@ import re
 from json.encoder import encode_basestring as _quote  # json.dumps's own, with ensure_ascii=False
 from typing import Any
 
-from pydantic import BaseModel
-
 #: Floats are written with this many significant digits: stable across platforms, ample for planning.
 SIGNIFICANT_DIGITS = 6
 
 
-def _is_money(key: str | None) -> bool:
+def is_money(key: str | None) -> bool:
+    """A dollar amount's key: ending in ``_usd`` or holding ``_usd_per_``."""
     return key is not None and (key.endswith("_usd") or "_usd_per_" in key)
 
 
+def rounded(value: float, key: str | None = None) -> float:
+    """The one rounding rule of the JSON: a dollar amount (:func:`is_money` ``key``) to the cent,
+    any other float (and a dollar amount under a cent) to SIGNIFICANT_DIGITS; 0.0 for zero of
+    either sign. A non-finite number is a ValueError."""
+    if not math.isfinite(value):
+        raise ValueError("non-finite number in plan")
+    if value == 0:
+        return 0.0
+    if abs(value) >= 0.01 and is_money(key):
+        return round(value, 2)
+    return float(f"{value:.{SIGNIFICANT_DIGITS}g}")
+
+
 def stable(value: Any, key: str | None = None) -> Any:
-    """Round floats (integers stay integers), recursively: dollar amounts (keys ending in ``_usd``
-    or holding ``_usd_per_``) to the cent, everything else to SIGNIFICANT_DIGITS."""
+    """Floats :func:`rounded` (integers stay integers), recursively; the entries of a dict under a
+    dollar key (``capex_by_category_usd``) are dollars too, unless their own key says otherwise."""
     kind = type(value)  # the plain types of a dumped plan first, as the general case below treats them
     if kind is dict:
         out = {}
-        money = key is not None and (key.endswith("_usd") or "_usd_per_" in key)
+        money = is_money(key)
         for k, v in value.items():
             kind = type(v)
             if kind is str or kind is int or kind is bool or v is None:
                 out[k] = v
             else:
-                out[k] = stable(v, key if money and not _is_money(k) else k)
+                out[k] = stable(v, key if money and not is_money(k) else k)
         return out
     if kind is float:
-        if not math.isfinite(value):
-            raise ValueError("non-finite number in plan")
-        if value == 0:
-            return 0.0
-        if key is not None and (key.endswith("_usd") or "_usd_per_" in key) and abs(value) >= 0.01:
-            return round(value, 2)
-        return float(f"{value:.{SIGNIFICANT_DIGITS}g}")
+        return rounded(value, key)
     if kind is list:
         return [stable(v, key) for v in value]
     if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
         return value
     if isinstance(value, float):
-        if not math.isfinite(value):
-            raise ValueError("non-finite number in plan")
-        if value == 0:
-            return 0.0
-        if _is_money(key) and abs(value) >= 0.01:
-            return round(value, 2)
-        return float(f"{value:.{SIGNIFICANT_DIGITS}g}")
-    if isinstance(value, dict):  # a dollar map's entries (capex_by_category_usd) are dollars too
-        return {k: stable(v, key if _is_money(key) and not _is_money(k) else k) for k, v in value.items()}
+        return rounded(value, key)
+    if isinstance(value, dict):
+        money = is_money(key)
+        return {k: stable(v, key if money and not is_money(k) else k) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [stable(v, key) for v in value]
     return value
@@ -75,10 +76,12 @@ def escape_json_raw(text: str) -> str:
     return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
-def to_json(obj: BaseModel | dict[str, Any]) -> str:
-    """``obj`` as :func:`stable` JSON text, two-space indented (``json.dumps(stable(data), indent=2,
-    ensure_ascii=False)``, written in one pass by :func:`_encode`)."""
-    data = obj.model_dump(mode="json", by_alias=True) if isinstance(obj, BaseModel) else obj
+def to_json(obj: Any) -> str:
+    """``obj`` (a plan, a pydantic model or JSON data) as :func:`stable` JSON text, two-space
+    indented (``json.dumps(stable(data), indent=2, ensure_ascii=False)``, written in one pass by
+    :func:`_encode`)."""
+    dump = getattr(obj, "model_dump", None)
+    data = dump(mode="json", by_alias=True) if dump is not None else obj
     out: list[str] = []
     try:
         _encode(data, None, "\n", out)
@@ -106,21 +109,14 @@ def _encode(value: Any, key: str | None, newline: str, out: list[str]) -> None:
         out.append("false")
     elif isinstance(value, int):
         out.append(int.__repr__(value))
-    elif isinstance(value, float):  # stable(value, key), inline
-        if not math.isfinite(value):
-            raise ValueError("non-finite number in plan")
-        if value == 0:
-            out.append("0.0")
-        elif key is not None and (key.endswith("_usd") or "_usd_per_" in key) and abs(value) >= 0.01:
-            out.append(float.__repr__(round(value, 2)))
-        else:
-            out.append(float.__repr__(float(f"{value:.{SIGNIFICANT_DIGITS}g}")))
+    elif isinstance(value, float):
+        out.append(float.__repr__(rounded(value, key)))
     elif isinstance(value, dict):
         if not value:
             out.append("{}")
             return
         inner = newline + "  "
-        money = _is_money(key)
+        money = is_money(key)
         out.append("{")
         sep = inner
         for k, v in value.items():
@@ -129,7 +125,7 @@ def _encode(value: Any, key: str | None, newline: str, out: list[str]) -> None:
             out.append(sep)
             out.append(_quote(k))
             out.append(": ")
-            _encode(v, key if money and not _is_money(k) else k, inner, out)
+            _encode(v, key if money and not is_money(k) else k, inner, out)
             sep = "," + inner
         out.append(newline)
         out.append("}")

@@ -68,9 +68,7 @@ def parse_plan(text: str, name: str) -> Plan:
 def as_published(plan: Plan) -> Plan:
     """The plan with the numbers its JSON publishes (6 significant digits, money to the cent), so
     that every format of one run, and a later ``gpuplan render`` of its JSON, show the same figures."""
-    from gpuplan.core.stable_json import stable
-
-    return Plan.model_validate(stable(plan.model_dump(mode="json", by_alias=True)))
+    return plan.published()
 
 
 def load_plan(path: str | os.PathLike[str]) -> Plan:

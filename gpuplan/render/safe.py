@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from gpuplan.core.errors import safe_text
+from gpuplan.core.contract_base import _Out
 from gpuplan.core.stable_json import escape_json_raw
 
 #: Formats whose output is JSON: their values are kept, only the raw separators are escaped.
@@ -58,7 +59,7 @@ def _walk(value: Any, fix: Any, key: str | None = None) -> Any:
 
 def prepare(obj: Any, fmt: str) -> Any:
     """``obj`` (a plan, check or diff result) with every string made safe for ``fmt``."""
-    if fmt in JSON_FORMATS or not isinstance(obj, BaseModel):
+    if fmt in JSON_FORMATS or not isinstance(obj, (BaseModel, _Out)):
         return obj
     drop = fmt in DROP_TERMINAL
 
@@ -70,7 +71,10 @@ def prepare(obj: Any, fmt: str) -> Any:
 
     data = obj.model_dump(mode="python", by_alias=True)
     cleaned = _walk(data, fix)
-    return obj if cleaned == data else type(obj).model_validate(cleaned)
+    if cleaned == data:
+        return obj
+    # a plan is rebuilt from its own data (trusted: only strings changed); a pydantic result validated
+    return obj.from_data(cleaned) if isinstance(obj, _Out) else type(obj).model_validate(cleaned)
 
 
 def finish(text: str, fmt: str) -> str:

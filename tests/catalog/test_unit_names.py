@@ -4,6 +4,7 @@ a datasheet figure, and no catalog or plan field may again end in the ambiguous 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import typing
 
@@ -17,24 +18,31 @@ from gpuplan.hardware.loader import KINDS
 AMBIGUOUS = re.compile(r"(gbps|tbps|mbps)(_|$)|^memory_gib$")  # rename-keys: keep
 
 
-def _models(model: type[BaseModel], seen: set[type[BaseModel]]) -> None:
+def _annotations(model: type) -> dict[str, object]:
+    """Field name -> type of a pydantic model (the catalog) or a dataclass (the plan's classes)."""
+    if dataclasses.is_dataclass(model):
+        return {f.name: f.type for f in dataclasses.fields(model)}
+    return {name: info.annotation for name, info in model.model_fields.items()}
+
+
+def _models(model: type, seen: set[type]) -> None:
     if model in seen:
         return
     seen.add(model)
-    for info in model.model_fields.values():
-        stack = [info.annotation]
+    for annotation in _annotations(model).values():
+        stack = [annotation]
         while stack:
             tp = stack.pop()
-            if isinstance(tp, type) and issubclass(tp, BaseModel):
+            if isinstance(tp, type) and (issubclass(tp, BaseModel) or dataclasses.is_dataclass(tp)):
                 _models(tp, seen)
             stack.extend(typing.get_args(tp))
 
 
-def _fields(roots: list[type[BaseModel]]) -> list[str]:
-    seen: set[type[BaseModel]] = set()
+def _fields(roots: list[type]) -> list[str]:
+    seen: set[type] = set()
     for root in roots:
         _models(root, seen)
-    return sorted({f"{m.__name__}.{name}" for m in seen for name in m.model_fields})
+    return sorted({f"{m.__name__}.{name}" for m in seen for name in _annotations(m)})
 
 
 @pytest.mark.parametrize("roots", [[Plan], list(KINDS.values())], ids=["plan-json", "catalog"])
