@@ -124,3 +124,15 @@ def test_a_cluster_that_fits_only_without_the_headroom_warns(catalog):
     head = gates["memory-headroom"]
     assert not head.passed and head.severity == "warning" and head.value < 0.05 == head.limit
     assert r.passed and r.errors == 0 and r.warnings == 1
+
+
+def test_a_serving_cluster_on_the_plans_own_fabric_passes_the_fabric_gate(catalog):
+    """docs/ci.md lists `fabric` for serving ("the cluster's fabric is the one the plan's figures
+    assume"), but a serving cluster that named the plan's own fabric got no fabric gate at all, only
+    a mismatch did. Llama 3.1 8B at 20 QPS on one H100 server: the front end is ethernet-100g."""
+    w = load_profile_text(P50, "p.toml", catalog)
+    result = run_check(w, catalog, 'phase = "serving"\ngpu = "h100-sxm-80gb"\nnodes = 1\nfabric = "ethernet-100g"\n',
+                       "c.toml")
+    fabric = next(g for g in result.gates if g.name == "fabric")
+    assert fabric.passed and fabric.severity == "warning" and fabric.field == "fabric"
+    assert fabric.message == "the plan's figures assume ethernet-100g, the cluster's fabric"

@@ -203,6 +203,9 @@ def _network_gate(gate, cluster: ClusterOut, result: TrainingPlan | ServingPlan,
         else:
             gate("fabric", False, f"the plan's figures assume {ic.scaleout_fabric}; the cluster uses "
                  f"{cluster.fabric}", anchors.at_cluster("fabric"), severity="warning")
+    elif not timed and cluster.fabric is not None and cluster.fabric == ic.scaleout_fabric:
+        gate("fabric", True, f"the plan's figures assume {ic.scaleout_fabric}, the cluster's fabric",
+             anchors.at_cluster("fabric"), severity="warning")
     if cluster.nic_gbit_per_gpu is None or ic.required_gbit_per_gpu <= 0 or cluster.nodes <= 1:
         return
     effective = cluster.nic_gbit_per_gpu / cluster.oversubscription

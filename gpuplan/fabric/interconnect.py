@@ -334,7 +334,8 @@ def _topology_reason(topo: Topology, design: ClosDesign) -> str:
             f"{topo.switch} ({design.spec.radix} ports at {topo.port_gbit:g}G): {', '.join(parts)} switch"
             f"{'es' if topo.leaf_switches + topo.spine_switches + topo.core_switches > 1 else ''}"
             f"{unit}; oversubscription {topo.oversubscription:.3g}:1; {hops} worst case; "
-            f"bisection {f'{tbit:,.0f}' if tbit >= 1000 else f'{tbit:.4g}'} Tb/s one direction{divisor}.")
+            + (f"bisection {f'{tbit:,.0f}' if tbit >= 1000 else f'{tbit:.4g}'} Tb/s one direction" if topo.nodes > 1 else
+               "no bisection (one node: nothing to cut)") + f"{divisor}.")
 
 
 # ---------------------------------------------------------------------------- texts

@@ -290,6 +290,9 @@ def _plan_phase(phase: str, planner: Callable[[Workload, Catalog], Any], workloa
     totals = {p.gpu: p for p in priced}
     options = [_option(phase, p) for p in priced if p is not winner]
     options += [a for a in best.alternatives if a.gpu not in totals]
+    reasons = list(winner.reasons)
+    if winner is not best and phase == "serving":
+        reasons, options = _reworded(winner, best, priced, options)
     # Those priced with their network rank first: a servers-only capex is no total to rank them by.
     options.sort(key=lambda o: (not o.meets_target, o.cost_usd is None, not o.network_included, o.cost_usd or 0.0,
                                 o.gpu))
@@ -303,7 +306,27 @@ def _plan_phase(phase: str, planner: Callable[[Workload, Catalog], Any], workloa
     note = (f"ranked on capex with each option's own network (its whole bill: servers, network, storage, "
             f"management, racks, power, cooling): {compared}"
             + ("" if winner is best else f"; {winner.gpu} overtakes {best.gpu} once the network is priced"))
-    return winner.model_copy(update={"alternatives": options, "reasons": [*winner.reasons, note]})
+    return winner.model_copy(update={"alternatives": options, "reasons": [*reasons, note]})
+
+
+def _reworded(winner: Any, best: Any, priced: list[Any], options: list[Any]) -> tuple[list[str], list[Any]]:
+    """A serving winner that overtook ``best`` once the networks were priced was re-planned on its
+    GPU type alone: its cost line ("the only priced GPU type") and the other options' ratios to
+    "the chosen" ``best`` are said again against the winner, on the same bases (capex with the
+    network; server capex for the options priced without theirs)."""
+    from gpuplan.serving.report import ONLY_PRICED, network_ranked, versus_chosen
+
+    ranked = [(p.gpu, p.capex_usd) for p in sorted(priced, key=lambda p: (p.capex_usd, p.gpu))]
+    reasons = [network_ranked(ranked) if r.startswith(ONLY_PRICED) else r for r in winner.reasons]
+    servers = winner.bom.capex_by_category_usd.get("server", 0.0) if winner.bom is not None else 0.0
+    stale = f"the chosen {best.gpu}"
+    out = []
+    for o in options:
+        if o.reason and o.reason.endswith(stale) and o.cost_usd and not o.network_included and servers > 0:
+            o = o.model_copy(update={"reason": versus_chosen(f"${o.cost_usd:,.0f} server capex", o.cost_usd / servers,
+                                                             winner.gpu)})
+        out.append(o)
+    return reasons, out
 
 
 def _unpriced(plan: Any) -> list[str]:

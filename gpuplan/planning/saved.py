@@ -47,6 +47,8 @@ def parse_plan(text: str, name: str) -> Plan:
     """A saved plan from its JSON text; a profile, a cluster file or a check or diff result is
     refused with one line naming what it is (read as JSON, a TOML profile failed with
     'line 1, column 1: JSON syntax error: Expecting value')."""
+    if not text.strip():
+        raise InputError(f"the file is empty, expected {PLAN}", file=name)
     if not text.lstrip().startswith("{") and (kind := toml_kind(text)) is not None:
         raise InputError(f"{kind}, not {PLAN}", file=name)
     data = parse_json(text, name)

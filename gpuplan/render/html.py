@@ -21,9 +21,11 @@ from gpuplan.render import RenderOptions
 from gpuplan.render.cost import line_total, line_unit, plan_tco_line
 from gpuplan.render.numbers import params_text
 from gpuplan.render.text import (
+    LAYOUT_HEADERS,
     bom_summary,
     cost_basis_note,
     headline,
+    layout_rows,
     num,
     option_cost,
     plural,
@@ -118,6 +120,9 @@ def _phase(name: str, phase: TrainingPlan | ServingPlan, pricing: str) -> str:
         body.append(topology_svg(phase.topology, phase.interconnect,
                                  title=topology_title(phase.topology, phase.interconnect)))
     body += _pictures(phase)
+    if isinstance(phase, TrainingPlan) and phase.feasible and phase.layout_alternatives:
+        body.append(el("h3", None, t(f"Next best layouts on {phase.gpu}")))
+        body.append(html_table(LAYOUT_HEADERS, layout_rows(phase.layout_alternatives), right={1, 3, 4, 5, 6, 7, 8}))
     if phase.alternatives:
         body.append(el("h3", None, t("Alternatives")))
         if isinstance(phase, TrainingPlan):

@@ -51,6 +51,25 @@ def _cost_words(opt: Option, pricing: str) -> str:
     return f"${f.objective:,.0f} server capex"
 
 
+def versus_chosen(cost_words: str, ratio: float, chosen: str) -> str:
+    """An alternative's reason: it meets the targets at this cost, ``ratio`` times the chosen GPU's."""
+    return f"meets the targets at {cost_words}, {ratio:.2f}x the chosen {chosen}"
+
+
+#: How the cost line of a plan's reasons starts when one GPU type alone was priced (a re-plan on
+#: one GPU type: planning/compose.py rewords it once the types are ranked with their networks).
+ONLY_PRICED = "The only priced GPU type that meets the targets"
+
+
+def network_ranked(ranked: list[tuple[str, float]]) -> str:
+    """The cost line when the winner was ranked on capex with each option's own network: ``ranked``
+    is (GPU, capex) cheapest first, the winner first."""
+    line = f"Cheapest of {len(ranked)} GPU types priced with their network: ${ranked[0][1]:,.0f} capex"
+    if len(ranked) > 1:
+        line += f"; next {ranked[1][0]} at ${ranked[1][1]:,.0f} capex ({ranked[1][1] / ranked[0][1]:.2f}x)"
+    return line + "."
+
+
 def _max_qps(rate: float, replicas: int, spare: int) -> float:
     """Requests per second the fleet sustains with its spare replicas held back (N+1: the rate
     still met when one replica fails), so utilisation = QPS / max_qps is the load that matters."""
@@ -74,8 +93,7 @@ def _option_out(opt: Option, chosen: Option, workload: Workload) -> ServingOptio
     elif opt.objective is None:
         reason = f"meets the targets; no {'cloud rate' if pricing == 'cloud' else 'server price'} in the catalog"
     elif chosen.objective:
-        reason = (f"meets the targets at {_cost_words(opt, pricing)}, {opt.objective / chosen.objective:.2f}x "
-                  f"the chosen {chosen.gpu.id}")
+        reason = versus_chosen(_cost_words(opt, pricing), opt.objective / chosen.objective, chosen.gpu.id)
     else:
         reason = f"meets the targets at {_cost_words(opt, pricing)}"
     return ServingOption(
@@ -165,7 +183,7 @@ def _reasons(chosen: Option, workload: Workload, meeting: list[Option],
     priced = [o for o in meeting if o.objective is not None]
     if chosen.objective is not None:
         line = (f"Cheapest of {len(priced)} priced GPU types that meet the targets" if len(priced) != 1 else
-                "The only priced GPU type that meets the targets") + f": {_cost_words(chosen, pricing)}"
+                ONLY_PRICED) + f": {_cost_words(chosen, pricing)}"
         if len(priced) > 1:
             nxt = priced[1]
             line += f"; next {nxt.gpu.id} at {_cost_words(nxt, pricing)} ({nxt.objective / chosen.objective:.2f}x)"

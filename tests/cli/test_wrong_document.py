@@ -100,3 +100,14 @@ def test_diff_reads_a_plan_in_either_position_and_a_profile_by_its_content(cli, 
     renamed = cli("diff", files["plan"], files["profile-as-json"], "--catalog", CATALOG, "-f", "json")
     assert (one.code, other.code, renamed.code) == (0, 0, 0)
     assert json.loads(one.out)["phases"] == json.loads(other.out)["phases"] == json.loads(renamed.out)["phases"]
+
+
+@pytest.mark.parametrize("content", ["", " \n\t\n"])
+def test_an_empty_plan_file_says_it_is_empty(cli, tmp_path, content):
+    """An empty (or blank) plan.json, as a CI step that failed before writing it leaves one, said
+    'line 1, column 1: JSON syntax error: Expecting value'."""
+    path = tmp_path / "plan.json"
+    path.write_text(content)
+    r = cli("render", str(path))
+    assert (r.code, r.out) == (2, "")
+    assert r.err == f"gpuplan: error: {path}: the file is empty, expected {PLAN}\n"

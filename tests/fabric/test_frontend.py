@@ -108,3 +108,21 @@ def test_topology_sentence_counts_hops_and_tb_per_s_as_numbers_are_written():
     assert big.endswith("5 switch hops worst case; bisection 1,238 Tb/s one direction.")
     small = reasons("moe-serving.toml", "serving")
     assert small.endswith("1 switch hop worst case; bisection 0.2 Tb/s one direction.")
+
+
+def test_a_one_node_front_end_has_no_bisection_to_state():
+    """An 8B chat fleet on one MI300X server (4 replicas, 2 front-end planes of one SN4600C each):
+    the topology sentence said "bisection 0 Tb/s one direction", a figure for a cut that does not
+    exist (the halves of one node)."""
+    from gpuplan.hardware import load_catalog
+    from gpuplan.model.profile import load_profile_text
+    from gpuplan.planning.compose import plan_workload
+
+    catalog = load_catalog()
+    text = ('[model]\npreset = "llama-3.1-8b"\n[serving]\nqps = 60\nprompt_tokens = 1500\noutput_tokens = 350\n'
+            'precision = "fp8"\nttft_ms = 800\ntpot_ms = 40\n')
+    s = plan_workload(load_profile_text(text, "p.toml", catalog), catalog, phases=("serving",)).serving
+    assert (s.gpu, s.nodes) == ("mi300x-oam-192gb", 1)
+    topo = next(r for r in s.interconnect.reasons if r.startswith("Topology:"))
+    assert topo == ("Topology: single switch, 1 tier of sn4600c (64 ports at 100G): 2 leaf switches; "
+                    "oversubscription 1:1; 1 switch hop worst case; no bisection (one node: nothing to cut).")

@@ -318,3 +318,16 @@ def test_verbose_bom_keeps_each_price_on_its_line(catalog):
     assert any("gb200-nvl72:gpu" in line and " 936 " in line and "in server" in line for line in lines)
     assert any("nvl72-rack" in line and "in rack" in line for line in lines)
     assert any("nvme-pfs-block-2u" in line and "$150,000 est." in line for line in lines)
+
+
+def test_html_lists_the_next_best_layouts_as_the_table_and_markdown_do(plan, options):
+    """docs/report.md: the HTML carries everything, but it left out the runner-up layouts on the
+    chosen GPU that `-v` and the Markdown list. The synthetic plan's one runner-up: TP8 PP8 DP16,
+    selective recompute, 6.1 s (4.9 compute + 0.21 TP + 0.09 PP + 0.05 DP = 0.35 exposed comm,
+    0.43 bubble), MFU 39.3%, 31.2 GiB free."""
+    import re
+
+    page = render(plan, "html", options)
+    assert "<h3>Next best layouts on h100-sxm-80gb</h3>" in page
+    rows = [re.findall(r"<td[^>]*>([^<]*)</td>", row) for row in page.split("<tr>")]
+    assert ["TP8 PP8 DP16", "1", "selective", "6.1", "39.3%", "4.9", "0.35", "0.43", "31.2"] in rows
