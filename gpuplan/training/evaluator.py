@@ -293,7 +293,8 @@ class Evaluator:
         key = (layout.tp, layout.pp, layout.ep, layout.dp, layout.cp, layout.zero, layout.fold_experts)
         hit = self._states.get(key)
         if hit is None:
-            hit = self._states[key] = stage_state_bytes(self.job.arch, layout, self.cal, self.job.precision)
+            job = self.job
+            hit = self._states[key] = stage_state_bytes(job.arch, layout, self.cal, job.precision, job.pipeline_split)
         return hit  # type: ignore[return-value]
 
     def states(self, layout: Layout) -> tuple[float, float, float]:
@@ -309,7 +310,7 @@ class Evaluator:
         stored, full = pair if pair is not None else self.activation_pair(layout)
         job, capacity = self.job, self.capacity  # the reserve: capacity - self.limit, inlined
         return peak(job.arch, job.seq, job.batch, layout, self.cal, states, stored, full,  # type: ignore[arg-type]
-                    capacity, capacity - capacity * (1.0 - self.headroom))
+                    capacity, capacity - capacity * (1.0 - self.headroom), job.pipeline_split)
 
     @property
     def limit(self) -> float:
