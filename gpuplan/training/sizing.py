@@ -70,7 +70,7 @@ def fixed_count_dps(ev: "Evaluator", gpus: int) -> set[int]:
     out: set[int] = set()
     for tp in tp_candidates(ev, fixed):
         for cp in cp_candidates(ev.job.seq, fixed):
-            for pp in ([fixed.pp] if fixed.pp is not None else pipeline_depths(ev.job.arch.layers)):
+            for pp in ([fixed.pp] if fixed.pp is not None else pipeline_depths(ev.job.arch.layers, ev.job.pipeline_split)):
                 mp = tp * cp * pp
                 if mp <= gpus and gpus % mp == 0:
                     out.add(gpus // mp)

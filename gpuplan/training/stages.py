@@ -109,10 +109,20 @@ def imbalance(layers: int, pp: int) -> float:
     return 1.0 - layers / (pp * k)
 
 
-def pipeline_depths(layers: int) -> list[int]:
+def pipeline_depths(layers: int, split: str | None = None) -> list[int]:
     """Every pipeline depth Megatron-Core can split ``layers`` into with the fullest stage at
-    ``ceil(layers / pp)`` layers (even depths and those with lighter first/last stages)."""
-    return [p for p in range(1, layers + 1) if stage_split(layers, p) is not None]
+    ``ceil(layers / pp)`` layers (even depths and those with lighter first/last stages), or, with
+    a named ``split`` (:func:`rank_layers`), those it applies to."""
+    return [p for p in range(1, layers + 1) if stage_split(layers, p) is not None and applies(layers, p, split)]
+
+
+def applies(layers: int, pp: int, split: str | None) -> bool:
+    """Whether :func:`rank_layers` can split ``layers`` over ``pp`` stages as ``split`` says."""
+    try:
+        rank_layers(layers, pp, split)
+    except ValueError:
+        return False
+    return True
 
 
 def batch_sequences(tokens: float, seq: int) -> int:

@@ -96,3 +96,17 @@ def test_the_slowest_stage_of_a_stated_split():
     assert stated_stage((15,) + (16,) * 6 + (15,), 0.65) == (16, False)
     assert stated_stage((4,) * 15 + (1,), 3.4) == (1, True)
     assert stated_stage((4,) * 15 + (1,), 2.5) == (4, False)
+
+
+def test_a_profile_split_keeps_the_search_to_the_depths_it_divides(workload):
+    """[training] pipeline_split = "account-embedding-loss" for the 405B: 128 slots divide over
+    1, 2, 4, ..., 64 stages only; an unknown name is an input error naming the field."""
+    from gpuplan.training.stages import pipeline_depths
+
+    assert pipeline_depths(126, "account-embedding-loss") == [1, 2, 4, 8, 16, 32, 64]
+    w = workload('[model]\npreset = "llama-3.1-405b"\n[training]\ntokens = 1e12\n'
+                 'pipeline_split = "account-embedding-loss"\n')
+    assert w.training.pipeline_split == "account-embedding-loss"
+    with pytest.raises(InputError) as exc:
+        workload('[model]\npreset = "llama-3.1-405b"\n[training]\ntokens = 1e12\npipeline_split = "even"\n')
+    assert exc.value.field == "training.pipeline_split"
