@@ -89,7 +89,8 @@ def _resolve_training(t: TrainingSection, params: float, name: str, catalog: Wor
                                 "no deadline, GPU count or budget given"))
     return TrainingSpec(tokens=t.tokens, sequence_length=seq, precision=t.precision,
                         global_batch_tokens=gbt, deadline_days=deadline, gpus=t.gpus,
-                        budget_usd=t.budget_usd, framework=t.framework, gpu_power_cap_w=t.gpu_power_cap_w)
+                        budget_usd=t.budget_usd, framework=t.framework, gpu_power_cap_w=t.gpu_power_cap_w,
+                        pipeline_split=t.pipeline_split)
 
 
 def _resolve_serving(s: ServingSection, name: str, notes: list[Assumption]) -> ServingSpec:

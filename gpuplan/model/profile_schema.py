@@ -92,6 +92,10 @@ class TrainingSection(BaseModel):
     #: Power cap per GPU in watts (gpuplan/physics/power.py): below the GPU's rating its GEMMs
     #: slow down and the plan's power follows the cap; at or above it, no effect.
     gpu_power_cap_w: PowerCapW | None = None
+    #: How the layers are split over the pipeline stages (gpuplan/training/stages.py rank_layers):
+    #: Megatron-Core's account-for-embedding/loss splits; left out, the planner's (the lighter
+    #: end last). The search keeps to the pipeline depths the split applies to.
+    pipeline_split: Literal["balanced", "account-embedding-loss", "account-embedding", "account-loss"] | None = None
     constraints: ConstraintsSection | None = None
 
     @model_validator(mode="after")

@@ -29,6 +29,8 @@ class TrainingSpec:
     framework: str | None = None
     #: Power cap per GPU in watts (``[training] gpu_power_cap_w``); None = the board's rating.
     gpu_power_cap_w: float | None = None
+    #: ``[training] pipeline_split``; None = the planner's.
+    pipeline_split: str | None = None
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from gpuplan.training.flops import training_flops
 from gpuplan.training.memory import GIB
 from gpuplan.training.planner import batch_sequences
 from gpuplan.training.search import Evaluator, Fixed, Target, search
+from gpuplan.training.stages import layout_layers, rank_layers
 from gpuplan.training.timing import Job
 
 _PosInt = Annotated[int, Field(ge=1, strict=True)]
@@ -59,6 +60,9 @@ class RunSpec(BaseModel):
     #: A power cap per GPU in watts, where the source states one (Llama 2's 350 W runs); the
     #: bounds of the profile's ``[training] gpu_power_cap_w``.
     gpu_power_cap_w: PowerCapW | None = None
+    #: How the layers are split over the pipeline stages, where the source states it
+    #: (stages.rank_layers: ``account-embedding-loss``, or a Megatron-Core layout string).
+    pipeline_split: str | None = None
 
 
 def parse_run(case: CaseInput) -> RunSpec:
@@ -67,6 +71,18 @@ def parse_run(case: CaseInput) -> RunSpec:
     except ValidationError as exc:
         err = exc.errors()[0]
         raise InputError(err["msg"], file=case.file, field=field_path([f"case[{case.id}].run", *err["loc"]])) from None
+
+
+def check_split(layers: int, pp: int | None, vp: int | None, split: str, file: str, field: str) -> None:
+    """InputError unless ``split`` (stages.rank_layers) applies to ``layers`` on the given PP and VP."""
+    if pp is None:
+        raise InputError("a pipeline_split needs pp", file=file, field=field)
+    try:
+        rank_layers(layers, pp, split, vp or 1)
+        if "|" in split and (vp or 1) != layout_layers(split, pp)[1]:
+            raise ValueError(f"the layout has {layout_layers(split, pp)[1]} virtual stages per rank, vp is {vp or 1}")
+    except ValueError as exc:
+        raise InputError(str(exc), file=file, field=field) from None
 
 
 def _folds(run: RunSpec) -> bool:
@@ -116,8 +132,10 @@ def predict(case: CaseInput, catalog: Catalog) -> dict[str, float]:
     if run.tokens is None and any(f in rest for f in ("gpu_hours", "wall_clock_days")):
         raise InputError("gpu_hours and wall_clock_days need tokens", file=case.file, field=f"{where}.tokens")
     tokens = run.tokens if run.tokens is not None else float(batch * seq)
+    if run.pipeline_split is not None:
+        check_split(arch.layers, run.pp, run.vp, run.pipeline_split, case.file, f"{where}.pipeline_split")
     job = Job(arch=arch, seq=seq, batch=batch, precision=run.precision, tokens=tokens, framework=run.framework,
-              moe_dispatcher=run.moe_dispatcher, gpu_power_cap_w=run.gpu_power_cap_w)
+              moe_dispatcher=run.moe_dispatcher, gpu_power_cap_w=run.gpu_power_cap_w, pipeline_split=run.pipeline_split)
     ev = Evaluator(job, gpu, network_for(gpu, catalog), cal)
     fixed = Fixed(tp=run.tp, pp=run.pp, cp=run.cp, ep=run.ep, vp=run.vp, micro_batch=run.micro_batch,
                   recompute=run.recompute, sequence_parallel=run.sequence_parallel, zero=run.zero,

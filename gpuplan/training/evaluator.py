@@ -294,7 +294,8 @@ class Evaluator:
         key = (layout.tp, layout.pp, layout.ep, layout.dp, layout.cp, layout.zero, layout.fold_experts)
         hit = self._states.get(key)
         if hit is None:
-            hit = self._states[key] = stage_state_bytes(self.job.arch, layout, self.cal, self.job.precision)
+            hit = self._states[key] = stage_state_bytes(self.job.arch, layout, self.cal, self.job.precision,
+                                                        self.job.pipeline_split)
         return hit  # type: ignore[return-value]
 
     def states(self, layout: Layout) -> tuple[float, float, float]:
@@ -302,15 +303,14 @@ class Evaluator:
 
     # -- memory and time -------------------------------------------------------------------------
     def memory(self, layout: Layout) -> Memory:
-        """Per-GPU memory of the fullest pipeline rank (memory.peak, from cached parts)."""
-        # The memos of the states and activation_pair read first, keyed as those key (the hot path).
+        """Per-GPU memory of the fullest pipeline rank (memory.peak; the memos read first: the hot path)."""
         tp, pp, dp, cp, ep, _, mb, rc, sp, zero, _, fold = layout
         states = self._states.get((tp, pp, ep, dp, cp, zero, fold)) or self.stage_states(layout)
         pair = self._acts.get((tp, cp, mb, sp, rc))
         stored, full = pair if pair is not None else self.activation_pair(layout)
         job, capacity = self.job, self.capacity  # the reserve: capacity - self.limit, inlined
         return peak(job.arch, job.seq, job.batch, layout, self.cal, states, stored, full,  # type: ignore[arg-type]
-                    capacity, capacity - capacity * (1.0 - self.headroom))
+                    capacity, capacity - capacity * (1.0 - self.headroom), job.pipeline_split)
 
     @property
     def limit(self) -> float:

@@ -151,7 +151,7 @@ def _partial(ev: Evaluator, lay: Layout) -> Layout:
     """Recompute only as many layers per stage as memory needs (Megatron --recompute-num-layers)."""
     arch = ev.job.arch
     k = recompute_layers_to_fit(arch, ev.job.seq, ev.job.batch, lay, ev.attention, ev.cal,
-                                ev.activation_budget(lay), pair=ev.activation_pair(lay))
+                                ev.activation_budget(lay), pair=ev.activation_pair(lay), split=ev.job.pipeline_split)
     if k is None or k >= layers_per_stage(arch.layers, lay.pp):
         return lay
     return tuple.__new__(Layout, (*lay[:10], k, lay[11]))  # lay.but(recompute_layers=k)

@@ -92,7 +92,7 @@ def space_thinned(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) 
 
 def _axes(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> tuple[dict[str, list[int]], tuple[str, ...]]:
     job = ev.job
-    pps = pp_candidates(job.arch.layers, fixed, every=target.kind == "gpus")
+    pps = pp_candidates(job.arch.layers, fixed, every=target.kind == "gpus", split=job.pipeline_split)
     return thin_axes({"tp": tp_candidates(ev, fixed), "cp": cp_candidates(job.seq, fixed),
                       "ep": ep_candidates(ev, fixed), "pp": pps, "mb": mb_candidates(fixed, job.batch)}, max_groups)
 

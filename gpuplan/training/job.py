@@ -28,6 +28,8 @@ class Job:
     moe_dispatcher: str | None = None
     #: A power cap per GPU in watts (``[training] gpu_power_cap_w``; physics/power.py); None = none.
     gpu_power_cap_w: float | None = None
+    #: The split of layers over pipeline stages a run states (stages.rank_layers); None = the default.
+    pipeline_split: str | None = None
 
     @property
     def tokens_per_step(self) -> int:

@@ -31,7 +31,7 @@ from gpuplan.model.arch import Architecture
 from gpuplan.hardware.training_calibration import TrainingCalibration
 from gpuplan.training.flops import attention_dims
 from gpuplan.training.layout import Layout, expert_tp, layers_per_stage, sharding
-from gpuplan.training.stages import stage_split
+from gpuplan.training.stages import rank_layers
 
 #: Bytes per score-matrix element stored by materialized attention: softmax output (2),
 #: dropout mask (1), dropout output (2) (Korthikanti 2022 section 4.1: the 5as/h term).
@@ -119,36 +119,36 @@ class Stage(NamedTuple):
     logits: bool
 
 
-def pipeline_stages(arch: Architecture, pp: int) -> tuple[Stage, ...]:
-    """The ranks the peak may sit on: the first (embedding), the first middle one (its peers
-    hold as many layers and fewer micro-batches) and the last (output layer and loss).
-
-    Megatron-Core builds the embedding where ``pre_process`` (pipeline rank 0, its first virtual
-    chunk) and the output layer where ``post_process`` (the last rank, its last chunk); with tied
-    embeddings the last rank keeps a copy of the word embeddings for the output layer
-    (``share_embeddings_and_output_weights``: the two copies' gradients are all-reduced). The
-    layers per rank are Megatron-Core's split (stages.stage_split: middle ranks ``ceil(L/p)``,
-    first and last lighter when ``p`` does not divide ``L``).
-    """
-    key = (arch.layers, pp, arch.embedding_params, arch.lm_head_params)
+def pipeline_stages(arch: Architecture, pp: int, split: str | None = None) -> tuple[Stage, ...]:
+    """The ranks the peak may sit on: the first (embedding), the first middle rank of each layer
+    count (its peers hold as many layers and fewer micro-batches) and the last (output layer and
+    loss). Megatron-Core builds the embedding where ``pre_process`` (pipeline rank 0, its first
+    virtual chunk) and the output layer where ``post_process`` (the last rank, its last chunk);
+    with tied embeddings the last rank keeps a copy of the word embeddings for the output layer
+    (``share_embeddings_and_output_weights``). Layers per rank: the run's ``split``
+    (stages.rank_layers; default stages.stage_split: middle ranks ``ceil(L/p)``, first and last
+    lighter when ``p`` does not divide ``L``)."""
+    key = (arch.layers, pp, arch.embedding_params, arch.lm_head_params, split)
     hit = _STAGES.get(key)
     if hit is None:
         emb = float(arch.embedding_params)
         if pp <= 1:
             hit = (Stage(0, arch.layers, emb + arch.lm_head_params, True),)
         else:
-            split = stage_split(arch.layers, pp)
-            first, mid, last = split if split is not None else (layers_per_stage(arch.layers, pp),) * 3
-            middle = (Stage(1, mid, 0.0, False),) if pp > 2 else ()
-            hit = (Stage(0, first, emb, False), *middle, Stage(pp - 1, last, emb, True))
+            per = rank_layers(arch.layers, pp, split)
+            seen: dict[int, int] = {}
+            for r in range(1, pp - 1):
+                seen.setdefault(per[r], r)
+            middle = tuple(Stage(r, n, 0.0, False) for n, r in sorted(seen.items(), key=lambda kv: kv[1]))
+            hit = (Stage(0, per[0], emb, False), *middle, Stage(pp - 1, per[-1], emb, True))
         if len(_STAGES) >= 4096:
             _STAGES.clear()
         _STAGES[key] = hit
     return hit
 
 
-#: :func:`pipeline_stages` by (layers, PP, embedding and output-layer parameters); bounded.
-_STAGES: dict[tuple[int, int, int, int], tuple[Stage, ...]] = memo()
+#: :func:`pipeline_stages` by (layers, PP, embedding and output-layer parameters, split); bounded.
+_STAGES: dict[tuple[int, int, int, int, str | None], tuple[Stage, ...]] = memo()
 
 
 def rank_params(arch: Architecture, layout: Layout, stage: Stage) -> tuple[float, float]:
@@ -161,18 +161,18 @@ def rank_params(arch: Architecture, layout: Layout, stage: Stage) -> tuple[float
 
 
 def model_state_bytes(arch: Architecture, layout: Layout, cal: TrainingCalibration,
-                      precision: str, stage: Stage | None = None) -> tuple[float, float, float]:
+                      precision: str, stage: Stage | None = None, split: str | None = None) -> tuple[float, float, float]:
     """(weights, gradients, optimizer) bytes per GPU of ``stage`` under the byte convention and
     ZeRO stage; left out, of the rank with the most (:func:`stage_state_bytes`)."""
-    per = stage_state_bytes(arch, layout, cal, precision) if stage is None else (
+    per = stage_state_bytes(arch, layout, cal, precision, split) if stage is None else (
         _state_bytes(arch, layout, cal, precision, stage),)
     return max(per, key=sum)
 
 
 def stage_state_bytes(arch: Architecture, layout: Layout, cal: TrainingCalibration,
-                      precision: str) -> tuple[tuple[float, float, float], ...]:
+                      precision: str, split: str | None = None) -> tuple[tuple[float, float, float], ...]:
     """(weights, gradients, optimizer) bytes per GPU of each of :func:`pipeline_stages`."""
-    return tuple(_state_bytes(arch, layout, cal, precision, st) for st in pipeline_stages(arch, layout.pp))
+    return tuple(_state_bytes(arch, layout, cal, precision, st) for st in pipeline_stages(arch, layout.pp, split))
 
 
 def _state_bytes(arch: Architecture, layout: Layout, cal: TrainingCalibration, precision: str,
@@ -267,11 +267,11 @@ def in_flight(layout: Layout, batch: int, rank: int = 0) -> float:
 
 
 def activation_bytes(arch: Architecture, seq: int, batch: int, layout: Layout, attention: str,
-                     cal: TrainingCalibration, fp8: bool = False) -> float:
+                     cal: TrainingCalibration, fp8: bool = False, split: str | None = None) -> float:
     """Activation bytes of the pipeline rank with the most, at its peak (:func:`stage_activations`)."""
     stored, full = _per_layer(arch, seq, layout, attention, cal, fp8)
     return max(stage_activations(arch, seq, batch, layout, cal, stored, full, st)
-               for st in pipeline_stages(arch, layout.pp))
+               for st in pipeline_stages(arch, layout.pp, split))
 
 
 def stage_activations(arch: Architecture, seq: int, batch: int, layout: Layout, cal: TrainingCalibration,
@@ -328,14 +328,14 @@ def _per_layer(arch: Architecture, seq: int, layout: Layout, attention: str,
 
 def recompute_layers_to_fit(arch: Architecture, seq: int, batch: int, layout: Layout, attention: str,
                             cal: TrainingCalibration, budgets: tuple[float, ...],
-                            pair: tuple[float, float] | None = None) -> int | None:
+                            pair: tuple[float, float] | None = None, split: str | None = None) -> int | None:
     """Fewest recomputed layers per stage (at least 1, full recompute) that bring every rank's
     activations within its budget (``budgets``, one per :func:`pipeline_stages`, as
     :func:`activation_budget`); None when even recomputing every layer does not fit.
     ``pair`` is :func:`per_layer_pair` when the caller has it."""
     stored, full = pair if pair is not None else _per_layer(arch, seq, layout, attention, cal)
     most = 1
-    for st, budget in zip(pipeline_stages(arch, layout.pp), budgets):
+    for st, budget in zip(pipeline_stages(arch, layout.pp, split), budgets):
         n = st.layers
         held = in_flight(layout, batch, st.rank)
         need = n * held * full + _transient(arch, seq, layout, cal, full if n else 0.0, st.logits) - budget
@@ -352,22 +352,22 @@ def recompute_layers_to_fit(arch: Architecture, seq: int, batch: int, layout: La
 
 
 def estimate(arch: Architecture, seq: int, batch: int, layout: Layout, precision: str,
-             attention: str, cal: TrainingCalibration, capacity_gib: float) -> Memory:
+             attention: str, cal: TrainingCalibration, capacity_gib: float, split: str | None = None) -> Memory:
     """Per-GPU memory of ``layout`` against ``capacity_gib`` (the GPU's usable HBM): the pipeline
     rank with the largest total."""
     stored, full = _per_layer(arch, seq, layout, attention, cal, precision == "fp8")
-    return peak(arch, seq, batch, layout, cal, stage_state_bytes(arch, layout, cal, precision), stored, full,
-                capacity_gib * GIB)
+    return peak(arch, seq, batch, layout, cal, stage_state_bytes(arch, layout, cal, precision, split), stored, full,
+                capacity_gib * GIB, split=split)
 
 
 def peak(arch: Architecture, seq: int, batch: int, layout: Layout, cal: TrainingCalibration,
          states: tuple[tuple[float, float, float], ...], stored: float, full: float, capacity: float,
-         reserve: float = 0.0) -> Memory:
+         reserve: float = 0.0, split: str | None = None) -> Memory:
     """The :class:`Memory` of the rank of :func:`pipeline_stages` with the largest total, from each
     rank's model-state bytes (:func:`stage_state_bytes`) and the per-layer activation bytes."""
     best: Memory | None = None
     runtime, frag = cal.runtime_overhead_gib * GIB, cal.fragmentation_fraction
-    for st, (w, g, o) in zip(pipeline_stages(arch, layout.pp), states):
+    for st, (w, g, o) in zip(pipeline_stages(arch, layout.pp, split), states):
         acts = stage_activations(arch, seq, batch, layout, cal, stored, full, st)
         # Memory's fields in order: weights, gradients, optimizer, activations, overhead, capacity,
         # reserve, rank (positionally: the search builds several per layout).
@@ -378,8 +378,8 @@ def peak(arch: Architecture, seq: int, batch: int, layout: Layout, cal: Training
 
 
 def activation_budget(arch: Architecture, layout: Layout, precision: str, cal: TrainingCalibration,
-                      capacity_gib: float) -> tuple[float, ...]:
+                      capacity_gib: float, split: str | None = None) -> tuple[float, ...]:
     """Bytes left for activations on each of :func:`pipeline_stages` after its model states and
     the runtime overhead (fragmentation is a fraction of the activations themselves)."""
     return tuple((capacity_gib * GIB - sum(states) - cal.runtime_overhead_gib * GIB) / (1.0 + cal.fragmentation_fraction)
-                 for states in stage_state_bytes(arch, layout, cal, precision))
+                 for states in stage_state_bytes(arch, layout, cal, precision, split))

@@ -105,7 +105,8 @@ def job_of(workload: Workload, batch: int | None = None) -> Job:
     assert spec is not None
     batch = batch or batch_sequences(spec.global_batch_tokens, spec.sequence_length)
     return Job(arch=workload.arch, seq=spec.sequence_length, batch=batch, precision=spec.precision,
-               tokens=spec.tokens, framework=spec.framework, gpu_power_cap_w=spec.gpu_power_cap_w)
+               tokens=spec.tokens, framework=spec.framework, gpu_power_cap_w=spec.gpu_power_cap_w,
+               pipeline_split=spec.pipeline_split)
 
 
 def target_of(workload: Workload) -> Target:

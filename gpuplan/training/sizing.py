@@ -18,7 +18,7 @@ import math
 from typing import TYPE_CHECKING
 
 from gpuplan.training.memory import GIB
-from gpuplan.training.stages import batch_sequences, imbalance, pipeline_depths, stage_layers
+from gpuplan.training.stages import batch_sequences, pipeline_depths, rank_layers
 
 if TYPE_CHECKING:
     from gpuplan.hardware.loader import Catalog
@@ -70,7 +70,7 @@ def fixed_count_dps(ev: "Evaluator", gpus: int) -> set[int]:
     out: set[int] = set()
     for tp in tp_candidates(ev, fixed):
         for cp in cp_candidates(ev.job.seq, fixed):
-            for pp in ([fixed.pp] if fixed.pp is not None else pipeline_depths(ev.job.arch.layers)):
+            for pp in ([fixed.pp] if fixed.pp is not None else pipeline_depths(ev.job.arch.layers, ev.job.pipeline_split)):
                 mp = tp * cp * pp
                 if mp <= gpus and gpus % mp == 0:
                     out.add(gpus // mp)
@@ -131,12 +131,13 @@ def sizing_notes(job: "Job", e: "Evaluation", workload: "Workload") -> list[str]
         if job.batch != pow2:
             out.append(describe_batch(job.batch, job.seq, spec.global_batch_tokens, lay.dp, lay.micro_batch,
                                       e.gpus, pow2))
-    idle = imbalance(job.arch.layers, lay.pp)
+    stages = rank_layers(job.arch.layers, lay.pp, job.pipeline_split) if lay.pp > 1 else (job.arch.layers,)
+    idle = 1.0 - job.arch.layers / (lay.pp * max(stages))
     if idle > 0:
-        stages = stage_layers(job.arch.layers, lay.pp)
         middle = f"{lay.pp - 2} x {stages[1]}, " if lay.pp > 2 else ""
+        how = job.pipeline_split if job.pipeline_split is not None else "Megatron-Core uneven first/last stages"
         out.append(f"pipeline: {job.arch.layers} layers on {lay.pp} stages (first {stages[0]}, {middle}last "
-                   f"{stages[-1]}; Megatron-Core uneven first/last stages); the fullest stage paces the pipeline, "
+                   f"{stages[-1]}; {how}); the fullest stage paces the pipeline, "
                    f"the others idle {idle:.1%} of it (stage imbalance, in the step time: "
                    f"{idle * e.step.pipeline:.1f} s of {e.step_time:.1f} s)")
     return out

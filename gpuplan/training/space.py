@@ -50,15 +50,15 @@ def tp_candidates(ev: Evaluator, fixed: Fixed) -> list[int]:
     return out or [1]
 
 
-def pp_candidates(layers: int, fixed: Fixed, every: bool = False) -> list[int]:
+def pp_candidates(layers: int, fixed: Fixed, every: bool = False, split: str | None = None) -> list[int]:
     """For each number of layers per stage, the smallest PP that gives it (larger PP with the
     same layers per stage only adds bubble and in-flight micro-batches). ``every``: on a fixed GPU
     count a deeper pipeline may be the only one whose DP fits the count, so every depth Megatron-Core
     can split the layers into (uneven first and last stages included, :mod:`.sizing`)."""
     if fixed.pp is not None:
         return [fixed.pp]
-    if every:
-        return pipeline_depths(layers)
+    if every or split is not None:  # a named split (job.pipeline_split): the depths it applies to
+        return pipeline_depths(layers, split)
     out, p = [], 1
     while p <= layers:
         out.append(p)
@@ -207,7 +207,7 @@ def min_model_parallel(ev: Evaluator, zero: int | None = None) -> int | None:
         zero = fixed.zero if fixed.zero is not None else 1
     best = None
     for tp in tp_candidates(ev, fixed):
-        for pp in pp_candidates(ev.job.arch.layers, fixed):
+        for pp in pp_candidates(ev.job.arch.layers, fixed, split=ev.job.pipeline_split):
             if states_can_fit(ev, tp, pp, 1, 1, replace(fixed, zero=zero)):
                 best = tp * pp if best is None else min(best, tp * pp)
                 break
@@ -220,7 +220,7 @@ def min_memory_at(ev: Evaluator, gpus: int) -> float:
     best = math.inf
     fixed = constrain(ev.framework, Fixed())  # what the framework runs (FSDP: ZeRO-3, no pipeline)
     for tp in tp_candidates(ev, fixed):
-        for pp in pp_candidates(ev.job.arch.layers, fixed, every=True):
+        for pp in pp_candidates(ev.job.arch.layers, fixed, every=True, split=ev.job.pipeline_split):
             if gpus % (tp * pp):
                 continue
             dp = gpus // (tp * pp)
@@ -264,7 +264,7 @@ def _fits_in_domain(ev: Evaluator, fixed: Fixed) -> bool:
                 for ep in ep_candidates(ev, fixed):
                     if (dp * cp * (tp if fold else 1)) % ep:  # EP | DP x CP (x TP folded): dp_candidates
                         continue
-                    for pp in pp_candidates(ev.job.arch.layers, fixed, every=True):
+                    for pp in pp_candidates(ev.job.arch.layers, fixed, every=True, split=ev.job.pipeline_split):
                         zero = zero_candidates(fixed, pp, dp * cp)[-1]
                         for rc in rcs:
                             lay = Layout(tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, micro_batch=1, recompute=rc,

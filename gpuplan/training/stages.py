@@ -1,10 +1,19 @@
 """Pipeline stages as Megatron-Core splits them: the fullest stage has ``ceil(layers / pp)`` layers,
 the middle stages are equal, and the first and last may be lighter
-(``--decoder-first/last-pipeline-num-layers``; 80 layers on 15 stages = 1 + 13 x 6 + 1)."""
+(``--decoder-first/last-pipeline-num-layers``; 80 layers on 15 stages = 1 + 13 x 6 + 1).
+
+A run may state another split (:func:`rank_layers`): Megatron-Core's
+``account_for_embedding_in_pipeline_split`` / ``account_for_loss_in_pipeline_split`` count the
+embedding and the loss as a layer each (transformer_block.get_num_layers_to_build: NeMo's Llama
+3.1 405B puts 126 layers on 8 ranks as 15 + 16 x 6 + 15), or an explicit
+``pipeline_model_parallel_layout`` string (pipeline_parallel_layer_layout.py: NeMo's DeepSeek-V3
+on 4 ranks x 4 virtual stages puts the embedding with 16 layers on rank 0 and 13 on the last).
+"""
 
 from __future__ import annotations
 
 import math
+import re
 
 from gpuplan.physics.pipeline import layers_per_stage
 
@@ -23,7 +32,7 @@ def stage_split(layers: int, pp: int) -> tuple[int, int, int] | None:
     for mid in range(k, 0, -1):
         rest = layers - (pp - 2) * mid
         if 2 <= rest <= 2 * k:
-            last = min(k, rest - 1)
+            last = rest // 2  # the lighter end last: it also computes the loss (timing.stated_stage)
             return (rest - last, mid, last)
     return None
 
@@ -40,6 +49,59 @@ def stage_layers(layers: int, pp: int) -> list[int]:
     return [first] + [mid] * (pp - 2) + [last]
 
 
+#: The named splits a run may state (``pipeline_split``); anything else with a ``|`` is a layout.
+SPLITS = ("balanced", "account-embedding-loss", "account-embedding", "account-loss")
+
+
+def rank_layers(layers: int, pp: int, split: str | None = None, vp: int = 1) -> tuple[int, ...]:
+    """Decoder layers on each of ``pp`` ranks, first to last, under ``split``: None or
+    ``balanced`` the default (:func:`stage_layers`); ``account-*`` Megatron-Core's
+    account-for-embedding/loss split, ``(layers + counted) / pp`` per rank less one where the
+    embedding (rank 0) or the loss (last rank) sits, which must divide and, interleaved, divide
+    by ``vp``; else a Megatron-Core layout string (:func:`layout_layers`). ValueError when the
+    split does not apply."""
+    if split is None or split == "balanced":
+        return tuple(stage_layers(layers, pp))
+    if "|" in split:
+        per, _ = layout_layers(split, pp)
+        if sum(per) != layers:
+            raise ValueError(f"the layout places {sum(per)} decoder layers, the model has {layers}")
+        return per
+    if split not in SPLITS:
+        raise ValueError(f"expected one of {', '.join(SPLITS)} or a layout string such as 'Et*4|(t*4|)*14tL'")
+    emb, loss = split in ("account-embedding-loss", "account-embedding"), split in ("account-embedding-loss", "account-loss")
+    total = layers + emb + loss
+    if total % pp or (total // pp) % vp:
+        raise ValueError(f"{split}: {layers} layers + {int(emb) + int(loss)} do not split evenly over {pp} stages"
+                         + (f" x {vp} virtual stages" if vp > 1 else ""))
+    out = [total // pp] * pp
+    out[0] -= emb
+    out[-1] -= loss
+    return tuple(out)
+
+
+def layout_layers(text: str, pp: int) -> tuple[tuple[int, ...], int]:
+    """(decoder layers per rank, virtual stages) of a Megatron-Core layout string: chunks split by
+    ``|``, ``t`` a decoder layer, ``E`` the embedding (first chunk), ``m`` a multi-token-prediction
+    layer and ``L`` the loss (last chunk), ``x*n`` and ``(...)*n`` repeat; chunk ``i`` sits on rank
+    ``i mod pp`` (PipelineParallelLayerLayout.parse_str_to_list, layout[vp_rank * pp + pp_rank])."""
+    flat = text.replace(",", "")
+    for pattern in (r"\(([^)]+)\)\*(\d+)", r"(.)\*(\d+)"):
+        flat = re.sub(pattern, lambda g: g.group(1) * int(g.group(2)), flat)
+    chunks = flat.split("|")
+    bad = set(flat) - set("EtmL|")
+    if bad:
+        raise ValueError(f"unknown layer type {sorted(bad)[0]!r} in the layout (expected E, t, m, L, |)")
+    if len(chunks) % pp:
+        raise ValueError(f"the layout has {len(chunks)} chunks, not a multiple of {pp} stages")
+    if "E" in "".join(chunks[1:]) or "L" in "".join(chunks[:-1]):
+        raise ValueError("the layout must put E in its first chunk and L in its last")
+    per = [0] * pp
+    for i, chunk in enumerate(chunks):
+        per[i % pp] += chunk.count("t")
+    return tuple(per), len(chunks) // pp
+
+
 def imbalance(layers: int, pp: int) -> float:
     """Fraction of the stage-time the average stage idles because the fullest one paces the
     pipeline (0 for an even split)."""
@@ -47,10 +109,20 @@ def imbalance(layers: int, pp: int) -> float:
     return 1.0 - layers / (pp * k)
 
 
-def pipeline_depths(layers: int) -> list[int]:
+def pipeline_depths(layers: int, split: str | None = None) -> list[int]:
     """Every pipeline depth Megatron-Core can split ``layers`` into with the fullest stage at
-    ``ceil(layers / pp)`` layers (even depths and those with lighter first/last stages)."""
-    return [p for p in range(1, layers + 1) if stage_split(layers, p) is not None]
+    ``ceil(layers / pp)`` layers (even depths and those with lighter first/last stages), or, with
+    a named ``split`` (:func:`rank_layers`), those it applies to."""
+    return [p for p in range(1, layers + 1) if stage_split(layers, p) is not None and applies(layers, p, split)]
+
+
+def applies(layers: int, pp: int, split: str | None) -> bool:
+    """Whether :func:`rank_layers` can split ``layers`` over ``pp`` stages as ``split`` says."""
+    try:
+        rank_layers(layers, pp, split)
+    except ValueError:
+        return False
+    return True
 
 
 def batch_sequences(tokens: float, seq: int) -> int:

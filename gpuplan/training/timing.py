@@ -26,6 +26,7 @@ from gpuplan.training.layer_time import (  # noqa: F401  (re-exported)
 )
 from gpuplan.training.layout import Group, Layout, dense_layers_per_rank, groups, recomputed_fraction, sharding
 from gpuplan.training.memory import expert_dp, stage_params
+from gpuplan.training.stages import rank_layers
 
 
 class StepTime(NamedTuple):
@@ -91,6 +92,14 @@ def stage_layout(layers: int, pp: int, logits_layers: float, balance: bool = Fal
     return best[1], best[2]
 
 
+def stated_stage(per_rank: tuple[int, ...], logits_layers: float) -> tuple[int, bool]:
+    """(layers, holds the LM head) of the slowest stage of a stated split (stages.rank_layers):
+    the last rank's layers with the head (``logits_layers`` layers' worth) against the fullest
+    other rank's."""
+    rest = max(per_rank[:-1])
+    return (per_rank[-1], True) if per_rank[-1] + logits_layers > rest else (rest, False)
+
+
 #: LayerCost fields (and properties) that a stage averages over the model's dense / MoE mix, in
 #: the order of :func:`_layer_averages`' tuple (the indices below).
 _AVERAGED = ("fwd", "bwd", "recompute", "tp_fwd", "tp_bwd", "tp_recompute", "cp", "ep", "total", "forward_total",
@@ -146,6 +155,8 @@ def _stage_mix(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
                 k * last.ep)
     if pp == 1:  # stage_layout reads neither the tail nor the balance
         n, has_head = layers, True
+    elif job.pipeline_split is not None or not arch.mtp_layers:
+        n, has_head = stated_stage(rank_layers(layers, pp, job.pipeline_split), sum(tail) / a[_TOTAL] if a[_TOTAL] else 0.0)
     else:
         layer = a[_TOTAL]
         n, has_head = stage_layout(layers, pp, sum(tail) / layer if layer else 0.0, balance=arch.mtp_layers > 0)
