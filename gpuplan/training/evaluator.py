@@ -14,18 +14,8 @@ from gpuplan.physics.collectives import Network
 from gpuplan.hardware.training_calibration import TrainingCalibration
 from gpuplan.training.flops import hardware_flops_per_token, model_flops_per_token
 from gpuplan.training.goodput import Goodput, goodput
-from gpuplan.training.layout import (
-    Layout,
-    folded,
-    recomputed_fraction,
-)
-from gpuplan.training.memory import (
-    GIB,
-    Memory,
-    peak,
-    per_layer_pair,
-    stage_state_bytes,
-)
+from gpuplan.training.layout import Layout, folded, recomputed_fraction
+from gpuplan.training.memory import GIB, Memory, peak, per_layer_pair, stage_state_bytes
 from gpuplan.training.timing import (
     Hardware,
     Job,
