@@ -12,7 +12,22 @@ from gpuplan.model.profile import Workload
 from gpuplan.physics.roofline import achieved_tflops, arithmetic_intensity, bound, ridge_point
 from gpuplan.serving.capacity import Demand, ReplicaCapacity
 from gpuplan.serving.model import GIB, Replica
+from gpuplan.serving.step import StepTime
 from gpuplan.serving.options import LIMIT_WORDS, Option, ServingResult, _layout_name, representative
+
+
+def decode_bound_words(step: StepTime, concurrency: float, step_s: float, ai: float, ridge: float) -> str:
+    """The reason naming the largest term of the modelled decode step (StepTime.dominant), with the
+    times of its terms that make it the largest, and the roofline's intensity against the peak ridge."""
+    terms = [f"{step.memory_s * 1e3:.1f} ms reading {step.weight_bytes / 1e9:.2f} GB of weights and "
+             f"{step.kv_bytes / 1e9:.2f} GB of KV cache", f"{step.compute_s * 1e3:.1f} ms of compute beyond those "
+             f"reads ({step.flops / 1e12:.2f} TFLOP)"]
+    if step.comm_s > 0:
+        terms.append(f"{step.comm_s * 1e3:.1f} ms of communication")
+    terms.append(f"{step.fixed_s * 1e3:.1f} ms of fixed per-layer latency")
+    return (f"Decode is bound by {step.dominant()}: a step at the target load (mean concurrency {concurrency:.1f}) "
+            f"takes {step_s * 1e3:.1f} ms per GPU: {', '.join(terms)}; the roofline puts its {ai:.0f} FLOP/B "
+            f"{'below' if ai < ridge else 'above'} the peak ridge of {ridge:.0f} FLOP/B.")
 
 
 # -- output ---------------------------------------------------------------------------------------
@@ -200,10 +215,7 @@ def _reasons(chosen: Option, workload: Workload, meeting: list[Option],
     dec_ai = arithmetic_intensity(step.flops, step.bytes)
     peak = rep.gpu.peak_tflops(rep.path.math) or rep.gpu.fp16_dense_tflops
     ridge = ridge_point(peak * 1e12, rep.gpu.mem_bw_tb_per_s * 1e12)
-    out.append(
-        f"Decode is bound by {step.dominant()}: a step at the target load (mean concurrency {op.concurrency:.1f}) streams "
-        f"{step.weight_bytes / 1e9:.2f} GB of weights and {step.kv_bytes / 1e9:.2f} GB of KV cache per GPU "
-        f"({dec_ai:.0f} FLOP/B against a ridge of {ridge:.0f} FLOP/B) in {op.step_s * 1e3:.1f} ms.")
+    out.append(decode_bound_words(step, op.concurrency, op.step_s, dec_ai, ridge))
     limit = chosen.limit
     limit_words = LIMIT_WORDS.get(limit, limit)
     if limit == "kv":

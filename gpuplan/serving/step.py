@@ -31,6 +31,8 @@ class StepTime:
     kv_bytes: float
     activation_bytes: float
     gemm_memory_s: float
+    #: the part of ``attention_s`` its math sets (the kernels where FLOPs take longer than their reads)
+    attention_math_s: float
 
     @property
     def total_s(self) -> float:
@@ -40,13 +42,25 @@ class StepTime:
     def bytes(self) -> float:
         return self.weight_bytes + self.kv_bytes + self.activation_bytes
 
+    @property
+    def memory_s(self) -> float:
+        """The step's time reading DRAM: the GEMMs' weight and activation stream and the attention
+        kernels set by their KV reads."""
+        return self.gemm_memory_s + self.attention_s - self.attention_math_s
+
+    @property
+    def compute_s(self) -> float:
+        """The step's time set by math: what the GEMMs take beyond their stream, and the attention
+        kernels set by their FLOPs."""
+        return self.gemm_s - self.gemm_memory_s + self.attention_math_s
+
     def dominant(self) -> str:
-        """The largest share of the step, in words."""
-        kv_s = self.attention_s
-        weights_s = self.gemm_memory_s
-        math_s = self.gemm_s - self.gemm_memory_s
-        parts = {"memory bandwidth (weights)": weights_s, "memory bandwidth (KV cache)": kv_s,
-                 "compute": math_s, "communication": self.comm_s, "fixed per-layer latency": self.fixed_s}
+        """The largest term of the step, in words: memory (all of its reads together, named by the
+        larger of weights and KV cache), compute, communication or the fixed per-layer latency."""
+        kv_s = self.attention_s - self.attention_math_s
+        memory = "memory bandwidth (weights)" if self.gemm_memory_s >= kv_s else "memory bandwidth (KV cache)"
+        parts = {memory: self.memory_s, "compute": self.compute_s, "communication": self.comm_s,
+                 "fixed per-layer latency": self.fixed_s}
         return max(parts, key=lambda p: parts[p])
 
 
@@ -191,6 +205,7 @@ def replica_step(self: Any, batch: float, mean_context: float, requests: float =
         # requests' sign (products of it with zeros and positive constants).
         kv_prefill = f_prefill = local_req
         attn_s = (mem_d if mem_d > math_d else math_d) + local_req
+        attn_math = (math_d if math_d > mem_d else 0.0) + local_req
     else:
         kv_prefill = local_req * prompt * kv_pt
         pairs = (prompt * (prompt + 1) / 2 if not window or prompt <= window
@@ -198,6 +213,7 @@ def replica_step(self: Any, batch: float, mean_context: float, requests: float =
         f_prefill = local_req * pairs * fpp_prefill
         math_p, mem_p = f_prefill / attn_fps, kv_prefill / bw
         attn_s = (mem_d if mem_d > math_d else math_d) + (mem_p if mem_p > math_p else math_p)
+        attn_math = (math_d if math_d > mem_d else 0.0) + (math_p if math_p > mem_p else 0.0)
     if kv_decode > 0.0:
         # The decode op's fixed latency, grown in full once a layer reads decode_attention_full_mb.
         ramp = kv_decode / dec_full
@@ -267,4 +283,4 @@ def replica_step(self: Any, batch: float, mean_context: float, requests: float =
         else:
             fixed_s += host
     return step_time(gemm_s, attn_s, comm_s, fixed_s, flops + (f_decode + f_prefill), w, kv_decode + kv_prefill, act,
-                     mem_s)
+                     mem_s, attn_math)
