@@ -19,15 +19,15 @@ from gpuplan.serving.options import LIMIT_WORDS, Option, ServingResult, _layout_
 def decode_bound_words(step: StepTime, concurrency: float, step_s: float, ai: float, ridge: float) -> str:
     """The reason naming the largest term of the modelled decode step (StepTime.dominant), with the
     times of its terms that make it the largest, and the roofline's intensity against the peak ridge."""
-    terms = [f"{step.memory_s * 1e3:.1f} ms reading {step.weight_bytes / 1e9:.2f} GB of weights and "
-             f"{step.kv_bytes / 1e9:.2f} GB of KV cache", f"{step.compute_s * 1e3:.1f} ms of compute beyond those "
-             f"reads ({step.flops / 1e12:.2f} TFLOP)"]
+    terms = [f"reads {step.memory_s * 1e3:.1f} ms ({step.weight_bytes / 1e9:.2f} GB of weights, "
+             f"{step.kv_bytes / 1e9:.2f} GB of KV cache)", f"compute {step.compute_s * 1e3:.1f} ms beyond them "
+             f"({step.flops / 1e12:.2f} TFLOP)"]
     if step.comm_s > 0:
-        terms.append(f"{step.comm_s * 1e3:.1f} ms of communication")
-    terms.append(f"{step.fixed_s * 1e3:.1f} ms of fixed per-layer latency")
-    return (f"Decode is bound by {step.dominant()}: a step at the target load (mean concurrency {concurrency:.1f}) "
-            f"takes {step_s * 1e3:.1f} ms per GPU: {', '.join(terms)}; the roofline puts its {ai:.0f} FLOP/B "
-            f"{'below' if ai < ridge else 'above'} the peak ridge of {ridge:.0f} FLOP/B.")
+        terms.append(f"communication {step.comm_s * 1e3:.1f} ms")
+    terms.append(f"fixed latency {step.fixed_s * 1e3:.1f} ms")
+    return (f"Decode is bound by {step.dominant()}: at the target load (mean concurrency {concurrency:.1f}) a step "
+            f"takes {step_s * 1e3:.1f} ms per GPU: {', '.join(terms)}; {ai:.0f} FLOP/B, "
+            f"{'below' if ai < ridge else 'above'} the {ridge:.0f} FLOP/B peak ridge.")
 
 
 # -- output ---------------------------------------------------------------------------------------
