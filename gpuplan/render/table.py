@@ -365,5 +365,12 @@ def render_diff(result: "DiffResult", options: RenderOptions) -> str:
             r.heading(title)
             for f in findings:
                 r.line(f"{f.severity}: {f.phase}: {f.message}", SEVERITY_STYLE[f.severity])
+    if result.findings_changed:
+        r.line()
+        r.heading("changed findings")
+        for c in result.findings_changed:
+            sev = c.new.severity if c.new.severity == c.base.severity else f"{c.base.severity} -> {c.new.severity}"
+            r.line(f"{sev}: {c.new.phase}: {c.new.code}: {c.base.message} -> {c.new.message}",
+                   SEVERITY_STYLE[c.new.severity])
     return r.text()
 
