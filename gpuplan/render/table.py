@@ -328,10 +328,15 @@ def render_check(result: "CheckResult", options: RenderOptions) -> str:
 
 
 def on_cluster_line(result: "CheckResult") -> str | None:
-    """'on the cluster: training: 480 x h100-sxm-80gb (60 nodes), 32.7 days, capex ..., 643 kW'."""
+    """'on the cluster: training: 480 x h100-sxm-80gb (60 nodes), 32.7 days, capex ..., 643 kW'; a
+    serving fleet sized on the cluster's GPU to another count says what the plan needs beside what the
+    cluster has: 'the plan needs: serving: 13 x l40s-pcie-48gb ...; the cluster has 8'."""
     if result.plan is None or (phase := getattr(result.plan, result.cluster.phase)) is None:
         return None
-    return "on the cluster: " + headline(result.cluster.phase, phase, result.plan.pricing)
+    line = headline(result.cluster.phase, phase, result.plan.pricing)
+    if phase.feasible and phase.gpus != result.cluster.gpus:
+        return f"the plan needs: {line}; the cluster has {plural(result.cluster.gpus, 'GPU')}"
+    return "on the cluster: " + line
 
 
 def render_diff(result: "DiffResult", options: RenderOptions) -> str:
