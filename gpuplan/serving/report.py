@@ -17,17 +17,19 @@ from gpuplan.serving.options import LIMIT_WORDS, Option, ServingResult, _layout_
 
 
 def decode_bound_words(step: StepTime, concurrency: float, step_s: float, ai: float, ridge: float) -> str:
-    """The reason naming the largest term of the modelled decode step (StepTime.dominant), with the
-    times of its terms that make it the largest, and the roofline's intensity against the peak ridge."""
-    terms = [f"reads {step.memory_s * 1e3:.1f} ms ({step.weight_bytes / 1e9:.2f} GB of weights, "
-             f"{step.kv_bytes / 1e9:.2f} GB of KV cache)", f"compute {step.compute_s * 1e3:.1f} ms beyond them "
-             f"({step.flops / 1e12:.2f} TFLOP)"]
+    """The reason naming the largest term of the modelled decode step (StepTime.dominant: each kernel
+    counted whole on the side its roofline puts it), the times that make it the largest, and the
+    roofline's intensity of the whole step against the peak ridge."""
+    bound = "compute-bound" if step.gemm_compute_bound else "memory-bound"
+    terms = [f"GEMMs {step.gemm_s * 1e3:.1f} ms, {bound} (math {step.gemm_math_s * 1e3:.1f} ms, "
+             f"{step.weight_bytes / 1e9:.2f} GB of weights {step.gemm_memory_s * 1e3:.1f} ms)",
+             f"attention {step.attention_s * 1e3:.1f} ms on {step.kv_bytes / 1e9:.2f} GB of KV cache"]
     if step.comm_s > 0:
         terms.append(f"communication {step.comm_s * 1e3:.1f} ms")
-    terms.append(f"fixed latency {step.fixed_s * 1e3:.1f} ms")
-    return (f"Decode is bound by {step.dominant()}: at the target load (mean concurrency {concurrency:.1f}) a step "
-            f"takes {step_s * 1e3:.1f} ms per GPU: {', '.join(terms)}; {ai:.0f} FLOP/B, "
-            f"{'below' if ai < ridge else 'above'} the {ridge:.0f} FLOP/B peak ridge.")
+    terms.append(f"fixed {step.fixed_s * 1e3:.1f} ms")
+    return (f"Decode is bound by {step.dominant()}: a step at the target load (mean concurrency {concurrency:.1f}) "
+            f"takes {step_s * 1e3:.1f} ms per GPU: {'; '.join(terms)}; whole-step {ai:.0f} FLOP/B against a "
+            f"{ridge:.0f} FLOP/B peak ridge.")
 
 
 # -- output ---------------------------------------------------------------------------------------

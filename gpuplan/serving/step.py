@@ -33,6 +33,9 @@ class StepTime:
     gemm_memory_s: float
     #: the part of ``attention_s`` its math sets (the kernels where FLOPs take longer than their reads)
     attention_math_s: float
+    #: the GEMMs' FLOPs at their achievable rates, alone (``gemm_s`` is its smooth roofline with
+    #: ``gemm_memory_s``)
+    gemm_math_s: float
 
     @property
     def total_s(self) -> float:
@@ -43,22 +46,29 @@ class StepTime:
         return self.weight_bytes + self.kv_bytes + self.activation_bytes
 
     @property
+    def gemm_compute_bound(self) -> bool:
+        """Whether the GEMMs' math takes longer than their weight and activation stream."""
+        return self.gemm_math_s > self.gemm_memory_s
+
+    @property
     def memory_s(self) -> float:
-        """The step's time reading DRAM: the GEMMs' weight and activation stream and the attention
-        kernels set by their KV reads."""
-        return self.gemm_memory_s + self.attention_s - self.attention_math_s
+        """The step's time in kernels bound by their DRAM reads: the GEMMs where their stream outlasts
+        their math, and the attention kernels set by their KV reads."""
+        return (0.0 if self.gemm_compute_bound else self.gemm_s) + self.attention_s - self.attention_math_s
 
     @property
     def compute_s(self) -> float:
-        """The step's time set by math: what the GEMMs take beyond their stream, and the attention
-        kernels set by their FLOPs."""
-        return self.gemm_s - self.gemm_memory_s + self.attention_math_s
+        """The step's time in kernels bound by their math: the GEMMs where their FLOPs outlast their
+        stream, and the attention kernels set by their FLOPs."""
+        return (self.gemm_s if self.gemm_compute_bound else 0.0) + self.attention_math_s
 
     def dominant(self) -> str:
-        """The largest term of the step, in words: memory (all of its reads together, named by the
-        larger of weights and KV cache), compute, communication or the fixed per-layer latency."""
+        """The largest term of the step, in words: the time in memory-bound kernels (named by the
+        larger of the weights' and the KV cache's), in compute-bound ones, in communication or in the
+        fixed per-layer latency. Each kernel counts whole on the side its roofline puts it."""
         kv_s = self.attention_s - self.attention_math_s
-        memory = "memory bandwidth (weights)" if self.gemm_memory_s >= kv_s else "memory bandwidth (KV cache)"
+        weights_s = 0.0 if self.gemm_compute_bound else self.gemm_s
+        memory = "memory bandwidth (weights)" if weights_s >= kv_s else "memory bandwidth (KV cache)"
         parts = {memory: self.memory_s, "compute": self.compute_s, "communication": self.comm_s,
                  "fixed per-layer latency": self.fixed_s}
         return max(parts, key=lambda p: parts[p])
@@ -283,4 +293,4 @@ def replica_step(self: Any, batch: float, mean_context: float, requests: float =
         else:
             fixed_s += host
     return step_time(gemm_s, attn_s, comm_s, fixed_s, flops + (f_decode + f_prefill), w, kv_decode + kv_prefill, act,
-                     mem_s, attn_math)
+                     mem_s, attn_math, layer_math + head_math + expert_math)
