@@ -15,13 +15,20 @@ from gpuplan.core.contract import Bom, Finding, Plan, ServingPlan, TrainingPlan
 from gpuplan.planning.saved import as_published
 
 #: Version of the diff JSON (its own contract, same versioning rule as the plan).
-DIFF_SCHEMA_VERSION = "1.0"
+DIFF_SCHEMA_VERSION = "1.1"  # 1.1: findings_changed
 
 Scalar = str | int | float | bool | None
 
 
 class _Out(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class FindingChange(_Out):
+    """One finding of the same code and phase in both plans, reworded: its base and new forms."""
+
+    base: Finding
+    new: Finding
 
 
 class Change(_Out):
@@ -74,6 +81,9 @@ class DiffResult(_Out):
     phases: list[PhaseDiff]
     findings_added: list[Finding]
     findings_resolved: list[Finding]
+    #: Findings whose code and phase stayed while their message (or severity, or field) changed:
+    #: listed here once, neither added nor resolved.
+    findings_changed: list[FindingChange] = []
     #: Error findings of the new plan (a gate fails in NEW).
     new_errors: int
 
@@ -183,6 +193,24 @@ def _key(f: Finding) -> tuple[str, str, str, str]:
     return (f.severity, f.code, f.phase, f.message)
 
 
+def _pair_reworded(added: list[Finding], resolved: list[Finding]
+                   ) -> tuple[list[Finding], list[Finding], list[FindingChange]]:
+    """Pairs each added finding with a resolved one of the same code and phase, in order: the same
+    finding reworded (a figure in its message moved), not one gone and another come."""
+    pending: dict[tuple[str, str], list[Finding]] = {}
+    for f in resolved:
+        pending.setdefault((f.code, f.phase), []).append(f)
+    pairs, still_added = [], []
+    for f in added:
+        olds = pending.get((f.code, f.phase))
+        if olds:
+            pairs.append(FindingChange(base=olds.pop(0), new=f))
+        else:
+            still_added.append(f)
+    paired = {id(c.base) for c in pairs}
+    return still_added, [f for f in resolved if id(f) not in paired], pairs
+
+
 def only_phases(plan: Plan, phases: tuple[str, ...]) -> Plan:
     """The plan cut to ``phases`` (``gpuplan diff --phase`` of a saved plan): the other phase and its
     findings left out, as a profile planned for ``phases`` alone has none; profile findings kept."""
@@ -205,12 +233,13 @@ def diff_plans(base: Plan, new: Plan, *, base_name: str, new_name: str,
     base_keys, new_keys = {_key(f) for f in base.findings}, {_key(f) for f in new.findings}
     added = [f for f in new.findings if _key(f) not in base_keys]
     resolved = [f for f in base.findings if _key(f) not in new_keys]
-    changed = any(p.status != "unchanged" for p in phases) or bool(added or resolved)
+    added, resolved, reworded = _pair_reworded(added, resolved)
+    changed = any(p.status != "unchanged" for p in phases) or bool(added or resolved or reworded)
     return DiffResult(schema_version=DIFF_SCHEMA_VERSION, gpuplan_version=__version__, base=base_name, new=new_name,
                       base_input_sha256=base.input_sha256, new_input_sha256=new.input_sha256, changed=changed,
                       capex_base_usd=cb, capex_new_usd=cn, capex_delta_usd=delta,
                       capex_delta_ratio=delta / cb if delta is not None and cb else None,
                       power_base_kw=_power(base), power_new_kw=_power(new),
                       power_delta_kw=_power(new) - _power(base), phases=phases, findings_added=added,
-                      findings_resolved=resolved,
+                      findings_resolved=resolved, findings_changed=reworded,
                       new_errors=sum(1 for f in new.findings if f.severity == "error"))

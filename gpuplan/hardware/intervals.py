@@ -77,6 +77,9 @@ class Band(BaseModel):
     scope: Scope | Literal["none"]
     key: str
     n: int
+    #: On a ``kind`` band, the published runs of the GPU's generation that were too few (or of the
+    #: other model kind) for a band of their own, in words ("" when there is none).
+    generation_runs: str = ""
 
     def time(self, value: float) -> tuple[float, float]:
         """Interval of a figure that is a time (step, days, GPU-hours, TTFT, cost)."""
@@ -93,6 +96,9 @@ class Band(BaseModel):
         if self.scope == "generation":
             return f"{self.n} published runs on {self.key.replace('/', ' ')} GPUs (none with this GPU and software)"
         if self.scope == "kind":
+            if self.generation_runs:
+                return (f"unvalidated regime: too few published runs on this GPU generation and model kind for a "
+                        f"band of their own ({self.generation_runs}); the spread of all {self.n} runs, widened")
             return (f"unvalidated regime: no published run on this GPU generation; the spread of all {self.n} "
                     f"runs, widened")
         return "no residual table in the catalog"
@@ -149,8 +155,18 @@ def band_of(table: ResidualTable | None, kind: str, gpu_key: str, gen_key: str, 
         q = (1 + level) / 2 if side == "two" else level
         half = t_quantile(q, max(int(round(dof)), 1)) * sd * math.sqrt(1 + 1 / reg.n)
         return Band(low=math.exp(mean - half), high=math.exp(mean + half), level=level,
-                    scope=reg.scope, key=reg.key, n=reg.n)
+                    scope=reg.scope, key=reg.key, n=reg.n,
+                    generation_runs=_generation_runs(table, kind, gen_key) if reg.scope == "kind" else "")
     return Band(low=1.0, high=1.0, level=level, scope="none", key="-", n=0)
+
+
+def _generation_runs(table: ResidualTable, kind: str, gen_key: str) -> str:
+    """The ``generation`` regimes of ``kind`` on ``gen_key``'s vendor and generation, dense or MoE,
+    in words: "1 on nvidia blackwell moe"."""
+    base = "/".join(gen_key.split("/")[:2])
+    found = sorted((r.key, r.n) for r in table.regime
+                   if r.kind == kind and r.scope == "generation" and "/".join(r.key.split("/")[:2]) == base)
+    return ", ".join(f"{n} on {key.replace('/', ' ')}" for key, n in found)
 
 
 #: Figures of a validation case that are times (their interval scales with the band) and rates.
@@ -192,6 +208,14 @@ def software_of(kind: str, named: object, catalog: HasTables) -> str:
     if kind == "training":
         return str(getattr(catalog.table("training"), "default_framework", "default"))
     return DEFAULT_ENGINE
+
+
+def validated_gpus(table: ResidualTable | None, kind: str) -> tuple[str, ...]:
+    """The GPUs on which at least one published run of ``kind`` is among the validation cases: those
+    of the table's ``gpu`` regimes (keys ``<gpu id>/<software>``), sorted; none without a table."""
+    if table is None:
+        return ()
+    return tuple(sorted({r.key.split("/")[0] for r in table.regime if r.kind == kind and r.scope == "gpu"}))
 
 
 def residual_table(catalog: HasTables) -> ResidualTable | None:

@@ -113,6 +113,7 @@ def _training_budget(plan: TrainingPlan, workload: Workload) -> list[Finding]:
 def training_notes(plan: TrainingPlan, catalog: Catalog, *, moe: bool) -> list[Finding]:
     """Notes when no published training run backs the plan's GPU, precision or model kind, and a
     warning when its memory is within ``memory_tight_fraction`` of the GPU's capacity."""
+    from gpuplan.hardware.intervals import residual_table, validated_gpus
     from gpuplan.hardware.training_calibration import calibration
     from gpuplan.training.planner import unvalidated_note
 
@@ -120,9 +121,10 @@ def training_notes(plan: TrainingPlan, catalog: Catalog, *, moe: bool) -> list[F
     if not plan.feasible or plan.gpu is None:
         return []
     out = []
-    if plan.gpu not in cal.validated_gpus:
+    validated = validated_gpus(residual_table(catalog), "training")
+    if plan.gpu not in validated:
         out.append(Finding(severity="note", code="training-unvalidated-gpu", phase="training", field="training",
-                           message=unvalidated_note(plan.gpu, cal)))
+                           message=unvalidated_note(plan.gpu, validated)))
     mem = plan.memory
     if mem is not None and mem.headroom_gib < cal.memory_tight_fraction * mem.capacity_gib:
         out.append(Finding(severity="warning", code="training-memory-tight", phase="training", field="training",

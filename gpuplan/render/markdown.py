@@ -285,4 +285,8 @@ def _diff_text(result: "DiffResult", keep: int) -> str:
     for title, findings in (("New findings", result.findings_added), ("Resolved findings", result.findings_resolved)):
         if findings:
             out.append("\n" + details(f"{title} ({len(findings)})", _findings(findings)))
+    if result.findings_changed:
+        out.append("\n" + details(f"Changed findings ({len(result.findings_changed)})", "".join(
+            f"- {ICON[c.new.severity]} **{c.new.severity}** `{c.new.code}`: {c.base.message} &rarr; {c.new.message}\n"
+            for c in result.findings_changed)))
     return "".join(out)

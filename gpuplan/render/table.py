@@ -24,6 +24,7 @@ from gpuplan.core.contract import (
     TrainingRoofline,
 )
 from gpuplan.render import RenderOptions
+from gpuplan.render.bom_table import bom_section
 from gpuplan.render.changes import bom_change_usd, change_cell, change_delta
 from gpuplan.render.cost import line_total, line_unit, plan_tco_line
 from gpuplan.render.numbers import gib, params_text
@@ -126,32 +127,6 @@ def _ok(options: RenderOptions, passed: bool) -> str:
     return ("✔" if passed else "✘") if options.color else ("ok" if passed else "FAIL")
 
 
-def _bom(r: _Report, bom: Bom | None) -> None:
-    if bom is None or not shows(r.options, "bom"):
-        return
-    r.line()
-    r.heading("Bill of materials")
-    rack = f", fullest rack {num(bom.rack_power_kw)} kW" if bom.rack_power_kw is not None else ""
-    r.facts([("capex", f"{usd(bom.capex_usd)} (network {usd(bom.network_capex_usd)})"),
-             ("power", f"{num(bom.power_kw)} kW (network {num(bom.network_power_kw)} kW)"),
-             ("racks", f"{bom.racks}{rack}")]
-            + ([("by part", ", ".join(f"{k} {usd(v)}" for k, v in bom.capex_by_category_usd.items())
-                 + (f"; {usd(bom.estimated_capex_usd)} by estimates" if bom.estimated_capex_usd else ""))]
-               if bom.capex_by_category_usd else [])
-            + ([("unpriced", ", ".join(bom.unpriced_parts) + " (not in capex)")] if bom.unpriced_parts else [])
-            + ([("no power", ", ".join(bom.unpowered_parts) + " (not in power)")] if bom.unpowered_parts else []))
-    if r.options.verbose:
-        r.line()
-        r.table(["category", "tier", "part", "qty", "unit $", "total $", "total kW", "source"],
-                [[i.category, (i.tier or "").replace(":", ":\n"), i.part_id, f"{i.quantity:,}",
-                  line_unit(i),
-                  line_total(i),
-                  num(None if i.total_power_w is None else i.total_power_w / 1000), i.source or "-"]
-                 for i in bom.items], right={3, 4, 5, 6}, no_wrap={1, 2, 3, 4, 5, 6})
-    else:
-        r.line(f"{len(bom.items)} lines; -v lists them")
-
-
 def _roofline(r: _Report, rf: Roofline | TrainingRoofline | None, gpu: str | None, precision: str) -> None:
     if rf is None or not shows(r.options, "roofline"):
         return
@@ -207,7 +182,7 @@ def _training(r: _Report, t: TrainingPlan, pricing: str) -> None:
                  for a in shown], right={1, 2, 4, 5, 6}, no_wrap={1, 2, 3, 4, 5, 6, 7})
         _basis(r, shown, pricing)
         _more(r, t.alternatives, shown)
-    _bom(r, t.bom)
+    bom_section(r, t.bom)
 
 
 def _serving(r: _Report, s: ServingPlan, pricing: str) -> None:
@@ -239,7 +214,7 @@ def _serving(r: _Report, s: ServingPlan, pricing: str) -> None:
         if r.options.verbose:
             r.bullets([f"{a.gpu}: {a.reason}" for a in shown if a.reason])
         _more(r, s.alternatives, shown)
-    _bom(r, s.bom)
+    bom_section(r, s.bom)
 
 
 #: Alternatives listed without -v (the rest are counted).
@@ -353,10 +328,15 @@ def render_check(result: "CheckResult", options: RenderOptions) -> str:
 
 
 def on_cluster_line(result: "CheckResult") -> str | None:
-    """'on the cluster: training: 480 x h100-sxm-80gb (60 nodes), 32.7 days, capex ..., 643 kW'."""
+    """'on the cluster: training: 480 x h100-sxm-80gb (60 nodes), 32.7 days, capex ..., 643 kW'; a
+    serving fleet sized on the cluster's GPU to another count says what the plan needs beside what the
+    cluster has: 'the plan needs: serving: 13 x l40s-pcie-48gb ...; the cluster has 8'."""
     if result.plan is None or (phase := getattr(result.plan, result.cluster.phase)) is None:
         return None
-    return "on the cluster: " + headline(result.cluster.phase, phase, result.plan.pricing)
+    line = headline(result.cluster.phase, phase, result.plan.pricing)
+    if phase.feasible and phase.gpus != result.cluster.gpus:
+        return f"the plan needs: {line}; the cluster has {plural(result.cluster.gpus, 'GPU')}"
+    return "on the cluster: " + line
 
 
 def render_diff(result: "DiffResult", options: RenderOptions) -> str:
@@ -390,5 +370,12 @@ def render_diff(result: "DiffResult", options: RenderOptions) -> str:
             r.heading(title)
             for f in findings:
                 r.line(f"{f.severity}: {f.phase}: {f.message}", SEVERITY_STYLE[f.severity])
+    if result.findings_changed:
+        r.line()
+        r.heading("changed findings")
+        for c in result.findings_changed:
+            sev = c.new.severity if c.new.severity == c.base.severity else f"{c.base.severity} -> {c.new.severity}"
+            r.line(f"{sev}: {c.new.phase}: {c.new.code}: {c.base.message} -> {c.new.message}",
+                   SEVERITY_STYLE[c.new.severity])
     return r.text()
 

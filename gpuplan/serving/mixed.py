@@ -79,7 +79,9 @@ def blend(share: float, a: StepTime, b: StepTime) -> StepTime:
                      share * a.comm_s + rest * b.comm_s, share * a.fixed_s + rest * b.fixed_s,
                      share * a.flops + rest * b.flops, share * a.weight_bytes + rest * b.weight_bytes,
                      share * a.kv_bytes + rest * b.kv_bytes, share * a.activation_bytes + rest * b.activation_bytes,
-                     share * a.gemm_memory_s + rest * b.gemm_memory_s)
+                     share * a.gemm_memory_s + rest * b.gemm_memory_s,
+                     share * a.attention_math_s + rest * b.attention_math_s,
+                     share * a.gemm_math_s + rest * b.gemm_math_s)
 
 
 def budget_filled_step(replica: Replica, batch: float, mean_context: float, requests: float,

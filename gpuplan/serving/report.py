@@ -12,7 +12,24 @@ from gpuplan.model.profile import Workload
 from gpuplan.physics.roofline import achieved_tflops, arithmetic_intensity, bound, ridge_point
 from gpuplan.serving.capacity import Demand, ReplicaCapacity
 from gpuplan.serving.model import GIB, Replica
+from gpuplan.serving.step import StepTime
 from gpuplan.serving.options import LIMIT_WORDS, Option, ServingResult, _layout_name, representative
+
+
+def decode_bound_words(step: StepTime, concurrency: float, step_s: float, ai: float, ridge: float) -> str:
+    """The reason naming the largest term of the modelled decode step (StepTime.dominant: each kernel
+    counted whole on the side its roofline puts it), the times that make it the largest, and the
+    roofline's intensity of the whole step against the peak ridge."""
+    bound = "compute-bound" if step.gemm_compute_bound else "memory-bound"
+    terms = [f"GEMMs {step.gemm_s * 1e3:.1f} ms, {bound} (math {step.gemm_math_s * 1e3:.1f} ms, "
+             f"{step.weight_bytes / 1e9:.2f} GB of weights {step.gemm_memory_s * 1e3:.1f} ms)",
+             f"attention {step.attention_s * 1e3:.1f} ms on {step.kv_bytes / 1e9:.2f} GB of KV cache"]
+    if step.comm_s > 0:
+        terms.append(f"communication {step.comm_s * 1e3:.1f} ms")
+    terms.append(f"fixed {step.fixed_s * 1e3:.1f} ms")
+    return (f"Decode is bound by {step.dominant()}: a step at the target load (mean concurrency {concurrency:.1f}) "
+            f"takes {step_s * 1e3:.1f} ms per GPU: {'; '.join(terms)}; whole-step {ai:.0f} FLOP/B against a "
+            f"{ridge:.0f} FLOP/B peak ridge.")
 
 
 # -- output ---------------------------------------------------------------------------------------
@@ -200,10 +217,7 @@ def _reasons(chosen: Option, workload: Workload, meeting: list[Option],
     dec_ai = arithmetic_intensity(step.flops, step.bytes)
     peak = rep.gpu.peak_tflops(rep.path.math) or rep.gpu.fp16_dense_tflops
     ridge = ridge_point(peak * 1e12, rep.gpu.mem_bw_tb_per_s * 1e12)
-    out.append(
-        f"Decode is bound by {step.dominant()}: a step at the target load (mean concurrency {op.concurrency:.1f}) streams "
-        f"{step.weight_bytes / 1e9:.2f} GB of weights and {step.kv_bytes / 1e9:.2f} GB of KV cache per GPU "
-        f"({dec_ai:.0f} FLOP/B against a ridge of {ridge:.0f} FLOP/B) in {op.step_s * 1e3:.1f} ms.")
+    out.append(decode_bound_words(step, op.concurrency, op.step_s, dec_ai, ridge))
     limit = chosen.limit
     limit_words = LIMIT_WORDS.get(limit, limit)
     if limit == "kv":

@@ -31,6 +31,11 @@ class StepTime:
     kv_bytes: float
     activation_bytes: float
     gemm_memory_s: float
+    #: the part of ``attention_s`` its math sets (the kernels where FLOPs take longer than their reads)
+    attention_math_s: float
+    #: the GEMMs' FLOPs at their achievable rates, alone (``gemm_s`` is its smooth roofline with
+    #: ``gemm_memory_s``)
+    gemm_math_s: float
 
     @property
     def total_s(self) -> float:
@@ -40,13 +45,32 @@ class StepTime:
     def bytes(self) -> float:
         return self.weight_bytes + self.kv_bytes + self.activation_bytes
 
+    @property
+    def gemm_compute_bound(self) -> bool:
+        """Whether the GEMMs' math takes longer than their weight and activation stream."""
+        return self.gemm_math_s > self.gemm_memory_s
+
+    @property
+    def memory_s(self) -> float:
+        """The step's time in kernels bound by their DRAM reads: the GEMMs where their stream outlasts
+        their math, and the attention kernels set by their KV reads."""
+        return (0.0 if self.gemm_compute_bound else self.gemm_s) + self.attention_s - self.attention_math_s
+
+    @property
+    def compute_s(self) -> float:
+        """The step's time in kernels bound by their math: the GEMMs where their FLOPs outlast their
+        stream, and the attention kernels set by their FLOPs."""
+        return (self.gemm_s if self.gemm_compute_bound else 0.0) + self.attention_math_s
+
     def dominant(self) -> str:
-        """The largest share of the step, in words."""
-        kv_s = self.attention_s
-        weights_s = self.gemm_memory_s
-        math_s = self.gemm_s - self.gemm_memory_s
-        parts = {"memory bandwidth (weights)": weights_s, "memory bandwidth (KV cache)": kv_s,
-                 "compute": math_s, "communication": self.comm_s, "fixed per-layer latency": self.fixed_s}
+        """The largest term of the step, in words: the time in memory-bound kernels (named by the
+        larger of the weights' and the KV cache's), in compute-bound ones, in communication or in the
+        fixed per-layer latency. Each kernel counts whole on the side its roofline puts it."""
+        kv_s = self.attention_s - self.attention_math_s
+        weights_s = 0.0 if self.gemm_compute_bound else self.gemm_s
+        memory = "memory bandwidth (weights)" if weights_s >= kv_s else "memory bandwidth (KV cache)"
+        parts = {memory: self.memory_s, "compute": self.compute_s, "communication": self.comm_s,
+                 "fixed per-layer latency": self.fixed_s}
         return max(parts, key=lambda p: parts[p])
 
 
@@ -191,6 +215,7 @@ def replica_step(self: Any, batch: float, mean_context: float, requests: float =
         # requests' sign (products of it with zeros and positive constants).
         kv_prefill = f_prefill = local_req
         attn_s = (mem_d if mem_d > math_d else math_d) + local_req
+        attn_math = (math_d if math_d > mem_d else 0.0) + local_req
     else:
         kv_prefill = local_req * prompt * kv_pt
         pairs = (prompt * (prompt + 1) / 2 if not window or prompt <= window
@@ -198,6 +223,7 @@ def replica_step(self: Any, batch: float, mean_context: float, requests: float =
         f_prefill = local_req * pairs * fpp_prefill
         math_p, mem_p = f_prefill / attn_fps, kv_prefill / bw
         attn_s = (mem_d if mem_d > math_d else math_d) + (mem_p if mem_p > math_p else math_p)
+        attn_math = (math_d if math_d > mem_d else 0.0) + (math_p if math_p > mem_p else 0.0)
     if kv_decode > 0.0:
         # The decode op's fixed latency, grown in full once a layer reads decode_attention_full_mb.
         ramp = kv_decode / dec_full
@@ -267,4 +293,4 @@ def replica_step(self: Any, batch: float, mean_context: float, requests: float =
         else:
             fixed_s += host
     return step_time(gemm_s, attn_s, comm_s, fixed_s, flops + (f_decode + f_prefill), w, kv_decode + kv_prefill, act,
-                     mem_s)
+                     mem_s, attn_math, layer_math + head_math + expert_math)

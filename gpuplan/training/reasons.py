@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from gpuplan.core.memo import memo
 from gpuplan.core.numbers import num
+from gpuplan.hardware.intervals import residual_table, validated_gpus
 from gpuplan.hardware.loader import Catalog
 from gpuplan.hardware.schema import Gpu
 from gpuplan.hardware.training_calibration import TrainingCalibration
@@ -68,8 +69,9 @@ def plan_reasons(job: Job, gpu: Gpu, e: Evaluation, target: Target, catalog: Cat
     wb, gb, ob = cal.state_bytes
     out.append(f"model states: {cal.state_convention} ({wb} + {gb} + {ob} = {wb + gb + ob} B/param before "
                f"ZeRO-{lay.zero} sharding)")
-    if gpu.id not in cal.validated_gpus:
-        out.append(unvalidated_note(gpu.id, cal))
+    validated = validated_gpus(residual_table(catalog), "training")
+    if gpu.id not in validated:
+        out.append(unvalidated_note(gpu.id, validated))
     if cost is None:
         out.append(f"{gpu.id} has no {target.pricing} price in the catalog: ranked after priced GPUs")
     if len(ranked) > 1:
@@ -140,10 +142,11 @@ def _miss_words(m: Miss, target: Target) -> str:
     return "no layout fits"
 
 
-def unvalidated_note(gpu_id: str, cal: TrainingCalibration) -> str:
-    """Why a training plan on ``gpu_id`` is less certain than one on a validated GPU."""
+def unvalidated_note(gpu_id: str, validated: tuple[str, ...]) -> str:
+    """Why a training plan on ``gpu_id`` is less certain than one on a ``validated`` GPU
+    (:func:`~gpuplan.hardware.intervals.validated_gpus`)."""
     return (f"calibration: no published training run on {gpu_id} is among the validation cases (they cover "
-            f"{', '.join(cal.validated_gpus) or 'no GPU'}); its step time extrapolates the catalog's efficiency "
+            f"{', '.join(validated) or 'no GPU'}); its step time extrapolates the catalog's efficiency "
             f"figures for it")
 
 

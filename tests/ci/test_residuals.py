@@ -79,3 +79,20 @@ def test_unvalidated_regime_is_wider_and_says_so(catalog):
 def test_a_catalog_without_the_table_gives_no_band():
     band = band_of(None, "training", "x/y", "a/b")
     assert band.low == band.high == 1.0 and band.scope == "none"
+
+
+def test_an_unvalidated_band_names_the_runs_of_its_generation_it_could_not_use(catalog):
+    """Serving a dense model on B200: the table's only Blackwell serving run is one MoE case
+    (DeepSeek on B200 with TensorRT-LLM), too few and of the other kind for a band. The basis said
+    "no published run on this GPU generation", which that run contradicts; AMD has none."""
+    from gpuplan.hardware.intervals import validated_gpus
+
+    table = catalog.table("residuals")
+    b200 = band_of(table, "serving", "b200-sxm-180gb/vllm", "nvidia/blackwell")
+    assert b200.why == ("unvalidated regime: too few published runs on this GPU generation and model kind for a "
+                        "band of their own (1 on nvidia blackwell moe); the spread of all 13 runs, widened")
+    amd = band_of(table, "serving", "mi300x-oam-192gb/vllm", "amd/cdna3")
+    assert amd.why == "unvalidated regime: no published run on this GPU generation; the spread of all 13 runs, widened"
+    assert validated_gpus(table, "training") == ("a100-sxm-80gb", "b200-sxm-180gb", "b300-sxm-288gb", "gb200-nvl72",
+                                                 "h100-sxm-80gb")
+    assert validated_gpus(None, "training") == ()

@@ -226,3 +226,17 @@ def test_the_power_message_writes_the_kw_its_columns_do(cli):
     power = next(g for g in out["gates"] if g["name"] == "power")
     assert round(power["value"]) == 665 and power["limit"] == 800
     assert power["message"] == "665 kW against the 800 kW limit"
+
+
+def test_a_serving_header_says_what_the_plan_needs_beside_what_the_cluster_has(cli):
+    """Llama-3.1-8B at 60 QPS against 8 L40S (a plan signer's files): the header said "on the cluster:
+    13 x l40s-pcie-48gb" under "cluster: 8 x l40s-pcie-48gb"; the 13 is the fleet the plan sizes on
+    the cluster's GPU, which the capacity gate compares with the 8 it has."""
+    r = cli("check", "tests/serving/data/chat8b.toml", "--against", str(DATA / "serve-cluster-8-l40s.toml"))
+    assert r.code == 1
+    lines = r.out.splitlines()
+    assert lines[1] == "cluster 'serve-pod': 8 x l40s-pcie-48gb in 1 node"
+    assert " ".join(r.out.split("cluster file")[1].split("\n\n")[0].split("\n")[1:]) == (
+        "the plan needs: serving: 13 x l40s-pcie-48gb (2 nodes, 3 idle), TTFT p99 112 ms, TPOT 29.4 ms, capex "
+        "$309,338, 13.4 kW; the cluster has 8 GPUs")
+    assert "on the cluster:" not in r.out

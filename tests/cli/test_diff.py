@@ -218,3 +218,29 @@ def test_mfu_is_a_percentage_and_gpus_in_a_server_are_in_server():
     assert "| server | inside-server | `h100-sxm-80gb:gpu` | 1,024 | 1,280 | +256 | in server |" in md
     row = next(line for line in table.splitlines() if "h100-sxm-80gb:gpu" in line)
     assert row.split()[-2:] == ["in", "server"]
+
+
+def test_a_reworded_finding_is_listed_once_as_changed():
+    """A finding whose code and phase stay while its message moves (here the single-server warning's
+    replica count) was listed under both "new findings" and "resolved findings"; it is one change."""
+    from gpuplan.core.contract import Finding
+
+    base = synthetic_plan()
+    old = Finding(severity="warning", code="serving-single-server", phase="serving", field="serving",
+                  message="all 3 replicas share one server")
+    new = old.model_copy(update={"message": "all 4 replicas share one server"})
+    d = diff_plans(base.model_copy(update={"findings": [*base.findings, old]}),
+                   base.model_copy(update={"findings": [*base.findings, new]}), base_name="a", new_name="b")
+    assert d.changed and d.findings_added == [] and d.findings_resolved == []
+    assert [(c.base.message, c.new.message) for c in d.findings_changed] == [
+        ("all 3 replicas share one server", "all 4 replicas share one server")]
+    text = render_diff(d, RenderOptions())
+    assert ("- :warning: **warning** `serving-single-server`: all 3 replicas share one server &rarr; all 4 "
+            "replicas share one server\n") in text
+    assert "New findings" not in text and "Resolved findings" not in text
+    from gpuplan.render.table import render_diff as table_diff
+
+    plain = table_diff(d, RenderOptions())
+    assert ("changed findings warning: serving: serving-single-server: all 3 replicas share one server -> all 4 "
+            "replicas share one server") in " ".join(plain.split())
+    assert "new findings" not in plain and "resolved findings" not in plain

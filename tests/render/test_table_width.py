@@ -94,3 +94,20 @@ def test_bom_tiers_are_whole_at_100_columns(cli, monkeypatch):
     for tier in tiers:
         *heads, last = tier.split(":")
         assert {f"{h}:" for h in heads} | {last} <= words, tier
+
+
+def test_verbose_bom_drops_its_source_column_where_it_would_be_cut_and_says_where_it_is(cli, monkeypatch):
+    """`recommend -v` piped at 100 columns: the source column had 4 columns left and showed "g…" with
+    a second "n…" line under each row. Now it is left out, with a line naming the formats that carry
+    the sources; 200 columns leave room for them whole."""
+    profile = "tests/serving/data/chat8b.toml"
+    monkeypatch.setenv("COLUMNS", "100")
+    out = cli("recommend", profile, "-v", "--section", "bom").out
+    table = out[out.index("category "):]
+    assert "…" not in table and "source" not in table.splitlines()[0]
+    assert ("sources: too narrow for them at 100 columns; --format markdown, html or json lists each line's\n"
+            "source (or set COLUMNS wider)") in out
+    monkeypatch.setenv("COLUMNS", "200")
+    wide = cli("recommend", profile, "-v", "--section", "bom").out
+    assert wide[wide.index("category "):].splitlines()[0].endswith("source")
+    assert "sources: too narrow" not in wide and "…" not in wide[wide.index("category "):]
