@@ -13,18 +13,8 @@ from typing import Any
 
 from gpuplan.render.numbers import num, pct, recompute_text, usd  # noqa: F401  (re-exported)
 from gpuplan.core.contract import (
-    Bom,
-    Interconnect,
-    Roofline,
-    ServingLayout,
-    ServingOption,
-    ServingPlan,
-    Topology,
-    TrainingLayout,
-    TrainingLayoutOption,
-    TrainingOption,
-    TrainingPlan,
-    TrainingRoofline,
+    Bom, Interconnect, Roofline, ServingLayout, ServingOption, ServingPlan, Topology, TrainingLayout,
+    TrainingLayoutOption, TrainingOption, TrainingPlan, TrainingRoofline,
 )
 
 
