@@ -63,12 +63,14 @@ def demand_scale(data: dict[str, Any], overrides: Mapping[str, Any]) -> float | 
     serving = data.get("serving")
     demand = serving.get("demand") if isinstance(serving, dict) else None
     curve = demand.get("hourly_qps") if isinstance(demand, dict) else None
-    def number(v: Any) -> bool:
-        return isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < float("inf")
-    if not (number(qps) and qps > 0 and isinstance(curve, list) and len(curve) == HOURS_PER_DAY
-            and all(number(h) for h in curve) and max(curve) > 0):
+    if not (_rate(qps) and qps > 0 and isinstance(curve, list) and len(curve) == HOURS_PER_DAY
+            and all(_rate(h) for h in curve) and max(curve) > 0):
         return None
     return qps / max(curve)
+
+
+def _rate(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < float("inf")
 
 
 def apply_overrides(data: dict[str, Any], overrides: Mapping[str, Any], name: str) -> float | None:
@@ -113,10 +115,10 @@ def load_profile_text(text: str, name: str, catalog: WorkloadCatalog,
     digest = hashlib.sha256(text.encode()).hexdigest()
     workload = resolve_profile(profile, name, catalog, digest, allow_outside_paths=allow_outside_paths)
     if scale is not None and scale != 1:
-        peak = workload.serving.qps / scale  # type: ignore[union-attr]
+        qps = overrides["serving.qps"]  # type: ignore[index]
         note = Assumption("serving.demand", f"hourly_qps x{scale:.4g}",
-                          f"serving.qps set to {workload.serving.qps:g}: the daily curve (peak {peak:.4g} "  # type: ignore[union-attr]
-                          "requests/s) scaled to peak there, its shape kept")
+                          f"serving.qps set to {qps:g}: the daily curve (peak {qps / scale:.4g} requests/s) "
+                          "scaled to peak there, its shape kept")
         object.__setattr__(workload, "assumptions", (*workload.assumptions, note))
     object.__setattr__(workload, "field_lines", field_lines(text))
     return workload

@@ -10,7 +10,7 @@ import pytest
 from gpuplan.core.errors import InputError
 from gpuplan.model.profile import load_profile_text
 from gpuplan.planning.compose import plan_workload
-from gpuplan.planning.sweep import parse_set, run_sweep
+from gpuplan.planning.sweep import parse_set, run_sweep, summarize
 from gpuplan.render.sweep import render_sweep
 
 # 12 hours at 20 req/s, then 12 at 5; one GPU type, an autoscaler floor of one replica.
@@ -82,6 +82,11 @@ def test_the_sweep_plans_below_the_peak_and_says_the_scale(catalog):
     result = run_sweep(text, "day.toml", [parse_set("serving.qps=10,40")], catalog, overlays=[], phases=("serving",))
     assert [(p.values["serving.qps"], p.demand_scale, p.serving.replicas) for p in result.sweep] == [
         (10, 0.5, 4), (40, 2.0, 10)]
+    # each point is the full plan of the profile with that override (the sweep's identity)
+    for point in result.sweep:
+        workload = load_profile_text(text, "day.toml", catalog, overrides=point.values)
+        assert point == summarize(point.values, plan_workload(workload, catalog, phases=["serving"]),
+                                  point.values["serving.qps"] / 20)
     table = render_sweep(result, "table").splitlines()
     assert table[1].startswith("demand_scale: the profile's daily demand curve is scaled")
     assert table[3].split()[:2] == ["serving.qps", "demand_scale"] and table[5].split()[:2] == ["10", "0.5"]
