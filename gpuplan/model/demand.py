@@ -46,3 +46,11 @@ class DemandSection(BaseModel):
     @property
     def peak(self) -> float:
         return max(self.hourly_qps)
+
+
+def scaled_to_peak(hourly_qps: list[float], qps: float) -> list[float]:
+    """The day's curve scaled by ``qps / peak``, so that its peak is ``qps`` and its shape is kept:
+    a what-if on the request rate ("demand 2x") moves every hour alike (docs/profile.md). The
+    peak hours are ``qps`` exactly and no hour exceeds it, whatever the rounding."""
+    peak = max(hourly_qps)
+    return [qps if h == peak else min(qps, h * (qps / peak)) for h in hourly_qps]

@@ -4,8 +4,9 @@ A ``--set`` names a dotted profile field and its values: ``serving.qps=10:100:10
 10 to 100, evenly spaced; ``log=True`` spaces them geometrically), or ``constraints.allow_gpus=
 h100-sxm-80gb,b200-sxm-180gb`` (a list; a value for a list field becomes a one-item list). The grid
 is the product of every ``--set``, in the order given, first field slowest. Each point is the
-profile with those fields overridden and validated exactly as if written in the file; the catalog
-is loaded once and shared. Points are independent, so ``jobs > 1`` plans them in worker processes
+profile with those fields overridden and validated exactly as if written in the file, except that
+a swept ``serving.qps`` scales a ``[serving.demand]`` curve to peak at it (each point's
+``demand_scale``); the catalog is loaded once and shared. Points are independent, so ``jobs > 1`` plans them in worker processes
 and reassembles them in grid order: the output does not depend on the number of jobs.
 """
 
@@ -17,12 +18,13 @@ import os
 from collections.abc import Callable, Iterator
 from typing import Any, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_serializer
 
 from gpuplan.core.contract import Plan, ServingPlan, TrainingPlan
 from gpuplan.core.errors import InputError, did_you_mean
 from gpuplan.hardware.loader import Catalog, load_catalog
-from gpuplan.model.profile import Profile, load_profile_text
+from gpuplan.core.io import parse_toml
+from gpuplan.model.profile import Profile, demand_scale, load_profile_text
 from gpuplan.planning.summary import plan_summary
 
 #: A sweep is bounded work: more points than this is an input error, not an hour of CPU.
@@ -63,6 +65,16 @@ class SweepPoint(_Out):
     values: dict[str, Any]
     training: TrainingSummary | None
     serving: ServingSummary | None
+    #: The factor the point's ``serving.qps`` scaled the profile's daily demand curve by (its new
+    #: rate over the curve's peak); absent (None) when the profile has no curve or qps is not swept.
+    demand_scale: float | None = None
+
+    @model_serializer(mode="wrap")
+    def _drop_no_scale(self, handler: Any) -> dict[str, Any]:
+        data = handler(self)
+        if data.get("demand_scale") is None:
+            data.pop("demand_scale", None)
+        return data
 
 
 class SweepResult(_Out):
@@ -160,12 +172,13 @@ def grid(sets: list[tuple[str, list[Any]]]) -> list[dict[str, Any]]:
     return [dict(zip(fields, combo)) for combo in itertools.product(*(v for _, v in sets))]
 
 
-def summarize(values: dict[str, Any], plan: Plan) -> SweepPoint:
+def summarize(values: dict[str, Any], plan: Plan, scale: float | None = None) -> SweepPoint:
     """The summary of a full plan (what ``gpuplan recommend`` gives) at one grid point."""
-    return summary_of(values, plan.training, plan.serving)
+    return summary_of(values, plan.training, plan.serving, scale)
 
 
-def summary_of(values: dict[str, Any], t: TrainingPlan | None, s: ServingPlan | None) -> SweepPoint:
+def summary_of(values: dict[str, Any], t: TrainingPlan | None, s: ServingPlan | None,
+               scale: float | None = None) -> SweepPoint:
     training = None if t is None else TrainingSummary(
         feasible=t.feasible, gpu=t.gpu, gpus=t.gpus, nodes=t.nodes, wall_clock_days=t.wall_clock_days, mfu=t.mfu,
         capex_usd=t.capex_usd, cloud_usd_per_hour=t.cloud_usd_per_hour, power_kw=t.power_kw)
@@ -173,7 +186,7 @@ def summary_of(values: dict[str, Any], t: TrainingPlan | None, s: ServingPlan | 
         feasible=s.feasible, gpu=s.gpu, gpus=s.gpus, replicas=s.replicas, ttft_ms_at_percentile=s.ttft_ms_at_percentile,
         tpot_ms=s.tpot_ms, max_qps=s.max_qps, capex_usd=s.capex_usd, cloud_usd_per_hour=s.cloud_usd_per_hour,
         power_kw=s.power_kw)
-    return SweepPoint(values=values, training=training, serving=serving)
+    return SweepPoint(values=values, training=training, serving=serving, demand_scale=scale)
 
 
 # Worker state: each process loads the catalog once (fork or spawn alike).
@@ -181,13 +194,14 @@ _WORKER: dict[str, Any] = {}
 
 
 def _init_worker(text: str, name: str, overlays: list[str], phases: tuple[str, ...]) -> None:
-    _WORKER.update(text=text, name=name, catalog=load_catalog(overlays), phases=phases)
+    _WORKER.update(text=text, name=name, catalog=load_catalog(overlays), phases=phases, data=parse_toml(text, name))
 
 
 def _plan_point(values: dict[str, Any]) -> SweepPoint:
     w = _WORKER
     workload = load_profile_text(w["text"], w["name"], w["catalog"], overrides=values)
-    return summary_of(values, *plan_summary(workload, w["catalog"], phases=w["phases"]))
+    scale = demand_scale(w["data"], values)
+    return summary_of(values, *plan_summary(workload, w["catalog"], phases=w["phases"]), scale)
 
 
 #: Fields whose larger values only relax the target: a sweep plans the largest value first, so
@@ -223,7 +237,8 @@ def run_sweep(text: str, name: str, sets: list[tuple[str, list[Any]]], catalog: 
     # The first point is planned here: a value the profile rejects fails once, with one line,
     # before any worker starts.
     first = _load_point(text, name, catalog, points[0])
-    results = [summary_of(points[0], *plan_summary(first, catalog, phases=phases))]
+    data = parse_toml(text, name)  # the profile as written: what a swept qps scales its curve from
+    results = [summary_of(points[0], *plan_summary(first, catalog, phases=phases), demand_scale(data, points[0]))]
     if on_point:
         on_point(1, len(points))
     for values in points[1:]:  # every value is validated before the long part starts
@@ -243,7 +258,7 @@ def run_sweep(text: str, name: str, sets: list[tuple[str, list[Any]]], catalog: 
         finally:
             pool.terminate()
     else:
-        _WORKER.update(text=text, name=name, catalog=catalog, phases=phases)
+        _WORKER.update(text=text, name=name, catalog=catalog, phases=phases, data=data)
         for i, values in enumerate(points[1:], start=2):
             results.append(_plan_point(values))
             if on_point:

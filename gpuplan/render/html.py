@@ -18,6 +18,7 @@ from gpuplan.core.contract import (
     TrainingPlan,
 )
 from gpuplan.render import RenderOptions
+from gpuplan.render import alternatives as alt
 from gpuplan.render.cost import line_total, line_unit, plan_tco_line
 from gpuplan.render.numbers import params_text
 from gpuplan.render.text import (
@@ -27,13 +28,9 @@ from gpuplan.render.text import (
     headline,
     layout_rows,
     num,
-    option_cost,
     plural,
     serving_facts,
-    serving_option_cost,
-    sized,
     training_facts,
-    usd,
 )
 
 CSS = """
@@ -126,20 +123,16 @@ def _phase(name: str, phase: TrainingPlan | ServingPlan, pricing: str) -> str:
     if phase.alternatives:
         body.append(el("h3", None, t("Alternatives")))
         if isinstance(phase, TrainingPlan):
-            body.append(html_table(["GPU", "GPUs", "days", "cost", "meets target"],
-                                   [[a.gpu, sized(a, f"{a.gpus:,}"), sized(a, num(a.wall_clock_days)),
-                                     sized(a, option_cost(a, pricing)),
-                                     "yes" if a.meets_target else "no"] for a in phase.alternatives],
-                                   right={1, 2, 3}))
+            body.append(html_table(alt.TRAINING_HEADERS, alt.training_rows(phase.alternatives, pricing),
+                                   right=alt.TRAINING_RIGHT))
         else:
-            body.append(html_table(["GPU", "GPUs", "TTFT p99 ms", "TPOT ms", "cost", "meets target", "note"],
-                                   [[a.gpu, sized(a, f"{a.gpus:,}"), sized(a, num(a.ttft_ms_p99)), sized(a, num(a.tpot_ms)),
-                                     sized(a, serving_option_cost(a, pricing)),
-                                     "yes" if a.meets_target else "no", a.reason] for a in phase.alternatives],
-                                   right={1, 2, 3, 4}))
+            body.append(html_table(alt.SERVING_HEADERS, alt.serving_rows(phase.alternatives, pricing),
+                                   right=alt.SERVING_RIGHT))
         note = cost_basis_note(phase.alternatives, pricing)
         if note:
             body.append(el("p", {"class": "note"}, t(note)))
+        if isinstance(phase, ServingPlan):
+            body.append(el("p", {"class": "note"}, t(alt.per_token_note(pricing))))
     body.append(_bom(phase.bom))
     return el("section", {"id": name, "class": "phase"}, *body)
 

@@ -20,6 +20,7 @@ from gpuplan.core.contract import (
     TrainingRoofline,
 )
 from gpuplan.render import RenderOptions
+from gpuplan.render import alternatives as alt
 from gpuplan.render.changes import bom_change_usd, change_cell, change_delta
 from gpuplan.render.cost import line_total, line_unit, plan_tco_line
 from gpuplan.render.numbers import gib, params_text
@@ -32,14 +33,9 @@ from gpuplan.render.text import (
     headline,
     layout_rows,
     num,
-    option_cost,
-    pct,
-    per_token_basis,
     plural,
     roofline_rows,
     serving_facts,
-    serving_option_cost,
-    sized,
     signed,
     training_facts,
     usd,
@@ -133,12 +129,9 @@ def _training(t: TrainingPlan, pricing: str) -> str:
         out += "\n" + details(f"Next best layouts on {t.gpu} ({len(t.layout_alternatives)})",
                               md_table(LAYOUT_HEADERS, layout_rows(t.layout_alternatives), right={1, 3, 4, 5, 6, 7, 8}))
     if t.alternatives:
-        rows = [[a.gpu, sized(a, f"{a.gpus:,}"), sized(a, f"{a.nodes:,}"), f"TP{a.layout.tp} PP{a.layout.pp} DP{a.layout.dp}",
-                 sized(a, num(a.wall_clock_days)), sized(a, pct(a.mfu)), sized(a, option_cost(a, pricing)),
-                 "yes" if a.meets_target else "no", a.bound] for a in t.alternatives]
         out += "\n" + details(f"Alternatives ({len(t.alternatives)})",
-                              md_table(["GPU", "GPUs", "nodes", "layout", "days", "MFU", "cost", "meets target",
-                                        "bound"], rows, right={1, 2, 4, 5, 6}) + _basis(t.alternatives, pricing))
+                              md_table(alt.TRAINING_HEADERS, alt.training_rows(t.alternatives, pricing),
+                                       right=alt.TRAINING_RIGHT) + _basis(t.alternatives, pricing))
     return out + "\n" + _bom(t.bom)
 
 
@@ -156,16 +149,10 @@ def _serving(s: ServingPlan, pricing: str) -> str:
     out += "\n**Why**\n\n" + "".join(f"- {r}\n" for r in s.reasons)
     out += _roofline(s.roofline, s.gpu, s.precision)
     if s.alternatives:
-        rows = [[a.gpu, sized(a, f"{a.gpus:,}"), sized(a, a.replicas), f"TP{a.layout.tp} PP{a.layout.pp}",
-                 sized(a, num(a.ttft_ms_p99)), sized(a, num(a.tpot_ms)), sized(a, num(a.max_qps)),
-                 sized(a, serving_option_cost(a, pricing)), sized(a, usd(a.usd_per_million_output_tokens)),
-                 "yes" if a.meets_target else "no", a.reason] for a in s.alternatives]
         out += "\n" + details(f"Alternatives ({len(s.alternatives)})",
-                              md_table(["GPU", "GPUs", "replicas", "layout", "TTFT p99 ms", "TPOT ms", "max req/s",
-                                        "cost", "$/M tokens", "meets target", "note"], rows,
-                                       right={1, 2, 4, 5, 6, 7, 8}) + _basis(s.alternatives, pricing)
-                              + f"\n$/M tokens: per million output tokens at the target QPS "
-                                f"({per_token_basis(pricing)})\n")
+                              md_table(alt.SERVING_HEADERS, alt.serving_rows(s.alternatives, pricing),
+                                       right=alt.SERVING_RIGHT) + _basis(s.alternatives, pricing)
+                              + f"\n{alt.per_token_note(pricing)}\n")
     return out + "\n" + _bom(s.bom)
 
 

@@ -29,6 +29,14 @@ _COLUMNS = {
 }
 
 
+#: The table is as wide as its columns' names (ttft_ms_at_percentile, cloud_usd_per_hour): wider
+#: than the page, it scrolls in its own box rather than past the page's edge.
+_SCROLL_CSS = "div.scroll{overflow-x:auto;max-width:100%}\n"
+#: Said above the table when a swept ``serving.qps`` scaled the profile's daily demand curve.
+_SCALE_NOTE = ("demand_scale: the profile's daily demand curve is scaled to peak at each point's serving.qps "
+               "(x2: every hour doubled), as a full plan's autoscaling and $/token then read it.")
+
+
 def _fmt(v: Any) -> str:
     if v is None:
         return "-"
@@ -39,14 +47,19 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
+def _scaled(result: SweepResult) -> bool:
+    """Whether a swept ``serving.qps`` scaled the profile's daily demand curve (a column says by how much)."""
+    return any(pt.demand_scale is not None for pt in result.sweep)
+
+
 def _rows(result: SweepResult) -> tuple[list[str], list[list[Any]]]:
-    header = list(result.fields)
+    header = list(result.fields) + (["demand_scale"] if _scaled(result) else [])
     phases = phases_of(result)
     for phase in phases:  # one phase: bare labels, so the table stays narrow
         header += [f"{phase}.{label}" if len(phases) > 1 else label for label, _ in _COLUMNS[phase]]
     rows = []
     for pt in result.sweep:
-        row: list[Any] = [pt.values[f] for f in result.fields]
+        row: list[Any] = [pt.values[f] for f in result.fields] + ([pt.demand_scale] if _scaled(result) else [])
         for phase in phases_of(result):
             row += [value(pt, phase, attr) for _, attr in _COLUMNS[phase]]
         rows.append(row)
@@ -58,6 +71,8 @@ def render_table(result: SweepResult) -> str:
     cells = [[_fmt(v) for v in row] for row in rows]
     widths = [max(len(h), *(len(r[i]) for r in cells)) for i, h in enumerate(header)]
     lines = [f"sweep of {result.workload}: {plural(len(rows), 'point')} over {', '.join(result.fields)}", ""]
+    if _scaled(result):
+        lines[-1:] = [_SCALE_NOTE, ""]
     lines.append("  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip())
     lines.append("  ".join("-" * w for w in widths))
     for r in cells:
@@ -85,16 +100,17 @@ def render_html(result: SweepResult) -> str:
     """The report's page (render/html.py's style): a title, the chart (render/svg_sweep.py), the table."""
     header, rows = _rows(result)
     numeric = {i for i, h in enumerate(header) if not h.endswith("gpu") and i >= len(result.fields)}
+    note = f" {_SCALE_NOTE}" if _scaled(result) else ""
     title = f"gpuplan sweep: {result.workload}"
     head = el("head", None, el("meta", {"charset": "utf-8"}),
               el("meta", {"name": "viewport", "content": "width=device-width, initial-scale=1"}),
-              el("title", None, t(title)), el("style", None, t(CSS)))
+              el("title", None, t(title)), el("style", None, t(CSS + _SCROLL_CSS)))
     body = el("body", None, el("h1", None, t(title)),
               el("p", {"class": "meta"}, t(f"{plural(len(rows), 'point')} over {', '.join(result.fields)}; per point the "
                                            f"recommended GPU, its cost, GPU count and {_time_words(result)}; a dashed "
-                                           "line marks a change of the recommended GPU.")),
+                                           f"line marks a change of the recommended GPU.{note}")),
               sweep_svg(result),
-              html_table(header, [[_fmt(v) for v in row] for row in rows], right=numeric))
+              el("div", {"class": "scroll"}, html_table(header, [[_fmt(v) for v in row] for row in rows], right=numeric)))
     return "<!DOCTYPE html>\n" + el("html", {"lang": "en"}, head, body) + "\n"
 
 
