@@ -201,19 +201,80 @@ def test_a_training_budget_the_network_breaks_is_an_error_finding(catalog, monke
                                "them does not fit beside them")
 
 
-@pytest.mark.parametrize("preset,precision,regime", [("llama-2-7b", "bf16", None), ("llama-2-7b", "fp8", "fp8 training"),
-                                                     ("mixtral-8x7b", "bf16", "mixture-of-experts")])
-def test_training_outside_the_validated_precisions_and_model_kinds_carries_a_note(catalog, preset, precision,
-                                                                                  regime):
+def _main_set_only(catalog):
+    """The catalog with the residual table of the main training cases alone (shared/validation/
+    training.toml, packaged as gpuplan/ci/cases): Megatron-LM 2021-2022 in fp16, Llama 2 and 3 in
+    bf16, all dense, on A100 and H100: the coverage the hand lists ``validated_precisions = ["bf16",
+    "fp16"]`` and ``validated_moe = false`` described before the frontier and published-extra runs."""
+    from dataclasses import replace
+
+    from gpuplan.ci.residuals import build_table, collect
+    from gpuplan.ci.validate import PACKAGED
+
+    table = build_table(collect([str(PACKAGED / "training.toml")], catalog), source="main set", day="2026-11-28")
+    return replace(catalog, tables={**catalog.tables, "residuals": table})
+
+
+@pytest.mark.parametrize("preset,precision", [("llama-2-7b", "bf16"), ("llama-2-7b", "fp8"),
+                                              ("mixtral-8x7b", "bf16"), ("mixtral-8x7b", "fp8")])
+def test_fp8_and_moe_training_are_validated_by_the_runs_in_the_residual_table(catalog, preset, precision):
+    """The NeMo 25.11-26.04 runs in calibration/residuals.toml train in fp8 (FP8-CS and MXFP8) and
+    include mixture-of-experts models (Qwen3-30B-A3B, Qwen3-235B-A22B, DeepSeek-V3) on H100: an
+    fp8 or MoE plan on H100 carries no unvalidated-regime note, and its interval line cites the
+    runs. The hand lists said "no published run of fp8 training (the cases are bf16 and fp16)" and
+    "no published run of a mixture-of-experts model" beside "20 published runs on
+    h100-sxm-80gb/megatron-core" and "4 published runs on h100-sxm-80gb/megatron-core/moe"."""
     text = (f'[model]\npreset = "{preset}"\n[training]\ntokens = 1e11\ndeadline_days = 30\nprecision = "{precision}"\n'
             '[constraints]\nallow_gpus = ["h100-sxm-80gb"]\n')
     plan = _plan(text, catalog)
     assert plan.training.feasible
+    assert [f for f in plan.findings if f.code.startswith("training-unvalidated")] == []
+    moe = "/moe" if preset == "mixtral-8x7b" else ""
+    assert plan.training.interval_basis.endswith(f"published runs on h100-sxm-80gb/megatron-core{moe}")
+
+
+@pytest.mark.parametrize("preset,precision,field,message", [
+    ("llama-2-7b", "bf16", None, None),
+    ("llama-2-7b", "fp8", "training.precision",
+     "calibration: no published run of fp8 training is among the validation cases (their precisions: bf16, fp16): "
+     "its step time is an extrapolation"),
+    ("mixtral-8x7b", "bf16", "model",
+     "calibration: no published run of a mixture-of-experts model is among the validation cases (their models: "
+     "dense only): its step time is an extrapolation"),
+    ("mixtral-8x7b", "fp8", "training.precision",
+     "calibration: no published run of fp8 training or of a mixture-of-experts model is among the validation "
+     "cases (their precisions: bf16, fp16; their models: dense only): its step time is an extrapolation"),
+])
+def test_training_outside_the_validated_precisions_and_model_kinds_carries_a_note(catalog, preset, precision,
+                                                                                  field, message):
+    """With the main set's residual table alone (fp16 and bf16, dense), fp8 and MoE plans are
+    outside it and say what the cases cover."""
+    main = _main_set_only(catalog)
+    text = (f'[model]\npreset = "{preset}"\n[training]\ntokens = 1e11\ndeadline_days = 30\nprecision = "{precision}"\n'
+            '[constraints]\nallow_gpus = ["h100-sxm-80gb"]\n')
+    plan = _plan(text, main)
+    assert plan.training.feasible
     notes = [f for f in plan.findings if f.code == "training-unvalidated-regime"]
-    if regime is None:
+    if message is None:
         assert notes == []
     else:
-        assert len(notes) == 1 and notes[0].severity == "note" and regime in notes[0].message
+        assert len(notes) == 1 and notes[0].severity == "note"
+        assert (notes[0].field, notes[0].message) == (field, message)
+
+
+def test_a_catalog_without_a_residual_table_validates_no_training_regime(catalog):
+    from dataclasses import replace
+
+    bare = replace(catalog, tables={k: v for k, v in catalog.tables.items() if k != "residuals"})
+    text = ('[model]\npreset = "llama-2-7b"\n[training]\ntokens = 1e11\ndeadline_days = 30\n'
+            '[constraints]\nallow_gpus = ["h100-sxm-80gb"]\n')
+    notes = {f.code: f.message for f in _plan(text, bare).findings if f.code.startswith("training-unvalidated")}
+    assert notes == {
+        "training-unvalidated-gpu": "calibration: no published training run on h100-sxm-80gb is among the validation "
+                                    "cases (they cover no GPU); its step time extrapolates the catalog's efficiency "
+                                    "figures for it",
+        "training-unvalidated-regime": "calibration: no published run of bf16 training is among the validation cases "
+                                       "(their precisions: none): its step time is an extrapolation"}
 
 
 def test_a_layout_within_three_percent_of_memory_gets_a_warning(catalog):

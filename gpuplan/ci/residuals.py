@@ -37,6 +37,8 @@ class Point:
     gen_key: str
     #: ln(measured time / predicted time)
     residual: float
+    #: The run's precision (training: the arithmetic's; serving: the weights').
+    precision: str
 
 
 def points_of(case: Case, result: CaseResult, catalog: Catalog) -> list[Point]:
@@ -47,8 +49,17 @@ def points_of(case: Case, result: CaseResult, catalog: Catalog) -> list[Point]:
     for fig in result.figures:
         r = residual(fig.name, fig.measured, fig.predicted) if fig.predicted is not None else None
         if r is not None:
-            out.append(Point(case.id, case.kind, fig.name, keys[0], keys[1], r))
+            out.append(Point(case.id, case.kind, fig.name, keys[0], keys[1], r, _precision(case)))
     return out
+
+
+def _precision(case: Case) -> str:
+    """``[case.run] precision``, or the default of the case's run schema where it names none."""
+    from gpuplan.serving.cases import ServingRun
+    from gpuplan.training.cases import RunSpec
+
+    spec = RunSpec if case.kind == "training" else ServingRun
+    return str(case.run.get("precision", spec.model_fields["precision"].default))
 
 
 def collect(paths: list[str], catalog: Catalog) -> list[Point]:
@@ -64,9 +75,11 @@ def build_table(points: list[Point], *, source: str, day: str, **settings: float
     """Regime statistics of ``points``: one residual per case (the mean of its figures, which
     share one run and are not independent), at each scope."""
     per_case: dict[tuple[str, str, str, str], list[float]] = {}
+    precisions: dict[tuple[str, str, str], set[str]] = {}
     for p in points:
         for scope, key in (("gpu", p.gpu_key), ("generation", p.gen_key), ("kind", "all")):
             per_case.setdefault((p.kind, scope, key, p.case), []).append(p.residual)
+            precisions.setdefault((p.kind, scope, key), set()).add(p.precision)
     groups: dict[tuple[str, str, str], list[float]] = {}
     for (kind, scope, key, _), values in sorted(per_case.items()):
         groups.setdefault((kind, scope, key), []).append(sum(values) / len(values))
@@ -74,7 +87,7 @@ def build_table(points: list[Point], *, source: str, day: str, **settings: float
     for (kind, scope, key), values in sorted(groups.items()):
         n, mean, sd = stats(values)
         regimes.append(Regime(kind=kind, scope=scope, key=key, n=n, mean_ratio=round(math.exp(mean), 4),  # type: ignore[arg-type]
-                              sd_log=round(sd, 4)))
+                              sd_log=round(sd, 4), precisions=tuple(sorted(precisions[(kind, scope, key)]))))
     conf = {"min_points": MIN_POINTS, "sd_floor": SD_FLOOR, "unvalidated_inflation": UNVALIDATED_INFLATION,
             "prior_points": PRIOR_POINTS, **settings}
     return ResidualTable(source=source, date=day, regime=tuple(regimes), **conf)  # type: ignore[arg-type]
@@ -173,7 +186,8 @@ def to_toml(table: ResidualTable) -> str:
     lines = [
         "# Validation residuals per regime: the statistics behind every interval of a plan",
         "# (gpuplan/hardware/intervals.py, docs/calibration.md): per regime, the number of cases n, the\n"
-        "# geometric mean of measured / predicted time and the sd of its log. GENERATED, do not edit; regenerate with",
+        "# geometric mean of measured / predicted time, the sd of its log and the runs' precisions; the\n"
+        "# gpu regimes are also the validated GPUs, precisions and model kinds. GENERATED, do not edit; regenerate with",
         f"#   {REGENERATE}",
         "# tests/ci/test_residuals.py fails when this file no longer matches the validation cases.",
         f"source = {_q(table.source)}",
@@ -185,7 +199,8 @@ def to_toml(table: ResidualTable) -> str:
     ]
     for r in table.regime:
         lines += ["", "[[regime]]", f"kind = {_q(r.kind)}", f"scope = {_q(r.scope)}", f"key = {_q(r.key)}",
-                  f"n = {r.n}", f"mean_ratio = {r.mean_ratio}", f"sd_log = {r.sd_log}"]
+                  f"n = {r.n}", f"mean_ratio = {r.mean_ratio}", f"sd_log = {r.sd_log}",
+                  f"precisions = [{', '.join(_q(p) for p in r.precisions)}]"]
     return "\n".join(lines) + "\n"
 
 

@@ -45,6 +45,8 @@ class Regime(BaseModel):
     mean_ratio: float = Field(gt=0, allow_inf_nan=False)
     #: Standard deviation of the log residuals.
     sd_log: float = Field(ge=0, allow_inf_nan=False)
+    #: The precisions of its runs, sorted (training: the arithmetic's; serving: the weights').
+    precisions: tuple[str, ...] = ()
 
     @property
     def mean_log(self) -> float:
@@ -213,9 +215,24 @@ def software_of(kind: str, named: object, catalog: HasTables) -> str:
 def validated_gpus(table: ResidualTable | None, kind: str) -> tuple[str, ...]:
     """The GPUs on which at least one published run of ``kind`` is among the validation cases: those
     of the table's ``gpu`` regimes (keys ``<gpu id>/<software>``), sorted; none without a table."""
-    if table is None:
-        return ()
-    return tuple(sorted({r.key.split("/")[0] for r in table.regime if r.kind == kind and r.scope == "gpu"}))
+    return tuple(sorted({r.key.split("/")[0] for r in _validated(table, kind)}))
+
+
+def validated_precisions(table: ResidualTable | None, kind: str) -> tuple[str, ...]:
+    """The precisions of the published runs of ``kind`` among the validation cases (those of the
+    table's ``gpu`` regimes), sorted; none without a table."""
+    return tuple(sorted({p for r in _validated(table, kind) for p in r.precisions}))
+
+
+def validated_moe(table: ResidualTable | None, kind: str) -> bool:
+    """Whether a published run of a mixture-of-experts model of ``kind`` is among the validation
+    cases: a ``gpu`` regime of the table keyed ``.../moe`` (ci/validate.py ``regime_keys``)."""
+    return any(r.key.endswith("/moe") for r in _validated(table, kind))
+
+
+def _validated(table: ResidualTable | None, kind: str) -> list[Regime]:
+    """The ``gpu`` regimes of ``kind``: every validation case with a prediction is in one."""
+    return [] if table is None else [r for r in table.regime if r.kind == kind and r.scope == "gpu"]
 
 
 def residual_table(catalog: HasTables) -> ResidualTable | None:

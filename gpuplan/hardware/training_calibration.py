@@ -88,9 +88,6 @@ class TrainingCalibration(BaseModel):
     fixed_downtime_fraction: float = Field(ge=0, lt=1)
     #: Headroom below which a plan's memory is called tight (a warning finding).
     memory_tight_fraction: float = Field(default=0.03, ge=0, lt=1)
-    #: Training precisions and model kinds those runs cover (the rest is extrapolated).
-    validated_precisions: tuple[str, ...] = ()
-    validated_moe: bool = False
 
     @field_validator("gemm_size_curve", "collective_size_curve")
     @classmethod

@@ -113,7 +113,7 @@ def _training_budget(plan: TrainingPlan, workload: Workload) -> list[Finding]:
 def training_notes(plan: TrainingPlan, catalog: Catalog, *, moe: bool) -> list[Finding]:
     """Notes when no published training run backs the plan's GPU, precision or model kind, and a
     warning when its memory is within ``memory_tight_fraction`` of the GPU's capacity."""
-    from gpuplan.hardware.intervals import residual_table, validated_gpus
+    from gpuplan.hardware.intervals import residual_table, validated_gpus, validated_moe, validated_precisions
     from gpuplan.hardware.training_calibration import calibration
     from gpuplan.training.planner import unvalidated_note
 
@@ -121,7 +121,8 @@ def training_notes(plan: TrainingPlan, catalog: Catalog, *, moe: bool) -> list[F
     if not plan.feasible or plan.gpu is None:
         return []
     out = []
-    validated = validated_gpus(residual_table(catalog), "training")
+    table = residual_table(catalog)
+    validated = validated_gpus(table, "training")
     if plan.gpu not in validated:
         out.append(Finding(severity="note", code="training-unvalidated-gpu", phase="training", field="training",
                            message=unvalidated_note(plan.gpu, validated)))
@@ -132,17 +133,18 @@ def training_notes(plan: TrainingPlan, catalog: Catalog, *, moe: bool) -> list[F
                                    f"{mem.headroom_gib:.1f} GiB ({mem.headroom_gib / mem.capacity_gib:.1%}) of "
                                    f"headroom: allocator fragmentation can exceed the modelled allowance; the next "
                                    f"best layouts list their headroom"))
-    regimes = []
-    if plan.precision not in cal.validated_precisions:
-        regimes.append(f"{plan.precision} training (the cases are {' and '.join(cal.validated_precisions)})")
-    if moe and not cal.validated_moe:
-        regimes.append("a mixture-of-experts model (checked only against the frontier NeMo cases, "
-                       "not the main set)")
+    regimes, covered, precisions = [], [], validated_precisions(table, "training")
+    if plan.precision not in precisions:
+        regimes.append(f"{plan.precision} training")
+        covered.append(f"their precisions: {', '.join(precisions) or 'none'}")
+    if moe and not validated_moe(table, "training"):
+        regimes.append("a mixture-of-experts model")
+        covered.append(f"their models: {'dense only' if validated else 'none'}")
     if regimes:
         out.append(Finding(severity="note", code="training-unvalidated-regime", phase="training",
-                           field="training.precision" if plan.precision not in cal.validated_precisions
-                           else "model", message="calibration: no published run of " + " or ".join(regimes)
-                           + " is among the validation cases: its step time is an extrapolation"))
+                           field="training.precision" if plan.precision not in precisions else "model",
+                           message=f"calibration: no published run of {' or of '.join(regimes)} is among the "
+                                   f"validation cases ({'; '.join(covered)}): its step time is an extrapolation"))
     return out
 
 

@@ -96,3 +96,20 @@ def test_an_unvalidated_band_names_the_runs_of_its_generation_it_could_not_use(c
     assert validated_gpus(table, "training") == ("a100-sxm-80gb", "b200-sxm-180gb", "b300-sxm-288gb", "gb200-nvl72",
                                                  "h100-sxm-80gb")
     assert validated_gpus(None, "training") == ()
+
+
+def test_the_validated_precisions_and_model_kinds_are_those_of_the_published_runs(catalog):
+    """The table records each regime's precisions: the training runs are fp16 (Megatron-LM
+    2021-2022), bf16 (Llama 2 and 3, Megatron-Core 0.8 on H100, NeMo 25.11's GB200 DeepSeek-V3 and
+    Qwen3-235B) and fp8 (NeMo 25.11-26.04, FP8-CS and MXFP8), MoE among them (Qwen3, DeepSeek-V3:
+    regimes keyed /moe); the serving runs add TensorRT-LLM's fp4 (B200) and gpt-fast's int8 and int4
+    (A100)."""
+    from gpuplan.hardware.intervals import validated_moe, validated_precisions
+
+    table = catalog.table("residuals")
+    a100 = next(r for r in table.regime if r.kind == "training" and r.key == "a100-sxm-80gb/megatron-lm")
+    assert a100.precisions == ("fp16",)
+    assert validated_precisions(table, "training") == ("bf16", "fp16", "fp8")
+    assert validated_moe(table, "training") is True
+    assert validated_precisions(table, "serving") == ("bf16", "fp16", "fp4", "fp8", "int4", "int8")
+    assert validated_precisions(None, "training") == () and validated_moe(None, "training") is False
