@@ -67,6 +67,10 @@ class CostBasis:
             return self.given_pue
         return default_pue(rack_plan(gpu, max(1, nodes), self.catalog).cooling, self.catalog)
 
+    def phase_pue(self, bom: Bom | None, gpu: Gpu, nodes: int) -> float:
+        """A phase's PUE: that of its bill of materials, else :meth:`pue` of its ``nodes`` servers."""
+        return bom.pue if bom is not None and bom.pue is not None else self.pue(gpu, nodes)
+
     def owned_usd_per_hour(self, capex_usd: float, power_kw: float, pue: float) -> float:
         """An owned fleet's cost per hour it carries its load: capex over the horizon's loaded hours
         (``years x 8,766 h x utilization``, the hours the TCO's per-GPU-hour and per-token figures

@@ -54,9 +54,7 @@ def _per_year(capex: float | None, energy: float, basis: CostBasis) -> float | N
 
 def _pue(plan: TrainingPlan | ServingPlan, basis: CostBasis, catalog: Any) -> float:
     """The PUE of a phase's bill of materials (the default of its cooling without one)."""
-    if plan.bom is not None and plan.bom.pue is not None:
-        return plan.bom.pue
-    return basis.pue(catalog.gpus[plan.gpu], plan.nodes) if plan.gpu else 1.0
+    return basis.phase_pue(plan.bom, catalog.gpus[plan.gpu], plan.nodes) if plan.gpu else 1.0
 
 
 def _serving_busy(a: Autoscaling, s: ServingPlan, days: float = DAYS_PER_YEAR) -> float:

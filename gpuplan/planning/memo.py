@@ -1,15 +1,12 @@
 """The planners' memos, in one place to clear.
 
 Planning reuses, across plans in one process, what does not depend on the field a caller varies
-(issue 21): serving replicas and their ceilings (serving/planner.py), disaggregated workers and their
-prefill rates (serving/disagg_search.py), fleet costs (serving/fleet.py), weight bytes (serving/model.py), the queue-tail solves
-(physics/queueing.py), the training search's shared
-parts, evaluations and deadline searches (training/evaluator.py, training/search.py), the layout bytes and DP
-values the GPU types share (training/evaluator.py, training/space.py), ramped
-collective networks (training/groupcomm.py) and checked fabric graphs (fabric/interconnect.py).
-Every memo is bounded and exact (a plan is the same with or without it), and registered where it
-is made (:func:`gpuplan.core.memo.memo`); :func:`clear_memos` empties them, for a benchmark that
-times a plan from scratch or a long-lived process that wants the memory back.
+(issue 21): serving replicas, workers and fleet costs, the training search's parts, evaluations,
+layout bytes and pipeline ranks, ramped collectives, checked fabric graphs, cost bases, the
+queue-tail solves. Each memo is made with :func:`gpuplan.core.memo.memo` where it is used (so no
+list here to keep: ``grep -rn "= memo()" gpuplan`` finds them), bounded and exact (a plan is the
+same with or without it); :func:`clear_memos` empties them, for a benchmark that times a plan from
+scratch or a long-lived process that wants the memory back.
 """
 
 from __future__ import annotations

@@ -134,7 +134,7 @@ def autoscaling(plan: ServingPlan, spec: ServingSpec, catalog: Any, pricing: str
                        f"{d:.0%} off), {on_demand_hours:g} on-demand replica-hours a day")
     else:
         kw_per_gpu = gpu.node_power_kw / gpu.gpus_per_node
-        pue = plan.bom.pue if plan.bom is not None and plan.bom.pue is not None else cost.pue(gpu, plan.nodes)
+        pue = cost.phase_pue(plan.bom, gpu, plan.nodes)
         update = {"saving_usd_per_year": saved_hours_year * gpr * kw_per_gpu * (1 - cal.cost.idle_power_fraction)
                   * pue * cost.usd_per_kwh}
     next_year = None

@@ -49,9 +49,9 @@ def nodes_for(replicas: int, gpus_per_replica: int, gpus_per_node: int, nodes_pe
     return math.ceil(nodes / nodes_per_unit) * nodes_per_unit
 
 
-#: Fleets by (GPU, replicas, GPUs per replica, pricing, cost constants): a plan prices ~1,200 fleets,
+#: Fleets by (GPU, replicas, GPUs per replica, pricing, cost basis): a plan prices ~1,200 fleets,
 #: a third of them distinct (the layouts' floors, the capex re-rank's re-plans, the disaggregation
-#: search's bounds). The GPU and the constants are keyed by identity and held in the entry, so
+#: search's bounds). The GPU and the basis are keyed by identity and held in the entry, so
 #: their ids are not reused while it lives. Bounded: cleared when full.
 _FLEETS: dict[tuple[object, ...], tuple[Gpu, CostBasis, FleetCost]] = memo()
 _FLEETS_MAX = 8192

@@ -152,12 +152,6 @@ def evaluate(replica: Replica, demand: Demand, qps: float, spare: int, pricing: 
                   usd_per_million_tokens(fleet.usd_per_hour, tokens_per_s), load=qps / active)
 
 
-def gpu_replicas(gpu: Gpu, workload: Workload, k: ServingConstants, catalog: Catalog) -> list[Replica]:
-    """A replica of every candidate layout of ``gpu`` (the serving section's precisions and engine;
-    built once per catalog and workload shape, see :data:`_REPLICAS`)."""
-    return [rep for rep, _ in _replicas(gpu, workload, k, catalog)]
-
-
 def _gpu_options(gpu: Gpu, workload: Workload, demand: Demand, k: ServingConstants,
                  catalog: Catalog, lean: bool = False) -> tuple[list[Option], list[Replica]]:
     """Every layout of ``gpu`` sized for the workload, ranked (:func:`by_rank`).

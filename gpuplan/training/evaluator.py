@@ -15,7 +15,7 @@ from gpuplan.hardware.training_calibration import TrainingCalibration
 from gpuplan.training.flops import hardware_flops_per_token, model_flops_per_token
 from gpuplan.training.goodput import Goodput, goodput
 from gpuplan.training.layout import Layout, folded, recomputed_fraction
-from gpuplan.training.memory import GIB, Memory, peak, per_layer_pair, stage_state_bytes
+from gpuplan.training.memory import GIB, Memory, activation_budget, peak, per_layer_pair, stage_state_bytes
 from gpuplan.training.timing import (
     Hardware,
     Job,
@@ -309,9 +309,7 @@ class Evaluator:
 
     def activation_budget(self, layout: Layout) -> tuple[float, ...]:
         """Bytes left for activations on each rank after its states and runtime (memory.activation_budget)."""
-        runtime = self.cal.runtime_overhead_gib * GIB
-        return tuple((self.limit - sum(s) - runtime) / (1.0 + self.cal.fragmentation_fraction)
-                     for s in self.stage_states(layout))
+        return activation_budget(self.stage_states(layout), self.limit, self.cal)
 
     def evaluate(self, layout: Layout, memory: Memory | None = None) -> Evaluation:
         dense, moe = self.layers(layout)

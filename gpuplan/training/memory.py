@@ -266,14 +266,6 @@ def in_flight(layout: Layout, batch: int, rank: int = 0) -> float:
     return float(min(p - rank, m))
 
 
-def activation_bytes(arch: Architecture, seq: int, batch: int, layout: Layout, attention: str,
-                     cal: TrainingCalibration, fp8: bool = False, split: str | None = None) -> float:
-    """Activation bytes of the pipeline rank with the most, at its peak (:func:`stage_activations`)."""
-    stored, full = _per_layer(arch, seq, layout, attention, cal, fp8)
-    return max(stage_activations(arch, seq, batch, layout, cal, stored, full, st)
-               for st in pipeline_stages(arch, layout.pp, split))
-
-
 def stage_activations(arch: Architecture, seq: int, batch: int, layout: Layout, cal: TrainingCalibration,
                       stored: float, full: float, stage: Stage) -> float:
     """Activation bytes of ``stage`` at its peak, from the per-layer bytes of a recomputed and a
@@ -351,15 +343,6 @@ def recompute_layers_to_fit(arch: Architecture, seq: int, batch: int, layout: La
     return most
 
 
-def estimate(arch: Architecture, seq: int, batch: int, layout: Layout, precision: str,
-             attention: str, cal: TrainingCalibration, capacity_gib: float, split: str | None = None) -> Memory:
-    """Per-GPU memory of ``layout`` against ``capacity_gib`` (the GPU's usable HBM): the pipeline
-    rank with the largest total."""
-    stored, full = _per_layer(arch, seq, layout, attention, cal, precision == "fp8")
-    return peak(arch, seq, batch, layout, cal, stage_state_bytes(arch, layout, cal, precision, split), stored, full,
-                capacity_gib * GIB, split=split)
-
-
 def peak(arch: Architecture, seq: int, batch: int, layout: Layout, cal: TrainingCalibration,
          states: tuple[tuple[float, float, float], ...], stored: float, full: float, capacity: float,
          reserve: float = 0.0, split: str | None = None) -> Memory:
@@ -377,9 +360,10 @@ def peak(arch: Architecture, seq: int, batch: int, layout: Layout, cal: Training
     return best  # type: ignore[return-value]
 
 
-def activation_budget(arch: Architecture, layout: Layout, precision: str, cal: TrainingCalibration,
-                      capacity_gib: float, split: str | None = None) -> tuple[float, ...]:
-    """Bytes left for activations on each of :func:`pipeline_stages` after its model states and
-    the runtime overhead (fragmentation is a fraction of the activations themselves)."""
-    return tuple((capacity_gib * GIB - sum(states) - cal.runtime_overhead_gib * GIB) / (1.0 + cal.fragmentation_fraction)
-                 for states in stage_state_bytes(arch, layout, cal, precision, split))
+def activation_budget(states: tuple[tuple[float, float, float], ...], limit: float,
+                      cal: TrainingCalibration) -> tuple[float, ...]:
+    """Bytes left for activations on each rank of ``states`` (:func:`stage_state_bytes`) within
+    ``limit`` bytes after its model states and the runtime overhead (fragmentation is a fraction of
+    the activations themselves)."""
+    runtime = cal.runtime_overhead_gib * GIB
+    return tuple((limit - sum(s) - runtime) / (1.0 + cal.fragmentation_fraction) for s in states)

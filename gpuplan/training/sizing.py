@@ -18,7 +18,7 @@ import math
 from typing import TYPE_CHECKING
 
 from gpuplan.training.memory import GIB
-from gpuplan.training.stages import batch_sequences, pipeline_depths, rank_layers
+from gpuplan.training.stages import batch_sequences, imbalance, pipeline_depths, rank_layers
 
 if TYPE_CHECKING:
     from gpuplan.hardware.loader import Catalog
@@ -132,7 +132,7 @@ def sizing_notes(job: "Job", e: "Evaluation", workload: "Workload") -> list[str]
             out.append(describe_batch(job.batch, job.seq, spec.global_batch_tokens, lay.dp, lay.micro_batch,
                                       e.gpus, pow2))
     stages = rank_layers(job.arch.layers, lay.pp, job.pipeline_split) if lay.pp > 1 else (job.arch.layers,)
-    idle = 1.0 - job.arch.layers / (lay.pp * max(stages))
+    idle = imbalance(job.arch.layers, stages)
     if idle > 0:
         middle = f"{lay.pp - 2} x {stages[1]}, " if lay.pp > 2 else ""
         how = job.pipeline_split if job.pipeline_split is not None else "Megatron-Core uneven first/last stages"

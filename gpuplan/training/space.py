@@ -120,8 +120,9 @@ def zero_candidates(fixed: Fixed, pp: int, dp_cp: int) -> list[int]:
 
 
 def most_sharded(fixed: Fixed, pp: int) -> int:
-    """The largest ZeRO stage :func:`zero_candidates` tries at ``pp`` (the memory bounds' stage)."""
-    return fixed.zero if fixed.zero is not None else (ZERO_STAGES[-1] if pp == 1 else 1)
+    """The largest ZeRO stage :func:`zero_candidates` tries at ``pp`` where something shards (the
+    memory bounds' stage)."""
+    return zero_candidates(fixed, pp, 2)[-1]
 
 
 def dp_candidates(ev: Evaluator, fixed: Fixed, target: Target, mp: int, mb: int, ep: int, cp: int,

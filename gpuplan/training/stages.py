@@ -102,11 +102,11 @@ def layout_layers(text: str, pp: int) -> tuple[tuple[int, ...], int]:
     return tuple(per), len(chunks) // pp
 
 
-def imbalance(layers: int, pp: int) -> float:
+def imbalance(layers: int, per_rank: tuple[int, ...]) -> float:
     """Fraction of the stage-time the average stage idles because the fullest one paces the
-    pipeline (0 for an even split)."""
-    k = layers_per_stage(layers, pp)
-    return 1.0 - layers / (pp * k)
+    pipeline: ``1 - layers / (pp x the fullest rank's layers)`` over the split ``per_rank``
+    (:func:`rank_layers`; 0 for an even split)."""
+    return 1.0 - layers / (len(per_rank) * max(per_rank))
 
 
 def pipeline_depths(layers: int, split: str | None = None) -> list[int]:

@@ -59,27 +59,18 @@ class StepTime(NamedTuple):
                 + self.ep_comm + self.cp_comm + self.bubble + self.optimizer + self.host)
 
 
-def stage_layout(layers: int, pp: int, logits_layers: float, balance: bool = False) -> tuple[int, bool]:
-    """(layers, holds the LM head) of the slowest pipeline stage, the head placed where it fits.
-
-    PP = 1: all layers and the head. Uneven split (L mod p != 0): the head joins a stage with
-    floor(L/p) layers (Llama 3's balancing, arXiv:2407.21783 section 3.3.2; Megatron's
-    ``account_for_loss_in_pipeline_split`` counts the loss as one layer), so the slowest stage is
-    max(ceil(L/p), floor(L/p) + head). Even split: L/p layers + head (Megatron).
-
-    ``balance``: a tail heavier than a layer (``logits_layers`` with multi-token-prediction
-    modules) gets as few layers as balance the stages: the last stage holds k layers with it,
-    the others split the rest, k the count that makes the slowest stage fastest (the recipes'
-    explicit layouts: Megatron-Bridge recipes/deepseek/deepseek_v3.py puts 13, 5 and 1 decoder
-    layers with the MTP module and the loss on the last of 4, 8 and 16 stages of 61 layers).
+def stage_layout(layers: int, pp: int, logits_layers: float) -> tuple[int, bool]:
+    """(layers, holds the LM head) of the slowest pipeline stage when the run states no split and
+    the tail is heavier than a layer (``logits_layers`` with multi-token-prediction modules): the
+    last stage holds k layers with it, the others split the rest, k the count that makes the
+    slowest stage fastest (the recipes' explicit layouts: Megatron-Bridge
+    recipes/deepseek/deepseek_v3.py puts 13, 5 and 1 decoder layers with the MTP module and the
+    loss on the last of 4, 8 and 16 stages of 61 layers). PP = 1: all layers and the head.
+    Without such a tail the split's own ranks decide (:func:`stated_stage`).
     """
     if pp == 1:
         return layers, True
     lo, rem = divmod(layers, pp)
-    if not balance:
-        if rem and lo + 1.0 >= lo + logits_layers:
-            return lo + 1, False
-        return lo, True
     best = (lo + logits_layers, lo, True) if not rem else (float(lo + 1), lo + 1, False)
     for k in range(lo, -1, -1):
         rest = -(-(layers - k) // (pp - 1))
@@ -153,13 +144,13 @@ def _stage_mix(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
                 k * last.recompute,
                 lg_comm + k * (last.tp_fwd + last.tp_bwd + last.tp_recompute + lg_comm),
                 k * last.ep)
-    if pp == 1:  # stage_layout reads neither the tail nor the balance
+    if pp == 1:  # one stage: every layer and the tail
         n, has_head = layers, True
     elif job.pipeline_split is not None or not arch.mtp_layers:
         n, has_head = stated_stage(rank_layers(layers, pp, job.pipeline_split), sum(tail) / a[_TOTAL] if a[_TOTAL] else 0.0)
     else:
         layer = a[_TOTAL]
-        n, has_head = stage_layout(layers, pp, sum(tail) / layer if layer else 0.0, balance=arch.mtp_layers > 0)
+        n, has_head = stage_layout(layers, pp, sum(tail) / layer if layer else 0.0)
     if n_dense and n_moe and pp > 1:
         # The dense layers lead the model and sit on the first rank: the slowest rank holds the
         # mix of the rank with the fewest (or, were dense layers the dearer, the most) of them.

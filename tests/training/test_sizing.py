@@ -8,7 +8,7 @@ import pytest
 from gpuplan.planning.compose import plan_workload
 from gpuplan.model.profile import load_profile_text
 from gpuplan.training.sizing import batch_options
-from gpuplan.training.stages import imbalance, pipeline_depths, stage_layers, stage_split
+from gpuplan.training.stages import imbalance, pipeline_depths, rank_layers, stage_layers, stage_split
 from tests.conftest import EXAMPLES
 
 PROFILE = """
@@ -29,7 +29,9 @@ def test_uneven_first_and_last_stages():
     assert stage_layers(80, 15) == [1] + [6] * 13 + [1]
     assert stage_split(80, 8) == (10, 10, 10)
     assert sum(stage_layers(80, 79)) == 80 and max(stage_layers(80, 79)) == 2
-    assert imbalance(80, 8) == 0 and imbalance(80, 15) == pytest.approx(1 - 80 / 90)
+    assert imbalance(80, rank_layers(80, 8)) == 0 and imbalance(80, rank_layers(80, 15)) == pytest.approx(1 - 80 / 90)
+    # NeMo's 405B split, 15 + 16 x 6 + 15 on 8 ranks: 126 of 128 layer slots busy.
+    assert imbalance(126, rank_layers(126, 8, "account-embedding-loss")) == pytest.approx(2 / 128)
     depths = pipeline_depths(80)
     assert {1, 2, 5, 8, 15, 27, 40, 79, 80} <= set(depths) and 30 not in depths  # 28 x 3 > 80
     for p in depths:

@@ -13,7 +13,9 @@ from gpuplan.training.timing import (
     group_all_to_all,
     group_collective,
     stage_layout,
+    stated_stage,
 )
+from gpuplan.training.stages import rank_layers
 from tests.training.conftest import GPT_22B, GPT_175B, arch_of
 
 GB = 1e9
@@ -142,10 +144,10 @@ def test_pipeline_sends_scale_with_interleaving(evaluator):
     assert p3 / p1 == pytest.approx((2 * 64 * 3 + 14) / (2 * 64 + 14))
 
 
-def test_stage_layout_places_the_lm_head_on_a_short_stage():
-    assert stage_layout(96, 8, 0.35) == (12, True)     # even split: the last stage carries it
-    assert stage_layout(126, 16, 0.66) == (8, False)   # Llama 3: a 7-layer stage takes the head
-    assert stage_layout(126, 16, 1.5) == (7, True)
+def test_the_lm_head_sits_on_the_last_stage_of_the_split():
+    assert stated_stage(rank_layers(96, 8), 0.35) == (12, True)     # even split: the last stage carries it
+    assert stated_stage(rank_layers(126, 16), 0.66) == (8, False)   # Llama 3: a 7-layer stage takes the head
+    assert stated_stage(rank_layers(126, 16), 1.5) == (7, True)
     assert stage_layout(32, 1, 0.2) == (32, True)
 
 
@@ -154,11 +156,11 @@ def test_stage_layout_balances_a_multi_token_prediction_tail_as_the_recipes_do()
     with the MTP module and the loss on the last stage: PP 16 [E+4, 4 x 14, 1+MTP+L] (slowest: 4
     layers), PP 8 [E+8, 8 x 6, 5+MTP+L] (8) and PP 4 [E+16, 16, 16, 13+MTP+L] (16). With the tail
     (MTP block, projection, two output heads) about three layers, the balanced split matches."""
-    assert stage_layout(61, 16, 3.0, balance=True) == (4, False)
-    assert stage_layout(61, 8, 3.0, balance=True) == (8, False)
-    assert stage_layout(61, 4, 3.0, balance=True) == (16, False)
-    # Without the balancing the tail would sit on a floor(L/p)-layer stage: 15 + 3.
-    assert stage_layout(61, 4, 3.0) == (15, True)
+    assert stage_layout(61, 16, 3.0) == (4, False)
+    assert stage_layout(61, 8, 3.0) == (8, False)
+    assert stage_layout(61, 4, 3.0) == (16, False)
+    # Without the balancing the default split (15, 16, 16, 14) puts the tail on 14 layers: 14 + 3 = 17.
+    assert stated_stage(rank_layers(61, 4), 3.0) == (14, True)
 
 
 def test_dense_layers_lead_the_model_on_the_first_rank():
