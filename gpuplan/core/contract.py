@@ -21,7 +21,7 @@ from gpuplan.core.contract_training import (  # noqa: F401  (re-exported)
 )
 from gpuplan.core.cost_contract import PlanTco, StorageSizing, Tco  # noqa: F401  (re-exported)
 
-SCHEMA_VERSION = "2.2"
+SCHEMA_VERSION = "2.3"
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -240,3 +240,6 @@ class ServingPlan(_Out):
     deploy: ServingDeploy | None = None
     #: Autoscaling bounds from the demand curve (docs/fleet-model.md).
     autoscaling: Autoscaling | None = None
+    #: When usd_per_million_output_tokens is priced on the daily demand curve: this fleet's figure on
+    #: the alternatives' basis (the target QPS, the sizing load), to compare it with them; else None.
+    usd_per_million_output_tokens_at_target: float | None = None

@@ -53,6 +53,8 @@ def with_demand_cost(plan: ServingPlan, workload: Workload, catalog: Catalog) ->
             pue = plan.bom.pue if plan.bom.pue is not None else 1.0
             update["usd_per_million_output_tokens"] = servers_usd_per_million_tokens(
                 capex, power_kw, pue, plan.output_tokens_per_s, cost_basis(given, catalog), load)
+    if "usd_per_million_output_tokens" in update:  # the figure the alternatives' column compares
+        update["usd_per_million_output_tokens_at_target"] = plan.usd_per_million_output_tokens
     if plan.tco is not None and plan.bom is not None:
         update["tco"] = phase_tco(plan.bom, catalog.gpus[plan.gpu], plan.gpus, given, catalog,
                                   output_tokens_per_s=plan.output_tokens_per_s, load=load)

@@ -5,13 +5,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gpuplan.core.contract import ServingOption, TrainingOption
+from gpuplan.core.contract import ServingOption, ServingPlan, TrainingOption
 from gpuplan.render.text import num, option_cost, pct, per_token_basis, serving_option_cost, sized, usd
 
 TRAINING_HEADERS = ["GPU", "GPUs", "nodes", "layout", "days", "MFU", "cost", "meets target", "bound"]
 TRAINING_RIGHT = {1, 2, 4, 5, 6}
 SERVING_HEADERS = ["GPU", "GPUs", "replicas", "layout", "TTFT p99 ms", "TPOT ms", "max req/s", "cost", "$/M tokens",
                    "meets target", "note"]
+
+
+def serving_headers(s: ServingPlan) -> list[str]:
+    """SERVING_HEADERS with the $/M tokens column labelled by what it counts for this plan."""
+    return [per_token_header(s) if h == "$/M tokens" else h for h in SERVING_HEADERS]
 SERVING_RIGHT = {1, 2, 4, 5, 6, 7, 8}
 
 
@@ -30,6 +35,18 @@ def serving_rows(options: Sequence[ServingOption], pricing: str) -> list[list[st
              "yes" if a.meets_target else "no", a.reason] for a in options]
 
 
-def per_token_note(pricing: str) -> str:
-    """What the serving table's $/M tokens column counts."""
-    return f"$/M tokens: per million output tokens at the target QPS ({per_token_basis(pricing)})"
+def per_token_header(s: ServingPlan, label: str = "$/M tokens") -> str:
+    """The serving table's $/M tokens column, "at peak" when the chosen fleet's own figure is on its
+    daily demand curve (planning/demand_cost.py): the alternatives are priced at the target QPS."""
+    return f"{label} at peak" if s.usd_per_million_output_tokens_at_target is not None else label
+
+
+def per_token_note(s: ServingPlan, pricing: str, label: str = "$/M tokens") -> str:
+    """What the serving table's $/M tokens column counts; on a demand curve, the chosen fleet's
+    figure on the column's basis beside the curve's, so the rows compare with it."""
+    note = f"{per_token_header(s, label)}: per million output tokens at the target QPS"
+    if s.usd_per_million_output_tokens_at_target is None:
+        return f"{note} ({per_token_basis(pricing)})"
+    return (f"{note}, the sizing load, not the daily demand curve ({per_token_basis(pricing)}); the chosen {s.gpu}: "
+            f"{usd(s.usd_per_million_output_tokens_at_target)} at peak, "
+            f"{usd(s.usd_per_million_output_tokens)} on the curve")

@@ -43,6 +43,8 @@ th{background:#f6f8fa}td.num{text-align:right}.meta{color:#57606a}
 .error{color:#cf222e}.warning{color:#9a6700}.note{color:#0969da}.ok{color:#1a7f37}
 svg{background:#fff;border:1px solid #d0d7de;margin:.5rem 0;font-family:system-ui,sans-serif;font-size:11px;
 fill:#1b1f24}
+td.id{white-space:nowrap}
+div.scroll{overflow-x:auto;max-width:100%}
 """
 
 VOID = frozenset({"meta", "br", "hr", "img", "link"})
@@ -66,12 +68,22 @@ def t(text: object) -> str:
     return escape(str(text), quote=False)
 
 
-def html_table(headers: Sequence[str], rows: Iterable[Sequence[object]], *, right: set[int] | None = None) -> str:
-    right = right or set()
+def scroll(markup: str) -> str:
+    """A table or picture wider than a narrow window scrolls in its own box, not past the page."""
+    return el("div", {"class": "scroll"}, markup)
+
+
+def html_table(headers: Sequence[str], rows: Iterable[Sequence[object]], *, right: set[int] | None = None,
+               ids: set[int] | None = None) -> str:
+    """A table in its scrolling box; ``ids`` columns (GPU and part ids) never wrap at their hyphens."""
+    right, ids = right or set(), ids or set()
+
+    def cls(i: int) -> dict[str, object] | None:
+        return {"class": "num"} if i in right else {"class": "id"} if i in ids else None
+
     head = el("tr", None, *(el("th", None, t(h)) for h in headers))
-    body = [el("tr", None, *(el("td", {"class": "num"} if i in right else None, t("-" if c is None else c))
-                             for i, c in enumerate(row))) for row in rows]
-    return el("table", None, el("thead", None, head), el("tbody", None, *body))
+    body = [el("tr", None, *(el("td", cls(i), t("-" if c is None else c)) for i, c in enumerate(row))) for row in rows]
+    return scroll(el("table", None, el("thead", None, head), el("tbody", None, *body)))
 
 
 def facts_table(rows: list[tuple[str, str]]) -> str:
@@ -90,7 +102,7 @@ def _bom(bom: Bom | None) -> str:
              num(None if i.total_power_w is None else i.total_power_w / 1000), i.source or "-"] for i in bom.items]
     summary = bom_summary(bom)
     return el("h3", None, t("Bill of materials")) + el("p", None, t(summary)) + html_table(
-        ["category", "tier", "part", "qty", "unit", "total", "kW", "source"], rows, right={3, 4, 5, 6})
+        ["category", "tier", "part", "qty", "unit", "total", "kW", "source"], rows, right={3, 4, 5, 6}, ids={2})
 
 
 def _phase(name: str, phase: TrainingPlan | ServingPlan, pricing: str) -> str:
@@ -108,14 +120,14 @@ def _phase(name: str, phase: TrainingPlan | ServingPlan, pricing: str) -> str:
         from gpuplan.render.svg_roofline import achieved_points, roofline_svg
 
         body.append(el("h3", None, t("Roofline")))
-        body.append(roofline_svg(phase.roofline, title=f"{phase.gpu} roofline ({phase.precision})",
-                                 achieved=achieved_points(phase)))
+        body.append(scroll(roofline_svg(phase.roofline, title=f"{phase.gpu} roofline ({phase.precision})",
+                                        achieved=achieved_points(phase))))
     if phase.topology is not None and phase.topology.kind != "none":
         from gpuplan.render.svg_topology import topology_svg, topology_title
 
         body.append(el("h3", None, t("Topology")))
-        body.append(topology_svg(phase.topology, phase.interconnect,
-                                 title=topology_title(phase.topology, phase.interconnect)))
+        body.append(scroll(topology_svg(phase.topology, phase.interconnect,
+                                        title=topology_title(phase.topology, phase.interconnect))))
     body += _pictures(phase)
     if isinstance(phase, TrainingPlan) and phase.feasible and phase.layout_alternatives:
         body.append(el("h3", None, t(f"Next best layouts on {phase.gpu}")))
@@ -124,15 +136,15 @@ def _phase(name: str, phase: TrainingPlan | ServingPlan, pricing: str) -> str:
         body.append(el("h3", None, t("Alternatives")))
         if isinstance(phase, TrainingPlan):
             body.append(html_table(alt.TRAINING_HEADERS, alt.training_rows(phase.alternatives, pricing),
-                                   right=alt.TRAINING_RIGHT))
+                                   right=alt.TRAINING_RIGHT, ids={0}))
         else:
-            body.append(html_table(alt.SERVING_HEADERS, alt.serving_rows(phase.alternatives, pricing),
-                                   right=alt.SERVING_RIGHT))
+            body.append(html_table(alt.serving_headers(phase), alt.serving_rows(phase.alternatives, pricing),
+                                   right=alt.SERVING_RIGHT, ids={0}))
         note = cost_basis_note(phase.alternatives, pricing)
         if note:
             body.append(el("p", {"class": "note"}, t(note)))
         if isinstance(phase, ServingPlan):
-            body.append(el("p", {"class": "note"}, t(alt.per_token_note(pricing))))
+            body.append(el("p", {"class": "note"}, t(alt.per_token_note(phase, pricing))))
     body.append(_bom(phase.bom))
     return el("section", {"id": name, "class": "phase"}, *body)
 
@@ -145,11 +157,12 @@ def _pictures(phase: TrainingPlan | ServingPlan) -> list[str]:
     ic = phase.interconnect
     trays = ic.scaleup_switch_trays if ic is not None and ic.scaleup_domain_gpus > ic.gpus_per_node > 0 else 0
     if phase.feasible and phase.bom is not None and phase.nodes:
-        out += [el("h3", None, t("Racks")), rack_svg(phase.bom, servers=phase.nodes, switch_trays=trays,
-                                                     title=f"Rack elevation: {plural(phase.nodes, 'server')} of {phase.gpu}")]
+        out += [el("h3", None, t("Racks")), scroll(rack_svg(
+            phase.bom, servers=phase.nodes, switch_trays=trays,
+            title=f"Rack elevation: {plural(phase.nodes, 'server')} of {phase.gpu}"))]
     if isinstance(phase, ServingPlan) and phase.frontier:
         out += [el("h3", None, t("Throughput-latency frontier")),
-                frontier_svg(phase.frontier, title=f"{phase.gpu}: every layout's operating points")]
+                scroll(frontier_svg(phase.frontier, title=f"{phase.gpu}: every layout's operating points"))]
     return out
 
 
@@ -174,7 +187,7 @@ def render(plan: Plan, options: RenderOptions) -> str:
 
         body.append(el("section", {"id": "fleet"},
                        el("h2", None, t(f"Fleet: {plan.fleet.recommended or 'no strategy'} recommended")),
-                       html_table(STRATEGY_HEADERS, strategy_rows(plan.fleet), right=STRATEGY_RIGHT),
+                       html_table(STRATEGY_HEADERS, strategy_rows(plan.fleet), right=STRATEGY_RIGHT, ids={0, 1}),
                        el("ul", None, *(el("li", None, t(line)) for line in fleet_lines(plan.fleet)))))
     findings = [el("li", {"class": f.severity}, t(f"{f.severity}: {f.code}: {f.message}"
                                                   + (f" ({f.field})" if f.field else ""))) for f in plan.findings]

@@ -150,9 +150,9 @@ def _serving(s: ServingPlan, pricing: str) -> str:
     out += _roofline(s.roofline, s.gpu, s.precision)
     if s.alternatives:
         out += "\n" + details(f"Alternatives ({len(s.alternatives)})",
-                              md_table(alt.SERVING_HEADERS, alt.serving_rows(s.alternatives, pricing),
+                              md_table(alt.serving_headers(s), alt.serving_rows(s.alternatives, pricing),
                                        right=alt.SERVING_RIGHT) + _basis(s.alternatives, pricing)
-                              + f"\n{alt.per_token_note(pricing)}\n")
+                              + f"\n{alt.per_token_note(s, pricing)}\n")
     return out + "\n" + _bom(s.bom)
 
 

@@ -29,9 +29,6 @@ _COLUMNS = {
 }
 
 
-#: The table is as wide as its columns' names (ttft_ms_at_percentile, cloud_usd_per_hour): wider
-#: than the page, it scrolls in its own box rather than past the page's edge.
-_SCROLL_CSS = "div.scroll{overflow-x:auto;max-width:100%}\n"
 #: Said above the table when a swept ``serving.qps`` scaled the profile's daily demand curve.
 _SCALE_NOTE = ("demand_scale: the profile's daily demand curve is scaled to peak at each point's serving.qps "
                "(x2: every hour doubled), as a full plan's autoscaling and $/token then read it.")
@@ -104,13 +101,13 @@ def render_html(result: SweepResult) -> str:
     title = f"gpuplan sweep: {result.workload}"
     head = el("head", None, el("meta", {"charset": "utf-8"}),
               el("meta", {"name": "viewport", "content": "width=device-width, initial-scale=1"}),
-              el("title", None, t(title)), el("style", None, t(CSS + _SCROLL_CSS)))
+              el("title", None, t(title)), el("style", None, t(CSS)))
     body = el("body", None, el("h1", None, t(title)),
               el("p", {"class": "meta"}, t(f"{plural(len(rows), 'point')} over {', '.join(result.fields)}; per point the "
                                            f"recommended GPU, its cost, GPU count and {_time_words(result)}; a dashed "
                                            f"line marks a change of the recommended GPU.{note}")),
               sweep_svg(result),
-              el("div", {"class": "scroll"}, html_table(header, [[_fmt(v) for v in row] for row in rows], right=numeric)))
+              html_table(header, [[_fmt(v) for v in row] for row in rows], right=numeric))
     return "<!DOCTYPE html>\n" + el("html", {"lang": "en"}, head, body) + "\n"
 
 

@@ -29,6 +29,7 @@ from gpuplan.render.changes import bom_change_usd, change_cell, change_delta
 from gpuplan.render.cost import line_total, line_unit, plan_tco_line
 from gpuplan.render.numbers import gib, params_text
 from gpuplan.render.sections import hidden_note, one_line, shows, summary_facts, summary_reasons
+from gpuplan.render.alternatives import per_token_header, per_token_note
 from gpuplan.render.text import (
     FIELD_LABELS,
     LAYOUT_HEADERS,
@@ -39,7 +40,6 @@ from gpuplan.render.text import (
     num,
     option_cost,
     pct,
-    per_token_basis,
     plural,
     roofline_rows,
     serving_facts,
@@ -202,7 +202,7 @@ def _serving(r: _Report, s: ServingPlan, pricing: str) -> None:
         r.line()
         r.heading("Alternatives")
         shown = _shown(r, s.alternatives)
-        r.table(["gpu", "gpus", "layout", "TTFT p99", "TPOT", "req/s", "cost", "$/M tok", "meets"],
+        r.table(["gpu", "gpus", "layout", "TTFT p99", "TPOT", "req/s", "cost", per_token_header(s, "$/M tok"), "meets"],
                 [[a.gpu, sized(a, f"{a.gpus:,}"),
                   f"TP{a.layout.tp} PP{a.layout.pp}" + (f" EP{a.layout.ep}" if a.layout.ep > 1 else ""),
                   sized(a, f"{num(a.ttft_ms_p99)} ms"), sized(a, f"{num(a.tpot_ms)} ms"), sized(a, num(a.max_qps)),
@@ -210,7 +210,7 @@ def _serving(r: _Report, s: ServingPlan, pricing: str) -> None:
                   "yes" if a.meets_target else "no"] for a in shown],
                 right={1, 3, 4, 5, 6, 7}, no_wrap={1, 2, 3, 4, 5, 6, 7, 8})
         _basis(r, shown, pricing)
-        r.line(f"$/M tok: per million output tokens at the target QPS ({per_token_basis(pricing)})")
+        r.line(per_token_note(s, pricing, "$/M tok"))
         if r.options.verbose:
             r.bullets([f"{a.gpu}: {a.reason}" for a in shown if a.reason])
         _more(r, s.alternatives, shown)

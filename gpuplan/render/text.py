@@ -311,11 +311,18 @@ def per_token_basis(pricing: str) -> str:
     return "cloud rate" if pricing == "cloud" else "servers + energy"
 
 
+def _on_curve(s: ServingPlan) -> str:
+    """The label of a $ per million tokens priced on the daily demand curve, with the figure at the
+    target QPS the alternatives' column shows (planning/demand_cost.py)."""
+    at = s.usd_per_million_output_tokens_at_target
+    return "" if at is None else f", on the demand curve; {usd(at)} at peak"
+
+
 def _serving_cost(s: ServingPlan, pricing: str) -> str:
     """The pricing's own figure first (capex, or the cloud rate), then $ per million tokens."""
     capex = f"capex {usd(s.capex_usd)}{rng(s, 'capex_usd', usd)}"
     per_token = (f"{usd(s.usd_per_million_output_tokens)}{rng(s, 'usd_per_million_output_tokens', usd)} "
-                 f"per million output tokens ({per_token_basis(pricing)})")
+                 f"per million output tokens ({per_token_basis(pricing)}{_on_curve(s)})")
     cloud = f"cloud {usd(s.cloud_usd_per_hour)}/h" if s.cloud_usd_per_hour is not None else ""
     if pricing == "cloud":
         return "; ".join(p for p in (cloud or "cloud unpriced", per_token, capex))

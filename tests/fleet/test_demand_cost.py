@@ -109,3 +109,28 @@ def test_without_a_curve_the_yearly_form_is_the_hourly_one(catalog):
     flat = Load(utilization=0.8, powered=0.8)
     assert servers_usd_per_million_tokens(1_050_000.0, 30.0, 1.25, 10_000.0, basis, flat) == pytest.approx(
         1.143932, rel=1e-5)
+
+
+def test_the_chosen_fleets_figure_at_peak_is_the_alternatives_basis(catalog):
+    """Priced on the curve, the plan keeps its figure on the alternatives' basis (the peak for 80% of
+    the hours): the $0.3512 of the profile without a curve, by hand in the tests above, so the chosen
+    fleet compares with its alternatives' column. Without a curve, or with a given utilization, the
+    one figure is already that basis: no second one."""
+    s = _serving(catalog).serving
+    assert s.usd_per_million_output_tokens_at_target == pytest.approx(0.351169, rel=1e-5)
+    assert _serving(catalog, demand=False).serving.usd_per_million_output_tokens_at_target is None
+    assert _serving(catalog, "utilization = 0.8").serving.usd_per_million_output_tokens_at_target is None
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown", "html"])
+def test_two_figures_for_one_fleet_each_say_what_they_count(cli, fmt):
+    """examples/chat-8b-finetune-fleet.toml: 6 x L40S priced on its curve (mean 18.6 of peak 40
+    req/s) at $0.16 per million; at the peak for 80% of the hours, the alternatives' basis, $0.09
+    (utilisation 0.465 against 0.8: $0.094 x 0.8 / 0.465 = $0.162, the energy of parked replicas
+    aside). The header labels the curve's figure, the column and its note the peak's."""
+    run = cli("recommend", "examples/chat-8b-finetune-fleet.toml", "-f", fmt, *(["-v"] if fmt == "table" else []))
+    assert run.code == 0, run
+    out = " ".join(run.out.split())
+    assert "$0.16 ($0.14-$0.20) per million output tokens (servers + energy, on the demand curve; $0.09 at peak)" in out
+    assert ("$/M tok at peak" if fmt == "table" else "$/M tokens at peak") in out
+    assert "the chosen l40s-pcie-48gb: $0.09 at peak, $0.16 on the curve" in out

@@ -178,7 +178,7 @@ def test_the_plan_json_and_report_carry_the_pools_and_deploy_refuses_them(cli, t
     out = tmp_path / "plan.json"
     assert cli("recommend", str(p), "--phase", "serving", "-f", "json", "-o", str(out)).code == 0
     plan = json.loads(out.read_text())
-    assert plan["schema_version"] == "2.2"
+    assert plan["schema_version"] == "2.3"
     d = plan["serving"]["disaggregation"]
     assert d["chosen"] and [x["role"] for x in d["pools"]] == ["prefill", "decode"]
     text = cli("recommend", str(p), "--phase", "serving").out
