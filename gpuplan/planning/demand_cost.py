@@ -50,9 +50,10 @@ def with_demand_cost(plan: ServingPlan, workload: Workload, catalog: Catalog) ->
             servers = [i for i in plan.bom.items if i.category == "server" and i.tier is None]
             capex = sum(i.total_price_usd or 0.0 for i in servers)
             power_kw = sum(i.total_power_w or 0.0 for i in servers) / 1000
-            pue = plan.bom.pue if plan.bom.pue is not None else 1.0
+            basis = cost_basis(given, catalog)
+            pue = basis.phase_pue(plan.bom, catalog.gpus[plan.gpu], plan.nodes)
             update["usd_per_million_output_tokens"] = servers_usd_per_million_tokens(
-                capex, power_kw, pue, plan.output_tokens_per_s, cost_basis(given, catalog), load)
+                capex, power_kw, pue, plan.output_tokens_per_s, basis, load)
     if "usd_per_million_output_tokens" in update:  # the figure the alternatives' column compares
         update["usd_per_million_output_tokens_at_target"] = plan.usd_per_million_output_tokens
     if plan.tco is not None and plan.bom is not None:
