@@ -27,6 +27,8 @@ class WorkloadCatalog(Protocol):
 TrainPrecision = Literal["bf16", "fp16", "fp8"]
 ServePrecision = Literal["bf16", "fp16", "fp8", "int8", "int4", "fp4"]
 KvPrecision = Literal["bf16", "fp16", "fp8", "int8"]
+#: The named pipeline splits (training/stages.py reads them from here: one list).
+PipelineSplit = Literal["balanced", "account-embedding-loss", "account-embedding", "account-loss"]
 
 # Limits: a value outside is a typo (docs/profile.md, "Limits"); counts and money take SI suffixes ("Numbers").
 Tokens = Annotated[float, Field(ge=1e6, le=1e16, allow_inf_nan=False, strict=True), SiCount]
@@ -95,7 +97,7 @@ class TrainingSection(BaseModel):
     #: How the layers are split over the pipeline stages (gpuplan/training/stages.py rank_layers):
     #: Megatron-Core's account-for-embedding/loss splits; left out, the planner's (the lighter
     #: end last). The search keeps to the pipeline depths the split applies to.
-    pipeline_split: Literal["balanced", "account-embedding-loss", "account-embedding", "account-loss"] | None = None
+    pipeline_split: PipelineSplit | None = None
     constraints: ConstraintsSection | None = None
 
     @model_validator(mode="after")

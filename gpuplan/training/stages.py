@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import math
 import re
+from typing import get_args
 
+from gpuplan.model.profile_schema import PipelineSplit
 from gpuplan.physics.pipeline import layers_per_stage
 
 
@@ -50,7 +52,7 @@ def stage_layers(layers: int, pp: int) -> list[int]:
 
 
 #: The named splits a run may state (``pipeline_split``); anything else with a ``|`` is a layout.
-SPLITS = ("balanced", "account-embedding-loss", "account-embedding", "account-loss")
+SPLITS: tuple[str, ...] = get_args(PipelineSplit)
 
 
 def rank_layers(layers: int, pp: int, split: str | None = None, vp: int = 1) -> tuple[int, ...]:
