@@ -19,6 +19,16 @@ def catalog():
     return load_catalog()
 
 
+def plan_file(path, catalog, phase: str):
+    """The plan of the profile at ``path`` (an example or a test's data file) for one ``phase``, in
+    process, as ``gpuplan recommend --phase`` plans it."""
+    from gpuplan.model.profile import load_profile_text
+    from gpuplan.planning.compose import plan_workload
+
+    return plan_workload(load_profile_text(Path(path).read_text(encoding="utf-8"), str(path), catalog), catalog,
+                         phases=(phase,))
+
+
 def without_prices(catalog, *gpu_ids, switches=()):
     """The catalog with these GPUs' server prices (and these switches' prices) taken out: every
     shipped part has a price or a marked estimate, so the unpriced paths are tested on a copy."""

@@ -12,6 +12,7 @@ import pytest
 from gpuplan.fabric.frontend import FRONTEND_PLANES, frontend_design, frontend_nics
 from gpuplan.fabric.parts import choose_frontend, down_ports, frontend_ratio, pick_nic, switch_for
 from gpuplan.fabric.sizing import SizingError
+from tests.conftest import plan_file
 
 
 @pytest.mark.parametrize("gbit, fabric, ports", [
@@ -91,16 +92,13 @@ def test_topology_sentence_counts_hops_and_tb_per_s_as_numbers_are_written():
     from pathlib import Path
 
     from gpuplan.hardware import load_catalog
-    from gpuplan.model.profile import load_profile_text
-    from gpuplan.planning.compose import plan_workload
 
     root = Path(__file__).resolve().parents[2]
     catalog = load_catalog()
 
     def reasons(name, phase):
         path = root / "examples" / name
-        plan = plan_workload(load_profile_text(path.read_text(encoding="utf-8"), str(path), catalog), catalog,
-                             phases=(phase,))
+        plan = plan_file(path, catalog, phase)
         return next(r for r in getattr(plan, phase).interconnect.reasons if r.startswith("Topology:"))
 
     big = reasons("frontier-405b-training.toml", "training")

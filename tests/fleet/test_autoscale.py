@@ -8,6 +8,7 @@ from gpuplan.model.profile import load_profile_text
 from gpuplan.planning.compose import plan_workload
 from gpuplan.serving.autoscale import hourly_replicas, reserved_split, scale_up_seconds
 from tests.render.fixtures import serving_plan
+from tests.conftest import plan_file
 
 # 3 req/s at night, a four-hour morning ramp to 40, a plateau, 20 in the evening.
 CURVE = [3.0] * 6 + [13.0, 23.0, 33.0, 40.0] + [40.0] * 10 + [20.0] * 4
@@ -145,8 +146,7 @@ def test_a_year_of_reserved_rent_is_the_cost_of_ownership_s_year():
     root = Path(__file__).resolve().parents[2]
     path = root / "examples" / "moe-serving.toml"
     catalog = load_catalog()
-    s = plan_workload(load_profile_text(path.read_text(encoding="utf-8"), str(path), catalog), catalog,
-                      phases=("serving",)).serving
+    s = plan_file(path, catalog, "serving").serving
     assert s.cloud_usd_per_hour == pytest.approx(31.20)
     assert s.autoscaling.reserved_usd_per_year == pytest.approx(164_099.52)
     assert s.tco.cloud_total_usd == pytest.approx(656_398.08)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from gpuplan.hardware import load_catalog
 from gpuplan.model.profile import load_profile_text
 from gpuplan.planning.compose import plan_workload
 
@@ -28,11 +27,6 @@ preset = "llama-3.1-405b"
 tokens = 1.5e13
 deadline_days = 3
 """
-
-
-@pytest.fixture(scope="module")
-def catalog():
-    return load_catalog()
 
 
 def test_serving_gate_says_the_fastest_gpu_once_and_counts_the_rest(catalog):

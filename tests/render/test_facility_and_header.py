@@ -4,42 +4,27 @@ that rack's kW."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
-from gpuplan.hardware import load_catalog
-from gpuplan.model.profile import load_profile_text
-from gpuplan.planning.compose import plan_workload
 from gpuplan.render.cost import facility_line, fullest_rack_servers
+from tests.conftest import EXAMPLES, plan_file
 from tests.render.fixtures import serving_only_plan
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def shipped():
-    return load_catalog()
 
 
 def _plan(name: str, catalog, phase: str):
-    path = ROOT / "examples" / name
-    workload = load_profile_text(path.read_text(encoding="utf-8"), str(path), catalog)
-    return plan_workload(workload, catalog, phases=(phase,))
+    return plan_file(EXAMPLES / name, catalog, phase)
 
 
-def test_a_fleet_smaller_than_a_rack_names_the_servers_its_rack_holds(shipped):
+def test_a_fleet_smaller_than_a_rack_names_the_servers_its_rack_holds(catalog):
     """moe-serving: 2 MI325X servers of 12.6 kW; a 41 kW rack holds floor(41 / 12.6) = 3 of them, so
     the one compute rack holds both, 2 x 12.6 = 25.2 kW (it read "3 servers per rack, 25.2 kW")."""
-    bom = _plan("moe-serving.toml", shipped, "serving").serving.bom
+    bom = _plan("moe-serving.toml", catalog, "serving").serving.bom
     assert (bom.servers_per_rack, fullest_rack_servers(bom)) == (3, 2)
     assert facility_line(bom).startswith("2 racks (the fullest holds 2 servers, room for 3, 25.2 kW)")
 
 
-def test_full_racks_keep_their_servers_per_rack(shipped):
+def test_full_racks_keep_their_servers_per_rack(catalog):
     """llama-70b-480-h100: 60 DGX H100 four to a rack (RA-11333-001, 4 x 10.2 = 40.8 kW) in 15
     compute racks and one network rack."""
-    bom = _plan("llama-70b-480-h100.toml", shipped, "training").training.bom
+    bom = _plan("llama-70b-480-h100.toml", catalog, "training").training.bom
     assert fullest_rack_servers(bom) == 4
     assert facility_line(bom).startswith("16 racks (4 servers per rack, 40.8 kW)")
 
@@ -56,14 +41,14 @@ def test_every_header_gives_a_mixture_of_experts_its_active_parameters(cli):
         assert "140.6B params, 39.2B active" in out, fmt
 
 
-def test_a_partial_full_recompute_says_how_many_layers(shipped):
+def test_a_partial_full_recompute_says_how_many_layers(catalog):
     """examples/llama-70b-480-h100.toml: the runner-up TP2 PP15x6 DP8 CP2 recomputes one layer of
     each stage (``recompute_layers`` 1 of 6: 1.53 s a step, about 28.8 s of compute / 3 for a
     forward / 6 layers = 1.6 s). The layouts table said "full", as if every layer were."""
     from gpuplan.render.numbers import recompute_text
     from gpuplan.render.text import layout_rows
 
-    plan = _plan("llama-70b-480-h100.toml", shipped, "training").training
+    plan = _plan("llama-70b-480-h100.toml", catalog, "training").training
     rows = {r[0]: r for r in layout_rows(plan.layout_alternatives)}
     assert rows["TP2 PP15x6 DP8 CP2"][2] == "1 layer"
     partial = next(o for o in plan.layout_alternatives if o.layout.recompute_layers)

@@ -6,8 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpuplan.hardware import load_catalog
-from gpuplan.model.profile import load_profile_text
-from gpuplan.planning.compose import plan_workload
+from tests.conftest import plan_file
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -22,8 +21,7 @@ def test_chat8b_decode_names_its_largest_term_with_the_times_that_make_it_so():
     7.2 + 2.9 + 1.1 = 11.2 ms."""
     path = DATA / "chat8b.toml"
     catalog = load_catalog()
-    s = plan_workload(load_profile_text(path.read_text(encoding="utf-8"), str(path), catalog), catalog,
-                      phases=("serving",)).serving
+    s = plan_file(path, catalog, "serving").serving
     line = next(r for r in s.reasons if r.startswith("Decode is bound"))
     assert line == ("Decode is bound by compute: a step at the target load (mean concurrency 78.0) takes 11.2 ms "
                     "per GPU: GEMMs 7.2 ms, compute-bound (math 5.7 ms, 8.03 GB of weights 3.0 ms); attention "

@@ -7,6 +7,7 @@ import pytest
 from gpuplan.hardware.serving_calibration import serving_constants
 from gpuplan.serving.model import Layout, build_replica
 from gpuplan.serving.traffic import serving_demand, weight_load_gbit_per_node
+from tests.conftest import plan_file
 
 
 def _replica(catalog, layout):
@@ -55,13 +56,10 @@ def test_the_front_end_reason_splits_requests_from_weight_loading():
     from pathlib import Path
 
     from gpuplan.hardware import load_catalog
-    from gpuplan.model.profile import load_profile_text
-    from gpuplan.planning.compose import plan_workload
 
     path = Path(__file__).resolve().parents[2] / "examples" / "llama-70b-train-serve.toml"
     catalog = load_catalog()
-    s = plan_workload(load_profile_text(path.read_text(encoding="utf-8"), str(path), catalog), catalog,
-                      phases=("serving",)).serving
+    s = plan_file(path, catalog, "serving").serving
     assert s.interconnect.frontend_gbit_per_node == pytest.approx(0.015067 + 9.6875, rel=1e-3)
     front = [r for r in s.interconnect.reasons if r.startswith("Front end:")]
     assert front == ["Front end: 9.7 Gb/s per node: requests and responses 0.0151, loading a new replica's "

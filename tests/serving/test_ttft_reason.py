@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from gpuplan.hardware import load_catalog
-from gpuplan.model.profile import load_profile_text
-from gpuplan.planning.compose import plan_workload
+from tests.conftest import plan_file
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,8 +22,7 @@ def test_prefill_queue_and_step_add_up_to_the_p99_ttft():
     decode step in flight = 232 ms."""
     path = ROOT / "examples" / "llama-70b-train-serve.toml"
     catalog = load_catalog()
-    s = plan_workload(load_profile_text(path.read_text(encoding="utf-8"), str(path), catalog), catalog,
-                      phases=("serving",)).serving
+    s = plan_file(path, catalog, "serving").serving
     line = next(r for r in s.reasons if r.startswith("Prefill of"))
     assert line == ("Prefill of 3000 tokens takes 173 ms at the target load (167 ms on an idle replica), "
                     "compute-bound; queueing for prefill at utilisation 0.08 adds 28 ms at p99 and the decode "
@@ -43,8 +41,7 @@ def test_the_reason_writes_the_latencies_as_the_header_does():
 
     path = ROOT / "examples" / "chat-8b-finetune-fleet.toml"
     catalog = load_catalog()
-    s = plan_workload(load_profile_text(path.read_text(encoding="utf-8"), str(path), catalog), catalog,
-                      phases=("serving",)).serving
+    s = plan_file(path, catalog, "serving").serving
     assert (s.gpu, round(s.ttft_ms_p99, 1), round(s.tpot_ms, 1)) == ("l40s-pcie-48gb", 80.8, 25.8)
     assert s.reasons[0].endswith(f"carry 40 QPS with TTFT p99 {num(s.ttft_ms_p99)} ms <= 2000 ms and TPOT "
                                  f"{num(s.tpot_ms)} ms <= 40 ms.")
