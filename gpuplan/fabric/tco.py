@@ -100,6 +100,10 @@ class Load:
     #: Where ``utilization`` comes from, in words (None: the basis's).
     note: str | None = None
 
+    def tokens_per_year(self, output_tokens_per_s: float) -> float:
+        """Output tokens a year at this load: planned tokens/s x 3,600 x 8,766 h x ``utilization``."""
+        return output_tokens_per_s * 3600.0 * HOURS_PER_YEAR * self.utilization
+
     def energy_usd_per_year(self, it_kw: float, pue: float, usd_per_kwh: float) -> float:
         """``(it_kw x powered - saved_kw) x PUE x $/kWh x 8,766 h``."""
         full = it_kw * pue * HOURS_PER_YEAR * usd_per_kwh * self.powered
@@ -112,7 +116,7 @@ def servers_usd_per_million_tokens(capex_usd: float, power_kw: float, pue: float
     servers' capex over the horizon plus their energy in a year, over the output tokens of a year
     (planned tokens/s x 3,600 x 8,766 h x ``load.utilization``). With the basis's load it is
     :meth:`CostBasis.owned_usd_per_hour` over an hour of planned output."""
-    tokens = output_tokens_per_s * 3600.0 * HOURS_PER_YEAR * load.utilization
+    tokens = load.tokens_per_year(output_tokens_per_s)
     if tokens <= 0:
         return None
     per_year = capex_usd / basis.years + load.energy_usd_per_year(power_kw, pue, basis.usd_per_kwh)

@@ -16,7 +16,6 @@ from __future__ import annotations
 from typing import Any
 
 from gpuplan.core.contract import ServingPlan
-from gpuplan.core.units import HOURS_PER_YEAR
 from gpuplan.hardware.loader import Catalog
 from gpuplan.model.workload import Assumption, Workload
 
@@ -40,7 +39,7 @@ def with_demand_cost(plan: ServingPlan, workload: Workload, catalog: Catalog) ->
     if load is None or plan.gpu is None:
         return plan
     update: dict[str, Any] = {}
-    tokens_per_year = plan.output_tokens_per_s * 3600.0 * HOURS_PER_YEAR * load.utilization
+    tokens_per_year = load.tokens_per_year(plan.output_tokens_per_s)
     a = plan.autoscaling
     if plan.usd_per_million_output_tokens is not None and plan.bom is not None and tokens_per_year > 0:
         if workload.constraints.pricing == "cloud":
