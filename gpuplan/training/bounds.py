@@ -50,19 +50,17 @@ def _bounds(ev: Evaluator, fixed: Fixed, target: Target, outcome: SearchOutcome,
     so are those whose bound costs more than ``cap`` (a search's cutoff: they would never be
     taken from the heap, and every entry left in it costs less).
 
-    Where a group's key only grows with its stage time (:func:`_lower_first`), it is bounded with
-    the lower bound of its stage time the groups carry (level LOWER) and its own stage time is
-    computed once it reaches the top of the heap (:func:`_exact`); else at once."""
+    Where a group's key only grows with its stage time (:func:`_lower_first`; a deadline's always),
+    it is bounded with the lower bound of its stage time the groups carry (level LOWER) and its own
+    stage time is computed once it reaches the top of the heap (:func:`_exact`); else at once."""
     found = search_groups(ev, fixed, target, outcome.max_groups)
     outcome.thinned = found.thinned
     outcome.bounded += len(found.groups)
     lower = not found.exact and _lower_first(ev, target)
     if target.kind == "deadline":
-        if lower:
-            return _deadline_scan(ev, _group_terms(ev, found.groups), target, LOWER, cap, straggle, True)
-        groups = found.groups if found.exact else [(shape, scale._replace(stage=ev.stage_time_any_vp(shape)))
-                                                   for shape, scale in found.groups]
-        return _deadline_bounds(ev, groups, target, GROUP, cap, straggle)
+        if found.exact:
+            return _deadline_bounds(ev, found.groups, target, GROUP, cap, straggle)
+        return _deadline_scan(ev, _group_terms(ev, found.groups), target, LOWER, cap, straggle, True, not lower)
     if target.kind == "fastest":  # its groups' stage times are exact where not lower (found.exact)
         return _fastest_bounds(ev, found.groups, LOWER if lower else GROUP, whole=lower)
     bounded = []
@@ -86,7 +84,8 @@ def _lower_first(ev: Evaluator, target: Target) -> bool:
     (the largest DP) and the fixed-count (its one DP) keys grow with the stage time, and so does a
     deadline's (cost, days) where the cost grows with the DP: GPU-hours (cloud, unpriced) or
     servers bought one by one on whole servers. Not under a budget, nor with servers bought in
-    racks (two DPs of one rack count cost the same, the larger one with fewer days)."""
+    racks (two DPs of one rack count cost the same, the larger one with fewer days): there a
+    deadline's LOWER entry takes the least days of its price (:func:`_deadline_scan`'s ``bracket``)."""
     if target.kind in ("fastest", "gpus"):
         return True
     if target.kind != "deadline":
@@ -248,7 +247,12 @@ def _terms(ev: Evaluator, shapes: Iterable[tuple[Layout, Scale]], sends: bool = 
 
 
 def _deadline_scan(ev: Evaluator, terms: list[tuple], target: Target, level: int, cap: float, straggle: bool,
-                   whole: bool) -> list[_Bounded]:
+                   whole: bool, bracket: bool = False) -> list[_Bounded]:
+    """Each of ``terms`` (:func:`_terms`) at its first DP whose bound meets the deadline: (cost, days)
+    there, those within ``cap``. ``bracket`` (LOWER entries where one price buys several GPU counts,
+    racks): the least days of that DP and the larger ones of its price. The group's own key (its
+    first DP no smaller) costs more, or is at one of those DPs with days no fewer than the lower
+    bound's: the heap still meets the groups in the order of their own keys (:func:`_exact`)."""
     batch = ev.job.batch
     host_step, host_mb = ev.host_days
     deadline, pricing = target.deadline_days, target.pricing
@@ -310,8 +314,25 @@ def _deadline_scan(ev: Evaluator, terms: list[tuple], target: Target, level: int
         first = cost if cost is not None else t * HOURS_PER_DAY * n
         if first > cap:
             continue
+        if bracket:
+            t = _bracket_days(ev, dps, i, mp, mb, bubble, per_day, cost, t, pricing)
         append(new(_Bounded, ((first, t), shape, dps if whole else tuple(dps[i:]), level)))
     return out
+
+
+def _bracket_days(ev: Evaluator, dps: tuple[int, ...], i: int, mp: int, mb: int, bubble: float, per_day: float,
+                  cost: float | None, t: float, pricing: str) -> float:
+    """The least of ``t`` (the days at ``dps[i]``) and those of the next DPs costing ``cost`` too
+    (:func:`_deadline_scan`'s ``bracket``; no straggler share or sends: such a search counts none)."""
+    batch = ev.job.batch
+    host_step, host_mb = ev.host_days
+    for d in dps[i + 1:]:
+        n = mp * d
+        if ev.cost(n, 0.0, pricing) != cost:
+            break
+        m = batch / (d * mb)
+        t = min(t, (per_day * (m + bubble) + host_mb * m + host_step) / ev.goodput(n).fraction)
+    return t
 
 
 #: ``1 + straggler(n, sigma)`` by sigma and GPU count (the scan's hot path; any GPU type's).

@@ -73,8 +73,7 @@ MEMO_ENTRIES = 20_000
 def _table(ev: Evaluator, store: dict[tuple[object, ...], object], fixed: Fixed) -> dict[object, object]:
     """The memo of ``store`` for the Evaluator's memory limit and ``fixed``, looked up by identity
     on the Evaluator (hashing the key once per search, not once per shape)."""
-    mine: dict[tuple[int, int, float, float], tuple[Fixed, dict[object, object]]] = ev.__dict__.setdefault(
-        "_memo_tables", {})
+    mine: dict[tuple[int, int, float, float], tuple[Fixed, dict[object, object]]] = ev._memo_tables
     key = (id(store), id(fixed), ev.capacity, ev.headroom)
     hit = mine.get(key)
     if hit is None or hit[0] is not fixed:

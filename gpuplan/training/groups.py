@@ -107,6 +107,7 @@ def _enumerate(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> 
     # The (micro-batch, DP values) of a model parallelism, CP and EP (and TP, which folded experts
     # read): several (TP, PP) share an MP, and the GPU types of a server size share them all.
     rows_of = _shared_rows(ev, fixed, target, axes["mb"])
+    new, append, margin, n_layers = tuple.__new__, out.append, FLOOR_MARGIN, arch.layers
     for tp in axes["tp"]:
         sp = fixed.sequence_parallel if fixed.sequence_parallel is not None else tp > 1
         for cp in axes["cp"]:
@@ -117,7 +118,7 @@ def _enumerate(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> 
                         continue
                     mp = tp * pp * cp
                     # The largest VP (vp_candidates: the divisors of the layers per stage).
-                    vp = fixed.vp if fixed.vp is not None else (1 if pp == 1 else layers_per_stage(arch.layers, pp))
+                    vp = fixed.vp if fixed.vp is not None else (1 if pp == 1 else layers_per_stage(n_layers, pp))
                     key = (mp, cp, ep, tp if fold else 1)
                     rows = rows_of.get(key)
                     if rows is None:
@@ -125,14 +126,15 @@ def _enumerate(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> 
                                                if (dps := dp_candidates(ev, fixed, target, mp, mb, ep, cp, tp))]
                     for mb, dps in rows:
                         # The group's shape at its largest VP (Layout's fields in order; the rest default).
-                        shape = tuple.__new__(Layout, (tp, pp, 1, cp, ep, vp, mb, rc, sp, 1, 0, fold))
+                        shape = new(Layout, (tp, pp, 1, cp, ep, vp, mb, rc, sp, 1, 0, fold))
                         if exact:
                             stage = ev.stage_time_any_vp(shape)
                         else:
-                            if mb not in layers:
-                                layers[mb] = layer_floor(ev, fixed, tp, cp, ep, mb, sp, interleaved) * arch.layers
-                            stage = layers[mb] / pp * FLOOR_MARGIN
-                        out.append((shape, tuple.__new__(Scale, (stage, dps, mp))))
+                            floor = layers.get(mb)
+                            if floor is None:
+                                floor = layers[mb] = layer_floor(ev, fixed, tp, cp, ep, mb, sp, interleaved) * n_layers
+                            stage = floor / pp * margin
+                        append((shape, new(Scale, (stage, dps, mp))))
     return Groups(tuple(out), thinned, exact)
 
 

@@ -223,13 +223,13 @@ def _beyond_shown(memo: Memo, key: tuple[object, ...], ev: Evaluator, floor: flo
     every priced plan) above ``shown`` skips the search; else a search within ``shown`` finds its
     best plan when there is one (search's ``cutoff``). Without one, a short probe proves that it
     meets the deadline somewhere (:func:`meets_somewhere`), else the full search says why it misses.
-    ``floor`` may be the weaker floor the GPU types were ordered by: the exact one is computed here,
-    where it can skip a search. A GPU type that no search finds any plan on is not searched
+    ``floor`` is the weaker floor the GPU types were ordered by: the exact one
+    (:func:`~gpuplan.training.groups.deadline_cost_floor`) is not computed, as it computed stage
+    times for as long as the cutoff search, whose bounds skip the same plans, takes when it finds
+    none. A GPU type that no search finds any plan on is not searched
     (:func:`~gpuplan.training.candidates.no_plan`)."""
     if no_plan(ev, target):
         return memoized(memo, key, lambda: plan_gpu(ev, target, workload, catalog, limit))
-    if floor is not None and not floor > shown:
-        floor = deadline_cost_floor(ev, Fixed(), target, limit)
     if floor is not None and not floor > shown:
         cand, miss = plan_gpu(ev, target, workload, catalog, limit, cutoff=shown)
         if cand is not None:
