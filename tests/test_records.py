@@ -59,6 +59,13 @@ def test_like_the_standard_library(cls):
     assert str(inspect.signature(cls.__init__)) == str(inspect.signature(twin.__init__))
     assert cls.__init__.__annotations__ == twin.__init__.__annotations__
     assert cls.__match_args__ == twin.__match_args__
+    if not twin.__init__.__kwdefaults__ and not any(f.kw_only for f in dataclasses.fields(twin)):
+        # the standard library's bytecode, and its defaults (compiled once per shape, names replaced)
+        assert cls.__init__.__code__.co_code == twin.__init__.__code__.co_code
+        assert cls.__init__.__defaults__ == twin.__init__.__defaults__
+    if cls.__doc__.startswith(cls.__name__ + "("):  # no docstring: the standard library's own
+        assert cls.__doc__ == cls.__name__ + str(inspect.signature(cls)).replace(" -> None", "")
+    assert set(vars(twin)) - {"__qualname__"} <= set(vars(cls))  # 3.13's __replace__ too
     assert repr(cls.__dataclass_params__) == repr(twin.__dataclass_params__)
     assert [repr(f) for f in dataclasses.fields(cls)] == [repr(f) for f in dataclasses.fields(twin)]
     a, b = cls(**_values(cls)), twin(**_values(twin))
