@@ -1,4 +1,4 @@
-"""``dataclass(frozen=True)`` built without the standard library's compilations.
+"""``dataclass`` built without the standard library's compilations.
 
 The standard library writes each method of a dataclass as text and compiles it: for a frozen class
 ``__init__``, ``__repr__``, ``__eq__``, ``__hash__``, ``__setattr__`` and ``__delattr__``, about
@@ -7,29 +7,29 @@ last five are shared functions closed over the field names, doing what the gener
 
 * ``__eq__``: the same class and equal tuples of the compared fields, else ``NotImplemented``;
 * ``__hash__``: the hash of the tuple of the fields that are hashed (``hash`` or else ``compare``);
+  a mutable class (``frozen=False``) has none (``None``), as the standard library sets;
 * ``__repr__``: ``Qualname(field=value!r, ...)`` over the fields shown, ``...`` when recursive;
-* ``__setattr__`` / ``__delattr__``: :class:`dataclasses.FrozenInstanceError` for a field or on the
-  class itself, else the base class's.
+* ``__setattr__`` / ``__delattr__`` (frozen): :class:`dataclasses.FrozenInstanceError` for a field
+  or on the class itself, else the base class's.
 
 ``__init__`` is the standard library's code (its signature and speed must be the standard one's),
-compiled once per shape (how many fields, which with a default factory) and given each class's
-names by :meth:`types.CodeType.replace`. The fields, ``__dataclass_fields__``,
-``__dataclass_params__`` and ``__match_args__`` are the standard library's, built directly
-(:func:`_fields`; its lookups for ``ClassVar``, ``InitVar`` and ``KW_ONLY`` in every field were a
-third of a class), as is the docstring of a class without one; so :func:`dataclasses.fields`,
-``replace`` and ``asdict`` work as before. With ``kw_only=True`` (the plan's result classes,
-gpuplan/core/contract_base.py) nothing is compiled: ``__init__`` is a shared function that checks
-the keywords and fills the instance's ``__dict__`` (also faster to call past three fields), with
-the standard signature and ``TypeError`` messages. Anything else (not frozen, other options, a
-``__post_init__``, dataclass bases, ``InitVar``, ``ClassVar``, ``KW_ONLY``, ``init=False`` fields or
-a field's own ``kw_only``, a method of these names in the class) is left to
+compiled once per shape (how many fields, which with a default factory, frozen, with a
+``__post_init__``) and given each class's names by :meth:`types.CodeType.replace`. The fields,
+``__dataclass_fields__``, ``__dataclass_params__`` and ``__match_args__`` are the standard
+library's, built directly (:mod:`gpuplan.core.record_fields`), as is the docstring of a class
+without one; so :func:`dataclasses.fields`, ``replace`` and ``asdict`` work as before. With
+``kw_only=True`` (frozen: the plan's result classes, gpuplan/core/contract_base.py) nothing is
+compiled: ``__init__`` is a shared function that checks the keywords and fills the instance's
+``__dict__`` (also faster to call past three fields), with the standard signature and ``TypeError``
+messages. Anything else (other options, dataclass bases, ``InitVar``, ``ClassVar``, ``KW_ONLY``,
+``init=False`` fields or a field's own ``kw_only``, a method of these names in the class, a
+keyword-only class that is mutable or has a ``__post_init__``) is left to
 :func:`dataclasses.dataclass` (and after Python 3.13, the fields). tests/test_records.py compares
 both on every frozen dataclass of the package.
 """
 
 from __future__ import annotations
 
-import abc
 import dataclasses
 import inspect
 import keyword
@@ -38,17 +38,13 @@ import reprlib
 import sys
 import types
 import typing
-from dataclasses import MISSING, Field, FrozenInstanceError, field
+from dataclasses import MISSING, FrozenInstanceError, field
+
+from gpuplan.core.record_fields import FACTORY, OWN_FIELDS, doc_of, fields_of, pseudo_name
 
 __all__ = ["cached_property", "constructor", "dataclass", "field"]
 
-#: The default a field with a ``default_factory`` shows in ``__init__``'s signature (``<factory>``).
-_FACTORY = getattr(dataclasses, "_HAS_DEFAULT_FACTORY", None)
-#: A field proper's mark (not ClassVar, InitVar), kept by fields(); how a string annotation is read.
-_FIELD = getattr(dataclasses, "_FIELD", None)
-_FIRST_NAME = getattr(dataclasses, "_MODULE_IDENTIFIER_RE", None)
-#: The versions whose dataclasses :func:`_fields` reproduces (a later one builds the fields itself).
-_OWN_FIELDS = (3, 10) <= sys.version_info[:2] <= (3, 13) and _FIELD is not None and _FIRST_NAME is not None
+_FACTORY = FACTORY
 #: Methods the standard library would not overwrite (or refuses to): such a class is left to it.
 _OWN = ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__", "__match_args__")
 _PSEUDO = ("ClassVar", "InitVar", "KW_ONLY")
@@ -58,17 +54,18 @@ _ENV = ("self", "__dataclass_builtins_object__", "_HAS_DEFAULT_FACTORY")
 
 def dataclass(cls: typing.Any = None, /, *, frozen: bool = False, kw_only: bool = False,
               **options: typing.Any) -> typing.Any:
-    """:func:`dataclasses.dataclass`; a plain frozen class is built without its compilations."""
+    """:func:`dataclasses.dataclass`; a plain class is built without its compilations."""
     if cls is None:
         return lambda c: dataclass(c, frozen=frozen, kw_only=kw_only, **options)
-    if not frozen or options or _FACTORY is None or not _plain(cls):
+    if options or _FACTORY is None or (kw_only and not frozen) or not _plain(cls, kw_only):
         return dataclasses.dataclass(cls, frozen=frozen, kw_only=kw_only, **options)
-    return _frozen(cls, kw_only)
+    return _build(cls, frozen, kw_only)
 
 
-def _plain(cls: type) -> bool:
-    """Fields only, all in ``__init__`` by position; none of the features this module leaves alone."""
-    if any(n in cls.__dict__ for n in _OWN) or hasattr(cls, "__post_init__"):
+def _plain(cls: type, kw_only: bool) -> bool:
+    """Fields only, all in ``__init__``; none of the features this module leaves alone (a
+    ``__post_init__`` only by position: it is called from the compiled ``__init__``)."""
+    if any(n in cls.__dict__ for n in _OWN) or (kw_only and hasattr(cls, "__post_init__")):
         return False
     if any(hasattr(base, "__dataclass_fields__") for base in cls.__mro__[1:]):
         return False
@@ -78,7 +75,7 @@ def _plain(cls: type) -> bool:
                 or keyword.iskeyword(name)):
             return False  # the compiled text holds field names and fixed text only
         if isinstance(ann, str):
-            if any(p in ann for p in _PSEUDO) or module is None or _pseudo_name(ann, module.__dict__):
+            if any(p in ann for p in _PSEUDO) or module is None or pseudo_name(ann, module.__dict__):
                 return False
         elif (ann is dataclasses.KW_ONLY or ann is dataclasses.InitVar or isinstance(ann, dataclasses.InitVar)
               or ann is typing.ClassVar or typing.get_origin(ann) is typing.ClassVar):
@@ -87,17 +84,6 @@ def _plain(cls: type) -> bool:
         if isinstance(value, dataclasses.Field) and (not value.init or value.kw_only is not MISSING):
             return False
     return True
-
-
-def _pseudo_name(ann: str, namespace: dict[str, typing.Any]) -> bool:
-    """Whether the first name of the string annotation ``ann`` is, in the class's module, a
-    ``ClassVar``, ``InitVar`` or ``KW_ONLY`` under another name: the standard library reads such an
-    annotation as one (it looks that name up there, with or without a module before it)."""
-    match = _FIRST_NAME.match(ann) if _FIRST_NAME is not None else None
-    value = namespace.get(match.group(2)) if match else None
-    return value is not None and (value is typing.ClassVar or value is dataclasses.InitVar
-                                  or value is dataclasses.KW_ONLY or isinstance(value, dataclasses.InitVar)
-                                  or typing.get_origin(value) is typing.ClassVar)
 
 
 def _tuple_of(names: tuple[str, ...]) -> typing.Callable[[typing.Any], tuple[typing.Any, ...]]:
@@ -110,17 +96,17 @@ def _tuple_of(names: tuple[str, ...]) -> typing.Callable[[typing.Any], tuple[typ
     return lambda obj: ()
 
 
-def _frozen(cls: type, kw_only: bool) -> type:
+def _build(cls: type, frozen: bool, kw_only: bool) -> type:
     doc = cls.__dict__.get("__doc__")
-    if _OWN_FIELDS:
-        fields = _fields(cls, kw_only)
+    if OWN_FIELDS:
+        fields = fields_of(cls, kw_only)
     else:
         if not doc:
             cls.__doc__ = "-"  # the standard library would describe an __init__ not yet written
         dataclasses.dataclass(cls, init=False, repr=False, eq=False, kw_only=kw_only)  # the fields, __match_args__
         fields = dataclasses.fields(cls)
     names = tuple(f.name for f in fields)
-    cls.__init__ = _kw_init(cls, fields) if kw_only else _init(cls, fields)  # type: ignore[misc]
+    cls.__init__ = _kw_init(cls, fields) if kw_only else _init(cls, fields, frozen)  # type: ignore[misc]
     compared = _tuple_of(tuple(f.name for f in fields if f.compare))
     hashed = _tuple_of(tuple(f.name for f in fields if (f.compare if f.hash is None else f.hash)))
     shown = tuple(f.name for f in fields if f.repr)
@@ -147,102 +133,26 @@ def _frozen(cls: type, kw_only: bool) -> type:
             raise FrozenInstanceError(f"cannot delete field {name!r}")
         super(cls, self).__delattr__(name)
 
-    for fn in (__repr__, __eq__, __hash__, __setattr__, __delattr__):
+    for fn in (__repr__, __eq__, __hash__, __setattr__, __delattr__) if frozen else (__repr__, __eq__):
         fn.__qualname__, fn.__module__ = f"{cls.__qualname__}.{fn.__name__}", cls.__module__
         setattr(cls, fn.__name__, fn)
+    if not frozen:
+        cls.__hash__ = None  # type: ignore[assignment]  # equal by value, mutable: unhashable, as the standard library sets
     params = cls.__dataclass_params__  # type: ignore[attr-defined]
-    params.init = params.repr = params.eq = params.frozen = True
+    params.init = params.repr = params.eq = True
+    params.frozen = frozen
     if not doc:
-        cls.__doc__ = _doc(cls, fields, kw_only)
+        cls.__doc__ = doc_of(cls, fields, kw_only)
     return cls
 
 
-#: kw_only -> (the __dataclass_params__ of a class without fields, made by the standard library
-#: with init, repr and eq off; what else it set on that class, such as 3.13's ``__replace__``).
-_BLANK: dict[bool, tuple[typing.Any, dict[str, typing.Any]]] = {}
+#: (shape, frozen, has __post_init__) -> the code of such an ``__init__``: the shape gives each field,
+#: by position, None or (when it has a default factory) the rank of its name among theirs; its fields
+#: are named ``_f0``, ``_f1``...
+_INITS: dict[tuple[tuple[int | None, ...], bool, bool], types.CodeType] = {}
 
 
-def _blank(kw_only: bool) -> tuple[typing.Any, dict[str, typing.Any]]:
-    if kw_only not in _BLANK:
-        probe = type("_Probe", (), {"__doc__": "-", "__module__": __name__})
-        before = dict(probe.__dict__)
-        dataclasses.dataclass(probe, init=False, repr=False, eq=False, kw_only=kw_only)
-        made = {k: v for k, v in probe.__dict__.items() if k not in before and k not in
-                ("__dataclass_params__", "__dataclass_fields__", "__match_args__")}
-        _BLANK[kw_only] = probe.__dataclass_params__, made  # type: ignore[attr-defined]
-    return _BLANK[kw_only]
-
-
-def _fields(cls: type, kw_only: bool) -> tuple[Field, ...]:
-    """What ``dataclasses.dataclass(cls, init=False, repr=False, eq=False, kw_only=kw_only)`` sets
-    on a :func:`_plain` class (every annotation a field proper), in its steps: params, each field
-    from the class attribute of its name, the attributes set to the defaults, the fields, what it
-    sets on any dataclass, ``__match_args__``; its errors for a mutable default or a bare field()."""
-    blank, made = _blank(kw_only)  # a copy of the params of a class without fields
-    params = object.__new__(type(blank))
-    for slot in type(blank).__slots__:
-        setattr(params, slot, getattr(blank, slot))
-    cls.__dataclass_params__ = params  # type: ignore[attr-defined]
-    annotations = cls.__dict__.get("__annotations__", {})
-    fields: dict[str, Field] = {}
-    given = []  # the fields written as field(...) in the class, whose attribute becomes the default
-    for name, tp in annotations.items():
-        default = getattr(cls, name, MISSING)
-        if isinstance(default, Field):
-            f = default
-            given.append(f)
-        else:
-            if isinstance(default, types.MemberDescriptorType):  # a slot: no default
-                default = MISSING
-            f = field(default=default)
-        f.name, f.type, f._field_type = name, tp, _FIELD  # type: ignore[attr-defined]
-        if f.kw_only is MISSING:
-            f.kw_only = kw_only  # type: ignore[assignment]
-        if (f.default.__class__.__hash__ is None if sys.version_info >= (3, 11)
-                else isinstance(f.default, (list, dict, set))):
-            raise ValueError(f"mutable default {type(f.default)} for field {f.name} is not allowed: use default_factory")
-        fields[name] = f
-    for f in given:
-        if f.default is MISSING:
-            delattr(cls, f.name)
-        else:
-            setattr(cls, f.name, f.default)
-    for name, value in cls.__dict__.items():
-        if isinstance(value, Field) and name not in annotations:
-            raise TypeError(f"{name!r} is a field but has no type annotation")
-    cls.__dataclass_fields__ = fields  # type: ignore[attr-defined]
-    for name, value in made.items():
-        if name not in cls.__dict__:
-            setattr(cls, name, value)
-    cls.__match_args__ = tuple(f.name for f in fields.values() if not f.kw_only)  # type: ignore[attr-defined]
-    abc.update_abstractmethods(cls)
-    return tuple(fields.values())
-
-
-def _doc(cls: type, fields: tuple[Field, ...], kw_only: bool) -> str:
-    """The docstring the standard library gives a dataclass without one, ``Name(signature)``
-    (``inspect.signature(cls)`` less ``-> None``), formatted from the fields as inspect does when
-    the signature is this ``__init__``'s (no metaclass, ``__new__``, ``__signature__``, ``__wrapped__``)."""
-    if (type(cls) is not type or hasattr(cls, "__signature__") or hasattr(cls, "__wrapped__")
-            or any("__new__" in base.__dict__ for base in cls.__mro__[:-1])):
-        try:
-            return cls.__name__ + str(inspect.signature(cls)).replace(" -> None", "")
-        except (TypeError, ValueError):
-            return cls.__name__
-    parts = ["*"] if kw_only and fields else []
-    for f in fields:
-        default = _FACTORY if f.default_factory is not MISSING else f.default
-        parts.append(f"{f.name}: {inspect.formatannotation(f.type)}"
-                     + ("" if default is MISSING else f" = {default!r}"))
-    return f"{cls.__name__}({', '.join(parts)}) -> None".replace(" -> None", "")
-
-
-#: shape -> the code of such an ``__init__``: for each field, by position, None or (when it has a
-#: default factory) the rank of its name among theirs; its fields named ``_f0``, ``_f1``...
-_INITS: dict[tuple[int | None, ...], types.CodeType] = {}
-
-
-def _init(cls: type, fields: tuple[dataclasses.Field, ...]) -> typing.Any:
+def _init(cls: type, fields: tuple[dataclasses.Field, ...], frozen: bool) -> typing.Any:
     """The standard library's ``__init__`` of a frozen dataclass (fields set with ``object.__setattr__``,
     the defaults the function's, a factory called for a field not given): its code compiled once per
     shape (:func:`_init_code`) given this class's names (the bytecode does not depend on them, but for
@@ -257,10 +167,12 @@ def _init(cls: type, fields: tuple[dataclasses.Field, ...]) -> typing.Any:
         elif defaults:
             raise TypeError(f"non-default argument {f.name!r} follows default argument")
     made = sorted(f.name for f in fields if f.default_factory is not MISSING)
-    template = _init_code(tuple(made.index(f.name) if f.default_factory is not MISSING else None for f in fields))
+    shape = tuple(made.index(f.name) if f.default_factory is not MISSING else None for f in fields)
+    template = _init_code(shape, frozen, hasattr(cls, "__post_init__"))
     names = {f"_f{i}": f.name for i, f in enumerate(fields)} | {f"_dflt_{i:03d}": f"_dflt_{n}" for i, n in enumerate(made)}
     code = template.replace(co_varnames=tuple(names.get(n, n) for n in template.co_varnames),
                             co_freevars=tuple(names.get(n, n) for n in template.co_freevars),
+                            co_names=tuple(names.get(n, n) for n in template.co_names),  # self.x = ... (not frozen)
                             co_consts=tuple(names.get(c, c) if type(c) is str else c for c in template.co_consts))
     module = sys.modules.get(cls.__module__)
     init = types.FunctionType(code, module.__dict__ if module is not None else {}, "__init__",
@@ -270,20 +182,22 @@ def _init(cls: type, fields: tuple[dataclasses.Field, ...]) -> typing.Any:
     return init
 
 
-def _init_code(shape: tuple[int | None, ...]) -> types.CodeType:
+def _init_code(shape: tuple[int | None, ...], frozen: bool, post_init: bool) -> types.CodeType:
     """The code of ``__init__(self, _f0, _f1, ...)`` as the standard library writes it, for fields
     with a default factory where ``shape`` gives a rank (its closure cell ``_dflt_<rank>``, in the
-    order of the names of the class's factories, as the compiler orders cells by name)."""
-    code = _INITS.get(shape)
+    order of the names of the class's factories, as the compiler orders cells by name); a frozen
+    class's fields set with ``object.__setattr__``, a mutable one's assigned; ``__post_init__()``
+    called last."""
+    code = _INITS.get((shape, frozen, post_init))
     if code is None:
-        lines = [f"  __dataclass_builtins_object__.__setattr__(self,'_f{i}',"
-                 + (f"_f{i})" if rank is None else f"_dflt_{rank:03d}() if _f{i} is _HAS_DEFAULT_FACTORY else _f{i})")
-                 for i, rank in enumerate(shape)]
+        lines = [(f"  __dataclass_builtins_object__.__setattr__(self,'_f{i}',{{}})" if frozen else f"  self._f{i}={{}}")
+                 .format(f"_f{i}" if rank is None else f"_dflt_{rank:03d}() if _f{i} is _HAS_DEFAULT_FACTORY else _f{i}")
+                 for i, rank in enumerate(shape)] + (["  self.__post_init__()"] if post_init else [])
         env = ["__dataclass_builtins_object__", "_HAS_DEFAULT_FACTORY"] + [f"_dflt_{r:03d}" for r in shape if r is not None]
         params = "".join(f",_f{i}" for i in range(len(shape)))
         text = f"def __create_fn__({','.join(env)}):\n def __init__(self{params}):\n{chr(10).join(lines) or '  pass'}\n return __init__"
         create = next(c for c in _compiled(text).co_consts if isinstance(c, types.CodeType))
-        code = _INITS[shape] = next(c for c in create.co_consts if isinstance(c, types.CodeType))
+        code = _INITS[(shape, frozen, post_init)] = next(c for c in create.co_consts if isinstance(c, types.CodeType))
     return code
 
 
