@@ -59,6 +59,13 @@ def test_like_the_standard_library(cls):
     assert str(inspect.signature(cls.__init__)) == str(inspect.signature(twin.__init__))
     assert cls.__init__.__annotations__ == twin.__init__.__annotations__
     assert cls.__match_args__ == twin.__match_args__
+    if not twin.__init__.__kwdefaults__ and not any(f.kw_only for f in dataclasses.fields(twin)):
+        # the standard library's bytecode, and its defaults (compiled once per shape, names replaced)
+        assert cls.__init__.__code__.co_code == twin.__init__.__code__.co_code
+        assert cls.__init__.__defaults__ == twin.__init__.__defaults__
+    if cls.__doc__.startswith(cls.__name__ + "("):  # no docstring: the standard library's own
+        assert cls.__doc__ == cls.__name__ + str(inspect.signature(cls)).replace(" -> None", "")
+    assert set(vars(twin)) - {"__qualname__"} <= set(vars(cls))  # 3.13's __replace__ too
     assert repr(cls.__dataclass_params__) == repr(twin.__dataclass_params__)
     assert [repr(f) for f in dataclasses.fields(cls)] == [repr(f) for f in dataclasses.fields(twin)]
     a, b = cls(**_values(cls)), twin(**_values(twin))
@@ -156,15 +163,53 @@ def test_recursive_repr_and_subclass_attributes():
         s.x = 3
 
 
+def _mutable(make: object) -> type:
+    @make  # type: ignore[operator]
+    class Mutable:
+        x: int
+        tags: list = field(default_factory=list)
+        y: float = 1.5
+
+        def __post_init__(self) -> None:
+            self.z = self.x + 1
+
+    return Mutable
+
+
+def _post(make: object) -> type:
+    @make(frozen=True)  # type: ignore[operator]
+    class Post:
+        x: int
+        y: int = 3
+
+        def __post_init__(self) -> None:
+            object.__setattr__(self, "y", self.y * 2)
+
+    return Post
+
+
+@pytest.mark.parametrize("build", [_mutable, _post])
+def test_mutable_and_post_init_classes_like_the_standard_library(build):
+    ours, theirs = build(dataclass), build(dataclasses.dataclass)
+    assert "records" in ours.__eq__.__code__.co_filename  # built here, the standard library's __init__ code
+    assert ours.__init__.__code__.co_code == theirs.__init__.__code__.co_code
+    assert str(inspect.signature(ours)) == str(inspect.signature(theirs)) and ours.__doc__ == theirs.__doc__
+    assert [repr(f) for f in dataclasses.fields(ours)] == [repr(f) for f in dataclasses.fields(theirs)]
+    assert repr(ours.__dataclass_params__) == repr(theirs.__dataclass_params__)
+    a, b = ours(2), theirs(2)
+    assert vars(a) == vars(b) and repr(a).split("(", 1)[1] == repr(b).split("(", 1)[1]
+    assert a == ours(2) and a != ours(3) and (ours.__hash__ is None) == (theirs.__hash__ is None)
+
+
 def test_what_it_leaves_to_the_standard_library():
-    @dataclass(frozen=True)
+    @dataclass(frozen=True, kw_only=True)
     class Post:
         x: int
 
         def __post_init__(self) -> None:
             object.__setattr__(self, "x", self.x * 2)
 
-    @dataclass
+    @dataclass(kw_only=True)
     class Mutable:
         x: int
 
@@ -172,11 +217,12 @@ def test_what_it_leaves_to_the_standard_library():
     class Ordered:
         x: int
 
-    assert Post(2).x == 4
-    m = Mutable(1)
+    assert Post(x=2).x == 4
+    m = Mutable(x=1)
     m.x = 2
     assert Ordered(1) < Ordered(2)
     assert "records" not in Post.__eq__.__code__.co_filename
+    assert "records" not in Mutable.__eq__.__code__.co_filename
     with pytest.raises(TypeError, match="non-default argument 'y' follows default argument"):
         @dataclass(frozen=True)
         class Bad:

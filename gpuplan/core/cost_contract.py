@@ -6,7 +6,7 @@ Part of the plan's JSON (``gpuplan.core.contract`` re-exports them) and of the p
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from gpuplan.core.contract_base import _Out
 from gpuplan.core.records import dataclass
@@ -85,8 +85,10 @@ SupportShare = _num(ge=0, le=1)
 
 class TcoConstraints(BaseModel):
     """The ``[constraints]`` keys of the cost of ownership (docs/bom.md); unset = the defaults of
-    catalog/calibration/bom.toml (pue: by the cooling)."""
+    catalog/calibration/bom.toml (pue: by the cooling). Only a base: its validator is never built
+    (the profile's ConstraintsSection, which builds its own, is what validates these keys)."""
 
+    model_config = ConfigDict(defer_build=True)
     pue: Pue | None = None  # type: ignore[valid-type]
     horizon_years: Years | None = None  # type: ignore[valid-type]
     usd_per_kwh: UsdPerKwh | None = None  # type: ignore[valid-type]

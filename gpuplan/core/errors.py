@@ -11,11 +11,12 @@ from collections.abc import Iterable
 
 #: Characters that end a line somewhere (a terminal, a CI log, a browser, Python's ``splitlines``)
 #: or steer a terminal: C0 and C1 controls, DEL, and the Unicode line and paragraph separators.
-#: Also the bidirectional overrides, which reorder what a reader sees.
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+#: Also the bidirectional overrides, which reorder what a reader sees. The patterns of this module are
+#: compiled when first used (``re``'s own cache), not at import: most runs print no message.
+_UNSAFE = "[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
 #: Terminal control sequences: CSI (``ESC [ ... final``), OSC (``ESC ] ... BEL`` or ``ESC \\``),
 #: and any other two-byte ``ESC x``; also their 8-bit forms (``\x9b``, ``\x9d``).
-_TERMINAL = re.compile("(?:\x1b\\[|\x9b)[0-?]*[ -/]*[@-~]?|(?:\x1b\\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\\\|\x9c)?"
+_TERMINAL = ("(?:\x1b\\[|\x9b)[0-?]*[ -/]*[@-~]?|(?:\x1b\\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\\\|\x9c)?"
                        "|\x1b[@-Z\\\\^_]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v", "\f": "\\f"}
 
@@ -40,8 +41,8 @@ def safe_text(text: object, *, drop_terminal: bool = False) -> str:
     """
     text = str(text)
     if drop_terminal:
-        text = _TERMINAL.sub("", text)
-    return _UNSAFE.sub(lambda m: _escape(m.group()), text)
+        text = re.sub(_TERMINAL, "", text)
+    return re.sub(_UNSAFE, lambda m: _escape(m.group()), text)
 
 
 def one_line(text: object, *, limit: int | None = None) -> str:
@@ -115,13 +116,13 @@ _UNITS: list[tuple[str, str, dict[str, float]]] = [
     ("_length", "tokens", {"tokens": 1, "tok": 1}),
 ]
 _SI = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "B": 1e9, "b": 1e9, "T": 1e12, "t": 1e12, "P": 1e15}
-_NUMBER_UNIT = re.compile(r"\s*\$?\s*((?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)\s*([^\d\s].*?)?\s*")
+_NUMBER_UNIT = r"\s*\$?\s*((?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)\s*([^\d\s].*?)?\s*"
 
 
 def unit_hint(field: str, value: str) -> str | None:
     """For a number written as a string with a unit (``qps = "10/s"``, ``ttft_ms = "2s"``): what
     the field expects, and the number to write. None when ``value`` does not start with a number."""
-    m = _NUMBER_UNIT.fullmatch(value)
+    m = re.fullmatch(_NUMBER_UNIT, value)
     if not m:
         return None
     number, unit = float(m.group(1)), (m.group(2) or "").strip()

@@ -1,29 +1,31 @@
-"""``dataclass(frozen=True)`` built with one compiled function instead of six.
+"""``dataclass`` built without the standard library's compilations.
 
-The standard library writes each method of a dataclass as source text and compiles it: for a
-frozen class ``__init__``, ``__repr__``, ``__eq__``, ``__hash__``, ``__setattr__`` and
-``__delattr__``, six compilations, about 0.7 ms a class. The recommend path defines some 40 frozen
-dataclasses at import, a tenth of a cold start before planning (benchmarks/README.md, issue 21).
-Here only ``__init__`` is compiled (its signature and speed must be the standard one's); the other
-five are shared functions closed over the field names, doing what the generated ones do:
+The standard library writes each method of a dataclass as text and compiles it: for a frozen class
+``__init__``, ``__repr__``, ``__eq__``, ``__hash__``, ``__setattr__`` and ``__delattr__``, about
+0.7 ms a class, and a cold recommend defines some 90 (benchmarks/README.md, issue 21). Here the
+last five are shared functions closed over the field names, doing what the generated ones do:
 
 * ``__eq__``: the same class and equal tuples of the compared fields, else ``NotImplemented``;
 * ``__hash__``: the hash of the tuple of the fields that are hashed (``hash`` or else ``compare``);
+  a mutable class (``frozen=False``) has none (``None``), as the standard library sets;
 * ``__repr__``: ``Qualname(field=value!r, ...)`` over the fields shown, ``...`` when recursive;
-* ``__setattr__`` / ``__delattr__``: :class:`dataclasses.FrozenInstanceError` for a field or on the
-  class itself, else the base class's.
+* ``__setattr__`` / ``__delattr__`` (frozen): :class:`dataclasses.FrozenInstanceError` for a field
+  or on the class itself, else the base class's.
 
-The fields, ``__dataclass_fields__``, ``__dataclass_params__``, ``__match_args__`` and the
-docstring are the standard library's, so :func:`dataclasses.fields`, ``replace`` and ``asdict``
-work as before. With ``kw_only=True`` (every field keyword-only, as in a pydantic model: the
-plan's result classes, gpuplan/core/contract_base.py) nothing is compiled: ``__init__`` is a
-shared function that checks the keywords and fills the instance's ``__dict__`` (compiling costs
-some 20 us of CPU a field, and those 33 classes have 416 fields; the shared one is also faster to
-call past three fields), with the standard signature and ``TypeError`` messages. Anything else
-(not frozen, other options, a ``__post_init__``, dataclass bases, ``InitVar``, ``ClassVar``,
-``KW_ONLY``, ``init=False`` fields or a field's own ``kw_only``, a method of these names written in
-the class) is left to :func:`dataclasses.dataclass` itself.
-tests/test_records.py compares both on every frozen dataclass of the package.
+``__init__`` is the standard library's code (its signature and speed must be the standard one's),
+compiled once per shape (how many fields, which with a default factory, frozen, with a
+``__post_init__``) and given each class's names by :meth:`types.CodeType.replace`. The fields,
+``__dataclass_fields__``, ``__dataclass_params__`` and ``__match_args__`` are the standard
+library's, built directly (:mod:`gpuplan.core.record_fields`), as is the docstring of a class
+without one; so :func:`dataclasses.fields`, ``replace`` and ``asdict`` work as before. With
+``kw_only=True`` (frozen: the plan's result classes, gpuplan/core/contract_base.py) nothing is
+compiled: ``__init__`` is a shared function that checks the keywords and fills the instance's
+``__dict__`` (also faster to call past three fields), with the standard signature and ``TypeError``
+messages. Anything else (other options, dataclass bases, ``InitVar``, ``ClassVar``, ``KW_ONLY``,
+``init=False`` fields or a field's own ``kw_only``, a method of these names in the class, a
+keyword-only class that is mutable or has a ``__post_init__``) is left to
+:func:`dataclasses.dataclass` (and after Python 3.13, the fields). tests/test_records.py compares
+both on every frozen dataclass of the package.
 """
 
 from __future__ import annotations
@@ -34,39 +36,46 @@ import keyword
 import operator
 import reprlib
 import sys
+import types
 import typing
 from dataclasses import MISSING, FrozenInstanceError, field
 
+from gpuplan.core.record_fields import FACTORY, OWN_FIELDS, doc_of, fields_of, pseudo_name
+
 __all__ = ["cached_property", "constructor", "dataclass", "field"]
 
-#: The default a field with a ``default_factory`` shows in ``__init__``'s signature (``<factory>``).
-_FACTORY = getattr(dataclasses, "_HAS_DEFAULT_FACTORY", None)
+_FACTORY = FACTORY
 #: Methods the standard library would not overwrite (or refuses to): such a class is left to it.
 _OWN = ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__", "__match_args__")
 _PSEUDO = ("ClassVar", "InitVar", "KW_ONLY")
+#: The names the compiled ``__init__`` holds besides the fields' (a field may not take one).
+_ENV = ("self", "__dataclass_builtins_object__", "_HAS_DEFAULT_FACTORY")
 
 
 def dataclass(cls: typing.Any = None, /, *, frozen: bool = False, kw_only: bool = False,
               **options: typing.Any) -> typing.Any:
-    """:func:`dataclasses.dataclass`; a plain frozen class is built with one compilation."""
+    """:func:`dataclasses.dataclass`; a plain class is built without its compilations."""
     if cls is None:
         return lambda c: dataclass(c, frozen=frozen, kw_only=kw_only, **options)
-    if not frozen or options or _FACTORY is None or not _plain(cls):
+    if options or _FACTORY is None or (kw_only and not frozen) or not _plain(cls, kw_only):
         return dataclasses.dataclass(cls, frozen=frozen, kw_only=kw_only, **options)
-    return _frozen(cls, kw_only)
+    return _build(cls, frozen, kw_only)
 
 
-def _plain(cls: type) -> bool:
-    """Fields only, all in ``__init__`` by position; none of the features this module leaves alone."""
-    if any(n in cls.__dict__ for n in _OWN) or hasattr(cls, "__post_init__"):
+def _plain(cls: type, kw_only: bool) -> bool:
+    """Fields only, all in ``__init__``; none of the features this module leaves alone (a
+    ``__post_init__`` only by position: it is called from the compiled ``__init__``)."""
+    if any(n in cls.__dict__ for n in _OWN) or (kw_only and hasattr(cls, "__post_init__")):
         return False
     if any(hasattr(base, "__dataclass_fields__") for base in cls.__mro__[1:]):
         return False
+    module = sys.modules.get(cls.__module__)
     for name, ann in cls.__dict__.get("__annotations__", {}).items():
-        if name == "self" or not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
+        if (name in _ENV or name.startswith("_dflt_") or not isinstance(name, str) or not name.isidentifier()
+                or keyword.iskeyword(name)):
             return False  # the compiled text holds field names and fixed text only
         if isinstance(ann, str):
-            if any(p in ann for p in _PSEUDO):
+            if any(p in ann for p in _PSEUDO) or module is None or pseudo_name(ann, module.__dict__):
                 return False
         elif (ann is dataclasses.KW_ONLY or ann is dataclasses.InitVar or isinstance(ann, dataclasses.InitVar)
               or ann is typing.ClassVar or typing.get_origin(ann) is typing.ClassVar):
@@ -87,14 +96,17 @@ def _tuple_of(names: tuple[str, ...]) -> typing.Callable[[typing.Any], tuple[typ
     return lambda obj: ()
 
 
-def _frozen(cls: type, kw_only: bool) -> type:
+def _build(cls: type, frozen: bool, kw_only: bool) -> type:
     doc = cls.__dict__.get("__doc__")
-    if not doc:
-        cls.__doc__ = "-"  # the standard library would describe an __init__ not yet written
-    dataclasses.dataclass(cls, init=False, repr=False, eq=False, kw_only=kw_only)  # the fields, __match_args__
-    fields = dataclasses.fields(cls)
+    if OWN_FIELDS:
+        fields = fields_of(cls, kw_only)
+    else:
+        if not doc:
+            cls.__doc__ = "-"  # the standard library would describe an __init__ not yet written
+        dataclasses.dataclass(cls, init=False, repr=False, eq=False, kw_only=kw_only)  # the fields, __match_args__
+        fields = dataclasses.fields(cls)
     names = tuple(f.name for f in fields)
-    cls.__init__ = _kw_init(cls, fields) if kw_only else _init(cls, fields)  # type: ignore[misc]
+    cls.__init__ = _kw_init(cls, fields) if kw_only else _init(cls, fields, frozen)  # type: ignore[misc]
     compared = _tuple_of(tuple(f.name for f in fields if f.compare))
     hashed = _tuple_of(tuple(f.name for f in fields if (f.compare if f.hash is None else f.hash)))
     shown = tuple(f.name for f in fields if f.repr)
@@ -121,65 +133,81 @@ def _frozen(cls: type, kw_only: bool) -> type:
             raise FrozenInstanceError(f"cannot delete field {name!r}")
         super(cls, self).__delattr__(name)
 
-    for fn in (__repr__, __eq__, __hash__, __setattr__, __delattr__):
+    for fn in (__repr__, __eq__, __hash__, __setattr__, __delattr__) if frozen else (__repr__, __eq__):
         fn.__qualname__, fn.__module__ = f"{cls.__qualname__}.{fn.__name__}", cls.__module__
         setattr(cls, fn.__name__, fn)
+    if not frozen:
+        cls.__hash__ = None  # type: ignore[assignment]  # equal by value, mutable: unhashable, as the standard library sets
     params = cls.__dataclass_params__  # type: ignore[attr-defined]
-    params.init = params.repr = params.eq = params.frozen = True
+    params.init = params.repr = params.eq = True
+    params.frozen = frozen
     if not doc:
-        try:
-            cls.__doc__ = cls.__name__ + str(inspect.signature(cls)).replace(" -> None", "")
-        except (TypeError, ValueError):
-            cls.__doc__ = cls.__name__
+        cls.__doc__ = doc_of(cls, fields, kw_only)
     return cls
 
 
-def _init(cls: type, fields: tuple[dataclasses.Field, ...]) -> typing.Any:
-    """The standard library's ``__init__`` of a frozen dataclass, compiled the same way: each field
-    set with ``object.__setattr__``, defaults and factories as its own. Its annotations (the fields'
-    types, ``return: None``) are set after, not compiled (a fifth of the compilation)."""
-    env: dict[str, typing.Any] = {"__dataclass_builtins_object__": object, "_HAS_DEFAULT_FACTORY": _FACTORY}
-    params, lines, seen_default = ["self"], [], False
+#: (shape, frozen, has __post_init__) -> the code of such an ``__init__``: the shape gives each field,
+#: by position, None or (when it has a default factory) the rank of its name among theirs; its fields
+#: are named ``_f0``, ``_f1``...
+_INITS: dict[tuple[tuple[int | None, ...], bool, bool], types.CodeType] = {}
+
+
+def _init(cls: type, fields: tuple[dataclasses.Field, ...], frozen: bool) -> typing.Any:
+    """The standard library's ``__init__`` of a frozen dataclass (fields set with ``object.__setattr__``,
+    the defaults the function's, a factory called for a field not given): its code compiled once per
+    shape (:func:`_init_code`) given this class's names (the bytecode does not depend on them, but for
+    the order of the factories' cells, which the shape holds); its annotations set after."""
+    defaults, cells = [], {"__dataclass_builtins_object__": object, "_HAS_DEFAULT_FACTORY": _FACTORY}
     for f in fields:
-        n = f.name
-        value = n
         if f.default_factory is not MISSING:
-            env[f"_dflt_{n}"] = f.default_factory
-            params.append(f"{n}=_HAS_DEFAULT_FACTORY")
-            value, seen_default = f"_dflt_{n}() if {n} is _HAS_DEFAULT_FACTORY else {n}", True
+            cells[f"_dflt_{f.name}"] = f.default_factory
+            defaults.append(_FACTORY)
         elif f.default is not MISSING:
-            env[f"_dflt_{n}"] = f.default
-            params.append(f"{n}=_dflt_{n}")
-            seen_default = True
-        else:
-            if seen_default:
-                raise TypeError(f"non-default argument {n!r} follows default argument")
-            params.append(n)
-        lines.append(f"  __dataclass_builtins_object__.__setattr__(self,{n!r},{value})")
-    body = "\n".join(lines) or "  pass"
-    init = _compiled(cls, "__init__", f" def __init__({','.join(params)}):\n{body}", env)
+            defaults.append(f.default)
+        elif defaults:
+            raise TypeError(f"non-default argument {f.name!r} follows default argument")
+    made = sorted(f.name for f in fields if f.default_factory is not MISSING)
+    shape = tuple(made.index(f.name) if f.default_factory is not MISSING else None for f in fields)
+    template = _init_code(shape, frozen, hasattr(cls, "__post_init__"))
+    names = {f"_f{i}": f.name for i, f in enumerate(fields)} | {f"_dflt_{i:03d}": f"_dflt_{n}" for i, n in enumerate(made)}
+    code = template.replace(co_varnames=tuple(names.get(n, n) for n in template.co_varnames),
+                            co_freevars=tuple(names.get(n, n) for n in template.co_freevars),
+                            co_names=tuple(names.get(n, n) for n in template.co_names),  # self.x = ... (not frozen)
+                            co_consts=tuple(names.get(c, c) if type(c) is str else c for c in template.co_consts))
+    module = sys.modules.get(cls.__module__)
+    init = types.FunctionType(code, module.__dict__ if module is not None else {}, "__init__",
+                              tuple(defaults) or None, tuple(types.CellType(cells[n]) for n in code.co_freevars) or None)
     init.__annotations__ = {**{f.name: f.type for f in fields}, "return": None}
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     return init
 
 
-def _compiled(cls: type, name: str, function: str, env: dict[str, typing.Any], *, alone: bool = False) -> typing.Any:
-    """The function ``name`` whose text is ``function``: compiled in the module of ``cls`` with the
-    names of ``env`` bound around it (``function`` indented by one space), or (``alone``, at column
-    0) with them as its only globals (read as a module's are; no closure cells to copy at each call)."""
-    if alone:
-        text, scope = function, dict(env)
-    else:
-        text = f"def __create_fn__({', '.join(env)}):\n{function}\n return {name}"
-        module = sys.modules.get(cls.__module__)
-        scope = module.__dict__ if module is not None else {}
-    ns: dict[str, typing.Any] = {}
-    # The one compilation of gpuplan (docs/security.md): fixed text and the field names of a class
-    # of the package (identifiers, checked in _plain and constructor), never input; what
-    # dataclasses itself runs.
-    code = compile(text, "<string>", "exec", dont_inherit=True)  # without this module's __future__ flags
-    exec(code, scope, ns)  # noqa: S102 - as dataclasses does
-    return ns[name] if alone else ns["__create_fn__"](**env)
+def _init_code(shape: tuple[int | None, ...], frozen: bool, post_init: bool) -> types.CodeType:
+    """The code of ``__init__(self, _f0, _f1, ...)`` as the standard library writes it, for fields
+    with a default factory where ``shape`` gives a rank (its closure cell ``_dflt_<rank>``, in the
+    order of the names of the class's factories, as the compiler orders cells by name); a frozen
+    class's fields set with ``object.__setattr__``, a mutable one's assigned; ``__post_init__()``
+    called last."""
+    code = _INITS.get((shape, frozen, post_init))
+    if code is None:
+        lines = [(f"  __dataclass_builtins_object__.__setattr__(self,'_f{i}',{{}})" if frozen else f"  self._f{i}={{}}")
+                 .format(f"_f{i}" if rank is None else f"_dflt_{rank:03d}() if _f{i} is _HAS_DEFAULT_FACTORY else _f{i}")
+                 for i, rank in enumerate(shape)] + (["  self.__post_init__()"] if post_init else [])
+        env = ["__dataclass_builtins_object__", "_HAS_DEFAULT_FACTORY"] + [f"_dflt_{r:03d}" for r in shape if r is not None]
+        params = "".join(f",_f{i}" for i in range(len(shape)))
+        text = f"def __create_fn__({','.join(env)}):\n def __init__(self{params}):\n{chr(10).join(lines) or '  pass'}\n return __init__"
+        create = next(c for c in _compiled(text).co_consts if isinstance(c, types.CodeType))
+        code = _INITS[(shape, frozen, post_init)] = next(c for c in create.co_consts if isinstance(c, types.CodeType))
+    return code
+
+
+def _compiled(text: str) -> types.CodeType:
+    """The code of the module ``text``.
+
+    The one compilation of gpuplan (docs/security.md): fixed text with numbered placeholders
+    (:func:`_init_code`) or a class's field names (:func:`constructor`; identifiers of a class of
+    the package, checked there), never input; what dataclasses itself compiles."""
+    return compile(text, "<string>", "exec", dont_inherit=True)  # without this module's __future__ flags
 
 
 def constructor(cls: type) -> typing.Callable[..., typing.Any]:
@@ -200,8 +228,9 @@ def constructor(cls: type) -> typing.Callable[..., typing.Any]:
             f" _records_out = _records_new(_records_cls)\n"
             f" _records_set(_records_out, '__dict__', {{{values}}})\n"
             f" return _records_out")
-    make = _compiled(cls, "_records_make", text, {"_records_new": object.__new__, "_records_set": object.__setattr__,
-                                 "_records_cls": cls}, alone=True)
+    scope = {"_records_new": object.__new__, "_records_set": object.__setattr__, "_records_cls": cls}
+    exec(_compiled(text), scope)  # noqa: S102 - defines _records_make in scope (its globals), as dataclasses does
+    make = scope["_records_make"]
     make.__qualname__ = make.__name__ = f"new_{cls.__name__}"
     make.__module__ = cls.__module__
     make.__annotations__ = {**{f.name: f.type for f in fields}, "return": cls.__qualname__}
@@ -237,7 +266,8 @@ def _kw_init(cls: type, fields: tuple[dataclasses.Field, ...]) -> typing.Any:
         [P("self", P.POSITIONAL_OR_KEYWORD)]
         + [P(f.name, P.KEYWORD_ONLY, annotation=f.type,
              default=_FACTORY if f.default_factory is not MISSING else f.default if f.default is not MISSING else P.empty)
-           for f in fields], return_annotation=None)
+           for f in fields], return_annotation=None,
+        __validate_parameters__=False)  # valid by construction: distinct identifiers, self then keyword-only
     __init__.__annotations__ = {**{f.name: f.type for f in fields}, "return": None}
     __init__.__qualname__, __init__.__module__ = qualname, cls.__module__
     return __init__

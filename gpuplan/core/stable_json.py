@@ -64,8 +64,9 @@ def stable(value: Any, key: str | None = None) -> Any:
 
 
 #: Characters JSON allows raw that still end a line or reorder text somewhere (C1 controls, DEL,
-#: U+2028/U+2029, bidirectional overrides): written as ``\uXXXX`` in every JSON output.
-_JSON_RAW = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+#: U+2028/U+2029, bidirectional overrides): written as ``\uXXXX`` in every JSON output (compiled when
+#: a non-ASCII text first needs it).
+_JSON_RAW = "[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
 
 
 def escape_json_raw(text: str) -> str:
@@ -73,7 +74,7 @@ def escape_json_raw(text: str) -> str:
     ASCII text holds none of them but DEL (a plan's JSON is ASCII: it is returned as it is)."""
     if text.isascii() and "\x7f" not in text:
         return text
-    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return re.sub(_JSON_RAW, lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def to_json(obj: Any) -> str:

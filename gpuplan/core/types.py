@@ -29,13 +29,14 @@ CATALOG_STRICT = ConfigDict(STRICT, defer_build=True)
 #: SI multipliers a count may be written with in a profile (``tokens = "15T"``, ``params = "70B"``).
 #: Lowercase ``m`` (milli) is not one; ``B`` (billion) is the G of counts of parameters and tokens.
 SI_MULTIPLIERS = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "B": 1e9, "b": 1e9, "T": 1e12, "t": 1e12, "P": 1e15}
-SI_NUMBER = re.compile(r"\s*((?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)\s*([kKMGBbTtP])\s*")
+#: (A number with its suffix; compiled when a profile first writes one.)
+SI_NUMBER = r"\s*((?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)\s*([kKMGBbTtP])\s*"
 
 
 def si_number(value: Any) -> Any:
     """``"70B"`` -> 70e9 (exact decimal arithmetic); anything else is left for the field to check."""
     if isinstance(value, str):
-        m = SI_NUMBER.fullmatch(value)
+        m = re.fullmatch(SI_NUMBER, value)
         if m:
             try:
                 return float(Decimal(m.group(1)) * Decimal(repr(SI_MULTIPLIERS[m.group(2)])))

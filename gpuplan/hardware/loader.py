@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import stat
 from collections.abc import Iterable, Mapping
 from gpuplan.core.records import dataclass, field
 from pathlib import Path
@@ -167,6 +168,12 @@ def _toml_files(root: Path) -> list[Path]:
             raise InputError(f"more than {MAX_FILES} catalog files", file=str(root))
     files = []
     for path in sorted(found):
+        try:  # a regular file, not a link, under directories the walk entered (never links): inside
+            if stat.S_ISREG(os.lstat(path).st_mode):  # root and a regular file, as resolving says
+                files.append(path)
+                continue
+        except OSError:
+            pass  # resolved below, which says what is wrong
         try:
             real = path.resolve()
         except (OSError, RuntimeError):  # RuntimeError: a symlink loop (Python < 3.13)

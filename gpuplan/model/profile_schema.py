@@ -5,7 +5,7 @@
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, Protocol
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from gpuplan.core.cost_contract import TcoConstraints
 from gpuplan.core.types import STRICT, Id, SiCount
@@ -66,7 +66,7 @@ class ConstraintsSection(TcoConstraints):
     (the cost-of-ownership keys, gpuplan/core/cost_contract.py). ``[training.constraints]``
     and ``[serving.constraints]`` override it field by field for one phase."""
 
-    model_config = STRICT
+    model_config = ConfigDict(STRICT, defer_build=False)  # built at import, unlike its base
     allow_vendors: list[Literal["nvidia", "amd", "intel"]] | None = None
     allow_gpus: list[str] | None = None
     exclude_gpus: list[str] = []

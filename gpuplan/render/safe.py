@@ -36,14 +36,15 @@ CODE_KEYS = frozenset({"field", "code", "part_id", "unpriced_parts", "unpowered_
 
 _MARKDOWN = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "[": "&#91;", "]": "&#93;", "\\": "&#92;", "|": "&#124;",
              "`": "&#96;", "@": "&#64;"}
-_MARKDOWN_RE = re.compile("[&<>\\[\\]\\\\|`@]")
-_COMMAND_LINE = re.compile(r"^(\s*)::", re.MULTILINE)
+#: (Patterns compiled when first used: a JSON render uses neither.)
+_MARKDOWN_RE = "[&<>\\[\\]\\\\|`@]"
+_COMMAND_LINE = r"(?m)^(\s*)::"
 
 
 def md_escape(text: str) -> str:
     """Text for Markdown outside code spans: HTML and link, image, mention, table and code syntax
     become character references, which GitHub shows as the characters themselves."""
-    return _MARKDOWN_RE.sub(lambda m: _MARKDOWN[m.group()], text)
+    return re.sub(_MARKDOWN_RE, lambda m: _MARKDOWN[m.group()], text)
 
 
 def _walk(value: Any, fix: Any, key: str | None = None) -> Any:
@@ -84,7 +85,7 @@ def finish(text: str, fmt: str) -> str:
         return escape_json_raw(text)
     if fmt == "github":
         return text
-    return _COMMAND_LINE.sub(lambda m: m.group(1) + "\\::", text)
+    return re.sub(_COMMAND_LINE, lambda m: m.group(1) + "\\::", text)
 
 
 def plain_text(text: str) -> str:
