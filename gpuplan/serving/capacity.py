@@ -31,7 +31,7 @@ from gpuplan.physics.queueing import PERCENTILES, wait_quantile_bound_s, wait_s
 from gpuplan.serving.mixed import budget_filled_step, budget_share
 from gpuplan.serving.model import Replica, StepTime
 from gpuplan.serving.offline import offline_tokens_per_s, static_batch_tokens_per_s  # noqa: F401  (re-exported)
-from gpuplan.serving.step_floor import floor_terms, step_floor
+from gpuplan.serving.step_floor import floor_terms, over_target_above
 
 
 @dataclass(frozen=True)
@@ -110,8 +110,11 @@ class ReplicaCapacity:
         #: Workpoints by concurrency (at): the search for the ceiling ends on two it has seen, and
         #: the frontier and the report ask for the idle one again.
         self._points: dict[float, Workpoint] = {}
-        #: The decode step's floor (serving/step_floor.py): a search proves a TPOT miss without the step.
-        self._floor = floor_terms(replica, self.mean_context) if demand.decode_steps > 0 else None
+        #: Concurrencies whose decode step is proven over the TPOT target by its floor
+        #: (serving/step_floor.py): the ceiling search breaks there without the step.
+        self._tpot_beyond = math.inf if not demand.decode_steps else over_target_above(
+            floor_terms(replica, self.mean_context), replica.layout.pp,
+            1 + demand.prompt_tokens / demand.decode_steps if self.mixed else 1.0, demand.tpot_s)
 
     # -- decode -----------------------------------------------------------------------------------
     def step(self, concurrency: float) -> StepTime:
@@ -275,7 +278,7 @@ class ReplicaCapacity:
             return bool(self.violations(self._points[concurrency]))
         if concurrency > self.max_sequences + 1e-9:
             return True
-        if self._floor is not None and self._over_tpot(concurrency):
+        if concurrency > self._tpot_beyond:  # a mixed step is TPOT; a prefill-first one is at most TPOT
             return True
         limit = self.max_rho + 1e-12
         if self.mixed:
@@ -300,17 +303,6 @@ class ReplicaCapacity:
         if self._ttft_holds(lam, self.prefill_service_s, self.prefill_latency_s, t0):
             return False
         return bool(self.violations(self.at(concurrency)))
-
-    def _over_tpot(self, concurrency: float) -> bool:
-        """Whether the decode step at C is proven over the TPOT target by its floor, without the step
-        (a mixed step is TPOT itself; a prefill-first one is at most TPOT = t0 / (1 - rho)): the
-        breaks of :meth:`_breaks` far above the ceiling, where the search starts."""
-        c = 1.0 if 1.0 > concurrency else concurrency
-        pp = self.replica.layout.pp
-        micro = c if c < pp else pp
-        b = c / micro
-        tokens = b + c / self.demand.decode_steps / micro * self.demand.prompt_tokens if self.mixed else b
-        return step_floor(self._floor, b, tokens) * (1 - 1e-9) > self.demand.tpot_s  # type: ignore[arg-type]
 
     def _ttft_holds(self, lam: float, service_s: float, base_s: float, t0: float) -> bool:
         """Whether the TTFT at a percentile (``wait + base_s + t0``, as :meth:`_at` and

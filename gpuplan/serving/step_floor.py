@@ -23,6 +23,7 @@ A caller compares with a margin of 1e-9 for the round-off of the step's own sums
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 
@@ -46,3 +47,23 @@ def step_floor(terms: tuple[float, float, float, float], batch: float, tokens: f
     fixed, stream, kv, gemm = terms
     math_s = tokens * gemm
     return fixed + batch * kv + (stream if stream > math_s else math_s)
+
+
+def over_target_above(terms: tuple[float, float, float, float], pp: int, tokens_per_sequence: float,
+                      target_s: float) -> float:
+    """A concurrency above which every decode step of the replica exceeds ``target_s`` (``inf``:
+    none proven). At concurrency ``C`` a step carries ``b = max(1, C / pp)`` sequences per
+    micro-batch and, here, ``b x tokens_per_sequence`` GEMM tokens (1 for a decode-only step; a
+    budget-filled mixed step adds the prompt tokens that arrive per step, ``prompt / (output - 1)``
+    per sequence). Its floor ``F + b K + max(S, b t G)`` grows with ``b`` and exceeds ``X`` past
+    ``min((X - F - S) / K, (X - F) / (K + t G))``; ``X`` is the target plus 1e-9 for the step's
+    own round-off, and the concurrency 1e-9 above ``pp`` times that for this one's."""
+    fixed, stream, kv, gemm = terms
+    x = target_s * (1 + 1e-9)
+    per = kv + tokens_per_sequence * gemm
+    first = (x - fixed - stream) / kv if kv > 0 else (-math.inf if fixed + stream > x else math.inf)
+    second = (x - fixed) / per if per > 0 else (-math.inf if fixed > x else math.inf)
+    least = first if first < second else second
+    if not least < math.inf:  # never proven (NaN included)
+        return math.inf
+    return pp * (least if least > 1.0 else 1.0) * (1 + 1e-9)
