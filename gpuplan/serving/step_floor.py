@@ -67,3 +67,25 @@ def over_target_above(terms: tuple[float, float, float, float], pp: int, tokens_
     if not least < math.inf:  # never proven (NaN included)
         return math.inf
     return pp * (least if least > 1.0 else 1.0) * (1 + 1e-9)
+
+
+def ceiling_rate_bound(replica: Any, demand: Any) -> float:
+    """An upper bound of the request rate at ``replica``'s ceiling for ``demand``
+    (:meth:`~gpuplan.serving.capacity.ReplicaCapacity.best`; ``inf`` where none is cheap), without
+    its search. The ceiling's concurrency ``C`` meets the TPOT target, so it is at most the cache's
+    capacity and the concurrency past which the floor proves a miss (:func:`over_target_above`); its
+    rate ``C / (n t0(C))`` (less with prefill-first scheduling, ``C / (n t0 + C s)``) is at most
+    ``C / (n L(C))``, ``L`` the floor, which grows with ``C`` (``L / C`` falls): so at most its value
+    at the larger of the two limits' least. 1e-6 covers the round-off of both rates."""
+    n = demand.decode_steps
+    cap = replica.admitted_sequences(demand.prompt_tokens, demand.output_tokens)
+    if n == 0 or cap < 1:
+        return math.inf
+    eng = replica.engine
+    per = 1 + demand.prompt_tokens / n if eng is not None and eng.features.scheduling == "mixed" else 1.0
+    terms = floor_terms(replica, replica.decode_context(demand.prompt_tokens, max(demand.output_tokens, 1)))
+    pp = replica.layout.pp
+    top = min(float(cap), over_target_above(terms, pp, per, demand.tpot_s))
+    batch = top / pp if top > pp else 1.0
+    low = step_floor(terms, batch, batch * per)
+    return top / (n * low) * (1 + 1e-6) if low > 0 else math.inf
