@@ -158,11 +158,12 @@ def _gpu_options(gpu: Gpu, workload: Workload, demand: Demand, k: ServingConstan
     """Every layout of ``gpu`` sized for the workload, ranked (:func:`by_rank`).
 
     ``lean``: only the GPU's best option is read (:func:`representative`, when one meets the
-    targets): a layout's fleet costs at least the active replicas a bound of its ceiling's rate
-    needs (:func:`~gpuplan.serving.step_floor.ceiling_rate_bound`; one at least) and the spares
+    targets): a layout's fleet costs at least one active replica and the spares
     (:func:`fleet_cost` grows with the replicas), so the layouts are sized in the order of that
     floor and those whose floor is above the cost of a sized layout that meets the targets are
-    not sized (they would rank after it); the list holds the sized ones."""
+    not sized (they would rank after it), nor those whose fleet costs more at the active replicas
+    that a bound of their ceiling's rate needs (:func:`~gpuplan.serving.step_floor.ceiling_rate_bound`);
+    the list holds the sized ones, in that order."""
     s = workload.serving
     assert s is not None
     c = workload.constraints
@@ -178,25 +179,28 @@ def _gpu_options(gpu: Gpu, workload: Workload, demand: Demand, k: ServingConstan
               for rep in replicas] if lean else []
     if not lean or any(f is None for f in floors):  # unpriced: no floor to rank by
         return by_rank([size(rep, sized) for rep, sized in entries]), replicas
-    # The active replicas are at least those a bound of the ceiling's rate needs (step_floor.py).
-    need = [fleet_cost(rep.gpu, _least_active(s.qps, ceiling_rate_bound(rep, demand), s.max_load_fraction)
-                       + s.spare_replicas, rep.layout.gpus, c.pricing, cost).objective for rep in replicas]
-    sized_in: list[tuple[float, int, Option]] = []
+    options: list[Option] = []
     least = math.inf  # the cost of the cheapest sized option that meets the targets
-    for floor, i in sorted((f, i) for i, f in enumerate(need)):
+    for floor, i in sorted((f, i) for i, f in enumerate(floors)):
         if floor > least:  # type: ignore[operator]
             break
-        o = size(*entries[i])
-        sized_in.append((floors[i], i, o))  # type: ignore[arg-type]
+        rep, sized = entries[i]
+        if least < math.inf and demand not in sized:
+            # Unsized yet: its active replicas are at least those a bound of its ceiling's rate needs.
+            active = _least_active(s.qps, ceiling_rate_bound(rep, demand), s.max_load_fraction)
+            if active > 1 and fleet_cost(rep.gpu, active + s.spare_replicas, rep.layout.gpus, c.pricing,
+                                         cost).objective > least:  # type: ignore[operator]
+                continue
+        o = size(rep, sized)
+        options.append(o)
         if o.meets and o.objective is not None and o.objective < least:
             least = o.objective
-    # In the order of the one-replica floors, as they were sized before the bound: ties rank alike.
-    return by_rank([o for _, _, o in sorted(sized_in, key=lambda t: (t[0], t[1]))]), replicas
+    return by_rank(options), replicas
 
 
 def _least_active(qps: float, rate_bound: float, max_load: float) -> int:
-    """The active replicas :func:`evaluate` sizes at most at ``rate_bound`` requests/s each: at least
-    as many as at the ceiling's rate, which is no higher (the same monotone operations)."""
+    """The active replicas :func:`evaluate` would size at ``rate_bound`` requests/s each: no more than
+    at the ceiling's rate when that is no higher (the same monotone operations)."""
     return max(1, math.ceil(qps / (rate_bound * max_load) - 1e-9))
 
 
