@@ -29,7 +29,8 @@ from gpuplan.serving.links import Links, links_for
 from gpuplan.core.contract import ServingPlan
 from gpuplan.serving.model import Layout, Replica, build_replica, gpu_rates
 from gpuplan.serving.traffic import serving_demand
-from gpuplan.serving.options import Miss, Option, ServingResult, _layout_name, by_rank, representative  # noqa: F401
+from gpuplan.serving.options import (  # noqa: F401
+    Miss, Option, ServingResult, _layout_name, by_rank, representative, sized_option)
 
 _Ceiling = tuple[ReplicaCapacity, Workpoint | None, str]
 from gpuplan.serving.report import _infeasible, _option_out, _plan_out, _unfit_out
@@ -149,8 +150,8 @@ def evaluate(replica: Replica, demand: Demand, qps: float, spare: int, pricing: 
         miss = Miss("budget", budget_usd)
     elif power_limit_kw is not None and fleet.power_kw > power_limit_kw:
         miss = Miss("power", power_limit_kw)
-    return Option(replica.gpu, replica, cap, ceiling, limit, miss, active, replicas, fleet,
-                  usd_per_million_tokens(fleet.usd_per_hour, tokens_per_s), load=qps / active)
+    return sized_option(replica.gpu, replica, cap, ceiling, limit, miss, active, replicas, fleet,
+                        usd_per_million_tokens(fleet.usd_per_hour, tokens_per_s), qps / active)
 
 
 def _gpu_options(gpu: Gpu, workload: Workload, demand: Demand, k: ServingConstants,
