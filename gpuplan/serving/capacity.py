@@ -30,8 +30,17 @@ from gpuplan.core.records import cached_property, constructor, dataclass
 from gpuplan.physics.queueing import PERCENTILES, wait_quantile_bound_s, wait_s
 from gpuplan.serving.mixed import budget_filled_step, budget_share
 from gpuplan.serving.model import Replica, StepTime
-from gpuplan.serving.offline import offline_tokens_per_s, static_batch_tokens_per_s  # noqa: F401  (re-exported)
 from gpuplan.serving.step_floor import floor_terms, over_target_above
+
+
+def __getattr__(name: str) -> object:
+    """The offline throughputs of gpuplan/serving/offline.py, re-exported when first asked for (a
+    plan runs neither: its import stays off the planning path)."""
+    if name in ("offline_tokens_per_s", "static_batch_tokens_per_s"):
+        from gpuplan.serving import offline
+
+        return getattr(offline, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
