@@ -76,7 +76,7 @@ def ceiling_rate_bound(replica: Any, demand: Any) -> float:
     capacity and the concurrency past which the floor proves a miss (:func:`over_target_above`); its
     rate ``C / (n t0(C))`` (less with prefill-first scheduling, ``C / (n t0 + C s)``) is at most
     ``C / (n L(C))``, ``L`` the floor, which grows with ``C`` (``L / C`` falls): so at most its value
-    at the larger of the two limits' least. 1e-6 covers the round-off of both rates."""
+    at the lesser of the two limits. 1e-6 covers the round-off of both rates."""
     n = demand.decode_steps
     cap = replica.admitted_sequences(demand.prompt_tokens, demand.output_tokens)
     if n == 0 or cap < 1:
