@@ -26,6 +26,7 @@ Rules, with the constants in ``catalog/calibration/bom.toml`` and the parts in
 from __future__ import annotations
 
 import math
+from gpuplan.core.memo import memo
 from gpuplan.core.records import dataclass
 
 from gpuplan.hardware.loader import Catalog
@@ -71,11 +72,22 @@ def default_pue(cooling: str, catalog: Catalog) -> float:
     return float(cal.pue_liquid if cooling == "liquid" else cal.pue_air)
 
 
+#: :func:`part_for` by (catalog, role): a bill asks for a dozen roles, some several times. The catalog
+#: is keyed by identity and held in the entry, so its id is not reused while it lives. Bounded.
+_PARTS: dict[tuple[int, str], tuple[Catalog, Part | None]] = memo()
+
+
 def part_for(catalog: Catalog, role: str) -> Part | None:
     """The catalog part for a role: the cheapest priced one, then by id (overlays may add others)."""
-    found = sorted((p for p in catalog.parts.values() if p.role == role),
-                   key=lambda p: (p.price_usd is None, p.price_usd or 0.0, p.id))
-    return found[0] if found else None
+    key = (id(catalog), role)
+    hit = _PARTS.get(key)
+    if hit is None:
+        if len(_PARTS) >= 256:
+            _PARTS.clear()
+        found = sorted((p for p in catalog.parts.values() if p.role == role),
+                       key=lambda p: (p.price_usd is None, p.price_usd or 0.0, p.id))
+        hit = _PARTS[key] = (catalog, found[0] if found else None)
+    return hit[1]
 
 
 #: BOM tier of a part whose price is inside the rack-scale system's (the line reads "in rack").

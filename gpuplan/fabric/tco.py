@@ -62,10 +62,17 @@ class CostBasis:
 
     def pue(self, gpu: Gpu, nodes: int) -> float:
         """Facility over IT power of ``nodes`` servers of ``gpu``: the profile's, else by the cooling
-        of their racks (the BOM's rule, gpuplan/fabric/bom.py)."""
+        of their racks (the BOM's rule, gpuplan/fabric/bom.py; memoised in :data:`_PUES`)."""
         if self.given_pue is not None:
             return self.given_pue
-        return default_pue(rack_plan(gpu, max(1, nodes), self.catalog).cooling, self.catalog)
+        key = (id(self), id(gpu), nodes)
+        hit = _PUES.get(key)
+        if hit is None:
+            if len(_PUES) >= 4096:
+                _PUES.clear()
+            hit = _PUES[key] = (self, gpu, default_pue(rack_plan(gpu, max(1, nodes), self.catalog).cooling,
+                                                        self.catalog))
+        return hit[2]
 
     def phase_pue(self, bom: Bom | None, gpu: Gpu, nodes: int) -> float:
         """A phase's PUE: that of its bill of materials, else :meth:`pue` of its ``nodes`` servers."""
@@ -77,6 +84,12 @@ class CostBasis:
         count) plus the energy of an hour at full power (``power x PUE x $/kWh``; the TCO's energy
         is that over the same loaded hours)."""
         return capex_usd / (self.years * HOURS_PER_YEAR * self.utilization) + power_kw * pue * self.usd_per_kwh
+
+
+#: :meth:`CostBasis.pue` by (basis, GPU, servers): a plan prices hundreds of fleets of a few server
+#: counts per GPU. The basis (its catalog within) and the GPU are keyed by identity and held in the
+#: entry, so their ids are not reused while it lives. Bounded: cleared when full.
+_PUES: dict[tuple[int, int, int], tuple[CostBasis, Gpu, float]] = memo()
 
 
 @dataclass(frozen=True)

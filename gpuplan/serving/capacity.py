@@ -30,7 +30,17 @@ from gpuplan.core.records import cached_property, constructor, dataclass
 from gpuplan.physics.queueing import PERCENTILES, wait_quantile_bound_s, wait_s
 from gpuplan.serving.mixed import budget_filled_step, budget_share
 from gpuplan.serving.model import Replica, StepTime
-from gpuplan.serving.offline import offline_tokens_per_s, static_batch_tokens_per_s  # noqa: F401  (re-exported)
+from gpuplan.serving.step_floor import floor_terms, over_target_above
+
+
+def __getattr__(name: str) -> object:
+    """The offline throughputs of gpuplan/serving/offline.py, re-exported when first asked for (a
+    plan runs neither: its import stays off the planning path)."""
+    if name in ("offline_tokens_per_s", "static_batch_tokens_per_s"):
+        from gpuplan.serving import offline
+
+        return getattr(offline, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -109,6 +119,11 @@ class ReplicaCapacity:
         #: Workpoints by concurrency (at): the search for the ceiling ends on two it has seen, and
         #: the frontier and the report ask for the idle one again.
         self._points: dict[float, Workpoint] = {}
+        #: Concurrencies whose decode step is proven over the TPOT target by its floor
+        #: (serving/step_floor.py): the ceiling search breaks there without the step.
+        self._tpot_beyond = math.inf if not demand.decode_steps else over_target_above(
+            floor_terms(replica, self.mean_context), replica.layout.pp,
+            1 + demand.prompt_tokens / demand.decode_steps if self.mixed else 1.0, demand.tpot_s)
 
     # -- decode -----------------------------------------------------------------------------------
     def step(self, concurrency: float) -> StepTime:
@@ -271,6 +286,8 @@ class ReplicaCapacity:
         if concurrency in self._points:
             return bool(self.violations(self._points[concurrency]))
         if concurrency > self.max_sequences + 1e-9:
+            return True
+        if concurrency > self._tpot_beyond:  # a mixed step is TPOT; a prefill-first one is at most TPOT
             return True
         limit = self.max_rho + 1e-12
         if self.mixed:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from gpuplan.core.records import dataclass
+from gpuplan.core.records import constructor, dataclass
 
 from gpuplan.physics.kv_cache import kv_bytes_per_token
 from gpuplan.physics.queueing import wait_s
@@ -51,6 +51,11 @@ class KvLink:
         return size_bytes / self.bytes_per_s + self.latency_s if size_bytes > 0 else 0.0
 
 
+#: ``KvLink(...)`` with its fields set at once (:func:`~gpuplan.core.records.constructor`): the
+#: disaggregation search pairs hundreds of workers.
+_link = constructor(KvLink)
+
+
 def request_kv_bytes(replica: Replica, prompt: int) -> float:
     """Bytes of one request's KV cache after prefill: ``prompt x KV bytes per token`` (every layer)."""
     return prompt * kv_bytes_per_token(replica.arch, replica.kv_dtype)
@@ -63,7 +68,7 @@ def scaleout_link(pre: Replica, dec: Replica) -> KvLink | None:
     if a is None or b is None:
         return None
     bw = min(pre.layout.gpus * a.bandwidth_bytes_per_s, dec.layout.gpus * b.bandwidth_bytes_per_s)
-    return KvLink("scale-out", bw, max(a.latency_s, b.latency_s))
+    return _link("scale-out", bw, max(a.latency_s, b.latency_s))
 
 
 def domain_link(pre: Replica, dec: Replica, span: int) -> KvLink | None:
@@ -75,7 +80,7 @@ def domain_link(pre: Replica, dec: Replica, span: int) -> KvLink | None:
     if tier is None:
         return None
     kind = "scale-up" if span <= pre.links.scaleup_domain and pre.links.scaleup_domain > 1 else "pcie"
-    return KvLink(kind, min(pre.layout.gpus, dec.layout.gpus) * tier.bandwidth_bytes_per_s, tier.latency_s)
+    return _link(kind, min(pre.layout.gpus, dec.layout.gpus) * tier.bandwidth_bytes_per_s, tier.latency_s)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from gpuplan.core.records import dataclass
 from gpuplan.model.arch import Architecture
 from gpuplan.hardware.loader import Catalog
 from gpuplan.hardware.schema import Gpu
-from gpuplan.serving.capacity import offline_tokens_per_s, static_batch_tokens_per_s
+from gpuplan.serving.offline import offline_tokens_per_s, static_batch_tokens_per_s
 from gpuplan.hardware.serving_calibration import serving_constants
 from gpuplan.serving.engine import Engine
 from gpuplan.serving.mixed import mixed_offline_tokens_per_s, offline_batch

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from gpuplan.core.memo import memo
-from gpuplan.core.records import dataclass
+from gpuplan.core.records import constructor, dataclass
 
 from gpuplan.fabric.tco import CostBasis
 from gpuplan.hardware.schema import Gpu
@@ -35,6 +35,11 @@ class FleetCost:
     #: The cost the objective ranks by (capex or cloud $/h); None when unpriced.
     objective: float | None
     usd_per_hour: float | None
+
+
+#: ``FleetCost(...)`` with its fields set at once (:func:`~gpuplan.core.records.constructor`: half
+#: the instructions of ``__init__``, and a plan prices hundreds of fleets): an equal object.
+_fleet = constructor(FleetCost)
 
 
 def nodes_for(replicas: int, gpus_per_replica: int, gpus_per_node: int, nodes_per_unit: int = 1) -> int:
@@ -80,8 +85,7 @@ def _fleet_cost(gpu: Gpu, replicas: int, gpus_per_replica: int, pricing: str, co
     else:
         objective = capex
         hourly = None if capex is None else cost.owned_usd_per_hour(capex, power, cost.pue(gpu, nodes))
-    return FleetCost(nodes=nodes, capex_usd=capex, cloud_usd_per_hour=cloud, power_kw=power,
-                     objective=objective, usd_per_hour=hourly)
+    return _fleet(nodes, capex, cloud, power, objective, hourly)
 
 
 def sum_fleets(a: FleetCost, b: FleetCost) -> FleetCost:
@@ -90,10 +94,10 @@ def sum_fleets(a: FleetCost, b: FleetCost) -> FleetCost:
     def add(x: float | None, y: float | None) -> float | None:
         return None if x is None or y is None else x + y
 
-    return FleetCost(nodes=a.nodes + b.nodes, capex_usd=add(a.capex_usd, b.capex_usd),
-                     cloud_usd_per_hour=add(a.cloud_usd_per_hour, b.cloud_usd_per_hour),
-                     power_kw=a.power_kw + b.power_kw, objective=add(a.objective, b.objective),
-                     usd_per_hour=add(a.usd_per_hour, b.usd_per_hour))
+    return _fleet(nodes=a.nodes + b.nodes, capex_usd=add(a.capex_usd, b.capex_usd),
+                  cloud_usd_per_hour=add(a.cloud_usd_per_hour, b.cloud_usd_per_hour),
+                  power_kw=a.power_kw + b.power_kw, objective=add(a.objective, b.objective),
+                  usd_per_hour=add(a.usd_per_hour, b.usd_per_hour))
 
 
 def domain_fleet(gpu: Gpu, groups: int, span: int, local: int, pricing: str, cost: CostBasis) -> FleetCost:
@@ -117,10 +121,10 @@ def _domain_fleet(gpu: Gpu, groups: int, span: int, local: int, pricing: str, co
     bought = fleet_cost(gpu, -(-groups // (local // span)), local, pricing, cost)
     rented = fleet_cost(gpu, groups, span, pricing, cost)
     if pricing == "cloud":
-        return FleetCost(nodes=bought.nodes, capex_usd=bought.capex_usd, cloud_usd_per_hour=rented.cloud_usd_per_hour,
-                         power_kw=bought.power_kw, objective=rented.objective, usd_per_hour=rented.usd_per_hour)
-    return FleetCost(nodes=bought.nodes, capex_usd=bought.capex_usd, cloud_usd_per_hour=rented.cloud_usd_per_hour,
-                     power_kw=bought.power_kw, objective=bought.objective, usd_per_hour=bought.usd_per_hour)
+        return _fleet(nodes=bought.nodes, capex_usd=bought.capex_usd, cloud_usd_per_hour=rented.cloud_usd_per_hour,
+                      power_kw=bought.power_kw, objective=rented.objective, usd_per_hour=rented.usd_per_hour)
+    return _fleet(nodes=bought.nodes, capex_usd=bought.capex_usd, cloud_usd_per_hour=rented.cloud_usd_per_hour,
+                  power_kw=bought.power_kw, objective=bought.objective, usd_per_hour=bought.usd_per_hour)
 
 
 def usd_per_million_tokens(usd_per_hour: float | None, tokens_per_s: float) -> float | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from gpuplan.core.records import cached_property, dataclass
+from gpuplan.core.records import cached_property, constructor, dataclass
 
 from gpuplan.hardware.schema import Gpu
 from gpuplan.fabric.demand import TrafficDemand
@@ -87,6 +87,10 @@ class Option:
         """The part of :meth:`rank` that needs no workpoint."""
         obj = self.objective
         return (not self.meets, obj is None, obj if obj is not None else 0.0, self.gpus)
+
+
+#: ``Option(...)`` of every field, set at once (:func:`~gpuplan.core.records.constructor`): an equal object.
+sized_option = constructor(Option)
 
 
 def by_rank(options: list[Option]) -> list[Option]:

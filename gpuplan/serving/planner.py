@@ -19,6 +19,7 @@ from gpuplan.hardware.loader import Catalog
 from gpuplan.hardware.schema import Gpu
 from gpuplan.model.profile import Workload
 from gpuplan.serving.capacity import Demand, ReplicaCapacity, Workpoint
+from gpuplan.serving.step_floor import ceiling_rate_bound
 from gpuplan.hardware.serving_calibration import ServingConstants, serving_constants
 from gpuplan.serving.engine import Engine, resolve_engine
 from gpuplan.serving.frontier import layout_frontier
@@ -28,7 +29,8 @@ from gpuplan.serving.links import Links, links_for
 from gpuplan.core.contract import ServingPlan
 from gpuplan.serving.model import Layout, Replica, build_replica, gpu_rates
 from gpuplan.serving.traffic import serving_demand
-from gpuplan.serving.options import Miss, Option, ServingResult, _layout_name, by_rank, representative  # noqa: F401
+from gpuplan.serving.options import (  # noqa: F401
+    Miss, Option, ServingResult, _layout_name, by_rank, representative, sized_option)
 
 _Ceiling = tuple[ReplicaCapacity, Workpoint | None, str]
 from gpuplan.serving.report import _infeasible, _option_out, _plan_out, _unfit_out
@@ -148,8 +150,8 @@ def evaluate(replica: Replica, demand: Demand, qps: float, spare: int, pricing: 
         miss = Miss("budget", budget_usd)
     elif power_limit_kw is not None and fleet.power_kw > power_limit_kw:
         miss = Miss("power", power_limit_kw)
-    return Option(replica.gpu, replica, cap, ceiling, limit, miss, active, replicas, fleet,
-                  usd_per_million_tokens(fleet.usd_per_hour, tokens_per_s), load=qps / active)
+    return sized_option(replica.gpu, replica, cap, ceiling, limit, miss, active, replicas, fleet,
+                        usd_per_million_tokens(fleet.usd_per_hour, tokens_per_s), qps / active)
 
 
 def _gpu_options(gpu: Gpu, workload: Workload, demand: Demand, k: ServingConstants,
@@ -160,7 +162,9 @@ def _gpu_options(gpu: Gpu, workload: Workload, demand: Demand, k: ServingConstan
     targets): a layout's fleet costs at least one active replica and the spares
     (:func:`fleet_cost` grows with the replicas), so the layouts are sized in the order of that
     floor and those whose floor is above the cost of a sized layout that meets the targets are
-    not sized (they would rank after it); the list holds the sized ones."""
+    not sized (they would rank after it), nor those whose fleet costs more at the active replicas
+    that a bound of their ceiling's rate needs (:func:`~gpuplan.serving.step_floor.ceiling_rate_bound`);
+    the list holds the sized ones, in that order."""
     s = workload.serving
     assert s is not None
     c = workload.constraints
@@ -181,11 +185,24 @@ def _gpu_options(gpu: Gpu, workload: Workload, demand: Demand, k: ServingConstan
     for floor, i in sorted((f, i) for i, f in enumerate(floors)):
         if floor > least:  # type: ignore[operator]
             break
-        o = size(*entries[i])
+        rep, sized = entries[i]
+        if least < math.inf and demand not in sized:
+            # Unsized yet: its active replicas are at least those a bound of its ceiling's rate needs.
+            active = _least_active(s.qps, ceiling_rate_bound(rep, demand), s.max_load_fraction)
+            if active > 1 and fleet_cost(rep.gpu, active + s.spare_replicas, rep.layout.gpus, c.pricing,
+                                         cost).objective > least:  # type: ignore[operator]
+                continue
+        o = size(rep, sized)
         options.append(o)
         if o.meets and o.objective is not None and o.objective < least:
             least = o.objective
     return by_rank(options), replicas
+
+
+def _least_active(qps: float, rate_bound: float, max_load: float) -> int:
+    """The active replicas :func:`evaluate` would size at ``rate_bound`` requests/s each: no more than
+    at the ceiling's rate when that is no higher (the same monotone operations)."""
+    return max(1, math.ceil(qps / (rate_bound * max_load) - 1e-9))
 
 
 def engine_gpus(workload: Workload, catalog: Catalog) -> tuple[list[str], dict[str, str]]:

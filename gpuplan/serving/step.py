@@ -98,17 +98,28 @@ def step_constants(r: Any) -> tuple[Any, ...]:
         f.graph_batch_sizes if f is not None else (), f.host_us_per_sequence if f is not None else 0.0, ref,
         ghz if ghz else ref, f.host_overlap if f is not None else False,
         # the GEMMs
-        experts, active, a.moe_layers, a.is_moe, r.expert_bytes_per_gpu, r.fixed_stream_bytes,
+        experts, active, a.moe_layers, _dense_stream(r), r.expert_bytes_per_gpu, r.fixed_stream_bytes,
         r.quantised_stream_bytes, r.lm_head_flops_per_token, r.gemm_flops_per_token, r.expert_flops_per_token,
         r.activation_bytes_per_token, r.weight_stream_factor, r.elementwise_bytes_per_token, r.lm_head_flops_per_s,
         r.head_stream_bytes / r.bandwidth, r.matmul_flops_per_s, k.gemm_knee_exponent, 1.0 / k.gemm_knee_exponent,
         # the collectives
-        n_ar, a.hidden, k.activation_bytes, lay.tp, custom, terms, ring,
+        n_ar, a.hidden, k.activation_bytes, lay.tp, custom, (*terms[0], terms[1:]) if terms else None, ring,
         _all_to_all(r) if lay.ep > 1 and a.moe_layers > 0 else None, _handoffs(r) if lay.pp > 1 else None,
         # the MoE modules (serving/moe.py moe_module_s): per-expert time, per-element times
         (k.moe.expert_us + (k.moe.expert_block_scaled_us if r.path.math == "fp4" else 0.0), k.moe.copy_ps_per_element,
          k.moe.token_ps_per_element, lay.ep) if a.is_moe else None,
     )
+
+
+def _dense_stream(r: Any) -> tuple[float, float] | None:
+    """A dense model's weight stream, the parts of :func:`replica_step`'s GEMM terms that do not vary
+    with the step: (``w``, ``w - quantised + quantised / weight_stream_factor``), each as the step
+    computes it with no expert touched (``experts`` = 0.0: ``fixed_stream + 0.0``, ...); None for an
+    MoE model. Every expert term of a dense step is then 0.0 and adds nothing (``x + 0.0 == x``)."""
+    if r.arch.is_moe or r.expert_flops_per_token != 0.0 or not 0.0 <= r.expert_bytes_per_gpu < math.inf:
+        return None
+    w, quantised = r.fixed_stream_bytes + 0.0, r.quantised_stream_bytes + 0.0
+    return w, w - quantised + quantised / r.weight_stream_factor
 
 
 def _all_to_all(r: Any) -> tuple[int, float, float | None, float, float]:
@@ -161,7 +172,7 @@ def replica_step(self: Any, batch: float, mean_context: float, requests: float =
     KV head per query head), prefill attention is causal over the prompt."""
     (dp, pp, window, kv_pt, fpp_decode, fpp_prefill, attn_fps, attn_bw, bw, dec_attn_s, dec_full, fixed_s,
      launch_s, read_factor, talks, eng, graph_sizes, host_us, host_ref, host_den, overlap,
-     n_exp, n_active, moe_layers, is_moe, expert_bytes, fixed_stream, quantised_stream, head_fpt, gemm_fpt,
+     n_exp, n_active, moe_layers, dense, expert_bytes, fixed_stream, quantised_stream, head_fpt, gemm_fpt,
      expert_fpt, act_bpt, wsf, elem_bpt, head_fps, head_mem, matmul, knee, inv_knee,
      n_ar, hidden, act_bytes, tp, custom, terms, ring, all_to_all, handoffs, moe) = self._step_constants
     b = 0.0 if 0.0 > batch else batch  # max(batch, 0.0), and below max(tokens, 1.0), spelled out
@@ -172,35 +183,46 @@ def replica_step(self: Any, batch: float, mean_context: float, requests: float =
     tokens = 1.0 if 1.0 > tokens else tokens
     logits = rows + requests
     # -- the GEMMs (each group the smooth roofline of its math and stream, roofline.gemm_time_s) ----
-    touched = n_exp * (1.0 - (1.0 - n_active / n_exp) ** tokens) if n_exp > 0 else 0.0
-    experts = moe_layers * touched * expert_bytes
-    w = fixed_stream + experts
-    quantised = quantised_stream + experts
     local = tokens / dp
     head_flops = logits / dp * head_fpt
     layer_flops = local * gemm_fpt
-    expert_flops = tokens * expert_fpt
-    flops = layer_flops + expert_flops + head_flops
     act = local * act_bpt
-    mem_s = (w - quantised + quantised / wsf + act) / bw
     elementwise_s = local * elem_bpt / bw
     head_math = head_flops / head_fps
-    expert_math, expert_mem = expert_flops / matmul, experts / wsf / bw
     layer_math = layer_flops / matmul
-    layer_mem = mem_s - elementwise_s - head_mem - expert_mem
-    if moe is None:
-        moe_s = 0.0
-    else:  # moe_module_s: the fused MoE module's copies, tokens and touched experts
-        per_expert_us, copy_ps, token_ps, ep = moe
-        copies = tokens * n_active / ep
-        moe_s = moe_layers * ((copies * copy_ps + local * token_ps) * hidden * 1e-12 + touched / ep * per_expert_us * 1e-6)
+    if dense is not None:  # no expert: the expert terms below are 0.0 (_dense_stream)
+        w, stream = dense
+        expert_math = 0.0
+        flops = layer_flops + head_flops
+        mem_s = (stream + act) / bw
+        layer_mem = mem_s - elementwise_s - head_mem
+    else:
+        touched = n_exp * (1.0 - (1.0 - n_active / n_exp) ** tokens) if n_exp > 0 else 0.0
+        experts = moe_layers * touched * expert_bytes
+        w = fixed_stream + experts
+        quantised = quantised_stream + experts
+        expert_flops = tokens * expert_fpt
+        flops = layer_flops + expert_flops + head_flops
+        mem_s = (w - quantised + quantised / wsf + act) / bw
+        expert_math, expert_mem = expert_flops / matmul, experts / wsf / bw
+        layer_mem = mem_s - elementwise_s - head_mem - expert_mem
+        if moe is None:
+            moe_s = 0.0
+        else:  # moe_module_s: the fused MoE module's copies, tokens and touched experts
+            per_expert_us, copy_ps, token_ps, ep = moe
+            copies = tokens * n_active / ep
+            moe_s = moe_layers * ((copies * copy_ps + local * token_ps) * hidden * 1e-12
+                                  + touched / ep * per_expert_us * 1e-6)
     hi = layer_mem if layer_mem > layer_math else layer_math
     lo = layer_mem if layer_mem < layer_math else layer_math
     gemm_s = 0.0 if hi <= 0 else hi * (1.0 + (lo / hi) ** knee) ** inv_knee
     hi = head_mem if head_mem > head_math else head_math
     lo = head_mem if head_mem < head_math else head_math
-    gemm_s = (gemm_s + (0.0 if hi <= 0 else hi * (1.0 + (lo / hi) ** knee) ** inv_knee)
-              + expert_math + expert_mem + elementwise_s + moe_s)
+    gemm_s = gemm_s + (0.0 if hi <= 0 else hi * (1.0 + (lo / hi) ** knee) ** inv_knee)
+    if dense is None:
+        gemm_s = gemm_s + expert_math + expert_mem + elementwise_s + moe_s
+    else:
+        gemm_s = gemm_s + elementwise_s
     # -- attention ------------------------------------------------------------------------------------
     ctx = (window if window < mean_context else mean_context) if window else mean_context
     local_b, local_req = b / dp, requests / dp
@@ -234,8 +256,9 @@ def replica_step(self: Any, batch: float, mean_context: float, requests: float =
         if tp <= 1 or size <= 0:
             reduce_s = 0.0
         elif terms is not None:  # Links.all_reduce_s: the fastest measured algorithm, as min() keeps it
-            reduce_s = terms[0][0] + terms[0][1] * size / terms[0][2]
-            for fixed, moved, rate in terms[1:]:
+            fixed, moved, rate, others = terms
+            reduce_s = fixed + moved * size / rate
+            for fixed, moved, rate in others:
                 t = fixed + moved * size / rate
                 if t < reduce_s:
                     reduce_s = t

@@ -1,0 +1,91 @@
+"""A lower bound of a replica's decode step (:func:`gpuplan.serving.step.replica_step`) from four
+constants, for the searches that only ask whether a step exceeds the TPOT target.
+
+A step of ``b`` decode sequences (per micro-batch) and ``tokens >= b`` tokens through the GEMMs
+lasts at least ``F + b K + max(S, tokens G)``:
+
+* ``F``, the per-step fixed latency (``Replica._per_step``): the step only adds to it (the host's
+  launch time and per-request work, each added where positive);
+* ``b K``, the decode attention's KV read, ``b / dp x context x KV bytes per token x read factor``
+  over the attention bandwidth (its roofline takes the larger of that and its math, and the decode
+  op's latency and any prefill attention only add);
+* the GEMMs: each group's smooth roofline is at least the larger of its stream and its math
+  (``hi (1 + (lo / hi)^k)^(1/k) >= hi``), so the GEMMs take at least the whole step's stream,
+  whose weights part is ``S`` (the fixed weights at the weight stream factor; touched experts
+  only add), and at least the dense layers' math, ``tokens / dp`` tokens at ``G`` seconds each;
+* the collectives are not negative.
+
+A budget-filled mixed step (serving/mixed.py) is a ``share`` of steps carrying ``piece`` prompt
+tokens and the rest decoding alone, ``share x piece`` = the prompt tokens ``p`` that arrive per step;
+since ``max`` is convex, the mean of the two bounds is at least ``F + b K + max(S, (b + p) G)``.
+A caller compares with a margin of 1e-9 for the round-off of the step's own sums.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+
+def floor_terms(replica: Any, mean_context: float) -> tuple[float, float, float, float]:
+    """``(F, S, K, G)`` of the module docstring for ``replica`` (a
+    :class:`~gpuplan.serving.model.Replica`) at ``mean_context`` cached tokens per sequence."""
+    r = replica
+    window = r.arch.sliding_window
+    ctx = (window if window < mean_context else mean_context) if window else mean_context
+    fixed, _, read_factor = r._per_step[:3]
+    quantised = r.quantised_stream_bytes
+    stream = (r.fixed_stream_bytes - quantised + quantised / r.weight_stream_factor) / r.bandwidth
+    dp = r.layout.dp
+    return (fixed, stream, ctx * r.kv_bytes_per_token * read_factor / (dp * r.attention_bandwidth),
+            r.gemm_flops_per_token / (dp * r.matmul_flops_per_s))
+
+
+def step_floor(terms: tuple[float, float, float, float], batch: float, tokens: float) -> float:
+    """``F + b K + max(S, tokens G)``: at most the step of ``batch`` decode sequences with ``tokens``
+    tokens through the GEMMs (module docstring), before round-off."""
+    fixed, stream, kv, gemm = terms
+    math_s = tokens * gemm
+    return fixed + batch * kv + (stream if stream > math_s else math_s)
+
+
+def over_target_above(terms: tuple[float, float, float, float], pp: int, tokens_per_sequence: float,
+                      target_s: float) -> float:
+    """A concurrency above which every decode step of the replica exceeds ``target_s`` (``inf``:
+    none proven). At concurrency ``C`` a step carries ``b = max(1, C / pp)`` sequences per
+    micro-batch and, here, ``b x tokens_per_sequence`` GEMM tokens (1 for a decode-only step; a
+    budget-filled mixed step adds the prompt tokens that arrive per step, ``prompt / (output - 1)``
+    per sequence). Its floor ``F + b K + max(S, b t G)`` grows with ``b`` and exceeds ``X`` past
+    ``min((X - F - S) / K, (X - F) / (K + t G))``; ``X`` is the target plus 1e-9 for the step's
+    own round-off, and the concurrency 1e-9 above ``pp`` times that for this one's."""
+    fixed, stream, kv, gemm = terms
+    x = target_s * (1 + 1e-9)
+    per = kv + tokens_per_sequence * gemm
+    first = (x - fixed - stream) / kv if kv > 0 else (-math.inf if fixed + stream > x else math.inf)
+    second = (x - fixed) / per if per > 0 else (-math.inf if fixed > x else math.inf)
+    least = first if first < second else second
+    if not least < math.inf:  # never proven (NaN included)
+        return math.inf
+    return pp * (least if least > 1.0 else 1.0) * (1 + 1e-9)
+
+
+def ceiling_rate_bound(replica: Any, demand: Any) -> float:
+    """An upper bound of the request rate at ``replica``'s ceiling for ``demand``
+    (:meth:`~gpuplan.serving.capacity.ReplicaCapacity.best`; ``inf`` where none is cheap), without
+    its search. The ceiling's concurrency ``C`` meets the TPOT target, so it is at most the cache's
+    capacity and the concurrency past which the floor proves a miss (:func:`over_target_above`); its
+    rate ``C / (n t0(C))`` (less with prefill-first scheduling, ``C / (n t0 + C s)``) is at most
+    ``C / (n L(C))``, ``L`` the floor, which grows with ``C`` (``L / C`` falls): so at most its value
+    at the lesser of the two limits. 1e-6 covers the round-off of both rates."""
+    n = demand.decode_steps
+    cap = replica.admitted_sequences(demand.prompt_tokens, demand.output_tokens)
+    if n == 0 or cap < 1:
+        return math.inf
+    eng = replica.engine
+    per = 1 + demand.prompt_tokens / n if eng is not None and eng.features.scheduling == "mixed" else 1.0
+    terms = floor_terms(replica, replica.decode_context(demand.prompt_tokens, max(demand.output_tokens, 1)))
+    pp = replica.layout.pp
+    top = min(float(cap), over_target_above(terms, pp, per, demand.tpot_s))
+    batch = top / pp if top > pp else 1.0
+    low = step_floor(terms, batch, batch * per)
+    return top / (n * low) * (1 + 1e-6) if low > 0 else math.inf

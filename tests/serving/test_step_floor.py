@@ -1,0 +1,67 @@
+"""The decode step's floor (serving/step_floor.py) holds: past the concurrency it names, every step
+misses the TPOT target, and no ceiling is faster than the rate bound the lean sizing prunes by
+(issue 21: the capacity search skips those steps and layouts, its plans byte-identical)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from gpuplan.serving.capacity import Demand, ReplicaCapacity
+from gpuplan.serving.engine import resolve_engine
+from gpuplan.serving.model import Layout, build_replica
+from gpuplan.serving.step_floor import ceiling_rate_bound, floor_terms, step_floor
+
+DEMAND = Demand(prompt_tokens=2000, output_tokens=400, ttft_s=2.0, tpot_s=0.05, percentile="p99", context_tokens=8192)
+CASES = [  # GPU, model, layout, precision, engine (vllm mixes prefill into the decode steps, sglang does not)
+    ("h100-sxm-80gb", "llama-3.1-70b", Layout(tp=4), "fp8", "vllm"),
+    ("h100-sxm-80gb", "llama-3.1-8b", Layout(tp=1), "bf16", "sglang"),
+    ("mi355x-oam-288gb", "llama-3.1-70b", Layout(tp=1), "fp8", "vllm"),
+    ("b200-sxm-180gb", "llama-3.1-70b", Layout(tp=8, pp=2), "fp8", "vllm"),
+    ("a100-sxm-80gb", "llama-3.1-70b", Layout(tp=8, pp=4), "bf16", "sglang"),
+    ("h200-sxm-141gb", "mixtral-8x22b", Layout(tp=8, ep=8), "fp8", "trtllm"),
+]
+
+
+def _capacity(catalog, preset, k, gpu, model, layout, precision, engine, demand=DEMAND):
+    rep = build_replica(catalog.gpu(gpu), preset(model), layout, precision, precision, k, catalog,
+                        engine=resolve_engine(k, engine), context_tokens=demand.context_tokens)
+    return ReplicaCapacity(rep, demand)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[1]}-{c[4]}")
+def test_every_step_past_the_floors_concurrency_misses_the_tpot_target(catalog, preset, k, case):
+    for tpot_s in (0.012, 0.03, 0.05, 0.2):
+        cap = _capacity(catalog, preset, k, *case, demand=replace(DEMAND, tpot_s=tpot_s))
+        terms = floor_terms(cap.replica, cap.mean_context)
+        beyond = cap._tpot_beyond
+        for c in (0.5, 1.0, 3.0, 17.0, 64.0, 250.0, 1000.0, 4096.0):
+            pp = cap.replica.layout.pp
+            batch = max(c, 1.0) / min(pp, max(c, 1.0))
+            tokens = batch * (1 + DEMAND.prompt_tokens / DEMAND.decode_steps) if cap.mixed else batch
+            step = cap.step(c).total_s
+            assert step_floor(terms, batch, tokens) <= step
+            if c > beyond:
+                assert step > tpot_s
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[1]}-{c[4]}")
+def test_no_ceiling_is_faster_than_the_rate_bound(catalog, preset, k, case):
+    for tpot_s in (0.02, 0.05, 0.2):
+        demand = replace(DEMAND, tpot_s=tpot_s)
+        cap = _capacity(catalog, preset, k, *case, demand=demand)
+        ceiling, _ = cap.best()
+        if ceiling is not None:
+            assert ceiling.rate <= ceiling_rate_bound(cap.replica, demand)
+
+
+def test_the_bounds_bite_where_prompts_share_the_decode_steps(catalog, preset, k):
+    """70B FP8 on one MI355X under vLLM, the default profile's plan (TPOT-limited at 4.90 req/s, a
+    concurrency of 97.8): the floor proves a miss within 2x the ceiling's concurrency, and the rate
+    bound is within 2x the ceiling's rate, so the lean sizing can skip layouts by it."""
+    cap = _capacity(catalog, preset, k, "mi355x-oam-288gb", "llama-3.1-70b", Layout(tp=1), "fp8", "vllm")
+    ceiling, limit = cap.best()
+    assert limit == "tpot" and ceiling.rate == pytest.approx(4.90, abs=0.01)
+    assert ceiling.concurrency < cap._tpot_beyond < 2 * ceiling.concurrency
+    assert ceiling.rate < ceiling_rate_bound(cap.replica, DEMAND) < 2 * ceiling.rate
