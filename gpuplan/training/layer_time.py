@@ -28,7 +28,6 @@ from gpuplan.hardware.training_calibration import TrainingCalibration
 from gpuplan.hardware.training_frameworks import Framework
 from gpuplan.model.arch import Architecture
 from gpuplan.physics.collectives import Network, p2p_s
-from gpuplan.training import moe as moe_exec
 from gpuplan.training.flops import attended_keys, attention_dims
 from gpuplan.training.groupcomm import group_all_to_all, group_collective, group_tier
 from gpuplan.training.job import Hardware, Job
@@ -132,9 +131,11 @@ def layer_cost(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
     fwd = g[0] + attn_f + soft_f + ew_f + gap
     bwd = g[1] + attn_b + soft_b + ew_b + 2.0 * gap
     fw = cal.framework(job.framework)
-    dispatch = moe_exec.dispatcher(job.moe_dispatcher, fw, hw.domain, hw.gpu.gpus_per_node) if moe else ""
-    overlap_ep = moe and layout.ep > 1 and ep_overlaps(fw, layout, interleaved, dispatch)
+    overlap_ep = False
     if moe:
+        from gpuplan.training import moe as moe_exec  # MoE layers only: a dense plan never loads it
+        dispatch = moe_exec.dispatcher(job.moe_dispatcher, fw, hw.domain, hw.gpu.gpus_per_node)
+        overlap_ep = layout.ep > 1 and ep_overlaps(fw, layout, interleaved, dispatch)
         # Token permutation traffic and the exposed host time of the expert loop (moe.py).
         perm = moe_exec.movement_bytes(arch, tok * expert_tp(layout) / t, moe_exec.local_experts(arch, layout), cal,
                                        job.precision, hw.block_scaled_fp8, dispatch) / hw.mem_bw
@@ -216,10 +217,7 @@ def _fp8_casts(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
     _, d_v = attention_dims(arch)
     attn_out = arch.heads * d_v
     qkv_out = (arch.attention_params_per_layer - attn_out * h) / h
-    if moe:
-        ffn = arch.shared_experts * arch.expert_ffn
-    else:
-        ffn = arch.ffn
+    ffn = arch.shared_experts * arch.expert_ffn if moe else arch.ffn
     mats = arch.mlp_matrices
     inputs = (2 * h if ffn else h) + attn_out + ffn                 # QKV, proj, FC1, FC2 inputs
     grads = qkv_out + h + ((mats - 1) * ffn + h if ffn else 0.0)     # their output gradients
