@@ -22,7 +22,7 @@
 from __future__ import annotations
 
 from gpuplan.core.memo import memo
-from gpuplan.core.records import dataclass
+from gpuplan.core.records import constructor, dataclass
 from gpuplan.hardware.intervals import generation
 from gpuplan.hardware.training_calibration import TrainingCalibration
 from gpuplan.hardware.training_frameworks import Framework
@@ -61,6 +61,10 @@ class LayerCost:
     @property
     def forward_total(self) -> float:
         return self.fwd + self.tp_fwd
+
+
+#: ``LayerCost(...)``, all nine fields by position, set at once (a plan costs about 750 layers).
+new_layer_cost = constructor(LayerCost)
 
 
 def gemm_s(flops: float, nbytes: float, hw: Hardware, cal: TrainingCalibration) -> float:
@@ -158,8 +162,7 @@ def layer_cost(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
     if moe and layout.ep > 1:
         ep_exposed, ep_bytes = _ep_comm(job, hw, cal, layout, grp, tok, fwd + bwd, overlap_ep)
         scaleout += ep_bytes
-    return LayerCost(fwd=fwd, bwd=bwd, recompute=recompute, tp_fwd=tp_f, tp_bwd=tp_b, tp_recompute=tp_r,
-                     cp=cp_exposed, ep=ep_exposed, scaleout_bytes=scaleout)
+    return new_layer_cost(fwd, bwd, recompute, tp_f, tp_b, tp_r, cp_exposed, ep_exposed, scaleout)
 
 
 def _gemms(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout, moe: bool,
@@ -309,8 +312,7 @@ def _cp_comm(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout, g
              tok: float, attn_f: float, attn_b: float) -> tuple[float, float]:
     """Context parallelism: (exposed seconds, scale-out bytes) of the ring exchange of K/V blocks,
     overlapped with the attention kernels."""
-    cp_exposed = 0.0
-    scaleout = 0.0
+    cp_exposed = scaleout = 0.0
     if layout.cp > 1:
         arch, t = job.arch, layout.tp
         d_qk, d_v = attention_dims(arch)
