@@ -268,8 +268,8 @@ def _fits_in_domain(ev: Evaluator, fixed: Fixed) -> bool:
                     for pp in pp_candidates(ev.job.arch.layers, fixed, every=True, split=ev.job.pipeline_split):
                         zero = zero_candidates(fixed, pp, dp * cp)[-1]
                         for rc in rcs:
-                            lay = Layout(tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, micro_batch=1, recompute=rc,
-                                         sequence_parallel=sp, zero=zero, fold_experts=fold)
+                            # Layout(tp, pp, dp, cp, ep, micro_batch=1, rc, sp, zero, fold_experts), positionally.
+                            lay = tuple.__new__(Layout, (tp, pp, dp, cp, ep, 1, 1, rc, sp, zero, 0, fold))
                             if ev.memory(lay).fits:
                                 return True
     return False
