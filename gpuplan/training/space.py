@@ -206,10 +206,10 @@ def min_model_parallel(ev: Evaluator, zero: int | None = None) -> int | None:
     fixed = constrain(ev.framework, Fixed())
     if zero is None:
         zero = fixed.zero if fixed.zero is not None else 1
-    best = None
+    best, at_zero = None, replace(fixed, zero=zero)
     for tp in tp_candidates(ev, fixed):
         for pp in pp_candidates(ev.job.arch.layers, fixed, split=ev.job.pipeline_split):
-            if states_can_fit(ev, tp, pp, 1, 1, replace(fixed, zero=zero)):
+            if states_can_fit(ev, tp, pp, 1, 1, at_zero):
                 best = tp * pp if best is None else min(best, tp * pp)
                 break
     return best
