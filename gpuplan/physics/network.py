@@ -5,7 +5,7 @@ from __future__ import annotations
 from gpuplan.core.units import GB
 from gpuplan.hardware.loader import Catalog
 from gpuplan.hardware.schema import CollectivesCalibration, Fabric, Gpu
-from gpuplan.physics.collectives import Network, Tier
+from gpuplan.physics.collectives import Network, new_tier
 
 
 
@@ -22,7 +22,7 @@ def network_for(gpu: Gpu, catalog: Catalog, fabric: Fabric | None = None, *, gbi
     pcie = gpu.scaleup_tech == "pcie"
     step_us = cal.pcie_step_latency_us if pcie else cal.scaleup_step_latency_us
     up_bw = gpu.scaleup_uni_gb_per_s * GB * gpu.efficiency.scaleup_busbw
-    scaleup = Tier(up_bw, step_us * 1e-6, gpu.efficiency.scaleup_in_network_reduction)
+    scaleup = new_tier(up_bw, step_us * 1e-6, gpu.efficiency.scaleup_in_network_reduction)
     p2p = gpu.scaleup_p2p_uni_gb_per_s * GB * gpu.efficiency.scaleup_busbw if gpu.scaleup_p2p_uni_gb_per_s else None
     gbit = gbit_per_gpu if gbit_per_gpu is not None else gpu.reference_scaleout_gbit_per_gpu
     if fabric is None and gbit > 0:
@@ -32,7 +32,7 @@ def network_for(gpu: Gpu, catalog: Catalog, fabric: Fabric | None = None, *, gbi
         hops = cal.scaleout_hops if hops is None else hops
         latency = (fabric.base_latency_us + hops * fabric.hop_latency_us) * 1e-6
         bw = gbit / 8 * GB * fabric.efficiency / max(oversubscription, 1.0)
-        scaleout = Tier(bw, latency, fabric.in_network_reduction)
+        scaleout = new_tier(bw, latency, fabric.in_network_reduction)
     domain = max(gpu.scaleup_domain, 1)
     return Network(scaleup=scaleup, scaleout=scaleout, scaleup_domain=domain, scaleup_p2p_bytes_per_s=p2p)
 

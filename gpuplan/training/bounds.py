@@ -141,7 +141,7 @@ def _vp_shapes(ev: Evaluator, shape: Layout, fixed: Fixed, target: Target) -> li
         base = tuple.__new__(Layout, (*head, 1, *tail))
         mp = shape.tp * shape.pp * shape.cp
         dps = dp_candidates(ev, fixed, target, mp, shape.micro_batch, shape.ep, shape.cp, shape.tp)
-        scale = Scale(ev.stage_time_any_vp(base), dps, mp)
+        scale = tuple.__new__(Scale, (ev.stage_time_any_vp(base), dps, mp))  # Scale(stage, dps, mp)
         hit = table[key] = [(tuple.__new__(Layout, (*head, vp, *tail)), scale)
                             for vp in vp_candidates(ev.job.arch.layers, shape.pp, fixed)]
     return hit  # type: ignore[return-value]
@@ -394,6 +394,6 @@ def _refine(ev: Evaluator, b: _Bounded, fixed: Fixed, target: Target, outcome: S
     stage = _light_stage(ev, shape, b.dps[0] if descending else b.dps[-1], fixed, outcome)
     if stage is None:
         return None
-    scale = Scale(stage, sorted(b.dps) if descending else list(b.dps),
-                   shape.tp * shape.pp * shape.cp)
+    scale = tuple.__new__(Scale, (stage, sorted(b.dps) if descending else list(b.dps),  # Scale(...)
+                                  shape.tp * shape.pp * shape.cp))
     return _bound_shape(ev, shape, scale, target, REFINED, straggle=straggle)

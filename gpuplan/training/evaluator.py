@@ -210,9 +210,10 @@ class Evaluator:
                paired)
         hit = self._layers.get(key)
         if hit is None:
-            probe = Layout(tp=layout.tp, pp=1, dp=max(layout.ep, 1), cp=layout.cp, ep=layout.ep, fold_experts=fold,
-                           micro_batch=layout.micro_batch, recompute=layout.recompute,
-                           sequence_parallel=layout.sequence_parallel)
+            # Layout(tp, pp=1, dp=max(ep, 1), cp, ep, micro_batch, recompute, sequence_parallel,
+            # fold_experts=fold), the other fields their defaults, built positionally (hot path).
+            probe = tuple.__new__(Layout, (layout.tp, 1, max(layout.ep, 1), layout.cp, layout.ep, 1, layout.micro_batch,
+                                           layout.recompute, layout.sequence_parallel, 1, 0, fold))
             dense = layer_cost(self.job, self.hw, self.cal, probe, False, self.attention, paired)
             moe = (layer_cost(self.job, self.hw, self.cal, probe, True, self.attention, paired)
                    if self.job.arch.moe_layers else None)

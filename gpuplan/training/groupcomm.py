@@ -13,6 +13,7 @@ from gpuplan.core.memo import memo
 from gpuplan.physics.collectives import (
     Network,
     Tier,
+    new_tier,
     all_gather_s,
     all_reduce_s,
     hierarchical_all_reduce_s,
@@ -26,7 +27,7 @@ from gpuplan.training.layout import Group
 def ramp(tier: Tier, size_bytes: float, cal: TrainingCalibration) -> Tier:
     """``tier`` with its bandwidth at the NCCL ramp for a buffer of ``size_bytes``."""
     frac = cal.collective_fraction(size_bytes)
-    return Tier(tier.bandwidth_bytes_per_s * frac, tier.latency_s, tier.in_network_reduction)
+    return new_tier(tier.bandwidth_bytes_per_s * frac, tier.latency_s, tier.in_network_reduction)
 
 
 #: Ramped networks by (network identity, buffer size, calibration identity): a layout search asks

@@ -22,13 +22,12 @@
 from __future__ import annotations
 
 from gpuplan.core.memo import memo
-from gpuplan.core.records import dataclass
+from gpuplan.core.records import constructor, dataclass
 from gpuplan.hardware.intervals import generation
 from gpuplan.hardware.training_calibration import TrainingCalibration
 from gpuplan.hardware.training_frameworks import Framework
 from gpuplan.model.arch import Architecture
 from gpuplan.physics.collectives import Network, p2p_s
-from gpuplan.training import moe as moe_exec
 from gpuplan.training.flops import attended_keys, attention_dims
 from gpuplan.training.groupcomm import group_all_to_all, group_collective, group_tier
 from gpuplan.training.job import Hardware, Job
@@ -62,6 +61,10 @@ class LayerCost:
     @property
     def forward_total(self) -> float:
         return self.fwd + self.tp_fwd
+
+
+#: ``LayerCost(...)``, all nine fields by position, set at once (a plan costs about 750 layers).
+new_layer_cost = constructor(LayerCost)
 
 
 def gemm_s(flops: float, nbytes: float, hw: Hardware, cal: TrainingCalibration) -> float:
@@ -132,9 +135,11 @@ def layer_cost(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
     fwd = g[0] + attn_f + soft_f + ew_f + gap
     bwd = g[1] + attn_b + soft_b + ew_b + 2.0 * gap
     fw = cal.framework(job.framework)
-    dispatch = moe_exec.dispatcher(job.moe_dispatcher, fw, hw.domain, hw.gpu.gpus_per_node) if moe else ""
-    overlap_ep = moe and layout.ep > 1 and ep_overlaps(fw, layout, interleaved, dispatch)
+    overlap_ep = False
     if moe:
+        from gpuplan.training import moe as moe_exec  # MoE layers only: a dense plan never loads it
+        dispatch = moe_exec.dispatcher(job.moe_dispatcher, fw, hw.domain, hw.gpu.gpus_per_node)
+        overlap_ep = layout.ep > 1 and ep_overlaps(fw, layout, interleaved, dispatch)
         # Token permutation traffic and the exposed host time of the expert loop (moe.py).
         perm = moe_exec.movement_bytes(arch, tok * expert_tp(layout) / t, moe_exec.local_experts(arch, layout), cal,
                                        job.precision, hw.block_scaled_fp8, dispatch) / hw.mem_bw
@@ -157,8 +162,7 @@ def layer_cost(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
     if moe and layout.ep > 1:
         ep_exposed, ep_bytes = _ep_comm(job, hw, cal, layout, grp, tok, fwd + bwd, overlap_ep)
         scaleout += ep_bytes
-    return LayerCost(fwd=fwd, bwd=bwd, recompute=recompute, tp_fwd=tp_f, tp_bwd=tp_b, tp_recompute=tp_r,
-                     cp=cp_exposed, ep=ep_exposed, scaleout_bytes=scaleout)
+    return new_layer_cost(fwd, bwd, recompute, tp_f, tp_b, tp_r, cp_exposed, ep_exposed, scaleout)
 
 
 def _gemms(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout, moe: bool,
@@ -216,10 +220,7 @@ def _fp8_casts(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
     _, d_v = attention_dims(arch)
     attn_out = arch.heads * d_v
     qkv_out = (arch.attention_params_per_layer - attn_out * h) / h
-    if moe:
-        ffn = arch.shared_experts * arch.expert_ffn
-    else:
-        ffn = arch.ffn
+    ffn = arch.shared_experts * arch.expert_ffn if moe else arch.ffn
     mats = arch.mlp_matrices
     inputs = (2 * h if ffn else h) + attn_out + ffn                 # QKV, proj, FC1, FC2 inputs
     grads = qkv_out + h + ((mats - 1) * ffn + h if ffn else 0.0)     # their output gradients
@@ -311,8 +312,7 @@ def _cp_comm(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout, g
              tok: float, attn_f: float, attn_b: float) -> tuple[float, float]:
     """Context parallelism: (exposed seconds, scale-out bytes) of the ring exchange of K/V blocks,
     overlapped with the attention kernels."""
-    cp_exposed = 0.0
-    scaleout = 0.0
+    cp_exposed = scaleout = 0.0
     if layout.cp > 1:
         arch, t = job.arch, layout.tp
         d_qk, d_v = attention_dims(arch)

@@ -105,7 +105,8 @@ def stage_params(arch: Architecture, layout: Layout) -> tuple[float, float]:
     """
     ends = arch.embedding_params + arch.lm_head_params if layout.pp == 1 else max(
         arch.embedding_params, arch.lm_head_params)
-    return rank_params(arch, layout, Stage(0, layers_per_stage(arch.layers, layout.pp), ends, False))
+    # Stage(0, layers, ends, False), built as a tuple (about 300 a plan).
+    return rank_params(arch, layout, tuple.__new__(Stage, (0, layers_per_stage(arch.layers, layout.pp), ends, False)))
 
 
 class Stage(NamedTuple):

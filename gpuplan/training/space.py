@@ -206,10 +206,10 @@ def min_model_parallel(ev: Evaluator, zero: int | None = None) -> int | None:
     fixed = constrain(ev.framework, Fixed())
     if zero is None:
         zero = fixed.zero if fixed.zero is not None else 1
-    best = None
+    best, at_zero = None, replace(fixed, zero=zero)
     for tp in tp_candidates(ev, fixed):
         for pp in pp_candidates(ev.job.arch.layers, fixed, split=ev.job.pipeline_split):
-            if states_can_fit(ev, tp, pp, 1, 1, replace(fixed, zero=zero)):
+            if states_can_fit(ev, tp, pp, 1, 1, at_zero):
                 best = tp * pp if best is None else min(best, tp * pp)
                 break
     return best
@@ -268,8 +268,8 @@ def _fits_in_domain(ev: Evaluator, fixed: Fixed) -> bool:
                     for pp in pp_candidates(ev.job.arch.layers, fixed, every=True, split=ev.job.pipeline_split):
                         zero = zero_candidates(fixed, pp, dp * cp)[-1]
                         for rc in rcs:
-                            lay = Layout(tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, micro_batch=1, recompute=rc,
-                                         sequence_parallel=sp, zero=zero, fold_experts=fold)
+                            # Layout(tp, pp, dp, cp, ep, micro_batch=1, rc, sp, zero, fold_experts), positionally.
+                            lay = tuple.__new__(Layout, (tp, pp, dp, cp, ep, 1, 1, rc, sp, zero, 0, fold))
                             if ev.memory(lay).fits:
                                 return True
     return False
