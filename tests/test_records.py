@@ -196,7 +196,7 @@ def _post(make: object) -> type:
 def test_mutable_and_post_init_classes_like_the_standard_library(build):
     ours, theirs = build(dataclass), build(dataclasses.dataclass)
     assert "records" in ours.__eq__.__code__.co_filename  # built here
-    if not ours.__dataclass_params__.frozen:  # the standard library's __init__ code (a frozen one sets __dict__ at once)
+    if not ours.__dataclass_params__.frozen:  # the standard library's code (a frozen one sets __dict__ at once)
         assert ours.__init__.__code__.co_code == theirs.__init__.__code__.co_code
     assert str(inspect.signature(ours)) == str(inspect.signature(theirs)) and ours.__doc__ == theirs.__doc__
     assert [repr(f) for f in dataclasses.fields(ours)] == [repr(f) for f in dataclasses.fields(theirs)]

@@ -164,7 +164,7 @@ def _init(cls: type, fields: tuple[dataclasses.Field, ...], frozen: bool) -> typ
     shape (:func:`_init_code`) given this class's names (the bytecode does not depend on them, but for
     the order of the factories' cells, which the shape holds); its annotations set after."""
     defaults, cells = [], {"__dataclass_builtins_object__": object, "_HAS_DEFAULT_FACTORY": _FACTORY,
-                                "__records_set__": object.__setattr__}
+                           "__records_set__": object.__setattr__}
     for f in fields:
         if f.default_factory is not MISSING:
             cells[f"_dflt_{f.name}"] = f.default_factory
@@ -208,7 +208,8 @@ def _init_code(shape: tuple[int | None, ...], frozen: bool, post_init: bool) -> 
         else:
             lines = [f"  self._f{i}={v}" for i, v in enumerate(values)]
         lines += ["  self.__post_init__()"] if post_init else []
-        env = ["__dataclass_builtins_object__", "_HAS_DEFAULT_FACTORY", "__records_set__"] + [f"_dflt_{r:03d}" for r in shape if r is not None]
+        env = (["__dataclass_builtins_object__", "_HAS_DEFAULT_FACTORY", "__records_set__"]
+               + [f"_dflt_{r:03d}" for r in shape if r is not None])
         params = "".join(f",_f{i}" for i in range(len(shape)))
         text = f"def __create_fn__({','.join(env)}):\n def __init__(self{params}):\n{chr(10).join(lines) or '  pass'}\n return __init__"
         create = next(c for c in _compiled(text).co_consts if isinstance(c, types.CodeType))
