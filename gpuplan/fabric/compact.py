@@ -52,8 +52,11 @@ def fewest_switches(spec: ClosSpec, *, rail_planes: bool) -> ClosDesign:
                                                 layout="fat-tree")))
         except SizingError:
             continue
-    return min(candidates, key=lambda d: (switches(d), d.leaf_spine_links + d.spine_core_links,
-                                          candidates.index(d)))
+    # Ties go to the earlier candidate (min keeps the first; equal designs have equal keys): by
+    # position, not candidates.index(d), which compared d field by field with every earlier design.
+    best = min(range(len(candidates)), key=lambda k: (switches(candidates[k]),
+                                                      candidates[k].leaf_spine_links + candidates[k].spine_core_links, k))
+    return candidates[best]
 
 
 def compact_reason(design: ClosDesign, reference: ClosDesign) -> str:

@@ -15,6 +15,7 @@ from gpuplan.core.contract import (
     ServingOption,
     ServingPlan,
 )
+from gpuplan.core.memo import memo
 from gpuplan.core.numbers import num
 from gpuplan.core.units import GIB
 from gpuplan.fabric.demand import TrafficDemand
@@ -41,9 +42,25 @@ class Operating:
     prefill_in_flight: float
 
 
+#: Operating points by (the fleet's identity, demand), each entry holding its fleet (so its id is not
+#: reused while it lives): the chosen fleet's is asked for by its draft record, its plan and its
+#: final record (planning/disagg_choice.py), and the decode pool's point is a 50-step bisection.
+_OPERATING: dict[tuple[int, Demand], tuple[DisaggFleet, Operating]] = memo()
+_OPERATING_MAX = 256
+
+
 def operating(f: DisaggFleet, demand: Demand) -> Operating:
     """Each pool carries ``QPS / active workers``; TTFT = wait + prefill + KV transfer + the decode
     step in flight (a whole step at a percentile, half on average)."""
+    hit = _OPERATING.get((id(f), demand))
+    if hit is None:
+        if len(_OPERATING) >= _OPERATING_MAX:
+            _OPERATING.clear()
+        hit = _OPERATING[(id(f), demand)] = (f, _operating(f, demand))
+    return hit[1]
+
+
+def _operating(f: DisaggFleet, demand: Demand) -> Operating:
     t_kv = f.link.seconds(f.kv_bytes)
     lam_p = f.qps / f.prefill_workers
     conc, tpot = f.decode.point(f.qps / f.decode_workers, demand.decode_steps)

@@ -75,13 +75,7 @@ def budget_share(decode_tokens: float, prompt_tokens: float, prompt: int, budget
 def blend(share: float, a: StepTime, b: StepTime) -> StepTime:
     """The mean of ``share`` steps like ``a`` and ``1 - share`` like ``b``, field by field."""
     rest = 1.0 - share
-    return step_time(share * a.gemm_s + rest * b.gemm_s, share * a.attention_s + rest * b.attention_s,
-                     share * a.comm_s + rest * b.comm_s, share * a.fixed_s + rest * b.fixed_s,
-                     share * a.flops + rest * b.flops, share * a.weight_bytes + rest * b.weight_bytes,
-                     share * a.kv_bytes + rest * b.kv_bytes, share * a.activation_bytes + rest * b.activation_bytes,
-                     share * a.gemm_memory_s + rest * b.gemm_memory_s,
-                     share * a.attention_math_s + rest * b.attention_math_s,
-                     share * a.gemm_math_s + rest * b.gemm_math_s)
+    return step_time([share * x + rest * y for x, y in zip(a, b)])  # the fields in order (a named tuple)
 
 
 def budget_filled_step(replica: Replica, batch: float, mean_context: float, requests: float,

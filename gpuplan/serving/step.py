@@ -13,14 +13,16 @@ links' measured all-reduce), so every time is the same to the last bit.
 from __future__ import annotations
 
 import math
-from typing import Any
-
-from gpuplan.core.records import constructor, dataclass
+from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True)
-class StepTime:
-    """One forward step on one GPU, seconds, with its FLOPs and DRAM bytes."""
+class StepTime(NamedTuple):
+    """One forward step on one GPU, seconds, with its FLOPs and DRAM bytes.
+
+    A named tuple (as the training step's, gpuplan/training/timing.py), built by :func:`step_time`:
+    a plan builds thousands (every concurrency a search tries), and a tuple of eleven floats costs
+    about 4k instructions less to build than a frozen record's ``__dict__`` (benchmarks/README.md,
+    issue 21); the same ``repr``, equality of the same values and hash."""
 
     gemm_s: float
     attention_s: float
@@ -74,9 +76,12 @@ class StepTime:
         return max(parts, key=lambda p: parts[p])
 
 
-#: ``StepTime(...)`` with its fields set at once (the frozen dataclass's ``__init__`` sets them one
-#: by one, twice the time, and a plan builds thousands): an equal object.
-step_time = constructor(StepTime)
+_new = tuple.__new__
+
+
+def step_time(values: tuple[float, ...] | list[float]) -> StepTime:
+    """``StepTime(*values)``, the eleven fields in order, without ``StepTime.__new__``'s call by keyword."""
+    return _new(StepTime, values)
 
 
 def step_constants(r: Any) -> tuple[Any, ...]:
@@ -315,5 +320,5 @@ def replica_step(self: Any, batch: float, mean_context: float, requests: float =
             fixed_s += idle if idle > 0.0 else 0.0
         else:
             fixed_s += host
-    return step_time(gemm_s, attn_s, comm_s, fixed_s, flops + (f_decode + f_prefill), w, kv_decode + kv_prefill, act,
-                     mem_s, attn_math, layer_math + head_math + expert_math)
+    return _new(StepTime, (gemm_s, attn_s, comm_s, fixed_s, flops + (f_decode + f_prefill), w, kv_decode + kv_prefill,
+                           act, mem_s, attn_math, layer_math + head_math + expert_math))  # step_time, inlined
