@@ -261,6 +261,13 @@ def test_a_constructor_makes_the_object_init_makes():
     with pytest.raises(TypeError):
         constructor(Open)  # not frozen: its __init__ is the constructor
 
+    class New:
+        def __new__(cls, *args: object) -> object:
+            return super().__new__(cls)
+
+    with pytest.raises(TypeError):
+        constructor(dataclass(frozen=True)(type("Made", (New,), {"__annotations__": {"x": "int"}})))
+
 
 def _edge_classes(make: object) -> list[object]:
     """Classes whose build differs from a plain one's: an abstract method the dataclass implements, a

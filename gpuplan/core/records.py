@@ -260,6 +260,7 @@ def constructor(cls: type) -> typing.Callable[..., typing.Any]:
     fields = dataclasses.fields(cls)
     names = [f.name for f in fields]
     if (not cls.__dataclass_params__.frozen or hasattr(cls, "__post_init__") or "__slots__" in cls.__dict__  # type: ignore[attr-defined]
+            or any("__new__" in base.__dict__ for base in cls.__mro__[:-1])  # object.__new__ would skip it
             or not all(f.init and n.isidentifier() and not keyword.iskeyword(n) and not n.startswith("_records_")
                        for f, n in zip(fields, names))):
         raise TypeError(f"{cls.__qualname__}: a constructor is built for a plain frozen dataclass only")
