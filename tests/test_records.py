@@ -11,6 +11,7 @@ import importlib
 import inspect
 import pickle
 import pkgutil
+import re
 
 import pytest
 
@@ -259,3 +260,65 @@ def test_a_constructor_makes_the_object_init_makes():
 
     with pytest.raises(TypeError):
         constructor(Open)  # not frozen: its __init__ is the constructor
+
+    class New:
+        def __new__(cls, *args: object) -> object:
+            return super().__new__(cls)
+
+    with pytest.raises(TypeError):
+        constructor(dataclass(frozen=True)(type("Made", (New,), {"__annotations__": {"x": "int"}})))
+
+
+def _edge_classes(make: object) -> list[object]:
+    """Classes whose build differs from a plain one's: an abstract method the dataclass implements, a
+    base's field(init=False) default, a base's __new__ that sets an attribute, a base's property."""
+    import abc
+
+    class Abstract(abc.ABC):
+        @abc.abstractmethod
+        def __repr__(self) -> str: ...
+
+    class Mixin:
+        y = field(default=0, init=False)
+
+    class New:
+        def __new__(cls, *args: object, **kwargs: object) -> object:
+            obj = super().__new__(cls)
+            object.__setattr__(obj, "extra", 1)
+            return obj
+
+    class Prop:
+        @property
+        def y(self) -> int:
+            return 7
+
+        @y.setter
+        def y(self, value: int) -> None:
+            object.__setattr__(self, "_y", value)
+
+    built = []
+    for base in (Abstract, Mixin, New, Prop):
+        cls = make(frozen=True)(type("C", (base,), {"__annotations__": {"x": "int", "y": "int"},  # type: ignore[operator]
+                                                    "__module__": __name__, "y": getattr(base, "y", 0)}))
+        obj = cls(1)
+        built.append(re.sub(" at 0x[0-9a-f]+", "", str((repr(obj), inspect.signature(cls), vars(obj), obj.y))))
+    return built
+
+
+def test_bases_that_change_the_build_are_handled_like_the_standard_library():
+    assert _edge_classes(dataclass) == _edge_classes(dataclasses.dataclass)
+
+
+def test_equality_of_a_nan_field_follows_the_running_python():
+    @dataclass(frozen=True)
+    class Ours:
+        x: float
+
+    @dataclasses.dataclass(frozen=True)
+    class Theirs:
+        x: float
+
+    nan = float("nan")
+    assert (Ours(nan) == Ours(nan)) == (Theirs(nan) == Theirs(nan))  # 3.13: unequal, before: equal
+    one = Ours(nan)
+    assert one == one

@@ -7,6 +7,7 @@ from __future__ import annotations
 import abc
 import dataclasses
 import inspect
+import re
 import sys
 import types
 import typing
@@ -16,16 +17,18 @@ from dataclasses import MISSING, Field, field
 FACTORY = getattr(dataclasses, "_HAS_DEFAULT_FACTORY", None)
 #: A field proper's mark (not ClassVar, InitVar), kept by fields(); how a string annotation is read.
 _FIELD = getattr(dataclasses, "_FIELD", None)
-_FIRST_NAME = getattr(dataclasses, "_MODULE_IDENTIFIER_RE", None)
+#: The optional module and the name an annotation string starts with, as dataclasses reads it
+#: (its ``_MODULE_IDENTIFIER_RE``, 3.10-3.13): here, so no private name is needed to read one.
+_FIRST_NAME = re.compile(r'^(?:\s*(\w+)\s*\.)?\s*(\w+)')
 #: The versions whose dataclasses :func:`fields_of` reproduces (a later one builds the fields itself).
-OWN_FIELDS = (3, 10) <= sys.version_info[:2] <= (3, 13) and _FIELD is not None and _FIRST_NAME is not None
+OWN_FIELDS = (3, 10) <= sys.version_info[:2] <= (3, 13) and _FIELD is not None
 
 
 def pseudo_name(ann: str, namespace: dict[str, typing.Any]) -> bool:
     """Whether the first name of the string annotation ``ann`` is, in the class's module, a
     ``ClassVar``, ``InitVar`` or ``KW_ONLY`` under another name: the standard library reads such an
     annotation as one (it looks that name up there, with or without a module before it)."""
-    match = _FIRST_NAME.match(ann) if _FIRST_NAME is not None else None
+    match = _FIRST_NAME.match(ann)
     value = namespace.get(match.group(2)) if match else None
     return value is not None and (value is typing.ClassVar or value is dataclasses.InitVar
                                   or value is dataclasses.KW_ONLY or isinstance(value, dataclasses.InitVar)

@@ -5,7 +5,8 @@ The standard library writes each method of a dataclass as text and compiles it: 
 0.7 ms a class, and a cold recommend defines some 90 (benchmarks/README.md, issue 21). Here the
 last five are shared functions closed over the field names, doing what the generated ones do:
 
-* ``__eq__``: the same class and equal tuples of the compared fields, else ``NotImplemented``;
+* ``__eq__``: the same class and equal tuples of the compared fields (from Python 3.13: the same
+  object, or each compared field equal in turn), else ``NotImplemented``;
 * ``__hash__``: the hash of the tuple of the fields that are hashed (``hash`` or else ``compare``);
   a mutable class (``frozen=False``) has none (``None``), as the standard library sets;
 * ``__repr__``: ``Qualname(field=value!r, ...)`` over the fields shown, ``...`` when recursive;
@@ -28,13 +29,15 @@ compiled: ``__init__`` is a shared function that checks the keywords and fills t
 ``__dict__`` (also faster to call past three fields), with the standard signature and ``TypeError``
 messages. Anything else (other options, dataclass bases, ``InitVar``, ``ClassVar``, ``KW_ONLY``,
 ``init=False`` fields or a field's own ``kw_only``, a method of these names or ``__slots__`` in the class, a
-keyword-only class that is mutable or has a ``__post_init__``) is left to
+base's ``__new__``, a property or slot of a field's name, a keyword-only class that is mutable or has a
+``__post_init__``) is left to
 :func:`dataclasses.dataclass` (and after Python 3.13, the fields). tests/test_records.py compares
 both on every frozen dataclass of the package.
 """
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import inspect
 import keyword
@@ -55,6 +58,9 @@ _OWN = ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr_
 _PSEUDO = ("ClassVar", "InitVar", "KW_ONLY")
 #: The names the compiled ``__init__`` holds besides the fields' (a field may not take one).
 _ENV = ("self", "__dataclass_builtins_object__", "_HAS_DEFAULT_FACTORY", "__records_set__")
+#: Python 3.13's ``__eq__`` returns True for the same object, else compares field by field (a NaN
+#: field is unequal to itself); before, it compares tuples (whose items are equal when identical).
+_FIELDWISE_EQ = sys.version_info >= (3, 13)
 
 
 def dataclass(cls: typing.Any = None, /, *, frozen: bool = False, kw_only: bool = False,
@@ -73,8 +79,8 @@ def _plain(cls: type, kw_only: bool) -> bool:
     if (any(n in cls.__dict__ for n in _OWN) or "__slots__" in cls.__dict__  # __init__ sets __dict__
             or (kw_only and hasattr(cls, "__post_init__"))):
         return False
-    if any(hasattr(base, "__dataclass_fields__") for base in cls.__mro__[1:]):
-        return False
+    if any(hasattr(base, "__dataclass_fields__") or "__new__" in base.__dict__ for base in cls.__mro__[1:-1]):
+        return False  # a base's __new__ may fill the instance's __dict__, which a frozen __init__ replaces
     module = sys.modules.get(cls.__module__)
     for name, ann in cls.__dict__.get("__annotations__", {}).items():
         if (name in _ENV or name.startswith("_dflt_") or not isinstance(name, str) or not name.isidentifier()
@@ -86,8 +92,10 @@ def _plain(cls: type, kw_only: bool) -> bool:
         elif (ann is dataclasses.KW_ONLY or ann is dataclasses.InitVar or isinstance(ann, dataclasses.InitVar)
               or ann is typing.ClassVar or typing.get_origin(ann) is typing.ClassVar):
             return False
-        value = cls.__dict__.get(name)
+        value = getattr(cls, name, None)  # as the standard library reads a default: a base's too
         if isinstance(value, dataclasses.Field) and (not value.init or value.kw_only is not MISSING):
+            return False
+        if hasattr(type(value), "__set__"):  # a property or slot: object.__setattr__ would go through it
             return False
     return True
 
@@ -121,10 +129,25 @@ def _build(cls: type, frozen: bool, kw_only: bool) -> type:
     def __repr__(self: typing.Any) -> str:
         return self.__class__.__qualname__ + "(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in shown) + ")"
 
-    def __eq__(self: typing.Any, other: typing.Any) -> typing.Any:
-        if other.__class__ is self.__class__:
-            return compared(self) == compared(other)
-        return NotImplemented
+    if _FIELDWISE_EQ:
+        one_by_one = tuple(operator.attrgetter(f.name) for f in fields if f.compare)
+
+        def __eq__(self: typing.Any, other: typing.Any) -> typing.Any:
+            if self is other:
+                return True
+            if other.__class__ is self.__class__:
+                result = True  # self.a == other.a and self.b == other.b ..., as 3.13 compiles it
+                for get in one_by_one:
+                    result = get(self) == get(other)
+                    if not result:
+                        return result
+                return result
+            return NotImplemented
+    else:
+        def __eq__(self: typing.Any, other: typing.Any) -> typing.Any:
+            if other.__class__ is self.__class__:
+                return compared(self) == compared(other)
+            return NotImplemented
 
     def __hash__(self: typing.Any) -> int:
         return hash(hashed(self))
@@ -149,6 +172,7 @@ def _build(cls: type, frozen: bool, kw_only: bool) -> type:
     params.frozen = frozen
     if not doc:
         cls.__doc__ = doc_of(cls, fields, kw_only)
+    abc.update_abstractmethods(cls)  # last, as the standard library: the methods above may implement abstract ones
     return cls
 
 
@@ -236,6 +260,7 @@ def constructor(cls: type) -> typing.Callable[..., typing.Any]:
     fields = dataclasses.fields(cls)
     names = [f.name for f in fields]
     if (not cls.__dataclass_params__.frozen or hasattr(cls, "__post_init__") or "__slots__" in cls.__dict__  # type: ignore[attr-defined]
+            or any("__new__" in base.__dict__ for base in cls.__mro__[:-1])  # object.__new__ would skip it
             or not all(f.init and n.isidentifier() and not keyword.iskeyword(n) and not n.startswith("_records_")
                        for f, n in zip(fields, names))):
         raise TypeError(f"{cls.__qualname__}: a constructor is built for a plain frozen dataclass only")

@@ -139,7 +139,7 @@ def evaluate(replica: Replica, demand: Demand, qps: float, spare: int, pricing: 
     cap, ceiling, limit = _ceiling(replica, demand, sized)
     if ceiling is None:
         return Option(replica.gpu, replica, cap, None, limit, Miss("limit"))
-    active = max(1, math.ceil(qps / (ceiling.rate * max_load) - 1e-9))
+    active = _active_replicas(qps, ceiling.rate, max_load)
     replicas = active + spare
     fleet = fleet_cost(replica.gpu, replicas, replica.layout.gpus, pricing, cost)
     tokens_per_s = qps * demand.output_tokens
@@ -188,7 +188,7 @@ def _gpu_options(gpu: Gpu, workload: Workload, demand: Demand, k: ServingConstan
         rep, sized = entries[i]
         if least < math.inf and demand not in sized:
             # Unsized yet: its active replicas are at least those a bound of its ceiling's rate needs.
-            active = _least_active(s.qps, ceiling_rate_bound(rep, demand), s.max_load_fraction)
+            active = _active_replicas(s.qps, ceiling_rate_bound(rep, demand), s.max_load_fraction)
             if active > 1 and fleet_cost(rep.gpu, active + s.spare_replicas, rep.layout.gpus, c.pricing,
                                          cost).objective > least:  # type: ignore[operator]
                 continue
@@ -199,10 +199,10 @@ def _gpu_options(gpu: Gpu, workload: Workload, demand: Demand, k: ServingConstan
     return by_rank(options), replicas
 
 
-def _least_active(qps: float, rate_bound: float, max_load: float) -> int:
-    """The active replicas :func:`evaluate` would size at ``rate_bound`` requests/s each: no more than
-    at the ceiling's rate when that is no higher (the same monotone operations)."""
-    return max(1, math.ceil(qps / (rate_bound * max_load) - 1e-9))
+def _active_replicas(qps: float, rate: float, max_load: float) -> int:
+    """The active replicas :func:`evaluate` sizes at ``rate`` requests/s each; never more at a higher
+    rate, so those at a bound of the ceiling's rate are at most the option's (the lean sizing)."""
+    return max(1, math.ceil(qps / (rate * max_load) - 1e-9))
 
 
 def engine_gpus(workload: Workload, catalog: Catalog) -> tuple[list[str], dict[str, str]]:

@@ -323,7 +323,7 @@ def _deadline_scan(ev: Evaluator, terms: list[tuple], target: Target, level: int
 def _bracket_days(ev: Evaluator, dps: tuple[int, ...], i: int, mp: int, mb: int, bubble: float, per_day: float,
                   cost: float | None, t: float, pricing: str) -> float:
     """The least of ``t`` (the days at ``dps[i]``) and those of the next DPs costing ``cost`` too
-    (:func:`_deadline_scan`'s ``bracket``; no straggler share or sends: such a search counts none)."""
+    (:func:`_deadline_scan`'s ``bracket``), theirs without straggler share (``t`` may count it) or sends: lower."""
     batch = ev.job.batch
     host_step, host_mb = ev.host_days
     for d in dps[i + 1:]:

@@ -268,7 +268,7 @@ def _fits_in_domain(ev: Evaluator, fixed: Fixed) -> bool:
                     for pp in pp_candidates(ev.job.arch.layers, fixed, every=True, split=ev.job.pipeline_split):
                         zero = zero_candidates(fixed, pp, dp * cp)[-1]
                         for rc in rcs:
-                            # Layout(tp, pp, dp, cp, ep, micro_batch=1, rc, sp, zero, fold_experts), positionally.
+                            # Layout(tp, pp, dp, cp, ep, vp=1, micro_batch=1, rc, sp, zero, 0, fold), positionally.
                             lay = tuple.__new__(Layout, (tp, pp, dp, cp, ep, 1, 1, rc, sp, zero, 0, fold))
                             if ev.memory(lay).fits:
                                 return True
