@@ -322,3 +322,26 @@ def test_equality_of_a_nan_field_follows_the_running_python():
     assert (Ours(nan) == Ours(nan)) == (Theirs(nan) == Theirs(nan))  # 3.13: unequal, before: equal
     one = Ours(nan)
     assert one == one
+
+
+def test_a_python_whose_dataclasses_are_not_reproduced_gets_the_standard_library_class(monkeypatch):
+    import gpuplan.core.records as records
+
+    monkeypatch.setattr(records, "OWN_FIELDS", False)  # as on a Python after 3.13 (record_fields.OWN_FIELDS)
+
+    @dataclass(frozen=True)
+    class Ours:
+        x: int
+        y: list = dataclasses.field(default_factory=list)
+
+    @dataclasses.dataclass(frozen=True)
+    class Theirs:
+        x: int
+        y: list = dataclasses.field(default_factory=list)
+
+    # the standard library's own __init__ (compiled by it, not by records): same code, same signature
+    assert Ours.__init__.__code__.co_code == Theirs.__init__.__code__.co_code
+    assert str(inspect.signature(Ours)) == str(inspect.signature(Theirs))
+    assert Ours(1) == Ours(1, []) and hash(Ours(1, ())) == hash(Ours(1, ()))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Ours(1).x = 2  # type: ignore[misc]

@@ -68,7 +68,10 @@ def dataclass(cls: typing.Any = None, /, *, frozen: bool = False, kw_only: bool 
     """:func:`dataclasses.dataclass`; a plain class is built without its compilations."""
     if cls is None:
         return lambda c: dataclass(c, frozen=frozen, kw_only=kw_only, **options)
-    if options or _FACTORY is None or (kw_only and not frozen) or not _plain(cls, kw_only):
+    # Outside the versions whose dataclasses record_fields reproduces (OWN_FIELDS: 3.10 to 3.13; a
+    # later one may, for one, evaluate annotations lazily, which _plain reads), the standard library
+    # builds every class: slower to import, the same classes.
+    if not OWN_FIELDS or options or _FACTORY is None or (kw_only and not frozen) or not _plain(cls, kw_only):
         return dataclasses.dataclass(cls, frozen=frozen, kw_only=kw_only, **options)
     return _build(cls, frozen, kw_only)
 
@@ -112,13 +115,7 @@ def _tuple_of(names: tuple[str, ...]) -> typing.Callable[[typing.Any], tuple[typ
 
 def _build(cls: type, frozen: bool, kw_only: bool) -> type:
     doc = cls.__dict__.get("__doc__")
-    if OWN_FIELDS:
-        fields = fields_of(cls, kw_only)
-    else:
-        if not doc:
-            cls.__doc__ = "-"  # the standard library would describe an __init__ not yet written
-        dataclasses.dataclass(cls, init=False, repr=False, eq=False, kw_only=kw_only)  # the fields, __match_args__
-        fields = dataclasses.fields(cls)
+    fields = fields_of(cls, kw_only)  # OWN_FIELDS holds: dataclass() gives every other class to dataclasses
     names = tuple(f.name for f in fields)
     cls.__init__ = _kw_init(cls, fields) if kw_only else _init(cls, fields, frozen)  # type: ignore[misc]
     compared = _tuple_of(tuple(f.name for f in fields if f.compare))
