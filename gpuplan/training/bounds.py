@@ -60,7 +60,7 @@ def _bounds(ev: Evaluator, fixed: Fixed, target: Target, outcome: SearchOutcome,
     if target.kind == "deadline":
         if found.exact:
             return _deadline_bounds(ev, found.groups, target, GROUP, cap, straggle)
-        return _deadline_scan(ev, _group_terms(ev, found.groups), target, LOWER, cap, straggle, True, not lower)
+        return _deadline_scan(ev, _group_terms(ev, found.groups), target, LOWER, cap, straggle, True)
     if target.kind == "fastest":  # its groups' stage times are exact where not lower (found.exact)
         return _fastest_bounds(ev, found.groups, LOWER if lower else GROUP, whole=lower)
     bounded = []
@@ -84,8 +84,7 @@ def _lower_first(ev: Evaluator, target: Target) -> bool:
     (the largest DP) and the fixed-count (its one DP) keys grow with the stage time, and so does a
     deadline's (cost, days) where the cost grows with the DP: GPU-hours (cloud, unpriced) or
     servers bought one by one on whole servers. Not under a budget, nor with servers bought in
-    racks (two DPs of one rack count cost the same, the larger one with fewer days): there a
-    deadline's LOWER entry takes the least days of its price (:func:`_deadline_scan`'s ``bracket``)."""
+    racks (DPs of one price, the larger with fewer days: :func:`_deadline_scan`'s ``bracket``)."""
     if target.kind in ("fastest", "gpus"):
         return True
     if target.kind != "deadline":
@@ -165,9 +164,9 @@ def _bound_shape(ev: Evaluator, shape: Layout, scale: Scale, target: Target, lev
                  cap: float = math.inf, straggle: bool = False) -> _Bounded | None:
     """Bound of one shape's ranking key over its DP values (see the module docstring).
 
-    Deadline: (cost, days) at the smallest DP whose bound meets the deadline (a larger DP only
-    costs more). Budget: (days, 0) at the largest DP whose bound cost fits. GPU count: (step
-    seconds, 0). None when the bound already misses the target.
+    Deadline: (cost, days) at the smallest DP whose bound meets the deadline (a larger DP costs more,
+    or, racks, the same: the least days of those DPs). Budget: (days, 0) at the largest DP whose
+    bound cost fits. GPU count: (step seconds, 0). None when the bound already misses the target.
 
     ``straggle`` (deadline): the bound also counts the wait for the slowest GPU
     (timing.host_overhead), on the part of the step it bounds: the step's busy time is at least
@@ -247,12 +246,13 @@ def _terms(ev: Evaluator, shapes: Iterable[tuple[Layout, Scale]], sends: bool = 
 
 
 def _deadline_scan(ev: Evaluator, terms: list[tuple], target: Target, level: int, cap: float, straggle: bool,
-                   whole: bool, bracket: bool = False) -> list[_Bounded]:
+                   whole: bool) -> list[_Bounded]:
     """Each of ``terms`` (:func:`_terms`) at its first DP whose bound meets the deadline: (cost, days)
-    there, those within ``cap``. ``bracket`` (LOWER entries where one price buys several GPU counts,
-    racks): the least days of that DP and the larger ones of its price. The group's own key (its
-    first DP no smaller) costs more, or is at one of those DPs with days no fewer than the lower
-    bound's: the heap still meets the groups in the order of their own keys (:func:`_exact`)."""
+    there, those within ``cap``. Where one price buys several GPU counts (racks), the days are the
+    least of that DP's and the next ones' of its price (``bracket``), at every level: a shape's plan
+    (the fastest of its DPs of its least price that meet the deadline, search._evaluate_shape) costs
+    more or has no fewer days, so each level's key is at most the next one's and the plan's."""
+    bracket = not _lower_first(ev, target)
     batch = ev.job.batch
     host_step, host_mb = ev.host_days
     deadline, pricing = target.deadline_days, target.pricing

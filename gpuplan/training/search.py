@@ -57,6 +57,7 @@ from gpuplan.training.bounds import (  # noqa: F401  (re-exported)
     _bounds,
     _exact,
     _expand,
+    _lower_first,
     _refine,
     _settle,
 )
@@ -95,10 +96,11 @@ def search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: boo
 
     The result of a deadline ``D`` holds for every deadline ``D'`` from the longest time of the
     ``top`` plans found up to ``D``: each of them still meets ``D'``, and a tighter deadline only
-    removes plans, so none better appears (a shape's plan is its fewest GPUs that meet the deadline;
-    they only grow as the deadline tightens). When nothing meets ``D``, nothing meets a tighter one
-    either, and the fastest plan the message quotes does not depend on the deadline. So a sweep that
-    plans its longest deadline first (planning/sweep.py) searches once per distinct result.
+    removes plans, so none better appears (a shape's plan is the fastest of its DPs of the least
+    price that meet the deadline; that price only grows as the deadline tightens). When nothing
+    meets ``D``, nothing meets a tighter one either, and the fastest plan the message quotes does
+    not depend on the deadline. So a sweep that plans its longest deadline first
+    (planning/sweep.py) searches once per distinct result.
 
     ``cutoff`` (a deadline search for the best plan only, when planning needs only the best few
     GPU types): plans of a higher ranking cost (``inf``: none) are not wanted, so the search starts
@@ -272,7 +274,9 @@ def _with_relaxed(outcome: SearchOutcome, near: SearchOutcome) -> SearchOutcome:
 
 def _evaluate_shape(ev: Evaluator, b: _Bounded, fixed: Fixed, target: Target,
                     outcome: SearchOutcome, above: float = math.inf) -> Evaluation | None:
-    """The best DP of one shape for the target (DP values in the order the bound gives).
+    """The best DP of one shape for the target (DP values in the order the bound gives). Under a
+    deadline, the first that meets it, or where one price buys several GPU counts (servers bought
+    by the rack), the fastest of those of its price that meet it (:func:`_fastest_of_price`).
 
     ``above`` (a deadline search's incumbent cost, or its cutoff): a plan whose ranking cost
     exceeds it is not wanted (the search would drop it). Under capex that cost reads only the GPU
@@ -312,7 +316,10 @@ def _evaluate_shape(ev: Evaluator, b: _Bounded, fixed: Fixed, target: Target,
             outcome.fastest = e
         if target.kind == "deadline":
             if e.wall_days <= target.deadline_days:  # type: ignore[operator]
-                return e
+                if _lower_first(ev, target):
+                    return e
+                # Servers bought by the rack: the next DPs of its price cost the same and may be faster.
+                return _fastest_of_price(ev, e, dps[dps.index(d) + 1:], base, fixed, target, outcome)
             continue
         if target.kind == "budget":
             cost = cost_usd(ev.gpu, e.gpus, e.gpu_hours, target.pricing)
@@ -323,3 +330,22 @@ def _evaluate_shape(ev: Evaluator, b: _Bounded, fixed: Fixed, target: Target,
     return None
 
 
+def _fastest_of_price(ev: Evaluator, e: Evaluation, later: tuple[int, ...], base: Layout, fixed: Fixed,
+                      target: Target, outcome: SearchOutcome) -> Evaluation:
+    """The best ranked (least days, then layout) of ``e``, the first DP of a shape that meets a
+    deadline, and the ``later`` DPs (increasing) that cost the same (servers bought by the rack:
+    one price buys several GPU counts) and meet it too."""
+    pricing, deadline = target.pricing, target.deadline_days
+    mp = base.tp * base.pp * base.cp
+    cost = ev.cost(e.gpus, 0.0, pricing)
+    for d in later:
+        if ev.cost(mp * d, 0.0, pricing) != cost:
+            break
+        other = _best_fit(ev, base._replace(dp=d), fixed, outcome)
+        if other is None:
+            continue
+        if (other.wall_days, other.layout) < (outcome.fastest.wall_days, outcome.fastest.layout):  # type: ignore[union-attr]
+            outcome.fastest = other
+        if other.wall_days <= deadline and (other.wall_days, other.layout) < (e.wall_days, e.layout):  # type: ignore[operator]
+            e = other
+    return e
