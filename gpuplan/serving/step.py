@@ -123,8 +123,16 @@ def _dense_stream(r: Any) -> tuple[float, float] | None:
     MoE model. Every expert term of a dense step is then 0.0 and adds nothing (``x + 0.0 == x``)."""
     if r.arch.is_moe or r.expert_flops_per_token != 0.0 or not 0.0 <= r.expert_bytes_per_gpu < math.inf:
         return None
-    w, quantised = r.fixed_stream_bytes + 0.0, r.quantised_stream_bytes + 0.0
-    return w, w - quantised + quantised / r.weight_stream_factor
+    return r.fixed_stream_bytes + 0.0, expert_free_stream_bytes(r)
+
+
+def expert_free_stream_bytes(r: Any) -> float:
+    """Bytes a decode step streams for its weights other than the routed experts: the fixed stream,
+    its quantised part read at ``weight_stream_factor`` (``w - quantised + quantised / factor``, the
+    order :func:`replica_step` adds them in). A dense step's whole weight stream; an MoE step's
+    without the experts it touches (serving/step_floor.py's floor ``S``)."""
+    quantised = r.quantised_stream_bytes
+    return r.fixed_stream_bytes - quantised + quantised / r.weight_stream_factor
 
 
 def _all_to_all(r: Any) -> tuple[int, float, float | None, float, float]:

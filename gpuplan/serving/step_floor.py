@@ -26,6 +26,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from gpuplan.serving.step import expert_free_stream_bytes
+
 
 def floor_terms(replica: Any, mean_context: float) -> tuple[float, float, float, float]:
     """``(F, S, K, G)`` of the module docstring for ``replica`` (a
@@ -34,8 +36,7 @@ def floor_terms(replica: Any, mean_context: float) -> tuple[float, float, float,
     window = r.arch.sliding_window
     ctx = (window if window < mean_context else mean_context) if window else mean_context
     fixed, _, read_factor = r._per_step[:3]
-    quantised = r.quantised_stream_bytes
-    stream = (r.fixed_stream_bytes - quantised + quantised / r.weight_stream_factor) / r.bandwidth
+    stream = expert_free_stream_bytes(r) / r.bandwidth
     dp = r.layout.dp
     return (fixed, stream, ctx * r.kv_bytes_per_token * read_factor / (dp * r.attention_bandwidth),
             r.gemm_flops_per_token / (dp * r.matmul_flops_per_s))
