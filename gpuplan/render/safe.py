@@ -37,14 +37,14 @@ CODE_KEYS = frozenset({"field", "code", "part_id", "unpriced_parts", "unpowered_
 _MARKDOWN = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "[": "&#91;", "]": "&#93;", "\\": "&#92;", "|": "&#124;",
              "`": "&#96;", "@": "&#64;"}
 #: (Patterns compiled when first used: a JSON render uses neither.)
-_MARKDOWN_RE = "[&<>\\[\\]\\\\|`@]"
+_MARKDOWN_CHARS = "[&<>\\[\\]\\\\|`@]"
 _COMMAND_LINE = r"(?m)^(\s*)::"
 
 
 def md_escape(text: str) -> str:
     """Text for Markdown outside code spans: HTML and link, image, mention, table and code syntax
     become character references, which GitHub shows as the characters themselves."""
-    return re.sub(_MARKDOWN_RE, lambda m: _MARKDOWN[m.group()], text)
+    return re.sub(_MARKDOWN_CHARS, lambda m: _MARKDOWN[m.group()], text)
 
 
 def _walk(value: Any, fix: Any, key: str | None = None) -> Any:
