@@ -148,7 +148,7 @@ def read_profile(path: Path, command: str) -> str:
     with 'line 1, column 1: TOML syntax error'."""
     import json
 
-    from gpuplan.core.documents import CHECK, CLUSTER, DIFF, PLAN, PROFILE, document_kind
+    from gpuplan.core.documents import PLAN, PROFILE, document_kind
     from gpuplan.core.errors import InputError
     from gpuplan.core.io import read_text
 
@@ -158,8 +158,8 @@ def read_profile(path: Path, command: str) -> str:
             kind = document_kind(json.loads(text), toml=False)
         except (ValueError, RecursionError):
             kind = None
-        rerender = " (a saved plan is re-rendered by 'gpuplan render PLAN.json')"
-        hint = {PLAN: rerender, CHECK: "", DIFF: "", CLUSTER: ""}.get(kind or "", rerender)
+        # a plan, or JSON of no known kind, may be a plan to re-render; a check, diff or cluster is not
+        hint = " (a saved plan is re-rendered by 'gpuplan render PLAN.json')" if kind in (None, PLAN) else ""
         raise InputError(f"{kind or 'a JSON document'}, not {PROFILE}; '{command}' plans a profile{hint}",
                          file=str(path))
     return text

@@ -12,12 +12,12 @@ TRAINING_HEADERS = ["GPU", "GPUs", "nodes", "layout", "days", "MFU", "cost", "me
 TRAINING_RIGHT = {1, 2, 4, 5, 6}
 SERVING_HEADERS = ["GPU", "GPUs", "replicas", "layout", "TTFT p99 ms", "TPOT ms", "max req/s", "cost", "$/M tokens",
                    "meets target", "note"]
+SERVING_RIGHT = {1, 2, 4, 5, 6, 7, 8}
 
 
 def serving_headers(s: ServingPlan) -> list[str]:
     """SERVING_HEADERS with the $/M tokens column labelled by what it counts for this plan."""
     return [per_token_header(s) if h == "$/M tokens" else h for h in SERVING_HEADERS]
-SERVING_RIGHT = {1, 2, 4, 5, 6, 7, 8}
 
 
 def training_rows(options: Sequence[TrainingOption], pricing: str) -> list[list[str]]:

@@ -50,13 +50,14 @@ def _scaled(result: SweepResult) -> bool:
 
 
 def _rows(result: SweepResult) -> tuple[list[str], list[list[Any]]]:
-    header = list(result.fields) + (["demand_scale"] if _scaled(result) else [])
+    scaled = _scaled(result)
+    header = list(result.fields) + (["demand_scale"] if scaled else [])
     phases = phases_of(result)
     for phase in phases:  # one phase: bare labels, so the table stays narrow
         header += [f"{phase}.{label}" if len(phases) > 1 else label for label, _ in _COLUMNS[phase]]
     rows = []
     for pt in result.sweep:
-        row: list[Any] = [pt.values[f] for f in result.fields] + ([pt.demand_scale] if _scaled(result) else [])
+        row: list[Any] = [pt.values[f] for f in result.fields] + ([pt.demand_scale] if scaled else [])
         for phase in phases_of(result):
             row += [value(pt, phase, attr) for _, attr in _COLUMNS[phase]]
         rows.append(row)
