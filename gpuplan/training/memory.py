@@ -162,12 +162,10 @@ def rank_params(arch: Architecture, layout: Layout, stage: Stage) -> tuple[float
 
 
 def model_state_bytes(arch: Architecture, layout: Layout, cal: TrainingCalibration,
-                      precision: str, stage: Stage | None = None, split: str | None = None) -> tuple[float, float, float]:
-    """(weights, gradients, optimizer) bytes per GPU of ``stage`` under the byte convention and
-    ZeRO stage; left out, of the rank with the most (:func:`stage_state_bytes`)."""
-    per = stage_state_bytes(arch, layout, cal, precision, split) if stage is None else (
-        _state_bytes(arch, layout, cal, precision, stage),)
-    return max(per, key=sum)
+                      precision: str, split: str | None = None) -> tuple[float, float, float]:
+    """(weights, gradients, optimizer) bytes per GPU under the byte convention and ZeRO stage, of
+    the rank with the most (:func:`stage_state_bytes`)."""
+    return max(stage_state_bytes(arch, layout, cal, precision, split), key=sum)
 
 
 def stage_state_bytes(arch: Architecture, layout: Layout, cal: TrainingCalibration,
