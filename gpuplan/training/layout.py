@@ -151,14 +151,19 @@ def sharding(layout: Layout) -> int:
     return 1 if layout.zero == 2 and layout.pp > 1 else layout.zero
 
 
-def recomputed_fraction(layout: Layout, layers: int) -> float:
-    """Fraction of a stage's layers that are fully recomputed (0 without full recompute)."""
+def recomputed_layers(layout: Layout, layers: int) -> int:
+    """Layers of a stage of ``layers`` that are fully recomputed (Megatron-LM
+    --recompute-num-layers; 0, every layer, without a count)."""
     if layout.recompute != "full":
-        return 0.0
+        return 0
+    k = layout.recompute_layers
+    return layers if k <= 0 else min(k, layers)
+
+
+def recomputed_fraction(layout: Layout, layers: int) -> float:
+    """Fraction of the fullest stage's layers that are fully recomputed (0 without full recompute)."""
     n = layers_per_stage(layers, layout.pp)
-    if layout.recompute_layers <= 0 or layout.recompute_layers >= n:
-        return 1.0
-    return layout.recompute_layers / n
+    return recomputed_layers(layout, n) / n
 
 
 def check(layout: Layout, arch: Architecture, seq: int, batch: int, domain: int) -> str | None:

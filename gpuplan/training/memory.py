@@ -30,7 +30,7 @@ from gpuplan.core.units import GIB, dtype_bytes
 from gpuplan.model.arch import Architecture
 from gpuplan.hardware.training_calibration import TrainingCalibration
 from gpuplan.training.flops import attention_dims
-from gpuplan.training.layout import Layout, expert_tp, layers_per_stage, sharding
+from gpuplan.training.layout import Layout, expert_tp, layers_per_stage, recomputed_layers, sharding
 from gpuplan.training.stages import rank_layers
 
 #: Bytes per score-matrix element stored by materialized attention: softmax output (2),
@@ -162,12 +162,10 @@ def rank_params(arch: Architecture, layout: Layout, stage: Stage) -> tuple[float
 
 
 def model_state_bytes(arch: Architecture, layout: Layout, cal: TrainingCalibration,
-                      precision: str, stage: Stage | None = None, split: str | None = None) -> tuple[float, float, float]:
-    """(weights, gradients, optimizer) bytes per GPU of ``stage`` under the byte convention and
-    ZeRO stage; left out, of the rank with the most (:func:`stage_state_bytes`)."""
-    per = stage_state_bytes(arch, layout, cal, precision, split) if stage is None else (
-        _state_bytes(arch, layout, cal, precision, stage),)
-    return max(per, key=sum)
+                      precision: str, split: str | None = None) -> tuple[float, float, float]:
+    """(weights, gradients, optimizer) bytes per GPU under the byte convention and ZeRO stage, of
+    the rank with the most (:func:`stage_state_bytes`)."""
+    return max(stage_state_bytes(arch, layout, cal, precision, split), key=sum)
 
 
 def stage_state_bytes(arch: Architecture, layout: Layout, cal: TrainingCalibration,
@@ -276,17 +274,9 @@ def stage_activations(arch: Architecture, seq: int, batch: int, layout: Layout, 
     not, while their gradients are formed); on the rank with the loss, the fp32 logits of one
     micro-batch (Korthikanti 2022 section 4.3: 4 s b V / t)."""
     n = stage.layers
-    k = _recomputed_layers(layout, n)
+    k = recomputed_layers(layout, n)
     acts = in_flight(layout, batch, stage.rank) * (k * stored + (n - k) * full)
     return acts + _transient(arch, seq, layout, cal, full if n else 0.0, stage.logits)
-
-
-def _recomputed_layers(layout: Layout, layers: int) -> int:
-    """Layers of a stage of ``layers`` that are fully recomputed."""
-    if layout.recompute != "full":
-        return 0
-    k = layout.recompute_layers
-    return layers if k <= 0 else min(k, layers)
 
 
 def _transient(arch: Architecture, seq: int, layout: Layout, cal: TrainingCalibration, full: float,
