@@ -209,6 +209,9 @@ class Evaluator:
         key = (layout.tp, layout.cp, layout.ep, layout.micro_batch, layout.sequence_parallel, layout.recompute, fold,
                paired)
         hit = self._layers.get(key)
+        if hit is None and not self.job.arch.moe_layers:  # interleaving changes MoE layers only (ep_overlaps)
+            hit = self._layers.get((*key[:7], not paired))
+            hit = hit if hit is None else self._layers.setdefault(key, hit)
         if hit is None:
             # Layout(tp, pp=1, dp=max(ep, 1), cp, ep, micro_batch, recompute, sequence_parallel,
             # fold_experts=fold), the other fields their defaults, built positionally (hot path).
