@@ -256,10 +256,14 @@ def in_flight(layout: Layout, batch: int, rank: int = 0) -> float:
     interleaved ``2 (p - r - 1) + (v - 1) p`` warm-up chunks of ``1/v`` of the rank's layers;
     both capped by the micro-batches of the step. Rank 0 interleaved: ``p (1 + (p-1)/(p v))``
     (Korthikanti 2022 section 4.2.3)."""
-    p, v = layout.pp, layout.vp
+    p = layout.pp
+    return _held(p, layout.vp, layout.microbatches(batch) if p != 1 else 0, rank)
+
+
+def _held(p: int, v: int, m: int, rank: int) -> float:
+    """:func:`in_flight` of PP ``p``, VP ``v`` and ``m`` micro-batches a step."""
     if p == 1:
         return 1.0
-    m = layout.microbatches(batch)
     if v > 1:
         return min(m * v, 2 * (p - rank - 1) + (v - 1) * p + 1) / v
     return float(min(p - rank, m))
@@ -339,16 +343,28 @@ def peak(arch: Architecture, seq: int, batch: int, layout: Layout, cal: Training
          reserve: float = 0.0, split: str | None = None) -> Memory:
     """The :class:`Memory` of the rank of :func:`pipeline_stages` with the largest total, from each
     rank's model-state bytes (:func:`stage_state_bytes`) and the per-layer activation bytes."""
-    best: Memory | None = None
     runtime, frag = cal.runtime_overhead_gib * GIB, cal.fragmentation_fraction
+    # stage_activations and Memory.total of each rank, their expressions inlined (the hot path: a
+    # plan asks for ~1,100 peaks), and one Memory built, of the rank with the largest total.
+    p, v, full_rc = layout.pp, layout.vp, layout.recompute == "full"
+    m = layout.microbatches(batch) if p != 1 else 0
+    top = None
+    top_total = 0.0
     for st, (w, g, o) in zip(pipeline_stages(arch, layout.pp, split), states):
-        acts = stage_activations(arch, seq, batch, layout, cal, stored, full, st)
-        # Memory's fields in order: weights, gradients, optimizer, activations, overhead, capacity,
-        # reserve, rank (positionally: the search builds several per layout).
-        mem = tuple.__new__(Memory, (w, g, o, acts, runtime + frag * acts, capacity, reserve, st.rank))
-        if best is None or mem.total > best.total:
-            best = mem
-    return best  # type: ignore[return-value]
+        rank, n, _, logits = st
+        k = recomputed_layers(layout, n) if full_rc else 0
+        extra = full if n else 0.0
+        if logits:
+            extra += cal.logits_bytes_per_element * seq / layout.cp * layout.micro_batch * arch.vocab / layout.tp
+        acts = _held(p, v, m, rank) * (k * stored + (n - k) * full) + extra
+        overhead = runtime + frag * acts
+        total = w + g + o + acts + overhead
+        if top is None or total > top_total:
+            top, top_total = (w, g, o, acts, overhead, rank), total
+    w, g, o, acts, overhead, rank = top  # type: ignore[misc]
+    # Memory's fields in order: weights, gradients, optimizer, activations, overhead, capacity,
+    # reserve, rank (positionally: the search builds one per layout).
+    return tuple.__new__(Memory, (w, g, o, acts, overhead, capacity, reserve, rank))
 
 
 def activation_budget(states: tuple[tuple[float, float, float], ...], limit: float,
