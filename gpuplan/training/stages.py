@@ -16,6 +16,7 @@ import math
 import re
 from typing import get_args
 
+from gpuplan.core.memo import memo
 from gpuplan.model.profile_schema import PipelineSplit
 from gpuplan.physics.pipeline import layers_per_stage
 
@@ -61,7 +62,22 @@ def rank_layers(layers: int, pp: int, split: str | None = None, vp: int = 1) -> 
     account-for-embedding/loss split, ``(layers + counted) / pp`` per rank less one where the
     embedding (rank 0) or the loss (last rank) sits, which must divide and, interleaved, divide
     by ``vp``; else a Megatron-Core layout string (:func:`layout_layers`). ValueError when the
-    split does not apply."""
+    split does not apply. Memoised (``_RANKS``; a split that raises is not kept)."""
+    key = (layers, pp, split, vp)
+    hit = _RANKS.get(key)
+    if hit is None:
+        if len(_RANKS) >= 4096:
+            _RANKS.clear()
+        hit = _RANKS[key] = _rank_layers(layers, pp, split, vp)
+    return hit
+
+
+#: :func:`rank_layers` by its arguments (the step model asks for the slowest stage's split of every
+#: layout it times). Bounded: cleared when full.
+_RANKS: dict[tuple[int, int, str | None, int], tuple[int, ...]] = memo()
+
+
+def _rank_layers(layers: int, pp: int, split: str | None, vp: int) -> tuple[int, ...]:
     if split is None or split == "balanced":
         return tuple(stage_layers(layers, pp))
     if "|" in split:
@@ -135,3 +151,35 @@ def batch_sequences(tokens: float, seq: int) -> int:
     """
     raw = max(1.0, tokens / seq)
     return 1 << max(0, round(math.log2(raw)))
+
+
+def stage_layout(layers: int, pp: int, logits_layers: float) -> tuple[int, bool]:
+    """(layers, holds the LM head) of the slowest pipeline stage when the run states no split and
+    the tail is heavier than a layer (``logits_layers`` with multi-token-prediction modules): the
+    last stage holds k layers with it, the others split the rest, k the count that makes the
+    slowest stage fastest (the recipes' explicit layouts: Megatron-Bridge
+    recipes/deepseek/deepseek_v3.py puts 13, 5 and 1 decoder layers with the MTP module and the
+    loss on the last of 4, 8 and 16 stages of 61 layers). PP = 1: all layers and the head.
+    Without such a tail the split's own ranks decide (:func:`stated_stage`).
+    """
+    if pp == 1:
+        return layers, True
+    lo, rem = divmod(layers, pp)
+    best = (lo + logits_layers, lo, True) if not rem else (float(lo + 1), lo + 1, False)
+    for k in range(lo, -1, -1):
+        rest = -(-(layers - k) // (pp - 1))
+        last = k + logits_layers
+        cand = (last, k, True) if last > rest else (float(rest), rest, False)
+        if cand[0] < best[0] - 1e-12:
+            best = cand
+        if rest > best[0]:
+            break
+    return best[1], best[2]
+
+
+def stated_stage(per_rank: tuple[int, ...], logits_layers: float) -> tuple[int, bool]:
+    """(layers, holds the LM head) of the slowest stage of a stated split (stages.rank_layers):
+    the last rank's layers with the head (``logits_layers`` layers' worth) against the fullest
+    other rank's."""
+    rest = max(per_rank[:-1])
+    return (per_rank[-1], True) if per_rank[-1] + logits_layers > rest else (rest, False)

@@ -26,7 +26,7 @@ from gpuplan.training.layer_time import (  # noqa: F401  (re-exported)
 )
 from gpuplan.training.layout import Group, Layout, dense_layers_per_rank, groups, recomputed_fraction, sharding
 from gpuplan.training.memory import expert_dp, stage_params
-from gpuplan.training.stages import rank_layers
+from gpuplan.training.stages import rank_layers, stage_layout, stated_stage  # noqa: F401 (re-exported)
 
 
 class StepTime(NamedTuple):
@@ -59,38 +59,6 @@ class StepTime(NamedTuple):
                 + self.ep_comm + self.cp_comm + self.bubble + self.optimizer + self.host)
 
 
-def stage_layout(layers: int, pp: int, logits_layers: float) -> tuple[int, bool]:
-    """(layers, holds the LM head) of the slowest pipeline stage when the run states no split and
-    the tail is heavier than a layer (``logits_layers`` with multi-token-prediction modules): the
-    last stage holds k layers with it, the others split the rest, k the count that makes the
-    slowest stage fastest (the recipes' explicit layouts: Megatron-Bridge
-    recipes/deepseek/deepseek_v3.py puts 13, 5 and 1 decoder layers with the MTP module and the
-    loss on the last of 4, 8 and 16 stages of 61 layers). PP = 1: all layers and the head.
-    Without such a tail the split's own ranks decide (:func:`stated_stage`).
-    """
-    if pp == 1:
-        return layers, True
-    lo, rem = divmod(layers, pp)
-    best = (lo + logits_layers, lo, True) if not rem else (float(lo + 1), lo + 1, False)
-    for k in range(lo, -1, -1):
-        rest = -(-(layers - k) // (pp - 1))
-        last = k + logits_layers
-        cand = (last, k, True) if last > rest else (float(rest), rest, False)
-        if cand[0] < best[0] - 1e-12:
-            best = cand
-        if rest > best[0]:
-            break
-    return best[1], best[2]
-
-
-def stated_stage(per_rank: tuple[int, ...], logits_layers: float) -> tuple[int, bool]:
-    """(layers, holds the LM head) of the slowest stage of a stated split (stages.rank_layers):
-    the last rank's layers with the head (``logits_layers`` layers' worth) against the fullest
-    other rank's."""
-    rest = max(per_rank[:-1])
-    return (per_rank[-1], True) if per_rank[-1] + logits_layers > rest else (rest, False)
-
-
 #: LayerCost fields (and properties) that a stage averages over the model's dense / MoE mix, in
 #: the order of :func:`_layer_averages`' tuple (the indices below).
 _AVERAGED = ("fwd", "bwd", "recompute", "tp_fwd", "tp_bwd", "tp_recompute", "cp", "ep", "total", "forward_total",
@@ -110,13 +78,22 @@ def _layer_averages(dense: LayerCost, moe: LayerCost | None, n_dense: float, n_m
     key = (id(dense), id(moe), n_dense, n_moe, layers)
     hit = _AVERAGES.get(key)
     if hit is None:
-        def avg(attr: str) -> float:
-            return (n_dense * getattr(dense, attr) + n_moe * (getattr(moe, attr) if moe else 0.0)) / layers
-
+        # Each (n_dense x dense + n_moe x moe) / layers, an absent MoE cost read as 0.0.
+        ds = _fields(dense)
+        ms = _fields(moe) if moe else _ZEROS
         if len(_AVERAGES) >= 4096:
             _AVERAGES.clear()
-        hit = _AVERAGES[key] = (tuple(avg(attr) for attr in _AVERAGED), dense, moe)
+        hit = _AVERAGES[key] = (tuple([(n_dense * d + n_moe * m) / layers for d, m in zip(ds, ms)]), dense, moe)
     return hit[0]
+
+
+_ZEROS = (0.0,) * len(_AVERAGED)
+
+
+def _fields(cost: LayerCost) -> tuple[float, ...]:
+    """``cost``'s values in the order of ``_AVERAGED``."""
+    return (cost.fwd, cost.bwd, cost.recompute, cost.tp_fwd, cost.tp_bwd, cost.tp_recompute, cost.cp, cost.ep,
+            cost.total, cost.forward_total, cost.scaleout_bytes)
 
 
 def _stage_mix(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout, dense: LayerCost,
