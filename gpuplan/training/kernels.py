@@ -52,10 +52,14 @@ def _gemm_once(tokens: float, k: float, n: float, hw: Hardware, cal: TrainingCal
     weight; Megatron gradient_accumulation_fusion).
     """
     flops = 2.0 * tokens * k * n
-    b = hw.operand_bytes
-    fwd = gemm_s(flops, b * (tokens * k + k * n) + 2.0 * tokens * n, hw, cal)
-    dgrad = gemm_s(flops, b * (tokens * n + k * n) + 2.0 * tokens * k, hw, cal)
-    wgrad = gemm_s(flops, b * (tokens * k + tokens * n) + 4.0 * k * n, hw, cal)
+    if flops <= 0:
+        return 0.0, 0.0
+    # gemm_s of each of the three, their compute time (the same FLOPs) computed once.
+    ideal = flops / hw.gemm_flops
+    compute, b, bw = ideal / cal.gemm_fraction(ideal * 1e6), hw.operand_bytes, hw.mem_bw
+    fwd = compute + (b * (tokens * k + k * n) + 2.0 * tokens * n) / bw
+    dgrad = compute + (b * (tokens * n + k * n) + 2.0 * tokens * k) / bw
+    wgrad = compute + (b * (tokens * k + tokens * n) + 4.0 * k * n) / bw
     bwd = dgrad + wgrad
     return fwd, bwd
 
