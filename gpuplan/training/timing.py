@@ -150,19 +150,15 @@ def _per_microbatch(a: tuple[float, ...], n: int, head: float, frac: float,
 
 
 def _stage_parts(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout, dense: LayerCost,
-                 moe: LayerCost | None, logits: tuple[float, float] | None) -> tuple[dict[str, float], int, bool]:
-    """Seconds per micro-batch on the slowest stage by part, its layers, and whether it holds
-    the LM head (:func:`_stage_mix`)."""
+                 moe: LayerCost | None, logits: tuple[float, float] | None
+                 ) -> tuple[tuple[float, float, float, float, float], float, float, float, int]:
+    """Seconds per micro-batch on the slowest stage by part (``STAGE_PARTS``), the DP traffic's
+    overlap windows (the backward with what is recomputed, and the forward, of one micro-batch on
+    the stage), its CP/EP scale-out bytes and its layers (:func:`_stage_mix`)."""
     a, n, has_head, frac, tail, lg_compute = _stage_mix(job, hw, cal, layout, dense, moe, logits)
     head = 1.0 if has_head else 0.0
-    parts = dict(zip(STAGE_PARTS, _per_microbatch(a, n, head, frac, tail)))
-    # Overlap windows of the DP traffic: the backward (with what is recomputed) and the forward
-    # of one micro-batch on this stage.
-    parts["window_b"] = (n * (a[_BWD] + a[_TPB] + frac * (a[_RC] + a[_TPR]))
-                         + head * lg_compute * 2.0 / 3.0)
-    parts["window_f"] = n * a[_FWD_TOTAL]
-    parts["scaleout"] = n * a[_SCALEOUT]
-    return parts, n, has_head
+    window_b = n * (a[_BWD] + a[_TPB] + frac * (a[_RC] + a[_TPR])) + head * lg_compute * 2.0 / 3.0
+    return _per_microbatch(a, n, head, frac, tail), window_b, n * a[_FWD_TOTAL], n * a[_SCALEOUT], n
 
 
 STAGE_PARTS = ("compute", "recompute", "tp", "cp", "ep")
@@ -180,9 +176,8 @@ def step_time(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
               dense: LayerCost, moe: LayerCost | None, logits: tuple[float, float] | None = None) -> StepTime:
     """Assemble the step from per-layer costs (see the module docstring)."""
     arch = job.arch
-    parts, n_layers_stage, _ = _stage_parts(job, hw, cal, layout, dense, moe, logits)
-    per_mb = {k: parts[k] for k in STAGE_PARTS}
-    t_stage = sum(per_mb.values())
+    per_mb, window_b, window_f, stage_scaleout, n_layers_stage = _stage_parts(job, hw, cal, layout, dense, moe, logits)
+    t_stage = sum(per_mb)
     m = layout.microbatches(job.batch)
     p, v = layout.pp, layout.vp
     bubble = (p - 1) / v * t_stage
@@ -198,8 +193,8 @@ def step_time(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
         scaleout["pp"] = 2.0 * m * v * hop_bytes
 
     # CP / EP bytes over scale-out.
-    if parts["scaleout"]:
-        scaleout["ep" if layout.ep > 1 else "cp"] = m * parts["scaleout"]
+    if stage_scaleout:
+        scaleout["ep" if layout.ep > 1 else "cp"] = m * stage_scaleout
 
     # Data-parallel gradient sync and parameter gather.
     dense_p, expert_p = stage_params(arch, layout)
@@ -207,7 +202,6 @@ def step_time(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
     fw = cal.framework(job.framework)
     if not fw.grad_reduce_fp32:
         g_bytes = cal.activation_bytes
-    window_b, window_f = parts["window_b"], parts["window_f"]
     if not fw.dp_comm_overlap:
         # Reduced after the pipeline flush (Megatron-LM before --overlap-grad-reduce, 2023;
         # DeepSpeed's pipeline engine ReduceGrads step): nothing hides it.
@@ -225,11 +219,12 @@ def step_time(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
         owned = dense_p / (layout.dp * layout.cp) + expert_p / expert_dp(layout)
     optimizer = owned * cal.optimizer_bytes_per_param / hw.mem_bw
 
-    busy = (m * sum(per_mb.values()) + bubble + pp_exposed + dp_exposed + optimizer)
+    busy = (m * t_stage + bubble + pp_exposed + dp_exposed + optimizer)
     host = host_overhead(cal, m, layout.gpus, busy)
     # StepTime's fields in order (positionally: the search builds one per layout it evaluates).
-    return tuple.__new__(StepTime, (m * per_mb["compute"], m * per_mb["recompute"], m * per_mb["tp"], pp_exposed,
-                                    dp_exposed, m * per_mb["ep"], m * per_mb["cp"], bubble, optimizer, dp_gbit,
+    compute, recompute, tp, cp, ep = per_mb
+    return tuple.__new__(StepTime, (m * compute, m * recompute, m * tp, pp_exposed,
+                                    dp_exposed, m * ep, m * cp, bubble, optimizer, dp_gbit,
                                     scaleout, window, (m + (p - 1) / v) * t_stage, host))
 
 
@@ -302,55 +297,29 @@ def _dp_sync(layout: Layout, m: int, dense_p: float, expert_p: float, g_bytes: f
     "grad_reduce_every_bprop"); with PP it is ZeRO-1 (layout.sharding). ZeRO-3/FSDP also
     all-gathers the weights for every forward and backward (Rajbhandari et al. 2020).
     """
-    parts = [(dense_p, grp["dp"]), (expert_p, grp["edp"])]
+    parts = ((dense_p, grp["dp"]), (expert_p, grp["edp"]))
+    net = hw.net
     exposed = hidden = 0.0
-
-    up_time = all_time = 0.0
-
-    def overlap(comm: float, window: float) -> None:
-        nonlocal exposed, hidden
-        exposed += max(0.0, comm - window)
-        hidden += min(comm, window)
-
-    def total(kind: str, nbytes_per_param: float) -> tuple[float, float]:
-        nonlocal up_time, all_time
-        t = c = 0.0
-        for params, group in parts:
-            dt, dc, du = group_collective(kind, params * nbytes_per_param, group, hw.net, cal)
-            t, c = t + dt, c + dc
-            up_time, all_time = up_time + du, all_time + dt
-        return t, c
-
-    def slowdown() -> float:
-        """Compute slowdown while hidden collectives run (Calculon processor_usage, by tier)."""
-        if hidden <= 0 or all_time <= 0:
-            return 0.0
-        frac = up_time / all_time
-        return hidden * (frac * cal.overlap_slowdown_scaleup + (1 - frac) * cal.overlap_slowdown_scaleout)
-
-    def total_of(kind: str, nbytes_per_param: float, n: int) -> tuple[float, float]:
-        """One layer's share (1/n of the stage's parameters) of a collective: its seconds and bytes."""
-        t = c = 0.0
-        for params, group in parts:
-            dt, dc, _ = group_collective(kind, params / n * nbytes_per_param, group, hw.net, cal)
-            t, c = t + dt, c + dc
-        return t, c
-
     zero = sharding(layout)
     if zero == 0:
-        ar, ar_c = total("ar", g_bytes)
-        overlap(ar, window_b)
-        return exposed + slowdown(), ar_c
-    rs, rs_c = total("rs", g_bytes)
-    ag, ag_c = total("ag", w_bytes)
+        ar, ar_c, up_time, all_time = _dp_total("ar", g_bytes, parts, net, cal, 0.0, 0.0)
+        exposed += max(0.0, ar - window_b)
+        hidden += min(ar, window_b)
+        return exposed + _dp_slowdown(hidden, up_time, all_time, cal), ar_c
+    rs, rs_c, up_time, all_time = _dp_total("rs", g_bytes, parts, net, cal, 0.0, 0.0)
+    ag, ag_c, up_time, all_time = _dp_total("ag", w_bytes, parts, net, cal, up_time, all_time)
     if zero == 1:
-        overlap(rs, window_b)
-        overlap(ag, window_f)
-        return exposed + slowdown(), rs_c + ag_c
+        exposed += max(0.0, rs - window_b)
+        hidden += min(rs, window_b)
+        exposed += max(0.0, ag - window_f)
+        hidden += min(ag, window_f)
+        return exposed + _dp_slowdown(hidden, up_time, all_time, cal), rs_c + ag_c
     if zero == 2:
-        overlap(m * rs, m * window_b)
-        overlap(ag, window_f)
-        return exposed + slowdown(), m * rs_c + ag_c
+        exposed += max(0.0, m * rs - m * window_b)
+        hidden += min(m * rs, m * window_b)
+        exposed += max(0.0, ag - window_f)
+        hidden += min(ag, window_f)
+        return exposed + _dp_slowdown(hidden, up_time, all_time, cal), m * rs_c + ag_c
     # ZeRO-3 / FSDP: per micro-batch and layer, gather the layer's weights for its forward, again
     # for its backward, and reduce-scatter its gradients, each a collective of one layer's
     # parameters (at the bandwidth of that message size) prefetched under the previous layer's
@@ -358,10 +327,40 @@ def _dp_sync(layout: Layout, m: int, dense_p: float, expert_p: float, g_bytes: f
     # FSDP, section 3.3: backward/forward prefetch). With a small micro-batch a layer computes
     # for less time than its gathers take, and the rest is exposed.
     n = max(1, layers)
-    ag1, _ = total_of("ag", w_bytes, n)
-    rs1, _ = total_of("rs", g_bytes, n)
+    ag1 = _dp_layer("ag", w_bytes, n, parts, net, cal)
+    rs1 = _dp_layer("rs", g_bytes, n, parts, net, cal)
     f1, b1 = window_f / n, window_b / n
     for comm, window in ((ag1, f1), (ag1 + rs1, b1)):
         exposed += m * (comm + (n - 1) * max(0.0, comm - window))
         hidden += m * (n - 1) * min(comm, window)
-    return exposed + slowdown(), m * (2 * ag_c + rs_c)
+    return exposed + _dp_slowdown(hidden, up_time, all_time, cal), m * (2 * ag_c + rs_c)
+
+
+def _dp_total(kind: str, nbytes_per_param: float, parts: tuple[tuple[float, Group], ...], net: Network,
+              cal: TrainingCalibration, up_time: float, all_time: float) -> tuple[float, float, float, float]:
+    """(seconds, scale-out bytes) of a DP collective of ``nbytes_per_param`` over the dense and the
+    expert parameters' groups, and the running sums of its scale-up and all seconds."""
+    t = c = 0.0
+    for params, group in parts:
+        dt, dc, du = group_collective(kind, params * nbytes_per_param, group, net, cal)
+        t, c = t + dt, c + dc
+        up_time, all_time = up_time + du, all_time + dt
+    return t, c, up_time, all_time
+
+
+def _dp_layer(kind: str, nbytes_per_param: float, n: int, parts: tuple[tuple[float, Group], ...], net: Network,
+              cal: TrainingCalibration) -> float:
+    """Seconds of one layer's share (1/n of the stage's parameters) of a DP collective."""
+    t = 0.0
+    for params, group in parts:
+        t = t + group_collective(kind, params / n * nbytes_per_param, group, net, cal)[0]
+    return t
+
+
+def _dp_slowdown(hidden: float, up_time: float, all_time: float, cal: TrainingCalibration) -> float:
+    """Compute slowdown while ``hidden`` seconds of collectives run (Calculon processor_usage, by
+    tier: the scale-up share of the DP traffic's seconds)."""
+    if hidden <= 0 or all_time <= 0:
+        return 0.0
+    frac = up_time / all_time
+    return hidden * (frac * cal.overlap_slowdown_scaleup + (1 - frac) * cal.overlap_slowdown_scaleout)
