@@ -170,33 +170,32 @@ def model_state_bytes(arch: Architecture, layout: Layout, cal: TrainingCalibrati
 
 def stage_state_bytes(arch: Architecture, layout: Layout, cal: TrainingCalibration,
                       precision: str, split: str | None = None) -> tuple[tuple[float, float, float], ...]:
-    """(weights, gradients, optimizer) bytes per GPU of each of :func:`pipeline_stages`."""
-    return tuple(_state_bytes(arch, layout, cal, precision, st) for st in pipeline_stages(arch, layout.pp, split))
-
-
-def _state_bytes(arch: Architecture, layout: Layout, cal: TrainingCalibration, precision: str,
-                 stage: Stage) -> tuple[float, float, float]:
+    """(weights, gradients, optimizer) bytes per GPU of each of :func:`pipeline_stages`: each
+    rank's parameters (:func:`rank_params`, inlined) at the convention's bytes, sharded over the
+    data-parallel ranks from the ZeRO stage that shards them (what every rank shares computed once)."""
     w_b, g_b, o_b = cal.state_bytes
     if precision == "fp8":
         w_b = w_b + cal.fp8_weight_copy_bytes
-    dense, expert = rank_params(arch, layout, stage)
+    dense, expert = _layer_pair(arch)
+    tp, experts_split = layout.tp, expert_tp(layout) * layout.ep
     shard_dense = layout.dp * layout.cp
     shard_expert = expert_dp(layout)
     zero = sharding(layout)
-
-    def part(nbytes: float, stage: int) -> float:
-        if zero >= stage:
-            return nbytes * (dense / shard_dense + expert / shard_expert)
-        return nbytes * (dense + expert)
-
-    weights = part(w_b, 3)
-    grads = part(g_b, 2)
-    optim = part(o_b, 1)
+    gathered = 0.0
     if layout.zero == 3:
         # FSDP gathers the current layer and prefetches the next: two layers of 16-bit weights.
         d_layer, e_layer = layer_params(arch, arch.is_moe and arch.moe_layers > 0)
-        weights += 2 * w_b * (d_layer / layout.tp + e_layer / (layout.ep * expert_tp(layout)))
-    return weights, grads, optim
+        gathered = 2 * w_b * (d_layer / layout.tp + e_layer / (layout.ep * expert_tp(layout)))
+    out = []
+    for st in pipeline_stages(arch, layout.pp, split):
+        n = st[1]
+        d, e = (n * dense + st[2]) / tp, n * expert / experts_split
+        sharded, whole = d / shard_dense + e / shard_expert, d + e
+        weights = w_b * (sharded if zero >= 3 else whole)
+        if layout.zero == 3:
+            weights += gathered
+        out.append((weights, g_b * (sharded if zero >= 2 else whole), o_b * (sharded if zero >= 1 else whole)))
+    return tuple(out)
 
 
 # -- activations -----------------------------------------------------------------------------
