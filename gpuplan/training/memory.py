@@ -287,8 +287,13 @@ def _transient(arch: Architecture, seq: int, layout: Layout, cal: TrainingCalibr
     """One layer's activations being differentiated, and the logits of the loss on its rank."""
     extra = full
     if logits:
-        extra += cal.logits_bytes_per_element * seq / layout.cp * layout.micro_batch * arch.vocab / layout.tp
+        extra += _logits_bytes(arch, seq, layout, cal)
     return extra
+
+
+def _logits_bytes(arch: Architecture, seq: int, layout: Layout, cal: TrainingCalibration) -> float:
+    """The fp32 logits of one micro-batch on the rank with the loss (Korthikanti 2022 section 4.3)."""
+    return cal.logits_bytes_per_element * seq / layout.cp * layout.micro_batch * arch.vocab / layout.tp
 
 
 def per_layer_pair(arch: Architecture, seq: int, layout: Layout, attention: str,
@@ -321,10 +326,15 @@ def recompute_layers_to_fit(arch: Architecture, seq: int, batch: int, layout: La
     ``pair`` is :func:`per_layer_pair` when the caller has it."""
     stored, full = pair if pair is not None else _per_layer(arch, seq, layout, attention, cal)
     most = 1
-    for st, budget in zip(pipeline_stages(arch, layout.pp, split), budgets):
-        n = st.layers
-        held = in_flight(layout, batch, st.rank)
-        need = n * held * full + _transient(arch, seq, layout, cal, full if n else 0.0, st.logits) - budget
+    # in_flight and _transient of each rank inlined (as in peak).
+    p, v = layout.pp, layout.vp
+    m = layout.microbatches(batch) if p != 1 else 0
+    for (rank, n, _, logits), budget in zip(pipeline_stages(arch, layout.pp, split), budgets):
+        held = _held(p, v, m, rank)
+        extra = full if n else 0.0
+        if logits:
+            extra += _logits_bytes(arch, seq, layout, cal)
+        need = n * held * full + extra - budget
         if need <= 0:
             continue
         saving = held * (full - stored)
@@ -354,7 +364,7 @@ def peak(arch: Architecture, seq: int, batch: int, layout: Layout, cal: Training
         k = recomputed_layers(layout, n) if full_rc else 0
         extra = full if n else 0.0
         if logits:
-            extra += cal.logits_bytes_per_element * seq / layout.cp * layout.micro_batch * arch.vocab / layout.tp
+            extra += _logits_bytes(arch, seq, layout, cal)
         acts = _held(p, v, m, rank) * (k * stored + (n - k) * full) + extra
         overhead = runtime + frag * acts
         total = w + g + o + acts + overhead
