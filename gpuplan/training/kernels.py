@@ -29,7 +29,10 @@ def gemm_s(flops: float, nbytes: float, hw: Hardware, cal: TrainingCalibration) 
 
 
 #: GEMM times by shape and hardware and calibration identity (held in the entry, so their ids stay
-#: theirs): the layer costs of a search share most of their GEMMs. Bounded: cleared when full.
+#: theirs), for the LM head (layer_time.logits_cost: its (micro-batch, CP) pairs of the same tokens
+#: share it). A layer's GEMMs are memoised with its tokens (layer_time._tokens_part), after which
+#: this memo's lookups cost more than its few hits (callgrind: 5.2 M of a cold recommend). Bounded:
+#: cleared when full.
 _GEMMS: dict[tuple[float, float, float, int, int], tuple[tuple[float, float], Hardware, TrainingCalibration]] = memo()
 
 
@@ -81,7 +84,7 @@ def _gemms(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout, moe
     sp = layout.sequence_parallel
     out_params = a * d_v * h
     qkv_params = arch.attention_params_per_layer - out_params
-    g = _add(_gemm(tok, h, qkv_params / h / t, hw, cal), _gemm(tok, a * d_v / t, h, hw, cal))
+    g = _add(_gemm_once(tok, h, qkv_params / h / t, hw, cal), _gemm_once(tok, a * d_v / t, h, hw, cal))
     mats = arch.mlp_matrices
     if moe:
         k, e_ffn = arch.active_experts, arch.expert_ffn
@@ -91,19 +94,19 @@ def _gemms(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout, moe
         e_t = expert_tp(layout)
         moe_tok = tok * e_t / t
         per_expert_tok = moe_tok * k * layout.ep / arch.experts
-        g = _add(g, _gemm(tok / (t if sp else 1), h, arch.experts, hw.sixteen_bit(), cal))  # router
-        loop = _add(_gemm(per_expert_tok, h, (mats - 1) * e_ffn / e_t, hw, cal),
-                    _gemm(per_expert_tok, e_ffn / e_t, h, hw, cal))
+        g = _add(g, _gemm_once(tok / (t if sp else 1), h, arch.experts, hw.sixteen_bit(), cal))  # router
+        loop = _add(_gemm_once(per_expert_tok, h, (mats - 1) * e_ffn / e_t, hw, cal),
+                    _gemm_once(per_expert_tok, e_ffn / e_t, h, hw, cal))
         loop = (loop[0] * local_experts, loop[1] * local_experts)
         g = _add(g, loop)
         if arch.shared_experts:
             s_ffn = arch.shared_experts * e_ffn
-            g = _add(g, _gemm(tok, h, (mats - 1) * s_ffn / t, hw, cal))
-            g = _add(g, _gemm(tok, s_ffn / t, h, hw, cal))
+            g = _add(g, _gemm_once(tok, h, (mats - 1) * s_ffn / t, hw, cal))
+            g = _add(g, _gemm_once(tok, s_ffn / t, h, hw, cal))
         act_elems = tok * (k * e_ffn + arch.shared_experts * e_ffn) / t
     else:
-        g = _add(g, _gemm(tok, h, (mats - 1) * arch.ffn / t, hw, cal))
-        g = _add(g, _gemm(tok, arch.ffn / t, h, hw, cal))
+        g = _add(g, _gemm_once(tok, h, (mats - 1) * arch.ffn / t, hw, cal))
+        g = _add(g, _gemm_once(tok, arch.ffn / t, h, hw, cal))
         act_elems = tok * arch.ffn / t
         loop = (0.0, 0.0)
     return g, act_elems, loop
