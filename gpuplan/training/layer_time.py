@@ -81,10 +81,10 @@ def layer_cost(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
 
     fwd = g[0] + attn_f + soft_f + ew_f + gap
     bwd = g[1] + attn_b + soft_b + ew_b + 2.0 * gap
-    fw = cal.framework(job.framework)
     overlap_ep = False
     if moe:
         from gpuplan.training import moe as moe_exec  # MoE layers only: a dense plan never loads it
+        fw = cal.framework(job.framework)
         dispatch = moe_exec.dispatcher(job.moe_dispatcher, fw, hw.domain, hw.gpu.gpus_per_node)
         overlap_ep = layout.ep > 1 and ep_overlaps(fw, layout, interleaved, dispatch)
         # Token permutation traffic and the exposed host time of the expert loop (moe.py).
