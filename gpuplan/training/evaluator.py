@@ -224,7 +224,8 @@ class Evaluator:
         return hit
 
     def logits(self, layout: Layout) -> tuple[float, float]:
-        key = (layout.tp, layout.cp, layout.micro_batch, layout.sequence_parallel)
+        # logits_cost reads the micro-batch and CP only through its tokens (as logits_cost forms them).
+        key = (layout.micro_batch * self.job.seq / layout.cp, layout.tp, layout.sequence_parallel)
         hit = self._logits.get(key)
         if hit is None:
             hit = self._logits[key] = logits_cost(self.job, self.hw, self.cal, layout)
