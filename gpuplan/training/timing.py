@@ -342,7 +342,10 @@ def _dp_total(kind: str, nbytes_per_param: float, parts: tuple[tuple[float, Grou
     expert parameters' groups, and the running sums of its scale-up and all seconds."""
     t = c = 0.0
     for params, group in parts:
-        dt, dc, du = group_collective(kind, params * nbytes_per_param, group, net, cal)
+        size = params * nbytes_per_param
+        if size <= 0:
+            continue  # no bytes: (0.0, 0.0, 0.0) (groupcomm), and adding 0.0 to these sums changes none
+        dt, dc, du = group_collective(kind, size, group, net, cal)
         t, c = t + dt, c + dc
         up_time, all_time = up_time + du, all_time + dt
     return t, c, up_time, all_time
