@@ -98,7 +98,7 @@ def budget_filled_step(replica: Replica, batch: float, mean_context: float, requ
     pf = requests * prompt
     if eng is None or pf <= 0.0:
         return replica_step(replica, batch, mean_context, requests, prompt), None
-    share, piece = budget_share(batch, pf, prompt, eng.features.max_step_tokens)
+    share, piece = budget_share(batch, pf, prompt, replica.step_budget)
     a = replica_step(replica, batch, mean_context, piece / prompt, prompt)
     if share >= 1.0:
         return a, a
