@@ -29,6 +29,7 @@ Rules (docs/fabric-model.md, "Optics and cables"):
 from __future__ import annotations
 
 import math
+from gpuplan.core.memo import memo
 from gpuplan.core.records import dataclass
 from typing import Literal
 
@@ -171,13 +172,39 @@ def _rank(o: Optic) -> tuple:
     return (o.reach_m, o.price_usd is None, o.price_usd or 0.0, o.id)
 
 
+#: The picks of :func:`pick_module`, :func:`pick_cable` and :func:`pick_fiber` by (catalog, what is
+#: asked): each scans the catalog's optics (pydantic models, ~0.7k instructions a field read) and
+#: sorts them, and a plan's bills ask the same few a dozen times (32 picks, 8 distinct, default
+#: profile). The arguments enter only comparisons, so equal arguments pick the same part; the
+#: catalog is keyed by identity and held in the entry, so its id is not reused while it lives. Bounded.
+_PICKS: dict[tuple[object, ...], tuple[Catalog, object]] = memo()
+
+
+def _picked(key: tuple[object, ...], catalog: Catalog, pick):  # type: ignore[no-untyped-def]
+    """``pick()``, memoised in :data:`_PICKS` under ``(id(catalog), *key)``."""
+    full = (id(catalog), *key)
+    hit = _PICKS.get(full)
+    if hit is None:
+        if len(_PICKS) >= 256:
+            _PICKS.clear()
+        hit = _PICKS[full] = (catalog, pick())
+    return hit[1]
+
+
 def pick_module(catalog: Catalog, end: Literal["switch", "node"], link_gbit: float, lpm: int,
                 reach_m: float) -> tuple[Optic | None, str]:
     """The transceiver for one end of a link tier; a note when a stand-in part is used.
 
     When the catalog has no node-side twin-port module, the switch-side one stands in: the
     DGX's flat-top twin-port OSFP has the same optics (RA-11333-001 Table 8 lists both).
+    Memoised (:data:`_PICKS`).
     """
+    return _picked(("module", end, link_gbit, lpm, reach_m), catalog,
+                   lambda: _pick_module(catalog, end, link_gbit, lpm, reach_m))
+
+
+def _pick_module(catalog: Catalog, end: Literal["switch", "node"], link_gbit: float, lpm: int,
+                 reach_m: float) -> tuple[Optic | None, str]:
     def fits(o: Optic, ends: tuple[str, ...]) -> bool:
         return (o.kind == "transceiver" and o.end in ends and o.links_per_module == lpm
                 and abs(o.gbit / o.links_per_module - link_gbit) < 1e-6 and o.reach_m >= reach_m)
@@ -193,6 +220,12 @@ def pick_module(catalog: Catalog, end: Literal["switch", "node"], link_gbit: flo
 
 
 def pick_cable(catalog: Catalog, kind: Literal["dac", "aoc"], link_gbit: float, reach_m: float) -> Optic | None:
+    """The cheapest adequate copper or active cable (memoised, :data:`_PICKS`)."""
+    return _picked(("cable", kind, link_gbit, reach_m), catalog,
+                   lambda: _pick_cable(catalog, kind, link_gbit, reach_m))
+
+
+def _pick_cable(catalog: Catalog, kind: Literal["dac", "aoc"], link_gbit: float, reach_m: float) -> Optic | None:
     found = sorted((o for o in catalog.optics.values() if o.kind == kind and abs(o.gbit - link_gbit) < 1e-6
                     and o.links_per_module == 1 and o.reach_m >= reach_m), key=_rank)
     return found[0] if found else None
@@ -200,7 +233,12 @@ def pick_cable(catalog: Catalog, kind: Literal["dac", "aoc"], link_gbit: float, 
 
 def pick_fiber(catalog: Catalog, reach_m: float, mode: str | None = None) -> Optic | None:
     """The cheapest fibre cable that reaches ``reach_m`` and, when given, is of the ``mode`` the
-    link's transceivers need (an SR module on single-mode fibre does not link up)."""
+    link's transceivers need (an SR module on single-mode fibre does not link up; memoised,
+    :data:`_PICKS`)."""
+    return _picked(("fiber", reach_m, mode), catalog, lambda: _pick_fiber(catalog, reach_m, mode))
+
+
+def _pick_fiber(catalog: Catalog, reach_m: float, mode: str | None = None) -> Optic | None:
     found = sorted((o for o in catalog.optics.values() if o.kind == "fiber" and o.reach_m >= reach_m
                     and (mode is None or o.fiber_mode == mode)), key=_rank)
     return found[0] if found else None

@@ -71,8 +71,8 @@ def _tail_decay_rate(lam: float, service_s: float, scv: float) -> float:
         expm1, exp = math.expm1, math.exp
         # abs() and max() spelled out (the same values for every float, NaN included): ~17 steps a root.
         for _ in range(200):
-            dg = rho * exp(x) - 1
-            if dg <= 0:
+            dg = rho * exp(x) - 1.0  # float constants: CPython's float-only fast paths (1.0 == 1)
+            if dg <= 0.0:
                 break
             step = (rho * expm1(x) - x) / dg
             x -= step

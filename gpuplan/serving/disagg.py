@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from gpuplan.core.records import constructor, dataclass
+from gpuplan.core.records import cached_property, constructor, dataclass
 
 from gpuplan.physics.kv_cache import kv_bytes_per_token
 from gpuplan.physics.queueing import wait_s
@@ -92,11 +92,17 @@ class PrefillWorker:
     latency_s: float
     service_s: float
 
+    @cached_property
+    def scv(self) -> float:
+        """The prefill service's squared coefficient of variation, read once (the serving constants
+        are pydantic models, whose attribute reads CPython does not specialise; a rate's bisection
+        asks 50 times)."""
+        return self.replica.k.queueing.prefill_service_scv
+
     def ttft_s(self, lam: float, demand: Demand, extra_s: float, stat: str | None = None) -> float:
         """TTFT at ``lam`` requests/s: the wait at ``stat`` (default: the profile's percentile) +
         prefill + ``extra_s`` (KV transfer and the decode step in flight)."""
-        k = self.replica.k.queueing
-        wait = wait_s(lam, self.service_s, stat or demand.percentile, k.prefill_service_scv)
+        wait = wait_s(lam, self.service_s, stat or demand.percentile, self.scv)
         return wait + self.latency_s + extra_s
 
     def rate(self, demand: Demand, extra_s: float) -> float:

@@ -47,7 +47,7 @@ from gpuplan.serving.disagg import (
     request_kv_bytes,
     scaleout_link,
 )
-from gpuplan.serving.fleet import FleetCost, domain_fleet, fleet_cost, sum_fleets
+from gpuplan.serving.fleet import FleetCost, domain_fleet, fleet_cost, gpu_terms, sum_fleets
 from gpuplan.serving.lazy_order import LazyOrder
 from gpuplan.serving.model import Replica
 
@@ -195,9 +195,10 @@ class _Search:
         """A lower bound of the cost of one GPU in the metric (whole servers and instances only add)."""
         if self.by_gpus:
             return 1.0
+        _, per_node, _, price, rate, _ = gpu_terms(gpu)  # the catalog's figures, read once a GPU
         if self.pricing == "cloud":
-            return gpu.cloud_usd_per_gpu_hour if gpu.cloud_usd_per_gpu_hour is not None else math.inf
-        return gpu.node_price_usd / gpu.gpus_per_node if gpu.node_price_usd is not None else math.inf
+            return rate if rate is not None else math.inf
+        return price / per_node if price is not None else math.inf
 
     def lower_bound(self, w: Replica, rate: float) -> float:
         """Workers of ``w`` at ``rate`` or faster, and the spares (a spare group holds one at least)."""

@@ -25,7 +25,9 @@ from __future__ import annotations
 import math
 
 from gpuplan.serving.model import Replica, StepTime
-from gpuplan.serving.step import replica_step, step_time
+from gpuplan.serving.step import replica_step
+
+_new = tuple.__new__
 
 
 def engine_max_sequences(replica: Replica, prompt: int, output: int) -> int:
@@ -73,9 +75,17 @@ def budget_share(decode_tokens: float, prompt_tokens: float, prompt: int, budget
 
 
 def blend(share: float, a: StepTime, b: StepTime) -> StepTime:
-    """The mean of ``share`` steps like ``a`` and ``1 - share`` like ``b``, field by field."""
+    """The mean of ``share`` steps like ``a`` and ``1 - share`` like ``b``, field by field
+    (``share * x + rest * y`` of each of the eleven fields, in order). Written out field by field:
+    a capacity search blends ~1,300 steps a plan, and the comprehension over ``zip`` cost ~14k
+    instructions a blend against ~4k (benchmarks/README.md, issue 21)."""
     rest = 1.0 - share
-    return step_time([share * x + rest * y for x, y in zip(a, b)])  # the fields in order (a named tuple)
+    a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10 = a
+    b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10 = b
+    return _new(StepTime, (share * a0 + rest * b0, share * a1 + rest * b1, share * a2 + rest * b2,
+                           share * a3 + rest * b3, share * a4 + rest * b4, share * a5 + rest * b5,
+                           share * a6 + rest * b6, share * a7 + rest * b7, share * a8 + rest * b8,
+                           share * a9 + rest * b9, share * a10 + rest * b10))
 
 
 def budget_filled_step(replica: Replica, batch: float, mean_context: float, requests: float,
@@ -88,7 +98,7 @@ def budget_filled_step(replica: Replica, batch: float, mean_context: float, requ
     pf = requests * prompt
     if eng is None or pf <= 0.0:
         return replica_step(replica, batch, mean_context, requests, prompt), None
-    share, piece = budget_share(batch, pf, prompt, eng.features.max_step_tokens)
+    share, piece = budget_share(batch, pf, prompt, replica.step_budget)
     a = replica_step(replica, batch, mean_context, piece / prompt, prompt)
     if share >= 1.0:
         return a, a

@@ -175,6 +175,13 @@ class Replica:
         stage = layers_per_stage(a.layers, self.layout.pp) / a.layers
         return eng.eager_s(ops * stage, self.gpu.host_cpu_max_ghz)
 
+    @cached_property
+    def step_budget(self) -> int:
+        """The engine's step token budget (``max_step_tokens``; 0 without an engine), read once: the
+        engine's features are a pydantic model, whose attribute reads CPython does not specialise,
+        and a capacity search fills ~1,400 steps up to the budget (serving/mixed.py)."""
+        return self.engine.features.max_step_tokens if self.engine is not None else 0
+
     #: One engine step (gpuplan/serving/step.py: the formulas written out over these constants).
     step = replica_step
     _step_constants = cached_property(step_constants)

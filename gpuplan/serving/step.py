@@ -7,7 +7,10 @@ constants, gathered once per replica (:func:`step_constants`): the same operatio
 order as the small functions it inlines (:func:`~gpuplan.physics.roofline.gemm_time_s`,
 :func:`~gpuplan.serving.shapes.expected_experts_touched`, :func:`~gpuplan.physics.kv_cache.cached_tokens`,
 :func:`~gpuplan.serving.shapes.causal_pairs`, the engine's ``graph_tokens`` and ``host_s``, the
-links' measured all-reduce), so every time is the same to the last bit.
+links' measured all-reduce), so every time is the same to the last bit. The integer counts that
+multiply floats (all-reduces, hidden size) are kept as floats and floats are compared with ``0.0``:
+CPython 3.11's fast paths take two floats only, and an integer below 2**53 is the same double
+either way.
 """
 
 from __future__ import annotations
@@ -108,7 +111,7 @@ def step_constants(r: Any) -> tuple[Any, ...]:
         r.activation_bytes_per_token, r.weight_stream_factor, r.elementwise_bytes_per_token, r.lm_head_flops_per_s,
         r.head_stream_bytes / r.bandwidth, r.matmul_flops_per_s, k.gemm_knee_exponent, 1.0 / k.gemm_knee_exponent,
         # the collectives
-        n_ar, a.hidden, k.activation_bytes, lay.tp, custom, (*terms[0], terms[1:]) if terms else None, ring,
+        float(n_ar), float(a.hidden), k.activation_bytes, lay.tp, custom, (*terms[0], terms[1:]) if terms else None, ring,
         _all_to_all(r) if lay.ep > 1 and a.moe_layers > 0 else None, _handoffs(r) if lay.pp > 1 else None,
         # the MoE modules (serving/moe.py moe_module_s): per-expert time, per-element times
         (k.moe.expert_us + (k.moe.expert_block_scaled_us if r.path.math == "fp4" else 0.0), k.moe.copy_ps_per_element,
@@ -228,10 +231,10 @@ def replica_step(self: Any, batch: float, mean_context: float, requests: float =
                                   + touched / ep * per_expert_us * 1e-6)
     hi = layer_mem if layer_mem > layer_math else layer_math
     lo = layer_mem if layer_mem < layer_math else layer_math
-    gemm_s = 0.0 if hi <= 0 else hi * (1.0 + (lo / hi) ** knee) ** inv_knee
+    gemm_s = 0.0 if hi <= 0.0 else hi * (1.0 + (lo / hi) ** knee) ** inv_knee
     hi = head_mem if head_mem > head_math else head_math
     lo = head_mem if head_mem < head_math else head_math
-    gemm_s = gemm_s + (0.0 if hi <= 0 else hi * (1.0 + (lo / hi) ** knee) ** inv_knee)
+    gemm_s = gemm_s + (0.0 if hi <= 0.0 else hi * (1.0 + (lo / hi) ** knee) ** inv_knee)
     if dense is None:
         gemm_s = gemm_s + expert_math + expert_mem + elementwise_s + moe_s
     else:
@@ -266,7 +269,7 @@ def replica_step(self: Any, batch: float, mean_context: float, requests: float =
     # -- collectives (Replica._comm_s and _handoffs_s; none without a TP, EP or PP group) -------------
     if talks:
         size = local * hidden * act_bytes
-        if tp <= 1 or size <= 0:
+        if tp <= 1 or size <= 0.0:
             reduce_s = 0.0
         elif terms is not None:  # Links.all_reduce_s: the fastest measured algorithm, as min() keeps it
             fixed, moved, rate, others = terms
@@ -300,7 +303,7 @@ def replica_step(self: Any, batch: float, mean_context: float, requests: float =
             comm_s = comm_s + 0.0
         else:  # Links.handoff_s of each hand-off: p2p_s + launch (0 for nothing sent, inf without a tier)
             near, near_rate, near_s, far, far_rate, far_s, launch = handoffs
-            if size <= 0:
+            if size <= 0.0:
                 t = 0.0
             else:
                 t = (near * (size / near_rate + near_s + launch if near_rate is not None else math.inf)
@@ -318,7 +321,7 @@ def replica_step(self: Any, batch: float, mean_context: float, requests: float =
         # Per-request host work of one executor (one per attention data-parallel rank): hidden
         # under the GPU step with the overlap scheduler, added to it without (Engine.host_s).
         sequences = local_b + local_req
-        host = 0.0 if host_us <= 0 or sequences <= 0 else sequences * host_us * 1e-6 * host_ref / host_den
+        host = 0.0 if host_us <= 0.0 or sequences <= 0.0 else sequences * host_us * 1e-6 * host_ref / host_den
         if requests > 0.0:
             # The CUDA graph covers decode-only steps alone: this step's ops launch from Python.
             host += self.eager_prompt_s
