@@ -235,13 +235,13 @@ def _terms(ev: Evaluator, shapes: Iterable[tuple[Layout, Scale]], sends: bool = 
     good, goodput = ev._good, ev.goodput
     out = []
     for shape, (stage, dps, mp) in shapes:
-        bubble = (shape.pp - 1) / shape.vp
+        pp = shape[1]  # the Layout's fields by index (a named tuple's attribute loads are slower)
+        bubble = (pp - 1) / shape[5]
         per_day = steps * stage / 86400.0
         n = mp * dps[0]
-        gp = good.get(n)
-        g = (gp if gp is not None else goodput(n)).fraction
-        out.append((shape, dps, mp, shape.micro_batch, bubble, per_day, per_day * bubble, per_day + host_mb, g,
-                    sends and shape.pp > 1))
+        g = (good.get(n) or goodput(n)).fraction
+        out.append((shape, dps, mp, shape[6], bubble, per_day, per_day * bubble, per_day + host_mb, g,
+                    sends and pp > 1))
     return out
 
 
@@ -354,13 +354,13 @@ def _lags(sigma: float) -> dict[int, float]:
 def _send_days(ev: Evaluator, shape: Layout, dp: int) -> float:
     """Days of pipeline sends over the run of one VP's shape at ``dp`` (timing.pipeline_sends_s),
     memoised on the Evaluator's shared parts."""
-    key = (shape.tp, shape.pp, shape.cp, shape.vp, shape.micro_batch, dp)
+    key = (shape[0], shape[1], shape[3], shape[5], shape[6], dp)  # TP, PP, CP, VP, micro-batch (by index: faster)
     memo = ev._sends
     hit = memo.get(key)
     if hit is None:
         if len(memo) >= MEMO_ENTRIES:
             memo.clear()
-        lay = tuple.__new__(Layout, (shape.tp, shape.pp, dp, *shape[3:]))
+        lay = tuple.__new__(Layout, (shape[0], shape[1], dp, *shape[3:]))
         seconds, _ = pipeline_sends_s(ev.job, ev.hw, ev.cal, lay, lay.microbatches(ev.job.batch))
         hit = memo[key] = ev.steps * seconds / 86400.0
     return hit
@@ -370,18 +370,18 @@ def _fastest_bounds(ev: Evaluator, shapes: Iterable[tuple[Layout, Scale]], level
                     whole: bool = False) -> list[_Bounded]:
     """:func:`_bound_shape` of the fastest target for each of ``shapes``: the days at the largest
     DP. ``whole``: each entry keeps the DP values of its scale (a LOWER entry, :func:`_exact`)."""
-    batch, steps, goodput = ev.job.batch, ev.steps, ev.goodput
+    batch, steps, goodput, good = ev.job.batch, ev.steps, ev.goodput, ev._good
     host_step, host_mb = ev.host_days
     out = []
     for shape, (stage, dps, mp) in shapes:
-        mb = shape.micro_batch
-        bubble = (shape.pp - 1) / shape.vp
+        mb = shape[6]  # the Layout's micro-batch, PP and VP by index (faster than a named tuple's attributes)
+        bubble = (shape[1] - 1) / shape[5]
         per_day = steps * stage / 86400.0
         d = dps[-1]
         m = batch / (d * mb)
-        days = (per_day * (m + bubble) + host_mb * m + host_step) / goodput(mp * d).fraction
-        kept = dps if whole else tuple(reversed(dps))
-        out.append(tuple.__new__(_Bounded, ((days, 0.0), shape, kept, level)))
+        gp = good.get(mp * d) or goodput(mp * d)  # ev.goodput's memo read first
+        days = (per_day * (m + bubble) + host_mb * m + host_step) / gp.fraction
+        out.append(tuple.__new__(_Bounded, ((days, 0.0), shape, dps if whole else tuple(reversed(dps)), level)))
     return out
 
 

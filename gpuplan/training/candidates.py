@@ -29,8 +29,9 @@ from gpuplan.training.search import (
     search,
 )
 from gpuplan.training.framework import constrain
-from gpuplan.training.groups import space_thinned
-from gpuplan.training.space import fits_in_domain
+from gpuplan.training.fit import _best_fit
+from gpuplan.training.groups import _axes, space_thinned
+from gpuplan.training.space import dp_candidates, fits_in_domain, states_can_fit, vp_candidates
 from gpuplan.training.sizing import BATCH_TIME_TOLERANCE, batch_options, fixed_count_dps, nearest_counts
 from gpuplan.training.timing import Job
 
@@ -181,6 +182,30 @@ def meets_somewhere(ev: Evaluator, target: Target, max_groups: int) -> bool:
             found = search(ev, Fixed(), fastest, top=1, relax=False, limit=evaluations, max_groups=max_groups)
         if found.best and found.best[0].wall_days <= target.deadline_days:  # type: ignore[operator]
             return True
+    return False
+
+
+def meets_with(ev: Evaluator, target: Target, max_groups: int, layouts: tuple[Layout, ...]) -> bool:
+    """Whether one of ``layouts`` (other GPU types' plans), as a shape of this GPU type's space at
+    its largest DP, fits and meets ``target.deadline_days``: a proof as :func:`meets_somewhere`'s
+    (a (shape, DP) of the deadline search's space, fitted by the same function; that search is
+    exhaustive, so it finds a plan), for one fit where it holds. False says nothing."""
+    fixed = constrain(ev.framework, Fixed())
+    axes, _ = _axes(ev, fixed, target, max_groups)
+    rc, fold, outcome = fixed.recompute or "none", fixed.fold_experts, SearchOutcome(max_groups=max_groups)
+    for lay in layouts:
+        tp, pp, cp, ep, vp, mb = lay.tp, lay.pp, lay.cp, lay.ep, lay.vp, lay.micro_batch
+        if not (tp in axes["tp"] and pp in axes["pp"] and cp in axes["cp"] and ep in axes["ep"] and mb in axes["mb"]
+                and vp in vp_candidates(ev.job.arch.layers, pp, fixed) and states_can_fit(ev, tp, pp, cp, ep, fixed)):
+            continue  # not a shape of this space (groups._enumerate, bounds._vp_shapes)
+        # Its largest DP that leaves interleaving the PP micro-batches it needs (layout.check).
+        dps = [d for d in dp_candidates(ev, fixed, target, tp * pp * cp, mb, ep, cp, tp)
+               if vp == 1 or ev.job.batch // (d * mb) >= pp]
+        if dps:
+            sp = fixed.sequence_parallel if fixed.sequence_parallel is not None else tp > 1
+            e = _best_fit(ev, Layout(tp, pp, dps[-1], cp, ep, vp, mb, rc, sp, 1, 0, fold), fixed, outcome)
+            if e is not None and e.wall_days <= target.deadline_days:  # type: ignore[operator]
+                return True
     return False
 
 

@@ -24,6 +24,7 @@ from gpuplan.training.space import (
     dp_candidates,
     ep_candidates,
     mb_candidates,
+    most_sharded,
     pp_candidates,
     states_can_fit,
     tp_candidates,
@@ -102,63 +103,89 @@ def _enumerate(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> 
     axes, thinned = _axes(ev, fixed, target, max_groups)
     interleaved = _interleaved(ev, axes)
     exact = exact_stages(ev)
-    rc, fold = fixed.recompute or "none", fixed.fold_experts
     out: list[tuple[Layout, Scale]] = []
-    # The (micro-batch, DP values) of a model parallelism, CP and EP (and TP, which folded experts
-    # read): several (TP, PP) share an MP, and the GPU types of a server size share them all.
-    rows_of = _shared_rows(ev, fixed, target, axes["mb"])
     new, append, margin, n_layers = tuple.__new__, out.append, FLOOR_MARGIN, arch.layers
-    for tp in axes["tp"]:
-        sp = fixed.sequence_parallel if fixed.sequence_parallel is not None else tp > 1
-        for cp in axes["cp"]:
-            for ep in axes["ep"]:
-                layers: dict[int, float] = {}
-                for pp in axes["pp"]:
-                    if not states_can_fit(ev, tp, pp, cp, ep, fixed):
-                        continue
-                    mp = tp * pp * cp
-                    # The largest VP (vp_candidates: the divisors of the layers per stage).
-                    vp = fixed.vp if fixed.vp is not None else (1 if pp == 1 else layers_per_stage(n_layers, pp))
-                    key = (mp, cp, ep, tp if fold else 1)
-                    rows = rows_of.get(key)
-                    if rows is None:
-                        rows = rows_of[key] = [(mb, tuple(dps)) for mb in axes["mb"]
-                                               if (dps := dp_candidates(ev, fixed, target, mp, mb, ep, cp, tp))]
-                    for mb, dps in rows:
-                        # The group's shape at its largest VP (Layout's fields in order; the rest default).
-                        shape = new(Layout, (tp, pp, 1, cp, ep, vp, mb, rc, sp, 1, 0, fold))
-                        if exact:
-                            stage = ev.stage_time_any_vp(shape)
-                        else:
-                            floor = layers.get(mb)
-                            if floor is None:
-                                floor = layers[mb] = layer_floor(ev, fixed, tp, cp, ep, mb, sp, interleaved) * n_layers
-                            stage = floor / pp * margin
-                        append((shape, new(Scale, (stage, dps, mp))))
+    family, floors = None, {}
+    states, limit = ev._states, ev.limit
+    for blk in _skeleton(ev, fixed, target, axes):
+        tp, cp, ep, pp, sp, block, unsharded = blk
+        need = states.get(unsharded)  # states_can_fit's memo read first (the hot path)
+        if not (need <= limit if need is not None else states_can_fit(ev, tp, pp, cp, ep, fixed)):
+            continue
+        if block is None:
+            block = blk[5] = _block(ev, fixed, target, axes, tp, cp, ep, pp, sp)
+        if family != (tp, cp, ep):
+            family, floors = (tp, cp, ep), {}
+        for mb, shape, dps, mp in block:
+            if exact:
+                stage = ev.stage_time_any_vp(shape)
+            else:
+                floor = floors.get(mb)
+                if floor is None:
+                    floor = floors[mb] = layer_floor(ev, fixed, tp, cp, ep, mb, sp, interleaved) * n_layers
+                stage = floor / pp * margin
+            append((shape, new(Scale, (stage, dps, mp))))
     return Groups(tuple(out), thinned, exact)
 
 
-#: The rows of :func:`_enumerate` by what their DP values read besides the group (space.dp_candidates:
-#: the batch, the server size, a fixed DP, folded experts, the target's count), shared by the GPU
-#: types of a server size (a plan enumerates 20). Not under a power limit, which reads the GPU's
-#: server power. Bounded: cleared when full.
-_ROWS: dict[tuple[object, ...], dict[tuple[int, int, int, int], list[tuple[int, tuple[int, ...]]]]] = memo()
+#: The (TP, CP, EP, PP) blocks of :func:`_enumerate` with their groups' (micro-batch, shape, DP
+#: values, MP), by everything they read (the axes, the layers, the fixed fields and the key of the
+#: DP values, :func:`_rows_key`): shared by the GPU types of a server size, each of which keeps the blocks
+#: whose model states fit its memory and bounds their groups with its own stage floors. A block's
+#: groups are built when a GPU type first keeps it. Not under a power limit (the DP values read the
+#: GPU's server power). Bounded: cleared when full.
+_SKELETONS: dict[tuple[object, ...], list[list]] = memo()
 
 
-def _shared_rows(ev: Evaluator, fixed: Fixed, target: Target,
-                 mbs: list[int]) -> dict[tuple[int, int, int, int], list[tuple[int, tuple[int, ...]]]]:
-    """The memo of :func:`_enumerate`'s rows for this GPU type, fixed fields and target."""
-    if target.power_limit_kw is not None:
-        return {}
-    count = target.kind == "gpus"
-    key = (ev.job.batch, ev.gpu.gpus_per_node, fixed.dp, fixed.fold_experts, count,
-           target.gpus if count else None, target.whole_nodes, tuple(mbs))
-    hit = _ROWS.get(key)
+def _skeleton(ev: Evaluator, fixed: Fixed, target: Target,
+              axes: dict[str, list[int]]) -> list[list]:
+    """:data:`_SKELETONS`' blocks for this space: [TP, CP, EP, PP, SP, groups, key of
+    space.states_can_fit's memo], in the enumeration
+    order of the axes (the groups None until built: :func:`_block`)."""
+    rows = _rows_key(ev, fixed, target, axes["mb"])
+    key = None if rows is None else (rows, ev.job.arch.layers, fixed, *(tuple(v) for v in axes.values()))
+    hit = None if key is None else _SKELETONS.get(key)
     if hit is None:
-        if len(_ROWS) >= 256:
-            _ROWS.clear()
-        hit = _ROWS[key] = {}
+        hit = []
+        for tp in axes["tp"]:
+            sp = fixed.sequence_parallel if fixed.sequence_parallel is not None else tp > 1
+            for cp in axes["cp"]:
+                for ep in axes["ep"]:
+                    # The key of states_can_fit's memo last.
+                    hit.extend([tp, cp, ep, pp, sp, None, ("unsharded", tp, pp, cp, ep, most_sharded(fixed, pp))]
+                               for pp in axes["pp"])
+        if key is not None:
+            if len(_SKELETONS) >= 64:
+                _SKELETONS.clear()
+            _SKELETONS[key] = hit
     return hit
+
+
+def _block(ev: Evaluator, fixed: Fixed, target: Target, axes: dict[str, list[int]], tp: int, cp: int, ep: int,
+           pp: int, sp: bool) -> list[tuple[int, Layout, tuple[int, ...], int]]:
+    """The groups of one (TP, CP, EP, PP): each micro-batch with DP values, its shape at the largest
+    VP (vp_candidates: the divisors of the layers per stage) and its model parallelism."""
+    mp = tp * pp * cp
+    vp = fixed.vp if fixed.vp is not None else (1 if pp == 1 else layers_per_stage(ev.job.arch.layers, pp))
+    rc, fold = fixed.recompute or "none", fixed.fold_experts
+    out = []
+    for mb in axes["mb"]:
+        dps = dp_candidates(ev, fixed, target, mp, mb, ep, cp, tp)
+        if dps:
+            # The group's shape (Layout's fields in order; the rest default).
+            out.append((mb, tuple.__new__(Layout, (tp, pp, 1, cp, ep, vp, mb, rc, sp, 1, 0, fold)), tuple(dps), mp))
+    return out
+
+
+def _rows_key(ev: Evaluator, fixed: Fixed, target: Target, mbs: list[int]) -> tuple[object, ...] | None:
+    """What the DP values of a space read besides the group (space.dp_candidates: the batch, the
+    server size, a fixed DP, folded experts, the target's count); None under a power limit, which
+    reads the GPU's server power."""
+    if target.power_limit_kw is not None:
+        return None
+    count = target.kind == "gpus"
+    return (ev.job.batch, ev.gpu.gpus_per_node, fixed.dp, fixed.fold_experts, count,
+            target.gpus if count else None, target.whole_nodes, tuple(mbs))
 
 
 #: Lower bounds are scaled by this before they are compared with computed values, so that no

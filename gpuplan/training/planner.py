@@ -20,7 +20,7 @@ from gpuplan.hardware.training_calibration import TrainingCalibration, calibrati
 from gpuplan.model.profile import Assumption, Workload
 from gpuplan.physics.collectives import Network
 from gpuplan.training.candidates import (
-    Candidate, Memo, Miss, batch_of, meets_somewhere, memoized, no_plan, option_of, plan_gpu, rank,
+    Candidate, Memo, Miss, batch_of, meets_somewhere, meets_with, memoized, no_plan, option_of, plan_gpu, rank,
 )
 from gpuplan.training.flops import training_flops
 from gpuplan.training.groups import deadline_cost_floor
@@ -35,6 +35,7 @@ from gpuplan.training.search import Evaluation, Evaluator, Fixed, Target, cost_u
 from gpuplan.training.sizing import search_network, sizing_notes
 from gpuplan.training.stages import batch_sequences  # noqa: F401  (re-exported)
 from gpuplan.training.job import capped_gpu
+from gpuplan.training.layout import Layout
 from gpuplan.training.timing import Job
 from gpuplan.training.traffic import traffic_demand
 
@@ -170,7 +171,8 @@ def plan_training(workload: Workload, catalog: Catalog, memo: Memo | None = None
             cutoff = math.inf  # a GPU type that misses the deadline is no alternative: no miss to explain
         shown = _cutoff(cands, target, SHOWN) if prune and key not in memo else None
         if shown is not None:
-            found = _beyond_shown(memo, key, ev, floor, shown, target, workload, catalog, limit)
+            found = _beyond_shown(memo, key, ev, floor, shown, target, workload, catalog, limit,
+                                  tuple(c.best.layout for c in cands[:1]))
             if found is None:
                 continue
             cand, miss = found
@@ -216,13 +218,15 @@ SHOWN = MAX_ALTERNATIVES + 1
 
 def _beyond_shown(memo: Memo, key: tuple[object, ...], ev: Evaluator, floor: float | None, shown: float,
                   target: Target, workload: Workload, catalog: Catalog,
-                  limit: int) -> tuple[Candidate | None, Miss | None] | None:
+                  limit: int, layouts: tuple[Layout, ...] = ()) -> tuple[Candidate | None, Miss | None] | None:
     """One GPU type's (candidate, miss) once ``SHOWN`` GPU types meet the deadline, the last
     costing ``shown``; None when it meets the deadline only at a higher cost (it would rank after
     every shown one: nothing of the plan depends on it). Its floor (None: unpriced, ranked after
     every priced plan) above ``shown`` skips the search; else a search within ``shown`` finds its
-    best plan when there is one (search's ``cutoff``). Without one, a short probe proves that it
-    meets the deadline somewhere (:func:`meets_somewhere`), else the full search says why it misses.
+    best plan when there is one (search's ``cutoff``). Without one, the shape of ``layouts`` (the best
+    plan found) at its largest DP on this GPU type (:func:`meets_with`, one fit) or a short probe
+    prove that it meets the deadline somewhere (:func:`meets_somewhere`), else the full search says
+    why it misses.
     ``floor`` is the weaker floor the GPU types were ordered by: the exact one
     (:func:`~gpuplan.training.groups.deadline_cost_floor`) is not computed, as it computed stage
     times for as long as the cutoff search, whose bounds skip the same plans, takes when it finds
@@ -235,7 +239,7 @@ def _beyond_shown(memo: Memo, key: tuple[object, ...], ev: Evaluator, floor: flo
         if cand is not None:
             memo[key] = (cand, miss)
             return cand, miss
-    if meets_somewhere(ev, target, limit):
+    if meets_with(ev, target, limit, layouts) or meets_somewhere(ev, target, limit):
         return None
     return memoized(memo, key, lambda: plan_gpu(ev, target, workload, catalog, limit))
 

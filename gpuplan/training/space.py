@@ -254,8 +254,14 @@ def fits_in_domain(ev: Evaluator, fixed: Fixed) -> bool:
 
 
 def _fits_in_domain(ev: Evaluator, fixed: Fixed) -> bool:
+    """:func:`fits_in_domain`. A (TP, PP, DP, CP, EP) one of whose ranks' model states and runtime
+    overhead alone exceed the bytes Memory.fits allows fits at no recompute: that rank's total adds
+    activations and their fragmentation (>= 0) to the same sum (memory.peak; rounding is monotone),
+    and the peak is the largest rank's total."""
     domain, fold = ev.hw.domain, fixed.fold_experts
     rcs = recompute_candidates(ev, fixed)
+    runtime, capacity = ev.cal.runtime_overhead_gib * GIB, ev.capacity
+    allowed = capacity - (capacity - capacity * (1.0 - ev.headroom))  # capacity - reserve (Evaluator.memory)
     for tp in tp_candidates(ev, fixed):
         sp = fixed.sequence_parallel if fixed.sequence_parallel is not None else tp > 1
         for cp in cp_candidates(ev.job.seq, fixed):
@@ -267,6 +273,9 @@ def _fits_in_domain(ev: Evaluator, fixed: Fixed) -> bool:
                         continue
                     for pp in pp_candidates(ev.job.arch.layers, fixed, every=True, split=ev.job.pipeline_split):
                         zero = zero_candidates(fixed, pp, dp * cp)[-1]
+                        probe = tuple.__new__(Layout, (tp, pp, dp, cp, ep, 1, 1, "none", sp, zero, 0, fold))
+                        if any(w + g + o + runtime > allowed for w, g, o in ev.stage_states(probe)):
+                            continue
                         for rc in rcs:
                             # Layout(tp, pp, dp, cp, ep, vp=1, micro_batch=1, rc, sp, zero, 0, fold), positionally.
                             lay = tuple.__new__(Layout, (tp, pp, dp, cp, ep, 1, 1, rc, sp, zero, 0, fold))
