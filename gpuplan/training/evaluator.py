@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 from gpuplan.hardware.schema import Gpu
 from gpuplan.physics.collectives import Network
-from gpuplan.hardware.training_calibration import TrainingCalibration
+from gpuplan.hardware.training_calibration import TrainingCalibration, calibration_view
 from gpuplan.training.flops import hardware_flops_per_token, model_flops_per_token
 from gpuplan.training.goodput import Goodput, goodput
 from gpuplan.training.layout import Layout, folded, recomputed_fraction
@@ -172,6 +172,7 @@ class Evaluator:
 
     def __init__(self, job: Job, gpu: Gpu, net: Network, cal: TrainingCalibration, attention: str | None = None,
                  headroom: float = 0.0):
+        cal = calibration_view(cal)  # type: ignore[assignment]  # plain slots: hot reads
         self.job, self.gpu, self.cal = job, gpu, cal
         self.framework = cal.framework(job.framework)
         self.attention = attention or self.framework.attention
