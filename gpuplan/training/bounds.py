@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from gpuplan.core.memo import memo
-from gpuplan.training.evaluator import HOURS_PER_DAY, Evaluator, Fixed, SearchOutcome, Target, cost_usd
+from gpuplan.training.evaluator import HOURS_PER_DAY, Evaluator, Fixed, SearchOutcome, Target
 from gpuplan.training.fit import MEMO_ENTRIES, _light_stage, _table
 from gpuplan.training.groups import Scale, search_groups
 from gpuplan.training.layout import Layout
@@ -89,9 +89,9 @@ def _lower_first(ev: Evaluator, target: Target) -> bool:
         return True
     if target.kind != "deadline":
         return False
-    gpu = ev.gpu
-    return (target.pricing == "cloud" or not gpu.node_price_usd
-            or (target.whole_nodes and gpu.purchase_unit_nodes == 1))
+    hw = ev.hw
+    return (target.pricing == "cloud" or not hw.node_price_usd
+            or (target.whole_nodes and hw.purchase_unit_nodes == 1))
 
 
 def _exact(ev: Evaluator, b: _Bounded, target: Target, cap: float, straggle: bool = False) -> _Bounded | None:
@@ -195,7 +195,7 @@ def _bound_shape(ev: Evaluator, shape: Layout, scale: Scale, target: Target, lev
     if target.kind == "fastest":
         return _Bounded((days(dps[-1]), 0.0), shape, tuple(reversed(dps)), level)
     fits = [d for d in dps
-            if (cost_usd(ev.gpu, mp * d, days(d) * HOURS_PER_DAY * mp * d, target.pricing) or math.inf)
+            if (ev.hw.cost_usd(mp * d, days(d) * HOURS_PER_DAY * mp * d, target.pricing) or math.inf)
             <= target.budget_usd]  # type: ignore[operator]
     if not fits:
         return None

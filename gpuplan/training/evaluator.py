@@ -276,10 +276,10 @@ class Evaluator:
     def cost(self, gpus: int, gpu_hours: float, pricing: str) -> float | None:
         """:func:`cost_usd` on this GPU; the capex (which reads only the count) memoised."""
         if pricing == "cloud":
-            return cost_usd(self.gpu, gpus, gpu_hours, pricing)
+            return self.hw.cost_usd(gpus, gpu_hours, pricing)
         hit = self._capex.get(gpus, False)
         if hit is False:
-            hit = self._capex[gpus] = cost_usd(self.gpu, gpus, gpu_hours, pricing)
+            hit = self._capex[gpus] = self.hw.cost_usd(gpus, gpu_hours, pricing)
         return hit  # type: ignore[return-value]
 
     def activation_pair(self, layout: Layout) -> tuple[float, float]:

@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from gpuplan.core.memo import memo
 from gpuplan.training.framework import constrain
-from gpuplan.training.evaluator import HOURS_PER_DAY, Evaluator, Fixed, Target, cost_usd
+from gpuplan.training.evaluator import HOURS_PER_DAY, Evaluator, Fixed, Target
 from gpuplan.training.layout import Layout, layers_per_stage
 from gpuplan.training.space import (
     cp_candidates,
@@ -184,7 +184,7 @@ def _rows_key(ev: Evaluator, fixed: Fixed, target: Target, mbs: list[int]) -> tu
     if target.power_limit_kw is not None:
         return None
     count = target.kind == "gpus"
-    return (ev.job.batch, ev.gpu.gpus_per_node, fixed.dp, fixed.fold_experts, count,
+    return (ev.job.batch, ev.hw.gpus_per_node, fixed.dp, fixed.fold_experts, count,
             target.gpus if count else None, target.whole_nodes, tuple(mbs))
 
 
@@ -232,7 +232,7 @@ def deadline_cost_floor(ev: Evaluator, fixed: Fixed, target: Target, max_groups:
     (``inf``: none can; None: the GPU has no price for the target's pricing): :func:`cost_floor`
     at the space's least GPU-seconds per sequence (``exact=False``: at its least family bound, a
     weaker floor that computes no stage time: :func:`seconds_per_sequence`)."""
-    if cost_usd(ev.gpu, ev.gpu.gpus_per_node, 1.0, target.pricing) is None:
+    if ev.hw.cost_usd(ev.hw.gpus_per_node, 1.0, target.pricing) is None:
         return None
     per_seq = seconds_per_sequence(ev, constrain(ev.framework, fixed), target, max_groups, exact)
     return cost_floor(ev, target, per_seq)
@@ -318,6 +318,6 @@ def cost_floor(ev: Evaluator, target: Target, per_seq: float) -> float:
     n = max(1, math.ceil(gpu_days / deadline * (1 - 1e-9)))
     for _ in range(2):
         n = max(n, math.ceil(gpu_days / (deadline * ev.goodput(n).fraction) * (1 - 1e-9)))
-    cost = cost_usd(ev.gpu, n, HOURS_PER_DAY * gpu_days / ev.goodput(n).fraction, target.pricing)
+    cost = ev.hw.cost_usd(n, HOURS_PER_DAY * gpu_days / ev.goodput(n).fraction, target.pricing)
     assert cost is not None
     return cost

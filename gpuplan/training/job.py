@@ -53,6 +53,12 @@ class Hardware:
     #: FP8 with block scaling in the tensor cores (MXFP8: Blackwell, the GPUs with FP4 tensor
     #: cores); without it FP8 recipes scale per tensor (amax, then cast: NeMo's "FP8-CS" on H100).
     block_scaled_fp8: bool = False
+    #: The GPU's server figures the search reads per bound (``Gpu`` fields and
+    #: ``purchase_unit_nodes``, read once: a pydantic model's attribute reads are unspecialised).
+    gpus_per_node: int = 1
+    node_price_usd: float | None = None
+    purchase_unit_nodes: int = 1
+    cloud_usd_per_gpu_hour: float | None = None
 
     @staticmethod
     def of(gpu: Gpu, net: Network, precision: str, cap_w: float | None = None, cap_exponent: float = 2.0,
@@ -72,7 +78,22 @@ class Hardware:
                         mem_bw=gpu.mem_bw_tb_per_s * 1e12 * gpu.efficiency.mem_bw * hbm,
                         peak_flops=peak16 * 1e12, domain=net.scaleup_domain,
                         operand_bytes=dtype_bytes(precision),
-                        block_scaled_fp8=gpu.fp4_dense_tflops is not None)
+                        block_scaled_fp8=gpu.fp4_dense_tflops is not None,
+                        gpus_per_node=gpu.gpus_per_node, node_price_usd=gpu.node_price_usd,
+                        purchase_unit_nodes=gpu.purchase_unit_nodes,
+                        cloud_usd_per_gpu_hour=gpu.cloud_usd_per_gpu_hour)
+
+    def cost_usd(self, gpus: int, gpu_hours: float, pricing: str) -> float | None:
+        """evaluator.cost_usd of this GPU: the same expressions (``Gpu.servers_for``) on the same
+        figures."""
+        if pricing == "cloud":
+            rate = self.cloud_usd_per_gpu_hour
+            return gpu_hours * rate if rate else None
+        price = self.node_price_usd
+        if not price:
+            return None
+        unit = self.purchase_unit_nodes
+        return -(-(-(-gpus // self.gpus_per_node)) // unit) * unit * price
 
     def sixteen_bit(self) -> "Hardware":
         """The same GPU running its GEMMs in 16 bits (what FP8 recipes keep in BF16: the LM

@@ -295,7 +295,7 @@ def _evaluate_shape(ev: Evaluator, b: _Bounded, fixed: Fixed, target: Target,
         batch, mb = ev.job.batch, shape.micro_batch
         if batch // (max(dps) * mb) < pp:
             dps = tuple([d for d in dps if batch // (d * mb) >= pp])
-    if above < math.inf and target.kind == "deadline" and target.pricing != "cloud" and ev.gpu.node_price_usd:
+    if above < math.inf and target.kind == "deadline" and target.pricing != "cloud" and ev.hw.node_price_usd:
         mp = tp * pp * shape[3]
         for i, d in enumerate(dps):
             cost = ev.cost(mp * d, 0.0, target.pricing)
@@ -325,7 +325,7 @@ def _evaluate_shape(ev: Evaluator, b: _Bounded, fixed: Fixed, target: Target,
                 return _fastest_of_price(ev, e, dps[dps.index(d) + 1:], base, fixed, target, outcome)
             continue
         if target.kind == "budget":
-            cost = cost_usd(ev.gpu, e.gpus, e.gpu_hours, target.pricing)
+            cost = ev.hw.cost_usd(e.gpus, e.gpu_hours, target.pricing)
             if cost is not None and cost <= target.budget_usd:  # type: ignore[operator]
                 return e
             continue

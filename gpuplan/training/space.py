@@ -140,7 +140,7 @@ def dp_candidates(ev: Evaluator, fixed: Fixed, target: Target, mp: int, mb: int,
             hit = ev._dps[key] = _dp_values(ev, target, mp, mb, ep, cp, fold)
             return hit
         # Else the values read only the batch and the server size: shared by the GPU types.
-        common = (ev.job.batch, ev.gpu.gpus_per_node, key)
+        common = (ev.job.batch, ev.hw.gpus_per_node, key)
         hit = _DPS.get(common)
         if hit is None:
             if len(_DPS) >= _DPS_MAX:
@@ -161,7 +161,7 @@ def _dp_values(ev: Evaluator, target: Target, mp: int, mb: int, ep: int, cp: int
     if batch % mb:
         return []
     gpu = ev.gpu
-    gpn = gpu.gpus_per_node
+    gpn = ev.hw.gpus_per_node
     exact, count = target.kind == "gpus", target.gpus
     whole, limit = target.whole_nodes, target.power_limit_kw
     share = cp * fold
