@@ -17,13 +17,12 @@ import math
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from gpuplan.core.memo import memo
 from gpuplan.training.evaluator import HOURS_PER_DAY, Evaluator, Fixed, SearchOutcome, Target
 from gpuplan.training.fit import MEMO_ENTRIES, _light_stage, _table
 from gpuplan.training.groups import Scale, search_groups
 from gpuplan.training.layout import Layout
 from gpuplan.training.space import dp_candidates, vp_candidates
-from gpuplan.training.timing import pipeline_sends_s, straggler
+from gpuplan.training.scan_parts import _bracket_days, _send_days, gpu_factor, gpu_factors  # noqa: F401
 
 
 #: Stages of a heap entry: a (TP, CP, EP, PP, micro-batch) group bounded at its largest VP
@@ -256,12 +255,13 @@ def _deadline_scan(ev: Evaluator, terms: list[tuple], target: Target, level: int
     batch = ev.job.batch
     host_step, host_mb = ev.host_days
     deadline, pricing = target.deadline_days, target.pricing
-    goodput, cost_of = ev.goodput, ev.cost
-    # The hot path reads the Evaluator's memos of goodput and capex directly (ev.goodput, ev.cost).
-    good, capex = ev._good, (None if pricing == "cloud" else ev._capex)
+    cost_of = ev.cost
+    # The hot path reads the Evaluator's memo of capex directly (ev.cost) and the lag and goodput
+    # of each GPU count from one memo (scan_parts.gpu_factors).
+    capex = None if pricing == "cloud" else ev._capex
     capped = cap < math.inf and pricing != "cloud"
     sigma = ev.cal.straggler_sigma if straggle else 0.0
-    lags = _lags(sigma)
+    factors = gpu_factors(ev, sigma)
     new = tuple.__new__
     out = []
     append = out.append
@@ -285,21 +285,18 @@ def _deadline_scan(ev: Evaluator, terms: list[tuple], target: Target, level: int
             d = dps[i]
             n = mp * d
             m = batch / (d * mb)
-            gp = good.get(n)
-            if gp is None:
-                gp = goodput(n)
-            if sends or sigma:
-                lag = lags.get(n)
-                if lag is None:
-                    lag = lags[n] = 1.0 + straggler(n, sigma)
+            f = factors.get(n)
+            if f is None:
+                f = gpu_factor(ev, factors, n, sigma)
+            lag, fraction = f
             if sends:  # exact: they read neither the recompute nor the ZeRO stage (straggle only)
                 t = (((per_day * (m + bubble) + _send_days(ev, shape, d)) * lag
-                      + host_mb * m + host_step) / gp.fraction)
+                      + host_mb * m + host_step) / fraction)
             elif sigma:
                 t = ((per_day * (m + bubble) * lag + host_mb * m + host_step)
-                     / gp.fraction)
+                     / fraction)
             else:
-                t = (per_day * (m + bubble) + host_mb * m + host_step) / gp.fraction
+                t = (per_day * (m + bubble) + host_mb * m + host_step) / fraction
             if not t > deadline:  # type: ignore[operator]
                 break
             i += 1
@@ -318,52 +315,6 @@ def _deadline_scan(ev: Evaluator, terms: list[tuple], target: Target, level: int
             t = _bracket_days(ev, dps, i, mp, mb, bubble, per_day, cost, t, pricing)
         append(new(_Bounded, ((first, t), shape, dps if whole else tuple(dps[i:]), level)))
     return out
-
-
-def _bracket_days(ev: Evaluator, dps: tuple[int, ...], i: int, mp: int, mb: int, bubble: float, per_day: float,
-                  cost: float | None, t: float, pricing: str) -> float:
-    """The least of ``t`` (the days at ``dps[i]``) and those of the next DPs costing ``cost`` too
-    (:func:`_deadline_scan`'s ``bracket``), theirs without straggler share (``t`` may count it) or sends: lower."""
-    batch = ev.job.batch
-    host_step, host_mb = ev.host_days
-    for d in dps[i + 1:]:
-        n = mp * d
-        if ev.cost(n, 0.0, pricing) != cost:
-            break
-        m = batch / (d * mb)
-        t = min(t, (per_day * (m + bubble) + host_mb * m + host_step) / ev.goodput(n).fraction)
-    return t
-
-
-#: ``1 + straggler(n, sigma)`` by sigma and GPU count (the scan's hot path; any GPU type's).
-_LAGS: dict[float, dict[int, float]] = memo()
-
-
-def _lags(sigma: float) -> dict[int, float]:
-    """The memo of ``1 + straggler(n, sigma)`` by GPU count ``n`` for ``sigma``."""
-    hit = _LAGS.get(sigma)
-    if hit is None:
-        if len(_LAGS) >= 16:
-            _LAGS.clear()
-        hit = _LAGS[sigma] = {}
-    elif len(hit) >= 65536:
-        hit.clear()
-    return hit
-
-
-def _send_days(ev: Evaluator, shape: Layout, dp: int) -> float:
-    """Days of pipeline sends over the run of one VP's shape at ``dp`` (timing.pipeline_sends_s),
-    memoised on the Evaluator's shared parts."""
-    key = (shape[0], shape[1], shape[3], shape[5], shape[6], dp)  # TP, PP, CP, VP, micro-batch (by index: faster)
-    memo = ev._sends
-    hit = memo.get(key)
-    if hit is None:
-        if len(memo) >= MEMO_ENTRIES:
-            memo.clear()
-        lay = tuple.__new__(Layout, (shape[0], shape[1], dp, *shape[3:]))
-        seconds, _ = pipeline_sends_s(ev.job, ev.hw, ev.cal, lay, lay.microbatches(ev.job.batch))
-        hit = memo[key] = ev.steps * seconds / 86400.0
-    return hit
 
 
 def _fastest_bounds(ev: Evaluator, shapes: Iterable[tuple[Layout, Scale]], level: int,
