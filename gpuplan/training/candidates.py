@@ -160,7 +160,7 @@ def plan_gpu(ev: Evaluator, target: Target, workload: Workload, catalog: Catalog
 PROBE_EVALUATIONS = (1, 8)
 
 
-def meets_somewhere(ev: Evaluator, target: Target, max_groups: int) -> bool:
+def meets_somewhere(ev: Evaluator, target: Target, max_groups: int, proofs: list[Layout] | None = None) -> bool:
     """Whether some layout of the space is proven to meet ``target.deadline_days``: the fastest plan
     a search for the fastest finds within :data:`PROBE_EVALUATIONS` evaluations does. The first
     probe settles most GPU types; the second goes on from where it stopped (search's resumable
@@ -172,7 +172,8 @@ def meets_somewhere(ev: Evaluator, target: Target, max_groups: int) -> bool:
     A proof, not a guess: the deadline search has the same groups and DP values (only a GPU-count
     target differs, training/space.py), every bound is a lower bound, and each shape is fitted by
     the same function, so the layout found here is among those the deadline search would reach, and
-    that search finds a plan. False says nothing (the probe may stop before the fastest)."""
+    that search finds a plan. False says nothing (the probe may stop before the fastest). The layout
+    that proves it is appended to ``proofs`` (for :func:`meets_with` on the next GPU types)."""
     if no_plan(ev, target):
         return False
     fastest = Target(kind="fastest", pricing=target.pricing, power_limit_kw=target.power_limit_kw,
@@ -181,6 +182,8 @@ def meets_somewhere(ev: Evaluator, target: Target, max_groups: int) -> bool:
         with collector_paused():
             found = search(ev, Fixed(), fastest, top=1, relax=False, limit=evaluations, max_groups=max_groups)
         if found.best and found.best[0].wall_days <= target.deadline_days:  # type: ignore[operator]
+            if proofs is not None:
+                proofs.append(found.best[0].layout)
             return True
     return False
 

@@ -158,6 +158,7 @@ def plan_training(workload: Workload, catalog: Catalog, memo: Memo | None = None
     # deadline at a cost beyond the shown ones changes no byte of the plan, so it is not searched
     # to the end (_beyond_shown); cheapest floor first, so that the shown ones are found first.
     prune = top is None and target.kind == "deadline" and c.budget_usd is None and c.power_limit_kw is None
+    proofs: list[Layout] = []  # the layouts that proved GPU types beyond the shown (_beyond_shown)
     for gid, ev, floor in _search_order(workload, catalog, job, target, limit, SHOWN if prune else top, exact=not prune):
         if ev is None:
             infeasible.append(f"{gid}: no {job.precision} tensor cores")
@@ -172,7 +173,7 @@ def plan_training(workload: Workload, catalog: Catalog, memo: Memo | None = None
         shown = _cutoff(cands, target, SHOWN) if prune and key not in memo else None
         if shown is not None:
             found = _beyond_shown(memo, key, ev, floor, shown, target, workload, catalog, limit,
-                                  tuple(c.best.layout for c in cands[:1]))
+                                  tuple(c.best.layout for c in cands[:1]), proofs)
             if found is None:
                 continue
             cand, miss = found
@@ -218,7 +219,8 @@ SHOWN = MAX_ALTERNATIVES + 1
 
 def _beyond_shown(memo: Memo, key: tuple[object, ...], ev: Evaluator, floor: float | None, shown: float,
                   target: Target, workload: Workload, catalog: Catalog,
-                  limit: int, layouts: tuple[Layout, ...] = ()) -> tuple[Candidate | None, Miss | None] | None:
+                  limit: int, layouts: tuple[Layout, ...] = (),
+                  proofs: list[Layout] | None = None) -> tuple[Candidate | None, Miss | None] | None:
     """One GPU type's (candidate, miss) once ``SHOWN`` GPU types meet the deadline, the last
     costing ``shown``; None when it meets the deadline only at a higher cost (it would rank after
     every shown one: nothing of the plan depends on it). Its floor (None: unpriced, ranked after
@@ -226,7 +228,10 @@ def _beyond_shown(memo: Memo, key: tuple[object, ...], ev: Evaluator, floor: flo
     best plan when there is one (search's ``cutoff``). Without one, the shape of ``layouts`` (the best
     plan found) at its largest DP on this GPU type (:func:`meets_with`, one fit) or a short probe
     prove that it meets the deadline somewhere (:func:`meets_somewhere`), else the full search says
-    why it misses.
+    why it misses. Before the probe, the layouts that proved earlier types (``proofs``: a probe's
+    fastest plan, which the probe appends) are tried as that shape is (one fit each; any fitted
+    shape of the space that meets the deadline is the same proof): on the default profile the A100
+    PCIe's proves both A100 SXMs.
     ``floor`` is the weaker floor the GPU types were ordered by: the exact one
     (:func:`~gpuplan.training.groups.deadline_cost_floor`) is not computed, as it computed stage
     times for as long as the cutoff search, whose bounds skip the same plans, takes when it finds
@@ -239,7 +244,8 @@ def _beyond_shown(memo: Memo, key: tuple[object, ...], ev: Evaluator, floor: flo
         if cand is not None:
             memo[key] = (cand, miss)
             return cand, miss
-    if meets_with(ev, target, limit, layouts) or meets_somewhere(ev, target, limit):
+    if (meets_with(ev, target, limit, layouts + tuple(proofs or ()))
+            or meets_somewhere(ev, target, limit, proofs)):
         return None
     return memoized(memo, key, lambda: plan_gpu(ev, target, workload, catalog, limit))
 
