@@ -59,7 +59,7 @@ def _bounds(ev: Evaluator, fixed: Fixed, target: Target, outcome: SearchOutcome,
     if target.kind == "deadline":
         if found.exact:
             return _deadline_bounds(ev, found.groups, target, GROUP, cap, straggle)
-        return _deadline_scan(ev, _group_terms(ev, found.groups), target, LOWER, cap, straggle, True)
+        return _lower_scan(ev, found.groups, target, cap, straggle)
     if target.kind == "fastest":  # its groups' stage times are exact where not lower (found.exact)
         return _fastest_bounds(ev, found.groups, LOWER if lower else GROUP, whole=lower)
     bounded = []
@@ -208,6 +208,22 @@ def _deadline_bounds(ev: Evaluator, shapes: Iterable[tuple[Layout, Scale]], targ
     ``cap``. ``whole``: each entry keeps every DP of its scale (a LOWER entry, :func:`_exact`)."""
     return _deadline_scan(ev, _terms(ev, shapes, straggle and level in (SHAPE, REFINED)), target, level, cap, straggle,
                           whole)
+
+
+def _lower_scan(ev: Evaluator, groups: tuple[tuple[Layout, Scale], ...], target: Target, cap: float,
+                straggle: bool) -> list[_Bounded]:
+    """:func:`_deadline_scan` of a space's groups at level LOWER, memoised beside the groups (checked
+    by identity, held): it reads the groups' terms, the target, ``cap`` and ``straggle`` only (a
+    plan's layout alternatives search the best GPU type's space again). A new list each call: the
+    search makes it its heap."""
+    memo = ev._terms
+    key = ("lower", id(groups), ev.steps, ev.host_days, target, cap, straggle)
+    hit = memo.get(key)
+    if hit is None or hit[0] is not groups:
+        if len(memo) >= 4096:
+            memo.clear()
+        hit = memo[key] = (groups, _deadline_scan(ev, _group_terms(ev, groups), target, LOWER, cap, straggle, True))
+    return list(hit[1])
 
 
 def _group_terms(ev: Evaluator, groups: tuple[tuple[Layout, Scale], ...]) -> list[tuple]:
