@@ -8,7 +8,7 @@ from gpuplan.core.memo import memo
 from gpuplan.training.evaluator import Evaluator
 from gpuplan.training.fit import MEMO_ENTRIES
 from gpuplan.training.layout import Layout
-from gpuplan.training.timing import pipeline_sends_s, straggler
+from gpuplan.training.timing import sends_s, straggler
 
 #: ``(1 + straggler(n, sigma), goodput fraction of n GPUs)`` by GPU count ``n``, one table per
 #: calibration (by identity, held) and sigma: both read only these (evaluator._GOODPUT: the
@@ -60,7 +60,8 @@ def _send_days(ev: Evaluator, shape: Layout, dp: int) -> float:
     if hit is None:
         if len(memo) >= MEMO_ENTRIES:
             memo.clear()
-        lay = tuple.__new__(Layout, (shape[0], shape[1], dp, *shape[3:]))
-        seconds, _ = pipeline_sends_s(ev.job, ev.hw, ev.cal, lay, lay.microbatches(ev.job.batch))
+        # pipeline_sends_s of shape.but(dp=dp) over its micro-batches (Layout.microbatches), by fields
+        tp, pp, _, cp, _, vp, mb = shape[:7]
+        seconds, _ = sends_s(ev.job, ev.hw, ev.cal, tp, pp, dp, cp, vp, mb, ev.job.batch // (dp * mb))
         hit = memo[key] = ev.steps * seconds / 86400.0
     return hit

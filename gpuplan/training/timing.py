@@ -231,12 +231,19 @@ def step_time(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout,
 def pipeline_sends_s(job: Job, hw: Hardware, cal: TrainingCalibration, layout: Layout, m: int) -> tuple[float, float]:
     """(exposed seconds, bytes of one hop) of a step's pipeline sends over ``m`` micro-batches:
     they read neither the recompute nor the ZeRO stage (the search's bounds count them too)."""
-    p, v = layout.pp, layout.vp
+    tp, p, dp, cp, _, v, mb = layout[:7]  # Layout's first fields, by index
+    return sends_s(job, hw, cal, tp, p, dp, cp, v, mb, m)
+
+
+def sends_s(job: Job, hw: Hardware, cal: TrainingCalibration, tp: int, p: int, dp: int, cp: int, v: int, mb: int,
+            m: int) -> tuple[float, float]:
+    """:func:`pipeline_sends_s` of a layout of these TP, PP, DP, CP, VP and micro-batch (the only
+    fields it reads; bounds.py's sends call it without building the layout)."""
     if p <= 1:
         return 0.0, 0.0
-    hop_bytes = layout.micro_batch * job.seq / layout.cp * job.arch.hidden * cal.activation_bytes / layout.tp
+    hop_bytes = mb * job.seq / cp * job.arch.hidden * cal.activation_bytes / tp
     # The PP group: p members, TP x CP x DP ranks apart (layout.groups).
-    hop, crosses = _hop(hop_bytes, p, layout.tp * layout.cp * layout.dp, hw, cal)
+    hop, crosses = _hop(hop_bytes, p, tp * cp * dp, hw, cal)
     sends = 2 * m * v + 2 * (p - 1)
     if v > 1 and cal.framework(job.framework).pp_comm_overlap:
         # Megatron-Core overlap_p2p_comm (the default with interleaving since 2023): the
