@@ -144,7 +144,7 @@ class _Parts:
         self.floors: dict[tuple[object, ...], float] = {}
         #: Server capex by GPU count (:meth:`Evaluator.cost`).
         self.capex: dict[int, float | None] = {}
-        #: Days of pipeline sends of a (shape, DP) (bounds.py ``_send_days``).
+        #: Days of pipeline sends of a (shape, DP) (scan_parts.py ``_send_days``).
         self.sends: dict[tuple[int, ...], float] = {}
         #: Deadline searches with the deadlines each result holds for (training/search.py).
         self.searches: dict[tuple[object, ...], list[tuple[float, float, object]]] = {}

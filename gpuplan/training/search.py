@@ -161,7 +161,7 @@ def _search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: bo
     # deadline search priced by server, whole: a DP whose lagged bound misses the deadline cannot
     # meet it, so the key's cost (the first DP that can) is at most the plan's, and its days are at
     # most the plan's at that price (bought one by one: one DP; by the rack: the least bound of the
-    # DPs of that price, bounds._bracket_days). Fewer shapes are expanded, refined and evaluated for
+    # DPs of that price, scan_parts._bracket_days). Fewer shapes are expanded, refined and evaluated for
     # the same best plans (GB200 NVL72, default profile: 104 evaluations -> 8). What a search that
     # finds none tells (the least memory seen) depends on the shapes it evaluated, so such a search
     # runs again without.
