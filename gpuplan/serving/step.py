@@ -99,6 +99,7 @@ def step_constants(r: Any) -> tuple[Any, ...]:
     ring = _ring(links, lay.tp, custom) if lay.tp > 1 and terms is None else None
     ghz = r.gpu.host_cpu_max_ghz
     ref = f.host_reference_ghz if f is not None else 1.0
+    knee = k.gemm_knee_exponent  # a pydantic figure, read once
     return (
         lay.dp, lay.pp, a.sliding_window, r.kv_bytes_per_token, r.attn_flops_per_pair_decode,
         r.attn_flops_per_pair_prefill, r.attention_flops_per_s, r.attention_bandwidth, r.bandwidth,
@@ -109,7 +110,7 @@ def step_constants(r: Any) -> tuple[Any, ...]:
         experts, active, a.moe_layers, _dense_stream(r), r.expert_bytes_per_gpu, r.fixed_stream_bytes,
         r.quantised_stream_bytes, r.lm_head_flops_per_token, r.gemm_flops_per_token, r.expert_flops_per_token,
         r.activation_bytes_per_token, r.weight_stream_factor, r.elementwise_bytes_per_token, r.lm_head_flops_per_s,
-        r.head_stream_bytes / r.bandwidth, r.matmul_flops_per_s, k.gemm_knee_exponent, 1.0 / k.gemm_knee_exponent,
+        r.head_stream_bytes / r.bandwidth, r.matmul_flops_per_s, knee, 1.0 / knee,
         # the collectives
         float(n_ar), float(a.hidden), k.activation_bytes, lay.tp, custom, (*terms[0], terms[1:]) if terms else None, ring,
         _all_to_all(r) if lay.ep > 1 and a.moe_layers > 0 else None, _handoffs(r) if lay.pp > 1 else None,
