@@ -113,7 +113,8 @@ def ceiling_rate_bound(replica: Any, demand: Any) -> float:
     its search. The ceiling's concurrency ``C`` meets the TPOT target, so it is at most the cache's
     capacity and the concurrency past which the floor proves a miss (:func:`over_target_above`); its
     rate ``C / (n t0(C))`` (less with prefill-first scheduling, ``C / (n t0 + C s)``) is at most
-    ``C / (n L(C))``, ``L`` the floor, which grows with ``C`` (``L / C`` falls): so at most its value
+    ``C / (n L(C))``, ``L`` the floor with the all-reduces' (:func:`with_all_reduce`), which grows with
+    ``C`` (``L / C`` falls): so at most its value
     at the lesser of the two limits. 1e-6 covers the round-off of both rates."""
     n = demand.decode_steps
     cap = replica.admitted_sequences(demand.prompt_tokens, demand.output_tokens)
