@@ -46,6 +46,10 @@ class RackPlan:
 
 def servers_per_rack(gpu: Gpu, catalog: Catalog) -> int:
     """Servers per compute rack (see the module docstring)."""
+    return _rack_terms(gpu, catalog)[0]
+
+
+def _servers_per_rack(gpu: Gpu, catalog: Catalog) -> int:
     if gpu.scaleup_domain > gpu.gpus_per_node:
         return max(1, gpu.scaleup_domain // gpu.gpus_per_node)
     if gpu.rack_servers:
@@ -54,10 +58,32 @@ def servers_per_rack(gpu: Gpu, catalog: Catalog) -> int:
     return max(1, min(by_power, RACK_UNITS // gpu.node_rack_units))
 
 
+#: What :func:`rack_plan` reads of a GPU and the catalog, by (GPU, catalog): (servers per rack, a
+#: server's kW, cold plates, the rear-door and room-air limits). A plan prices ~150 fleets' racks
+#: (their PUE) over a few GPUs; catalog records are pydantic models, whose attribute reads CPython
+#: does not specialise. Both are keyed by identity and held in the entry. Bounded.
+_RACKS: dict[tuple[int, int], tuple[Gpu, Catalog, tuple[int, float, bool, float, float]]] = memo()
+
+
+def _rack_terms(gpu: Gpu, catalog: Catalog) -> tuple[int, float, bool, float, float]:
+    key = (id(gpu), id(catalog))
+    hit = _RACKS.get(key)
+    if hit is None:
+        if len(_RACKS) >= 256:
+            _RACKS.clear()
+        cal = catalog.table("bom")
+        hit = _RACKS[key] = (gpu, catalog, (_servers_per_rack(gpu, catalog), gpu.node_power_kw, gpu.liquid_cooled,
+                                            cal.rear_door_rack_max_kw, cal.air_rack_max_kw))
+    return hit[2]
+
+
 def rack_plan(gpu: Gpu, nodes: int, catalog: Catalog) -> RackPlan:
-    per_rack = servers_per_rack(gpu, catalog)
-    kw = min(per_rack, nodes) * gpu.node_power_kw
-    return RackPlan(per_rack, kw, cooling_for(gpu, kw, catalog))
+    """The compute racks of ``nodes`` servers: :func:`servers_per_rack`, the fullest rack's kW and
+    its :func:`cooling_for`, over the figures read once (:data:`_RACKS`)."""
+    per_rack, node_kw, liquid, rear_door_kw, air_kw = _rack_terms(gpu, catalog)
+    kw = min(per_rack, nodes) * node_kw
+    cooling = "liquid" if liquid or kw > rear_door_kw else ("air" if kw <= air_kw else "rear-door")
+    return RackPlan(per_rack, kw, cooling)
 
 
 def cooling_for(gpu: Gpu, rack_kw: float, catalog: Catalog) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 from gpuplan.core.errors import InputError
+from gpuplan.core.memo import memo
 from gpuplan.fabric.sizing import SizingError, leaf_split, tier_capacity
 from gpuplan.hardware.loader import Catalog
 from gpuplan.hardware.schema import Fabric, Gpu, Nic
@@ -19,17 +20,36 @@ FRONTEND_RATIOS = (4.0, 3.0, 2.0, 1.0)
 #: NVIDIA RA in-band 100/200 GbE).
 FRONTEND_MIN_GBIT = 100.0
 
+#: What :func:`choose_frontend` and :func:`switch_for` read of a catalog, by the catalog's (and the
+#: fabric's) identity, held in the entry: the catalog's fabrics and switches are pydantic models,
+#: whose attribute reads CPython does not specialise, and a plan designs about ten fabrics, each
+#: sorting them again. The lists are those the functions sorted, in the same order. Bounded.
+_SORTED: dict[tuple[object, ...], tuple[object, ...]] = memo()
+
+
+def _front_speeds(catalog: Catalog) -> list[tuple[Fabric, float, float]]:
+    """The catalog's Ethernet fabrics of 100G or more by speed, then id, with their port speed and efficiency."""
+    key = ("frontend", id(catalog))
+    hit = _SORTED.get(key)
+    if hit is None:
+        if len(_SORTED) >= 256:
+            _SORTED.clear()
+        eth = sorted((f for f in catalog.fabrics.values() if f.kind == "ethernet" and f.port_gbit >= FRONTEND_MIN_GBIT),
+                     key=lambda f: (f.port_gbit, f.id))
+        hit = _SORTED[key] = (catalog, [(f, f.port_gbit, f.efficiency) for f in eth])
+    return hit[1]  # type: ignore[return-value]
+
+
 def choose_frontend(gbit_per_node: float, catalog: Catalog) -> tuple[Fabric, int]:
     """The smallest Ethernet speed >= 100G whose achievable rate carries the node's front-end traffic."""
-    eth = sorted((f for f in catalog.fabrics.values() if f.kind == "ethernet" and f.port_gbit >= FRONTEND_MIN_GBIT),
-                 key=lambda f: (f.port_gbit, f.id))
+    eth = _front_speeds(catalog)
     if not eth:
         raise InputError("the catalog has no Ethernet fabric of 100G or more for the serving front end")
-    for fab in eth:
-        if fab.port_gbit * fab.efficiency >= gbit_per_node:
+    for fab, port, efficiency in eth:
+        if port * efficiency >= gbit_per_node:
             return fab, 1
-    top = eth[-1]
-    return top, math.ceil(gbit_per_node / (top.port_gbit * top.efficiency))
+    top, port, efficiency = eth[-1]
+    return top, math.ceil(gbit_per_node / (port * efficiency))
 
 
 def frontend_ratio(gbit_per_node: float, front: Fabric, ports: int) -> float:
@@ -56,18 +76,29 @@ def pick_nic(catalog: Catalog, fabric: Fabric, *, gpu: Gpu | None, ports: int) -
 
 def switch_for(fabric: Fabric, catalog: Catalog, endpoints: int, ratio: float) -> tuple[str, int]:
     """The fabric's default switch, or the largest-radix switch of its kind when three tiers do not suffice."""
-    cands = [catalog.switches[fabric.default_switch]] if fabric.default_switch in catalog.switches else []
-    cands += sorted((s for s in catalog.switches.values() if fabric.kind in s.kinds and s.id != fabric.default_switch),
-                    key=lambda s: (-(s.radix(fabric.port_gbit) or 0), s.id))
     most = 0
-    for sw in cands:
-        k = sw.radix(fabric.port_gbit)
+    for sw_id, k in _switch_radixes(fabric, catalog):
         cap = tier_capacity(k, 3, down_ports(k, ratio)) if k else 0
         if k and cap >= endpoints:
-            return sw.id, k
+            return sw_id, k
         most = max(most, cap)
     raise SizingError(f"{endpoints:,} endpoints exceed three tiers of every {fabric.kind} switch at "
                       f"{fabric.port_gbit:g}G in the catalog (at most {most:,})")
+
+
+def _switch_radixes(fabric: Fabric, catalog: Catalog) -> list[tuple[str, int | None]]:
+    """:func:`switch_for`'s candidates in its order, each (id, radix at the fabric's port speed)."""
+    key = ("switches", id(catalog), id(fabric))
+    hit = _SORTED.get(key)
+    if hit is None:
+        if len(_SORTED) >= 256:
+            _SORTED.clear()
+        port = fabric.port_gbit
+        cands = [catalog.switches[fabric.default_switch]] if fabric.default_switch in catalog.switches else []
+        cands += sorted((s for s in catalog.switches.values() if fabric.kind in s.kinds and s.id != fabric.default_switch),
+                        key=lambda s: (-(s.radix(port) or 0), s.id))
+        hit = _SORTED[key] = (catalog, fabric, [(s.id, s.radix(port)) for s in cands])
+    return hit[2]  # type: ignore[return-value]
 
 
 def down_ports(k: int, ratio: float) -> int:

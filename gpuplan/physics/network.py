@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gpuplan.core.memo import memo
 from gpuplan.core.units import GB
 from gpuplan.hardware.loader import Catalog
 from gpuplan.hardware.schema import CollectivesCalibration, Fabric, Gpu
@@ -9,8 +10,29 @@ from gpuplan.physics.collectives import Network, new_tier
 
 
 
+#: :func:`network_for` of a GPU's reference server (no fabric, speed, oversubscription or hops given)
+#: by (GPU, catalog): the serving replicas' links and the training searches ask for each GPU's
+#: several times. A network is a frozen record of floats read from these two alone, and both are
+#: keyed by identity and held in the entry, so their ids are not reused while it lives. Bounded.
+_REFERENCE: dict[tuple[int, int], tuple[Gpu, Catalog, Network]] = memo()
+
+
 def network_for(gpu: Gpu, catalog: Catalog, fabric: Fabric | None = None, *, gbit_per_gpu: float | None = None,
                 oversubscription: float = 1.0, hops: int | None = None) -> Network:
+    """:func:`_network_for`; that of the reference server memoised in :data:`_REFERENCE`."""
+    if fabric is None and gbit_per_gpu is None and oversubscription == 1.0 and hops is None:
+        key = (id(gpu), id(catalog))
+        hit = _REFERENCE.get(key)
+        if hit is None:
+            if len(_REFERENCE) >= 256:
+                _REFERENCE.clear()
+            hit = _REFERENCE[key] = (gpu, catalog, _network_for(gpu, catalog))
+        return hit[2]
+    return _network_for(gpu, catalog, fabric, gbit_per_gpu=gbit_per_gpu, oversubscription=oversubscription, hops=hops)
+
+
+def _network_for(gpu: Gpu, catalog: Catalog, fabric: Fabric | None = None, *, gbit_per_gpu: float | None = None,
+                 oversubscription: float = 1.0, hops: int | None = None) -> Network:
     """The network of ``gpu``'s reference server attached to ``fabric`` at ``gbit_per_gpu``.
 
     Without a fabric the reference server's scale-out NIC speed is used over the matching catalog
@@ -37,7 +59,24 @@ def network_for(gpu: Gpu, catalog: Catalog, fabric: Fabric | None = None, *, gbi
     return Network(scaleup=scaleup, scaleout=scaleout, scaleup_domain=domain, scaleup_p2p_bytes_per_s=p2p)
 
 
+#: :func:`default_fabric` by (catalog, the GPU's vendor and reference NIC, speed): all it reads. The
+#: catalog is keyed by identity and held in the entry. Bounded.
+_DEFAULT: dict[tuple[object, ...], tuple[Catalog, Fabric | None]] = memo()
+
+
 def default_fabric(gpu: Gpu, catalog: Catalog, gbit: float) -> Fabric | None:
+    """:func:`_default_fabric`, memoised in :data:`_DEFAULT` (it reads the GPU's vendor and
+    reference NIC alone)."""
+    key = (id(catalog), gpu.vendor, gpu.reference_nic, gbit)
+    hit = _DEFAULT.get(key)
+    if hit is None:
+        if len(_DEFAULT) >= 256:
+            _DEFAULT.clear()
+        hit = _DEFAULT[key] = (catalog, _default_fabric(gpu, catalog, gbit))
+    return hit[1]
+
+
+def _default_fabric(gpu: Gpu, catalog: Catalog, gbit: float) -> Fabric | None:
     """The catalog fabric of the reference server's NIC port speed (``gbit`` per GPU when the
     server has no reference NIC): InfiniBand for NVIDIA servers when the NIC speaks it, else Ethernet."""
     port = gbit

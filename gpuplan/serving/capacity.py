@@ -95,9 +95,9 @@ class ReplicaCapacity:
     def __init__(self, replica: Replica, demand: Demand):
         self.replica = replica
         self.demand = demand
-        k = replica.k
-        self.scv = k.queueing.prefill_service_scv
-        self.max_rho = k.queueing.max_utilisation
+        q = replica.k.queueing  # a pydantic record, read once
+        self.scv = q.prefill_service_scv
+        self.max_rho = q.max_utilisation
         self.mean_context = replica.decode_context(demand.prompt_tokens, max(demand.output_tokens, 1))
         self.prefill_step = replica.prefill_step(1, demand.prompt_tokens)
         self.prefill_latency_s = self.prefill_step.total_s
@@ -108,7 +108,7 @@ class ReplicaCapacity:
         eng = replica.engine
         #: In-flight batching with chunked prefill: prefill shares the decode steps (module doc).
         self.mixed = eng is not None and eng.features.scheduling == "mixed" and demand.decode_steps > 0
-        self.step_tokens = eng.features.max_step_tokens if eng is not None else 0
+        self.step_tokens = replica.step_budget  # the engine's max_step_tokens (0 without one), read once
         self.fits_context = (replica.max_sequences(max(demand.context_tokens, full)) >= 1)
         #: Decode steps by concurrency: the searches over concurrency revisit the same points.
         self._steps: dict[float, StepTime] = {}

@@ -74,7 +74,9 @@ def scaleout_link(pre: Replica, dec: Replica) -> KvLink | None:
 def domain_link(pre: Replica, dec: Replica, span: int) -> KvLink | None:
     """KV inside one scale-up domain or server holding ``span`` GPUs (the group of both workers);
     None unless both run on the same GPU type and the group fits the domain or server."""
-    if pre.gpu.id != dec.gpu.id or span > pre.links.local_domain:
+    # The same catalog record first (the disaggregation search pairs each GPU with its own): no
+    # pydantic reads of the ids, which are equal whenever the records are one.
+    if (pre.gpu is not dec.gpu and pre.gpu.id != dec.gpu.id) or span > pre.links.local_domain:
         return None
     tier = pre.links.tier(span)
     if tier is None:

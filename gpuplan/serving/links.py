@@ -166,11 +166,12 @@ def measured_all_reduce(gpu: Gpu, fits: tuple[AllReduceFit, ...]) -> tuple[tuple
     domain, each at its fitted share of the GPU's NVLink/XGMI line rate; NVLS only where the switch
     reduces."""
     line = gpu.scaleup_uni_gb_per_s * GB
+    tech, reduces = gpu.scaleup_tech, gpu.efficiency.scaleup_in_network_reduction  # read once, not per fit
     nccl, custom = [], []
     for f in fits:
-        if f.scaleup_tech != gpu.scaleup_tech:
+        if f.scaleup_tech != tech:
             continue
-        if f.kind == "in_network" and not gpu.efficiency.scaleup_in_network_reduction:
+        if f.kind == "in_network" and not reduces:
             continue
         alg = AllReduceAlgorithm(f.kind, f.base_us * 1e-6, f.step_us * 1e-6, f.line_fraction * line)
         (custom if f.custom else nccl).append(alg)

@@ -133,19 +133,26 @@ class Replica:
         if eng is None:
             return self.max_sequences(prompt + output)
         f = eng.features
-        full = held_tokens(prompt, output, f.kv_block_tokens, False, self.arch.sliding_window)
+        block, window = f.kv_block_tokens, self.arch.sliding_window  # read once
+        full = held_tokens(prompt, output, block, False, window)
         if full * self.kv_bytes_per_token_stage > self.kv_budget_bytes:
             return 0
-        held = held_tokens(prompt, output, f.kv_block_tokens, f.kv_admission == "on_demand", self.arch.sliding_window)
+        held = held_tokens(prompt, output, block, f.kv_admission == "on_demand", window)
         return max(0, math.floor(self.kv_budget_bytes / (held * self.kv_bytes_per_token_stage))) * self.layout.dp
 
     def decode_context(self, prompt: int, output: int) -> float:
         """Cache tokens a decode step's attention reads per sequence, averaged over the output: the
         filled part (``prompt + (output - 1) / 2``), or the whole reserved cache for engines that
         attend over a static cache through a mask (``kv_reads = "reserved"``)."""
-        if self.engine is not None and self.engine.features.kv_reads == "reserved":
+        if self._reads_reserved:
             return float(cached_tokens(prompt + output, self.arch.sliding_window))
         return mean_cached_tokens(prompt, output, self.arch.sliding_window)
+
+    @cached_property
+    def _reads_reserved(self) -> bool:
+        """Whether the engine's decode attention reads the whole reserved cache (``kv_reads``), read
+        once: the engine's features are a pydantic model, whose reads CPython does not specialise."""
+        return self.engine is not None and self.engine.features.kv_reads == "reserved"
 
     # -- forward steps ----------------------------------------------------------------------------
     @cached_property
@@ -153,9 +160,10 @@ class Replica:
         """What every step shares, once: (fixed latency with the MoE launch chain, host launch time
         without CUDA graphs, decode KV read factor, TP all-reduces, custom all-reduce kernels in
         use, any collective or hand-off at all)."""
-        a, eng, lay = self.arch, self.engine, self.layout
-        fixed_s = ((a.layers * self.k.layer_latency_us + self.k.step_overhead_us) * 1e-6
-                   + moe_launch_s(a, self.k.moe, self.k.layer_latency_us / KERNELS_PER_LAYER))
+        a, eng, lay, k = self.arch, self.engine, self.layout, self.k
+        layer_us = k.layer_latency_us  # a pydantic figure, read once
+        fixed_s = ((a.layers * layer_us + k.step_overhead_us) * 1e-6
+                   + moe_launch_s(a, k.moe, layer_us / KERNELS_PER_LAYER))
         n_ar = a.layers + a.dense_layer_count + (a.moe_layers if lay.ep == 1 else 0)
         talks = lay.tp > 1 or lay.pp > 1 or (lay.ep > 1 and a.moe_layers > 0)
         if eng is None:
@@ -233,6 +241,7 @@ def build_replica(gpu: Gpu, arch: Architecture, layout: Layout, precision: str, 
     dense_active = arch.active_matmul_params - lm_head_params - expert_active
     # An unfused fp8 quantise kernel reads each GEMM input in 16 bit and writes it in 8.
     quantise = 3.0 * gemm_input_elements_per_token(arch, tp) if eng.separate_quantize(precision, path.native) else 0.0
+    act_bytes = k.activation_bytes  # a pydantic figure, read once
     return _replica(
         gpu=gpu, arch=arch, layout=layout, path=path, kv_dtype=kv_dtype, k=k,
         links=links or links_for(gpu, catalog, k.collective_launch_us, k.all_reduce.algorithm), weights=wb,
@@ -246,8 +255,8 @@ def build_replica(gpu: Gpu, arch: Architecture, layout: Layout, precision: str, 
         lm_head_flops_per_token=2.0 * lm_head_params / tp,
         attn_flops_per_pair_prefill=arch.layers * attention_flops_per_pair(arch, False) / tp,
         attn_flops_per_pair_decode=arch.layers * attention_flops_per_pair(arch, True) / tp,
-        activation_bytes_per_token=activation_elements_per_token(arch, tp) * k.activation_bytes + quantise,
-        elementwise_bytes_per_token=elementwise_elements_per_token(arch, tp) * k.activation_bytes + quantise,
+        activation_bytes_per_token=activation_elements_per_token(arch, tp) * act_bytes + quantise,
+        elementwise_bytes_per_token=elementwise_elements_per_token(arch, tp) * act_bytes + quantise,
         head_stream_bytes=head_stream / tp,
         kv_bytes_per_token=kv_bytes_per_token_per_gpu(arch, kv_dtype, tp, 1),
         resident_weight_bytes=resident,

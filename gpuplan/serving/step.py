@@ -99,6 +99,7 @@ def step_constants(r: Any) -> tuple[Any, ...]:
     ring = _ring(links, lay.tp, custom) if lay.tp > 1 and terms is None else None
     ghz = r.gpu.host_cpu_max_ghz
     ref = f.host_reference_ghz if f is not None else 1.0
+    knee = k.gemm_knee_exponent  # a pydantic figure, read once
     return (
         lay.dp, lay.pp, a.sliding_window, r.kv_bytes_per_token, r.attn_flops_per_pair_decode,
         r.attn_flops_per_pair_prefill, r.attention_flops_per_s, r.attention_bandwidth, r.bandwidth,
@@ -109,7 +110,7 @@ def step_constants(r: Any) -> tuple[Any, ...]:
         experts, active, a.moe_layers, _dense_stream(r), r.expert_bytes_per_gpu, r.fixed_stream_bytes,
         r.quantised_stream_bytes, r.lm_head_flops_per_token, r.gemm_flops_per_token, r.expert_flops_per_token,
         r.activation_bytes_per_token, r.weight_stream_factor, r.elementwise_bytes_per_token, r.lm_head_flops_per_s,
-        r.head_stream_bytes / r.bandwidth, r.matmul_flops_per_s, k.gemm_knee_exponent, 1.0 / k.gemm_knee_exponent,
+        r.head_stream_bytes / r.bandwidth, r.matmul_flops_per_s, knee, 1.0 / knee,
         # the collectives
         float(n_ar), float(a.hidden), k.activation_bytes, lay.tp, custom, (*terms[0], terms[1:]) if terms else None, ring,
         _all_to_all(r) if lay.ep > 1 and a.moe_layers > 0 else None, _handoffs(r) if lay.pp > 1 else None,
@@ -198,9 +199,15 @@ def replica_step(self: Any, batch: float, mean_context: float, requests: float =
     tokens = rows + prompt_tokens
     tokens = 1.0 if 1.0 > tokens else tokens
     logits = rows + requests
+    # Per attention-DP rank. Without attention DP (dp == 1) ``x * 1.0`` is ``x / 1`` for every
+    # number (both exact for a float, an int made the same float), and CPython 3.11 specialises a
+    # product of two floats but no division (each a generic call, ~0.15k instructions).
+    if dp == 1:
+        local, head_rows, local_b, local_req = tokens * 1.0, logits * 1.0, b * 1.0, requests * 1.0
+    else:
+        local, head_rows, local_b, local_req = tokens / dp, logits / dp, b / dp, requests / dp
     # -- the GEMMs (each group the smooth roofline of its math and stream, roofline.gemm_time_s) ----
-    local = tokens / dp
-    head_flops = logits / dp * head_fpt
+    head_flops = head_rows * head_fpt
     layer_flops = local * gemm_fpt
     act = local * act_bpt
     elementwise_s = local * elem_bpt / bw
@@ -241,7 +248,6 @@ def replica_step(self: Any, batch: float, mean_context: float, requests: float =
         gemm_s = gemm_s + elementwise_s
     # -- attention ------------------------------------------------------------------------------------
     ctx = (window if window < mean_context else mean_context) if window else mean_context
-    local_b, local_req = b / dp, requests / dp
     decode_pairs = local_b * ctx
     kv_decode = decode_pairs * kv_pt
     kv_decode *= read_factor

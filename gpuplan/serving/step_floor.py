@@ -42,6 +42,43 @@ def floor_terms(replica: Any, mean_context: float) -> tuple[float, float, float,
             r.gemm_flops_per_token / (dp * r.matmul_flops_per_s))
 
 
+def with_all_reduce(replica: Any, terms: tuple[float, float, float, float]) -> tuple[float, float, float, float]:
+    """``terms`` with a lower bound of the step's TP all-reduces added: ``F + n A`` and ``K + n B h a
+    / dp`` (``n`` all-reduces a step of ``h`` hidden values of ``a`` bytes per token, ``dp``
+    attention-DP ranks). :func:`~gpuplan.serving.step.replica_step` takes the fastest measured
+    algorithm, ``fixed + moved x size / rate`` each, so at least ``A + B x size`` with ``A`` the
+    least fixed term and ``B`` the least ``moved / rate``; or the ring in the domain, ``factor x size
+    / rate + ring`` (or ``size / rate + in-network`` where the switch reduces, the lesser) ``+ launch
+    - saving``. A step's tokens (``size = tokens / dp x h x a``) are at least its decode sequences, a
+    budget-filled mix's mean at least as many (the bound is affine in them). The other collectives
+    are not negative. ``terms`` unchanged without a TP group, for the hierarchical all-reduce, or
+    where ``A`` or ``B`` would be negative or not finite."""
+    constants = replica._step_constants  # replica_step's order (serving/step.py step_constants)
+    dp, talks = constants[0], constants[14]
+    n_ar, hidden, act_bytes, tp, _custom, measured, ring = constants[39:46]
+    if not talks or tp <= 1 or not (hidden > 0.0 and act_bytes > 0.0):  # a step of no size reduces nothing
+        return terms
+    if measured is not None:
+        fixed0, moved0, rate0, others = measured
+        algs = ((fixed0, moved0, rate0), *others)
+        if any(not rate > 0.0 for _, _, rate in algs):
+            return terms
+        least = min(fixed for fixed, _, _ in algs)
+        slope = min(moved / rate for _, moved, rate in algs)
+    elif ring is not None:
+        factor, rate, ring_s, in_network_s, launch, saving = ring
+        if not rate > 0.0:
+            return terms
+        least = (ring_s if in_network_s is None or ring_s < in_network_s else in_network_s) + launch - saving
+        slope = (factor if in_network_s is None or factor < 1.0 else 1.0) / rate
+    else:
+        return terms
+    if not (0.0 <= least < math.inf and 0.0 <= slope < math.inf):
+        return terms
+    fixed, stream, kv, gemm = terms
+    return fixed + n_ar * least, stream, kv + n_ar * slope * hidden * act_bytes / dp, gemm
+
+
 def step_floor(terms: tuple[float, float, float, float], batch: float, tokens: float) -> float:
     """``F + b K + max(S, tokens G)``: at most the step of ``batch`` decode sequences with ``tokens``
     tokens through the GEMMs (module docstring), before round-off."""
@@ -76,7 +113,8 @@ def ceiling_rate_bound(replica: Any, demand: Any) -> float:
     its search. The ceiling's concurrency ``C`` meets the TPOT target, so it is at most the cache's
     capacity and the concurrency past which the floor proves a miss (:func:`over_target_above`); its
     rate ``C / (n t0(C))`` (less with prefill-first scheduling, ``C / (n t0 + C s)``) is at most
-    ``C / (n L(C))``, ``L`` the floor, which grows with ``C`` (``L / C`` falls): so at most its value
+    ``C / (n L(C))``, ``L`` the floor with the all-reduces' (:func:`with_all_reduce`), which grows with
+    ``C`` (``L / C`` falls): so at most its value
     at the lesser of the two limits. 1e-6 covers the round-off of both rates."""
     n = demand.decode_steps
     cap = replica.admitted_sequences(demand.prompt_tokens, demand.output_tokens)
@@ -84,7 +122,8 @@ def ceiling_rate_bound(replica: Any, demand: Any) -> float:
         return math.inf
     eng = replica.engine
     per = 1 + demand.prompt_tokens / n if eng is not None and eng.features.scheduling == "mixed" else 1.0
-    terms = floor_terms(replica, replica.decode_context(demand.prompt_tokens, max(demand.output_tokens, 1)))
+    terms = with_all_reduce(replica, floor_terms(replica, replica.decode_context(demand.prompt_tokens,
+                                                                             max(demand.output_tokens, 1))))
     pp = replica.layout.pp
     top = min(float(cap), over_target_above(terms, pp, per, demand.tpot_s))
     batch = top / pp if top > pp else 1.0

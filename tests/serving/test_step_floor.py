@@ -11,7 +11,7 @@ import pytest
 from gpuplan.serving.capacity import Demand, ReplicaCapacity
 from gpuplan.serving.engine import resolve_engine
 from gpuplan.serving.model import Layout, build_replica
-from gpuplan.serving.step_floor import ceiling_rate_bound, floor_terms, step_floor
+from gpuplan.serving.step_floor import ceiling_rate_bound, floor_terms, step_floor, with_all_reduce
 
 DEMAND = Demand(prompt_tokens=2000, output_tokens=400, ttft_s=2.0, tpot_s=0.05, percentile="p99", context_tokens=8192)
 CASES = [  # GPU, model, layout, precision, engine (vllm mixes prefill into the decode steps, sglang does not)
@@ -42,6 +42,7 @@ def test_every_step_past_the_floors_concurrency_misses_the_tpot_target(catalog, 
             tokens = batch * (1 + DEMAND.prompt_tokens / DEMAND.decode_steps) if cap.mixed else batch
             step = cap.step(c).total_s
             assert step_floor(terms, batch, tokens) <= step
+            assert step_floor(with_all_reduce(cap.replica, terms), batch, tokens) <= step
             if c > beyond:
                 assert step > tpot_s
 
@@ -65,3 +66,20 @@ def test_the_bounds_bite_where_prompts_share_the_decode_steps(catalog, preset, k
     assert limit == "tpot" and ceiling.rate == pytest.approx(4.90, abs=0.01)
     assert ceiling.concurrency < cap._tpot_beyond < 2 * ceiling.concurrency
     assert ceiling.rate < ceiling_rate_bound(cap.replica, DEMAND) < 2 * ceiling.rate
+
+
+def test_the_all_reduce_tightens_the_rate_bound_from_tp2_up(catalog, preset, k):
+    """70B FP8 on four H100 SXM under vLLM: the step's 160 all-reduces (two a layer, NCCL's measured
+    algorithms, each at least its fixed latency) take 12.4 of the 50.0 ms step at the ceiling
+    (6.64 req/s), so the floor with them bounds the ceiling's rate within 1.7x; one GPU has no TP
+    group and its floor is unchanged."""
+    cap = _capacity(catalog, preset, k, "h100-sxm-80gb", "llama-3.1-70b", Layout(tp=4), "fp8", "vllm")
+    terms = floor_terms(cap.replica, cap.mean_context)
+    fixed, _, kv, _ = with_all_reduce(cap.replica, terms)
+    assert fixed > terms[0] and kv > terms[2]
+    ceiling, _ = cap.best()
+    assert ceiling.rate == pytest.approx(6.64, abs=0.01)
+    assert ceiling.rate < ceiling_rate_bound(cap.replica, DEMAND) < 1.7 * ceiling.rate
+    single = _capacity(catalog, preset, k, "h100-sxm-80gb", "llama-3.1-70b", Layout(tp=1), "fp8", "vllm")
+    one = floor_terms(single.replica, single.mean_context)
+    assert with_all_reduce(single.replica, one) == one
