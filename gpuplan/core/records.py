@@ -233,9 +233,26 @@ def _init_code(shape: tuple[int | None, ...], frozen: bool, post_init: bool) -> 
                + [f"_dflt_{r:03d}" for r in shape if r is not None])
         params = "".join(f",_f{i}" for i in range(len(shape)))
         text = f"def __create_fn__({','.join(env)}):\n def __init__(self{params}):\n{chr(10).join(lines) or '  pass'}\n return __init__"
-        create = next(c for c in _compiled(text).co_consts if isinstance(c, types.CodeType))
+        written = frozen and not post_init and shape and not any(r is not None for r in shape) and _written(len(shape))
+        create = written or next(c for c in _compiled(text).co_consts if isinstance(c, types.CodeType))
         code = _INITS[(shape, frozen, post_init)] = next(c for c in create.co_consts if isinstance(c, types.CodeType))
     return code
+
+
+def _written(n: int) -> types.CodeType | None:
+    """The code of ``__create_fn__`` for a frozen ``__init__`` of ``n`` plain fields, as written out
+    in :mod:`gpuplan.core.record_inits` (its text, read from the bytecode cache, not compiled here),
+    named as :func:`_compiled` names it; None past the sizes written there."""
+    from gpuplan.core import record_inits
+
+    create = getattr(record_inits, f"_frozen_{n}", None)
+    if create is None:
+        return None
+    code = create.__code__
+    inner = tuple(c.replace(co_filename="<string>", co_firstlineno=2, co_qualname="__create_fn__.<locals>.__init__")
+                  if isinstance(c, types.CodeType) else c for c in code.co_consts)
+    return code.replace(co_filename="<string>", co_firstlineno=1, co_name="__create_fn__",
+                        co_qualname="__create_fn__", co_consts=inner)
 
 
 def _compiled(text: str) -> types.CodeType:
