@@ -366,3 +366,22 @@ def test_written_inits_are_the_compiled_texts() -> None:
                  for c in [next(k for k in c.co_consts if isinstance(k, types.CodeType))]]
         assert inner[0][0] == inner[1][0] and inner[0][1:] == inner[1][1:]
     assert records._written(41) is None
+
+
+def test_written_constructors_are_the_compiled_texts() -> None:
+    """core/record_inits.py's constructors, given names as long as its own, are the code
+    ``constructor`` compiles for them (equal code objects, the same line and column table)."""
+    import types
+
+    import gpuplan.core.records as records
+
+    for n in range(1, 17):
+        names = [f"_g{i}" for i in range(n)]
+        values = ", ".join(f"{k!r}: {k}" for k in names)
+        text = (f"def _records_make({', '.join(names)}):\n _records_out = _records_new(_records_cls)\n"
+                f" _records_set(_records_out, '__dict__', {{{values}}})\n return _records_out")
+        compiled = next(c for c in records._compiled(text).co_consts if isinstance(c, types.CodeType))
+        written = records._written_make(names)
+        assert written == compiled and list(written.co_positions()) == list(compiled.co_positions())
+        assert (written.co_filename, written.co_qualname) == (compiled.co_filename, compiled.co_qualname)
+    assert records._written_make([f"x{i}" for i in range(17)]) is None

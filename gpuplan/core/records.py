@@ -284,13 +284,33 @@ def constructor(cls: type) -> typing.Callable[..., typing.Any]:
             f" _records_set(_records_out, '__dict__', {{{values}}})\n"
             f" return _records_out")
     scope = {"_records_new": object.__new__, "_records_set": object.__setattr__, "_records_cls": cls}
-    exec(_compiled(text), scope)  # noqa: S102 - defines _records_make in scope (its globals), as dataclasses does
-    make = scope["_records_make"]
+    code = _written_make(names)
+    if code is not None:  # the same code, from core/record_inits.py
+        make = types.FunctionType(code, scope, "_records_make")
+    else:
+        exec(_compiled(text), scope)  # noqa: S102 - defines _records_make in scope (its globals), as dataclasses does
+        make = scope["_records_make"]
     make.__qualname__ = make.__name__ = f"new_{cls.__name__}"
     make.__module__ = cls.__module__
     make.__annotations__ = {**{f.name: f.type for f in fields}, "return": cls.__qualname__}
     make.__doc__ = f"``{cls.__qualname__}(...)``, its fields set at once (:func:`gpuplan.core.records.constructor`)."
     return make
+
+
+def _written_make(names: list[str]) -> types.CodeType | None:
+    """The code of :func:`constructor`'s text for ``names``, from :mod:`gpuplan.core.record_inits`'s
+    ``_make_<n>`` given these names as the compiled text has them; None past the sizes written there."""
+    from gpuplan.core import record_inits
+
+    template = getattr(record_inits, f"_make_{len(names)}", None)
+    if template is None:
+        return None
+    code = template.__code__
+    to = {f"_f{i}": n for i, n in enumerate(names)}
+    return code.replace(co_filename="<string>", co_firstlineno=1, co_name="_records_make", co_qualname="_records_make",
+                        co_varnames=tuple(to.get(n, n) for n in code.co_varnames),
+                        co_consts=tuple(tuple(to.get(k, k) for k in c) if type(c) is tuple else to.get(c, c)
+                                        if type(c) is str else c for c in code.co_consts))
 
 
 def _kw_init(cls: type, fields: tuple[dataclasses.Field, ...]) -> typing.Any:
