@@ -249,10 +249,16 @@ def _written(n: int) -> types.CodeType | None:
     if create is None:
         return None
     code = create.__code__
-    inner = tuple(c.replace(co_filename="<string>", co_firstlineno=2, co_qualname="__create_fn__.<locals>.__init__")
-                  if isinstance(c, types.CodeType) else c for c in code.co_consts)
+    name = "__create_fn__.<locals>.__init__"  # also a constant of the outer code before Python 3.11
+    inner = tuple(c.replace(co_filename="<string>", co_firstlineno=2, **_qualname(name)) if isinstance(c, types.CodeType)
+                  else name if c == f"_frozen_{n}.<locals>.__init__" else c for c in code.co_consts)
     return code.replace(co_filename="<string>", co_firstlineno=1, co_name="__create_fn__",
-                        co_qualname="__create_fn__", co_consts=inner)
+                        co_consts=inner, **_qualname("__create_fn__"))
+
+
+def _qualname(name: str) -> dict[str, str]:
+    """``CodeType.replace``'s argument for a code's qualified name (Python 3.11 on; none before)."""
+    return {"co_qualname": name} if sys.version_info >= (3, 11) else {}
 
 
 def _compiled(text: str) -> types.CodeType:
@@ -307,7 +313,7 @@ def _written_make(names: list[str]) -> types.CodeType | None:
         return None
     code = template.__code__
     to = {f"_f{i}": n for i, n in enumerate(names)}
-    return code.replace(co_filename="<string>", co_firstlineno=1, co_name="_records_make", co_qualname="_records_make",
+    return code.replace(co_filename="<string>", co_firstlineno=1, co_name="_records_make", **_qualname("_records_make"),
                         co_varnames=tuple(to.get(n, n) for n in code.co_varnames),
                         co_consts=tuple(tuple(to.get(k, k) for k in c) if type(c) is tuple else to.get(c, c)
                                         if type(c) is str else c for c in code.co_consts))
