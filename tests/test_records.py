@@ -345,3 +345,45 @@ def test_a_python_whose_dataclasses_are_not_reproduced_gets_the_standard_library
     assert Ours(1) == Ours(1, []) and hash(Ours(1, ())) == hash(Ours(1, ()))
     with pytest.raises(dataclasses.FrozenInstanceError):
         Ours(1).x = 2  # type: ignore[misc]
+
+
+def test_written_inits_are_the_compiled_texts() -> None:
+    """core/record_inits.py holds, for 1 to 40 plain fields, the very code ``_init_code`` compiles
+    (code objects equal: bytecode, names, constants, line and column table; and the same file name)."""
+    import types
+
+    import gpuplan.core.records as records
+
+    for n in range(1, 41):
+        params = "".join(f",_f{i}" for i in range(n))
+        body = "  __records_set__(self,'__dict__',{" + ",".join(f"'_f{i}':_f{i}" for i in range(n)) + "})"
+        text = (f"def __create_fn__(__dataclass_builtins_object__,_HAS_DEFAULT_FACTORY,__records_set__):\n"
+                f" def __init__(self{params}):\n{body}\n return __init__")
+        compiled = next(c for c in records._compiled(text).co_consts if isinstance(c, types.CodeType))
+        written = records._written(n)
+        assert written == compiled and written.co_filename == "<string>"
+        inner = [(c, c.co_lines, getattr(c, "co_qualname", None), c.co_filename) for c in (written, compiled)
+                 for c in [next(k for k in c.co_consts if isinstance(k, types.CodeType))]]
+        inner = [(c, list(lines()), *rest) for c, lines, *rest in inner]
+        assert inner[0][0] == inner[1][0] and inner[0][1:] == inner[1][1:]
+    assert records._written(41) is None
+
+
+def test_written_constructors_are_the_compiled_texts() -> None:
+    """core/record_inits.py's constructors, given names as long as its own, are the code
+    ``constructor`` compiles for them (equal code objects, the same line and column table)."""
+    import types
+
+    import gpuplan.core.records as records
+
+    for n in range(1, 17):
+        names = [f"_g{i}" for i in range(n)]
+        values = ", ".join(f"{k!r}: {k}" for k in names)
+        text = (f"def _records_make({', '.join(names)}):\n _records_out = _records_new(_records_cls)\n"
+                f" _records_set(_records_out, '__dict__', {{{values}}})\n return _records_out")
+        compiled = next(c for c in records._compiled(text).co_consts if isinstance(c, types.CodeType))
+        written = records._written_make(names)
+        assert written == compiled and list(written.co_lines()) == list(compiled.co_lines())
+        assert written.co_filename == compiled.co_filename
+        assert getattr(written, "co_qualname", None) == getattr(compiled, "co_qualname", None)
+    assert records._written_make([f"x{i}" for i in range(17)]) is None

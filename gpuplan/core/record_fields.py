@@ -113,3 +113,20 @@ def doc_of(cls: type, fields: tuple[Field, ...], kw_only: bool) -> str:
         parts.append(f"{f.name}: {inspect.formatannotation(f.type)}"
                      + ("" if default is MISSING else f" = {default!r}"))
     return f"{cls.__name__}({', '.join(parts)}) -> None".replace(" -> None", "")
+
+
+def call_error(qualname: str, args: tuple, kwargs: dict[str, typing.Any], order: list[str],
+                required: frozenset[str]) -> TypeError:
+    """The TypeError Python raises for a bad call of a keyword-only ``__init__``, in its order."""
+    if args:
+        given = sum(k in order for k in kwargs)
+        also = f" positional arguments (and {given} keyword-only argument{'s' if given > 1 else ''})" if given else ""
+        return TypeError(f"{qualname}() takes 1 positional argument but {len(args) + 1}{also} were given")
+    unknown = next((k for k in kwargs if k not in order), None)
+    if unknown is not None:
+        return TypeError(f"{qualname}() got an unexpected keyword argument {unknown!r}")
+    missing = [repr(n) for n in order if n in required and n not in kwargs]
+    listed = missing[0] if len(missing) == 1 else " and ".join(missing) if len(missing) == 2 else \
+        ", ".join(missing[:-1]) + ", and " + missing[-1]
+    plural = "s" if len(missing) > 1 else ""
+    return TypeError(f"{qualname}() missing {len(missing)} required keyword-only argument{plural}: {listed}")

@@ -48,7 +48,7 @@ import types
 import typing
 from dataclasses import MISSING, FrozenInstanceError, field
 
-from gpuplan.core.record_fields import FACTORY, OWN_FIELDS, doc_of, fields_of, pseudo_name
+from gpuplan.core.record_fields import FACTORY, OWN_FIELDS, call_error, doc_of, fields_of, pseudo_name
 
 __all__ = ["cached_property", "constructor", "dataclass", "field"]
 
@@ -233,9 +233,32 @@ def _init_code(shape: tuple[int | None, ...], frozen: bool, post_init: bool) -> 
                + [f"_dflt_{r:03d}" for r in shape if r is not None])
         params = "".join(f",_f{i}" for i in range(len(shape)))
         text = f"def __create_fn__({','.join(env)}):\n def __init__(self{params}):\n{chr(10).join(lines) or '  pass'}\n return __init__"
-        create = next(c for c in _compiled(text).co_consts if isinstance(c, types.CodeType))
+        written = frozen and not post_init and shape and not any(r is not None for r in shape) and _written(len(shape))
+        create = written or next(c for c in _compiled(text).co_consts if isinstance(c, types.CodeType))
         code = _INITS[(shape, frozen, post_init)] = next(c for c in create.co_consts if isinstance(c, types.CodeType))
     return code
+
+
+def _written(n: int) -> types.CodeType | None:
+    """The code of ``__create_fn__`` for a frozen ``__init__`` of ``n`` plain fields, as written out
+    in :mod:`gpuplan.core.record_inits` (its text, read from the bytecode cache, not compiled here),
+    named as :func:`_compiled` names it; None past the sizes written there."""
+    from gpuplan.core import record_inits
+
+    create = getattr(record_inits, f"_frozen_{n}", None)
+    if create is None:
+        return None
+    code = create.__code__
+    name = "__create_fn__.<locals>.__init__"  # also a constant of the outer code before Python 3.11
+    inner = tuple(c.replace(co_filename="<string>", co_firstlineno=2, **_qualname(name)) if isinstance(c, types.CodeType)
+                  else name if c == f"_frozen_{n}.<locals>.__init__" else c for c in code.co_consts)
+    return code.replace(co_filename="<string>", co_firstlineno=1, co_name="__create_fn__",
+                        co_consts=inner, **_qualname("__create_fn__"))
+
+
+def _qualname(name: str) -> dict[str, str]:
+    """``CodeType.replace``'s argument for a code's qualified name (Python 3.11 on; none before)."""
+    return {"co_qualname": name} if sys.version_info >= (3, 11) else {}
 
 
 def _compiled(text: str) -> types.CodeType:
@@ -267,13 +290,33 @@ def constructor(cls: type) -> typing.Callable[..., typing.Any]:
             f" _records_set(_records_out, '__dict__', {{{values}}})\n"
             f" return _records_out")
     scope = {"_records_new": object.__new__, "_records_set": object.__setattr__, "_records_cls": cls}
-    exec(_compiled(text), scope)  # noqa: S102 - defines _records_make in scope (its globals), as dataclasses does
-    make = scope["_records_make"]
+    code = _written_make(names)
+    if code is not None:  # the same code, from core/record_inits.py
+        make = types.FunctionType(code, scope, "_records_make")
+    else:
+        exec(_compiled(text), scope)  # noqa: S102 - defines _records_make in scope (its globals), as dataclasses does
+        make = scope["_records_make"]
     make.__qualname__ = make.__name__ = f"new_{cls.__name__}"
     make.__module__ = cls.__module__
     make.__annotations__ = {**{f.name: f.type for f in fields}, "return": cls.__qualname__}
     make.__doc__ = f"``{cls.__qualname__}(...)``, its fields set at once (:func:`gpuplan.core.records.constructor`)."
     return make
+
+
+def _written_make(names: list[str]) -> types.CodeType | None:
+    """The code of :func:`constructor`'s text for ``names``, from :mod:`gpuplan.core.record_inits`'s
+    ``_make_<n>`` given these names as the compiled text has them; None past the sizes written there."""
+    from gpuplan.core import record_inits
+
+    template = getattr(record_inits, f"_make_{len(names)}", None)
+    if template is None:
+        return None
+    code = template.__code__
+    to = {f"_f{i}": n for i, n in enumerate(names)}
+    return code.replace(co_filename="<string>", co_firstlineno=1, co_name="_records_make", **_qualname("_records_make"),
+                        co_varnames=tuple(to.get(n, n) for n in code.co_varnames),
+                        co_consts=tuple(tuple(to.get(k, k) for k in c) if type(c) is tuple else to.get(c, c)
+                                        if type(c) is str else c for c in code.co_consts))
 
 
 def _kw_init(cls: type, fields: tuple[dataclasses.Field, ...]) -> typing.Any:
@@ -290,7 +333,7 @@ def _kw_init(cls: type, fields: tuple[dataclasses.Field, ...]) -> typing.Any:
 
     def __init__(self: typing.Any, /, *args: typing.Any, **kwargs: typing.Any) -> None:
         if args or not required <= kwargs.keys() <= names:
-            raise _call_error(qualname, args, kwargs, order, required)
+            raise call_error(qualname, args, kwargs, order, required)
         values = self.__dict__
         if defaults:
             values.update(defaults)
@@ -302,8 +345,8 @@ def _kw_init(cls: type, fields: tuple[dataclasses.Field, ...]) -> typing.Any:
     P = inspect.Parameter
     __init__.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
         [P("self", P.POSITIONAL_OR_KEYWORD)]
-        + [P(f.name, P.KEYWORD_ONLY, annotation=f.type,
-             default=_FACTORY if f.default_factory is not MISSING else f.default if f.default is not MISSING else P.empty)
+        + [_keyword(f.name, f.type,
+                    _FACTORY if f.default_factory is not MISSING else f.default if f.default is not MISSING else P.empty)
            for f in fields], return_annotation=None,
         __validate_parameters__=False)  # valid by construction: distinct identifiers, self then keyword-only
     __init__.__annotations__ = {**{f.name: f.type for f in fields}, "return": None}
@@ -311,21 +354,17 @@ def _kw_init(cls: type, fields: tuple[dataclasses.Field, ...]) -> typing.Any:
     return __init__
 
 
-def _call_error(qualname: str, args: tuple, kwargs: dict[str, typing.Any], order: list[str],
-                required: frozenset[str]) -> TypeError:
-    """The TypeError Python raises for a bad call of a keyword-only ``__init__``, in its order."""
-    if args:
-        given = sum(k in order for k in kwargs)
-        also = f" positional arguments (and {given} keyword-only argument{'s' if given > 1 else ''})" if given else ""
-        return TypeError(f"{qualname}() takes 1 positional argument but {len(args) + 1}{also} were given")
-    unknown = next((k for k in kwargs if k not in order), None)
-    if unknown is not None:
-        return TypeError(f"{qualname}() got an unexpected keyword argument {unknown!r}")
-    missing = [repr(n) for n in order if n in required and n not in kwargs]
-    listed = missing[0] if len(missing) == 1 else " and ".join(missing) if len(missing) == 2 else \
-        ", ".join(missing[:-1]) + ", and " + missing[-1]
-    plural = "s" if len(missing) > 1 else ""
-    return TypeError(f"{qualname}() missing {len(missing)} required keyword-only argument{plural}: {listed}")
+def _keyword(name: str, annotation: typing.Any, default: typing.Any) -> inspect.Parameter:
+    """``inspect.Parameter(name, KEYWORD_ONLY, default=default, annotation=annotation)``, its four
+    slots (``_name``, ``_kind``, ``_default``, ``_annotation``: inspect's since Python 3.3) set
+    without the constructor's checks, which a field passes by construction (an identifier, not a
+    keyword: :func:`_plain`): the same object at a fraction of the cost (the 417 parameters of a
+    cold recommend's keyword-only classes were 5.3 M instructions)."""
+    param = object.__new__(inspect.Parameter)
+    param._name, param._kind, param._default, param._annotation = (  # type: ignore[misc]
+        name, inspect.Parameter.KEYWORD_ONLY, default, annotation)
+    return param
+
 
 
 class cached_property:  # noqa: N801 - named as the functools one it stands in for
