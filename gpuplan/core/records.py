@@ -345,26 +345,13 @@ def _kw_init(cls: type, fields: tuple[dataclasses.Field, ...]) -> typing.Any:
     P = inspect.Parameter
     __init__.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
         [P("self", P.POSITIONAL_OR_KEYWORD)]
-        + [_keyword(f.name, f.type,
-                    _FACTORY if f.default_factory is not MISSING else f.default if f.default is not MISSING else P.empty)
+        + [P(f.name, P.KEYWORD_ONLY, annotation=f.type,
+             default=_FACTORY if f.default_factory is not MISSING else f.default if f.default is not MISSING else P.empty)
            for f in fields], return_annotation=None,
         __validate_parameters__=False)  # valid by construction: distinct identifiers, self then keyword-only
     __init__.__annotations__ = {**{f.name: f.type for f in fields}, "return": None}
     __init__.__qualname__, __init__.__module__ = qualname, cls.__module__
     return __init__
-
-
-def _keyword(name: str, annotation: typing.Any, default: typing.Any) -> inspect.Parameter:
-    """``inspect.Parameter(name, KEYWORD_ONLY, default=default, annotation=annotation)``, its four
-    slots (``_name``, ``_kind``, ``_default``, ``_annotation``: inspect's since Python 3.3) set
-    without the constructor's checks, which a field passes by construction (an identifier, not a
-    keyword: :func:`_plain`): the same object at a fraction of the cost (the 417 parameters of a
-    cold recommend's keyword-only classes were 5.3 M instructions)."""
-    param = object.__new__(inspect.Parameter)
-    param._name, param._kind, param._default, param._annotation = (  # type: ignore[misc]
-        name, inspect.Parameter.KEYWORD_ONLY, default, annotation)
-    return param
-
 
 
 class cached_property:  # noqa: N801 - named as the functools one it stands in for
