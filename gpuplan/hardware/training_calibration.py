@@ -157,17 +157,10 @@ class CalibrationView:
         set_(self, "state_bytes", cal.state_bytes)
         set_(self, "_model", cal)
 
-    def framework(self, name: str | None) -> "FrameworkView":
-        """The features of framework ``name`` (None: the default framework)."""
-        return self.frameworks[name or self.default_framework]  # type: ignore[attr-defined,no-any-return]
-
-    def gemm_fraction(self, ideal_us: float) -> float:
-        """:meth:`TrainingCalibration.gemm_fraction`."""
-        return _interp(self.gemm_size_curve, ideal_us)  # type: ignore[attr-defined]
-
-    def collective_fraction(self, size_bytes: float) -> float:
-        """:meth:`TrainingCalibration.collective_fraction`."""
-        return _interp(self.collective_size_curve, size_bytes / 2**20)  # type: ignore[attr-defined]
+    # The model's own methods (plain functions of the fields, read here from the slots): one place each.
+    framework = TrainingCalibration.framework
+    gemm_fraction = TrainingCalibration.gemm_fraction
+    collective_fraction = TrainingCalibration.collective_fraction
 
 
 class FrameworkView:
