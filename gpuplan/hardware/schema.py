@@ -154,10 +154,8 @@ class Gpu(BaseModel):
         return 1
 
     def servers_for(self, gpus: int) -> int:
-        """Servers to buy for ``gpus`` GPUs: whole servers, rounded up to whole purchase units (the
-        trays a job leaves idle in the last NVL72 rack are its hot spares)."""
-        unit = self.purchase_unit_nodes
-        return -(-(-(-gpus // self.gpus_per_node)) // unit) * unit
+        """Servers to buy for ``gpus`` GPUs (:func:`servers_to_buy`)."""
+        return servers_to_buy(gpus, self.gpus_per_node, self.purchase_unit_nodes)
 
     def billed_gpus(self, gpus: int) -> int:
         """GPUs a cloud bills for ``gpus`` in use: PCIe cards one by one, everything else by the
@@ -339,3 +337,9 @@ class CatalogMeta(BaseModel):
     model_config = CATALOG_STRICT
     version: str
     description: str = ""
+
+
+def servers_to_buy(gpus: int, gpus_per_node: int, unit_nodes: int) -> int:
+    """Servers to buy for ``gpus`` GPUs: whole servers, rounded up to whole purchase units of
+    ``unit_nodes`` servers (the trays a job leaves idle in the last NVL72 rack are its hot spares)."""
+    return -(-(-(-gpus // gpus_per_node)) // unit_nodes) * unit_nodes

@@ -7,7 +7,7 @@ from dataclasses import replace
 from gpuplan.core.records import dataclass
 
 from gpuplan.core.units import dtype_bytes
-from gpuplan.hardware.schema import Gpu
+from gpuplan.hardware.schema import Gpu, servers_to_buy
 from gpuplan.model.arch import Architecture
 from gpuplan.physics.collectives import Network
 from gpuplan.physics.power import capped_clock_fraction, capped_memory_fraction, capped_node_power_kw
@@ -85,15 +85,14 @@ class Hardware:
 
     def cost_usd(self, gpus: int, gpu_hours: float, pricing: str) -> float | None:
         """evaluator.cost_usd of this GPU: the same expressions (``Gpu.servers_for``) on the same
-        figures."""
+        figures, read once."""
         if pricing == "cloud":
             rate = self.cloud_usd_per_gpu_hour
             return gpu_hours * rate if rate else None
         price = self.node_price_usd
         if not price:
             return None
-        unit = self.purchase_unit_nodes
-        return -(-(-(-gpus // self.gpus_per_node)) // unit) * unit * price
+        return servers_to_buy(gpus, self.gpus_per_node, self.purchase_unit_nodes) * price
 
     def sixteen_bit(self) -> "Hardware":
         """The same GPU running its GEMMs in 16 bits (what FP8 recipes keep in BF16: the LM
