@@ -79,6 +79,44 @@ def with_all_reduce(replica: Any, terms: tuple[float, float, float, float]) -> t
     return fixed + n_ar * least, stream, kv + n_ar * slope * hidden * act_bytes / dp, gemm
 
 
+def gemm_terms(replica: Any) -> tuple[float, float, float, float, float, float, float] | None:
+    """The GEMMs' smooth rooflines (``hi (1 + (lo / hi)^k)^(1/k)``, the ``L_k`` norm of math and
+    stream) as :func:`~gpuplan.serving.step.replica_step` computes them, per GEMM token ``t`` and
+    decode sequence ``b``: the layers' ``L_k(S0 + t a, t G)`` (their stream: the expert-free weights
+    less the head's, the activations less the elementwise part; their math: the dense layers'
+    FLOPs), the head's ``L_k(H, b h)`` (its rows are the decode sequences and prompts, at least
+    ``b``), the elementwise stream ``t e`` (the routed experts, their math and the MoE module only
+    add). Returns ``(S0, a, G, H, h, e, k)``; None where a coefficient is negative or not finite
+    (the floor then keeps ``max(S, t G)``). With ``k >= 1`` (the catalog's bound) each norm is
+    convex and non-decreasing in ``t`` and ``b``, and its value over ``t`` (``b``) does not grow:
+    so a budget-filled mix's mean keeps it (Jensen), and the rate bound's argument holds."""
+    c = replica._step_constants  # replica_step's order (serving/step.py step_constants)
+    dp, bw = float(c[0]), c[8]
+    head_fpt, gemm_fpt, _, act_bpt, _, elem_bpt, head_fps, head_mem, matmul, knee = c[28:38]
+    out = (expert_free_stream_bytes(replica) / bw - head_mem, (act_bpt - elem_bpt) / (dp * bw),
+           gemm_fpt / (dp * matmul), head_mem, head_fpt / (dp * head_fps), elem_bpt / (dp * bw), knee)
+    if not knee >= 1.0 or not all(0.0 <= x < math.inf for x in out):
+        return None
+    return out
+
+
+def _norm(x: float, y: float, k: float) -> float:
+    """``L_k(x, y)`` as replica_step writes it: ``hi (1 + (lo / hi)^k)^(1/k)``, 0 for none."""
+    hi, lo = (x, y) if x > y else (y, x)
+    return 0.0 if hi <= 0.0 else hi * (1.0 + (lo / hi) ** k) ** (1.0 / k)
+
+
+def tight_floor(terms: tuple[float, float, float, float], gemm: tuple[float, ...] | None, batch: float,
+                tokens: float) -> float:
+    """:func:`step_floor` with the GEMMs' smooth rooflines (:func:`gemm_terms`) in place of
+    ``max(S, tokens G)`` where they are known: at least that (``S = S0 + H``), at most the step."""
+    if gemm is None:
+        return step_floor(terms, batch, tokens)
+    s0, a, g, head, h, e, k = gemm
+    return (terms[0] + batch * terms[2] + _norm(s0 + tokens * a, tokens * g, k) + _norm(head, batch * h, k)
+            + tokens * e)
+
+
 def step_floor(terms: tuple[float, float, float, float], batch: float, tokens: float) -> float:
     """``F + b K + max(S, tokens G)``: at most the step of ``batch`` decode sequences with ``tokens``
     tokens through the GEMMs (module docstring), before round-off."""
@@ -126,6 +164,22 @@ def ceiling_rate_bound(replica: Any, demand: Any) -> float:
                                                                              max(demand.output_tokens, 1))))
     pp = replica.layout.pp
     top = min(float(cap), over_target_above(terms, pp, per, demand.tpot_s))
-    batch = top / pp if top > pp else 1.0
-    low = step_floor(terms, batch, batch * per)
+    gemm = gemm_terms(replica)
+
+    def floor_at(c: float) -> float:
+        batch = c / pp if c > pp else 1.0
+        return tight_floor(terms, gemm, batch, batch * per)
+
+    low = floor_at(top)
+    x = demand.tpot_s * (1 + 1e-9)
+    if gemm is not None and low > x and top < math.inf:
+        # The tight floor grows with C: the ceiling lies below any C where it exceeds the target.
+        lo, hi = 0.0, top
+        for _ in range(24):
+            mid = 0.5 * (lo + hi)
+            if floor_at(mid) > x:
+                hi = mid
+            else:
+                lo = mid
+        top, low = hi, floor_at(hi)
     return top / (n * low) * (1 + 1e-6) if low > 0 else math.inf
