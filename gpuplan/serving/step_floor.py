@@ -107,14 +107,64 @@ def _norm(x: float, y: float, k: float) -> float:
 
 
 def tight_floor(terms: tuple[float, float, float, float], gemm: tuple[float, ...] | None, batch: float,
-                tokens: float) -> float:
+                tokens: float, reduce: tuple[float, float, tuple[tuple[float, float], ...]] | None = None
+                ) -> float:
     """:func:`step_floor` with the GEMMs' smooth rooflines (:func:`gemm_terms`) in place of
     ``max(S, tokens G)`` where they are known: at least that (``S = S0 + H``), at most the step."""
+    comm = reduce_floor(reduce, batch, tokens)
     if gemm is None:
-        return step_floor(terms, batch, tokens)
+        return step_floor(terms, batch, tokens) + comm
     s0, a, g, head, h, e, k = gemm
     return (terms[0] + batch * terms[2] + _norm(s0 + tokens * a, tokens * g, k) + _norm(head, batch * h, k)
-            + tokens * e)
+            + tokens * e + comm)
+
+
+def reduce_lines(replica: Any) -> tuple[float, float, tuple[tuple[float, float], ...]] | None:
+    """The step's TP all-reduces as :func:`~gpuplan.serving.step.replica_step` times them: ``n`` a
+    step, each ``min_i (A_i + B_i x size)`` over the measured algorithms (``fixed``, ``moved /
+    rate``) or the ring and in-network lines (launch less the custom saving in ``A``), ``size`` =
+    tokens x ``w`` bytes (``w`` = hidden x activation bytes / dp). Returns ``(n, w, lines)``; None
+    where :func:`with_all_reduce` adds nothing or a line is negative or not finite."""
+    constants = replica._step_constants  # replica_step's order (serving/step.py step_constants)
+    dp, talks = constants[0], constants[14]
+    n_ar, hidden, act_bytes, tp, _custom, measured, ring = constants[39:46]
+    if not talks or tp <= 1 or not (hidden > 0.0 and act_bytes > 0.0):
+        return None
+    if measured is not None:
+        fixed0, moved0, rate0, others = measured
+        algs = ((fixed0, moved0, rate0), *others)
+        if any(not rate > 0.0 for _, _, rate in algs):
+            return None
+        lines = tuple((fixed, moved / rate) for fixed, moved, rate in algs)
+    elif ring is not None:
+        factor, rate, ring_s, in_network_s, launch, saving = ring
+        if not rate > 0.0:
+            return None
+        lines = ((ring_s + launch - saving, factor / rate),)
+        if in_network_s is not None:
+            lines += ((in_network_s + launch - saving, 1.0 / rate),)
+    else:
+        return None
+    if not all(0.0 <= a < math.inf and 0.0 <= b < math.inf for a, b in lines):
+        return None
+    return n_ar, hidden * act_bytes / dp, lines
+
+
+def reduce_floor(reduce: tuple[float, float, tuple[tuple[float, float], ...]] | None, batch: float,
+                 tokens: float) -> float:
+    """A lower bound of a step's all-reduce time (:func:`reduce_lines`): each step's ``min_i (A_i +
+    B_i size)`` is at least ``min A + (min B) size``, affine in its tokens, so a budget-filled mix's
+    mean is at least that at the mean's ``tokens``; and it is non-decreasing in the size, each step
+    carrying at least the ``batch`` decode tokens, so the mean is at least ``min_i (A_i + B_i w
+    batch)``. The larger of the two; each non-decreasing, and over ``batch`` (``tokens``) not
+    growing (``A_i >= 0``). 0 without lines."""
+    if reduce is None:
+        return 0.0
+    n, w, lines = reduce
+    least = min(a for a, _ in lines) + min(b for _, b in lines) * w * tokens
+    size = w * batch
+    exact = min(a + b * size for a, b in lines)
+    return n * (least if least > exact else exact)
 
 
 def step_floor(terms: tuple[float, float, float, float], batch: float, tokens: float) -> float:
@@ -160,19 +210,19 @@ def ceiling_rate_bound(replica: Any, demand: Any) -> float:
         return math.inf
     eng = replica.engine
     per = 1 + demand.prompt_tokens / n if eng is not None and eng.features.scheduling == "mixed" else 1.0
-    terms = with_all_reduce(replica, floor_terms(replica, replica.decode_context(demand.prompt_tokens,
-                                                                             max(demand.output_tokens, 1))))
+    base = floor_terms(replica, replica.decode_context(demand.prompt_tokens, max(demand.output_tokens, 1)))
+    terms = with_all_reduce(replica, base)
     pp = replica.layout.pp
     top = min(float(cap), over_target_above(terms, pp, per, demand.tpot_s))
-    gemm = gemm_terms(replica)
+    gemm, reduce = gemm_terms(replica), reduce_lines(replica)
 
     def floor_at(c: float) -> float:
         batch = c / pp if c > pp else 1.0
-        return tight_floor(terms, gemm, batch, batch * per)
+        return tight_floor(base, gemm, batch, batch * per, reduce)
 
     low = floor_at(top)
     x = demand.tpot_s * (1 + 1e-9)
-    if gemm is not None and low > x and top < math.inf:
+    if low > x and top < math.inf:
         # The tight floor grows with C: the ceiling lies below any C where it exceeds the target.
         lo, hi = 0.0, top
         for _ in range(24):
