@@ -210,26 +210,73 @@ def ceiling_rate_bound(replica: Any, demand: Any) -> float:
         return math.inf
     eng = replica.engine
     per = 1 + demand.prompt_tokens / n if eng is not None and eng.features.scheduling == "mixed" else 1.0
-    base = floor_terms(replica, replica.decode_context(demand.prompt_tokens, max(demand.output_tokens, 1)))
-    terms = with_all_reduce(replica, base)
+    terms = with_all_reduce(replica, floor_terms(replica, replica.decode_context(demand.prompt_tokens,
+                                                                             max(demand.output_tokens, 1))))
     pp = replica.layout.pp
     top = min(float(cap), over_target_above(terms, pp, per, demand.tpot_s))
-    gemm, reduce = gemm_terms(replica), reduce_lines(replica)
+    batch = top / pp if top > pp else 1.0
+    low = step_floor(terms, batch, batch * per)
+    return top / (n * low) * (1 + 1e-6) if low > 0 else math.inf
 
-    def floor_at(c: float) -> float:
-        batch = c / pp if c > pp else 1.0
-        return tight_floor(base, gemm, batch, batch * per, reduce)
+
+def tight_rate_bound(replica: Any, demand: Any, steps: int = 12) -> float:
+    """A tighter upper bound of the ceiling's rate than :func:`ceiling_rate_bound` (``inf`` where
+    the GEMMs' terms are not known: that one then holds), for the layouts it does not rule out:
+    the same argument with :func:`tight_floor` (the GEMMs' smooth rooflines, :func:`reduce_floor`'s
+    all-reduces), which also grows with ``C`` while ``L / C`` falls. Where it exceeds the TPOT
+    target at the cache's or the linear floor's limit, ``steps`` halvings find a ``C`` where it
+    still does, above the ceiling's concurrency (whose mean step meets the target), and the bound
+    is ``C / (n L(C))`` there. 1e-6 covers the round-off of both rates."""
+    n = demand.decode_steps
+    cap = replica.admitted_sequences(demand.prompt_tokens, demand.output_tokens)
+    gemm = gemm_terms(replica)
+    if n == 0 or cap < 1 or gemm is None:
+        return math.inf
+    eng = replica.engine
+    per = 1 + demand.prompt_tokens / n if eng is not None and eng.features.scheduling == "mixed" else 1.0
+    base = floor_terms(replica, replica.decode_context(demand.prompt_tokens, max(demand.output_tokens, 1)))
+    pp = replica.layout.pp
+    top = min(float(cap), over_target_above(with_all_reduce(replica, base), pp, per, demand.tpot_s))
+    if not top < math.inf:
+        return math.inf
+    fixed, _, kv, _ = base
+    s0, a, g, head, h, e, k = gemm
+    inv = 1.0 / k
+    reduce = reduce_lines(replica)
+    n_ar, w, lines = reduce if reduce is not None else (0.0, 0.0, ((0.0, 0.0),))
+    least_a, least_b = min(x for x, _ in lines), min(y for _, y in lines)
+
+    def floor_at(c: float) -> float:  # tight_floor(base, gemm, b, b per, reduce), written out
+        b = c / pp if c > pp else 1.0
+        t = b * per
+        hi, lo = s0 + t * a, t * g
+        if lo > hi:
+            hi, lo = lo, hi
+        layers = 0.0 if hi <= 0.0 else hi * (1.0 + (lo / hi) ** k) ** inv
+        hi, lo = head, b * h
+        if lo > hi:
+            hi, lo = lo, hi
+        heads = 0.0 if hi <= 0.0 else hi * (1.0 + (lo / hi) ** k) ** inv
+        comm = least_a + least_b * w * t  # reduce_floor
+        size = w * b
+        exact = math.inf
+        for x, y in lines:
+            one = x + y * size
+            if one < exact:
+                exact = one
+        if exact > comm:
+            comm = exact
+        return fixed + b * kv + layers + heads + t * e + n_ar * comm
 
     low = floor_at(top)
-    x = demand.tpot_s * (1 + 1e-9)
-    if low > x and top < math.inf:
-        # The tight floor grows with C: the ceiling lies below any C where it exceeds the target.
-        lo, hi = 0.0, top
-        for _ in range(24):
-            mid = 0.5 * (lo + hi)
-            if floor_at(mid) > x:
-                hi = mid
+    target = demand.tpot_s * (1 + 1e-9)
+    if low > target:
+        lo_c, hi_c = 0.0, top
+        for _ in range(steps):
+            mid = 0.5 * (lo_c + hi_c)
+            if floor_at(mid) > target:
+                hi_c = mid
             else:
-                lo = mid
-        top, low = hi, floor_at(hi)
+                lo_c = mid
+        top, low = hi_c, floor_at(hi_c)
     return top / (n * low) * (1 + 1e-6) if low > 0 else math.inf
