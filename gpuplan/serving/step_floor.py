@@ -219,6 +219,31 @@ def ceiling_rate_bound(replica: Any, demand: Any) -> float:
     return top / (n * low) * (1 + 1e-6) if low > 0 else math.inf
 
 
+def _attention(replica: Any, context: float, prompt: int, kv: float) -> tuple[float, float, float, float]:
+    """Attention's least time in :func:`~gpuplan.serving.step.replica_step`, per decode sequence
+    ``b`` and prompt token: ``(K', D, R, P)``, a step's attention at least ``b K' + D min(1, b R) + p
+    P`` (``p`` its prompt tokens). ``K'`` the larger of the decode kernel's KV read (``kv``,
+    :func:`floor_terms`' ``K``) and its math, ``D min(1, b R)`` the decode op's latency ramp (the
+    same ``b`` in every step of a mix), ``P`` the prefill kernel's roofline per prompt token (its
+    reads and its causal pairs' math each proportional to the prompts of the step, so a mix's mean
+    is ``P`` times the tokens that arrive per step; ``prompt`` 0: none). Zeros where a figure is
+    negative or not finite (each term then only adds nothing)."""
+    c = replica._step_constants  # replica_step's order (serving/step.py step_constants)
+    dp, _, window, kv_pt, fpp_decode, fpp_prefill, attn_fps, _, bw, dec_s, dec_full = c[:11]
+    read_factor = c[13]
+    ctx = (window if window < context else context) if window else context
+    decode_math = ctx * fpp_decode / (dp * attn_fps)
+    ramp = ctx * kv_pt * read_factor / (dp * dec_full) if dec_full > 0.0 else math.inf
+    prefill = 0.0
+    if prompt > 0:
+        pairs = (prompt * (prompt + 1) / 2 if not window or prompt <= window
+                 else window * (window + 1) / 2 + (prompt - window) * window)
+        mem, math_s = kv_pt / bw, pairs * fpp_prefill / (prompt * attn_fps)
+        prefill = (mem if mem > math_s else math_s) / dp
+    out = (decode_math if decode_math > kv else kv, dec_s, ramp, prefill)
+    return tuple(x if 0.0 <= x < math.inf else 0.0 for x in out)  # type: ignore[return-value]
+
+
 def tight_rate_bound(replica: Any, demand: Any, steps: int = 12) -> float:
     """A tighter upper bound of the ceiling's rate than :func:`ceiling_rate_bound` (``inf`` where
     the GEMMs' terms are not known: that one then holds), for the layouts it does not rule out:
@@ -234,13 +259,15 @@ def tight_rate_bound(replica: Any, demand: Any, steps: int = 12) -> float:
         return math.inf
     eng = replica.engine
     per = 1 + demand.prompt_tokens / n if eng is not None and eng.features.scheduling == "mixed" else 1.0
-    base = floor_terms(replica, replica.decode_context(demand.prompt_tokens, max(demand.output_tokens, 1)))
+    context = replica.decode_context(demand.prompt_tokens, max(demand.output_tokens, 1))
+    base = floor_terms(replica, context)
     pp = replica.layout.pp
     top = min(float(cap), over_target_above(with_all_reduce(replica, base), pp, per, demand.tpot_s))
     if not top < math.inf:
         return math.inf
     fixed, _, kv, _ = base
     s0, a, g, head, h, e, k = gemm
+    kv, ramp_s, ramp, prefill = _attention(replica, context, demand.prompt_tokens if per > 1.0 else 0, kv)
     inv = 1.0 / k
     reduce = reduce_lines(replica)
     n_ar, w, lines = reduce if reduce is not None else (0.0, 0.0, ((0.0, 0.0),))
@@ -266,7 +293,9 @@ def tight_rate_bound(replica: Any, demand: Any, steps: int = 12) -> float:
                 exact = one
         if exact > comm:
             comm = exact
-        return fixed + b * kv + layers + heads + t * e + n_ar * comm
+        read = b * ramp
+        return (fixed + b * kv + (ramp_s * (read if read < 1.0 else 1.0)) + (t - b) * prefill + layers + heads
+                + t * e + n_ar * comm)
 
     low = floor_at(top)
     target = demand.tpot_s * (1 + 1e-9)
