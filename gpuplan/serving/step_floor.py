@@ -107,16 +107,26 @@ def _norm(x: float, y: float, k: float) -> float:
 
 
 def tight_floor(terms: tuple[float, float, float, float], gemm: tuple[float, ...] | None, batch: float,
-                tokens: float, reduce: tuple[float, float, tuple[tuple[float, float], ...]] | None = None
-                ) -> float:
+                tokens: float, reduce: tuple[float, float, tuple[tuple[float, float], ...]] | None = None,
+                attention: tuple[float, float, float, float] | None = None) -> float:
     """:func:`step_floor` with the GEMMs' smooth rooflines (:func:`gemm_terms`) in place of
-    ``max(S, tokens G)`` where they are known: at least that (``S = S0 + H``), at most the step."""
+    ``max(S, tokens G)`` where they are known (at least that: ``S = S0 + H``), the all-reduces'
+    :func:`reduce_floor` and attention's :func:`attention_terms` (``tokens - batch`` prompt tokens) in
+    place of ``batch K``: at most the step, or a budget-filled mix's mean, of ``batch`` decode
+    sequences and ``tokens`` GEMM tokens. :func:`tight_rate_bound` writes it out."""
     comm = reduce_floor(reduce, batch, tokens)
+    fixed, _, kv, _ = terms
+    attn = batch * kv
+    if attention is not None:
+        kv, ramp_s, ramp, prefill = attention
+        read = batch * ramp
+        attn = batch * kv + ramp_s * (read if read < 1.0 else 1.0) + (tokens - batch) * prefill
     if gemm is None:
-        return step_floor(terms, batch, tokens) + comm
+        stream, math_s = terms[1], tokens * terms[3]
+        return fixed + attn + (stream if stream > math_s else math_s) + comm
     s0, a, g, head, h, e, k = gemm
-    return (terms[0] + batch * terms[2] + _norm(s0 + tokens * a, tokens * g, k) + _norm(head, batch * h, k)
-            + tokens * e + comm)
+    return (fixed + attn + _norm(s0 + tokens * a, tokens * g, k) + _norm(head, batch * h, k) + tokens * e
+            + comm)
 
 
 def reduce_lines(replica: Any) -> tuple[float, float, tuple[tuple[float, float], ...]] | None:
@@ -219,7 +229,7 @@ def ceiling_rate_bound(replica: Any, demand: Any) -> float:
     return top / (n * low) * (1 + 1e-6) if low > 0 else math.inf
 
 
-def _attention(replica: Any, context: float, prompt: int, kv: float) -> tuple[float, float, float, float]:
+def attention_terms(replica: Any, context: float, prompt: int, kv: float) -> tuple[float, float, float, float]:
     """Attention's least time in :func:`~gpuplan.serving.step.replica_step`, per decode sequence
     ``b`` and prompt token: ``(K', D, R, P)``, a step's attention at least ``b K' + D min(1, b R) + p
     P`` (``p`` its prompt tokens). ``K'`` the larger of the decode kernel's KV read (``kv``,
@@ -267,13 +277,13 @@ def tight_rate_bound(replica: Any, demand: Any, steps: int = 12) -> float:
         return math.inf
     fixed, _, kv, _ = base
     s0, a, g, head, h, e, k = gemm
-    kv, ramp_s, ramp, prefill = _attention(replica, context, demand.prompt_tokens if per > 1.0 else 0, kv)
+    kv, ramp_s, ramp, prefill = attention_terms(replica, context, demand.prompt_tokens if per > 1.0 else 0, kv)
     inv = 1.0 / k
     reduce = reduce_lines(replica)
     n_ar, w, lines = reduce if reduce is not None else (0.0, 0.0, ((0.0, 0.0),))
     least_a, least_b = min(x for x, _ in lines), min(y for _, y in lines)
 
-    def floor_at(c: float) -> float:  # tight_floor(base, gemm, b, b per, reduce), written out
+    def floor_at(c: float) -> float:  # tight_floor(base, gemm, b, b per, reduce, attention), written out
         b = c / pp if c > pp else 1.0
         t = b * per
         hi, lo = s0 + t * a, t * g
