@@ -11,8 +11,17 @@ import pytest
 from gpuplan.serving.capacity import Demand, ReplicaCapacity
 from gpuplan.serving.engine import resolve_engine
 from gpuplan.serving.model import Layout, build_replica
-from gpuplan.serving.step_floor import (attention_terms, ceiling_rate_bound, floor_terms, gemm_terms, reduce_lines,
-                                        step_floor, tight_floor, tight_rate_bound, with_all_reduce)
+from gpuplan.serving.step_floor import (
+    attention_terms,
+    ceiling_rate_bound,
+    floor_terms,
+    gemm_terms,
+    reduce_lines,
+    step_floor,
+    tight_floor,
+    tight_rate_bound,
+    with_all_reduce,
+)
 
 DEMAND = Demand(prompt_tokens=2000, output_tokens=400, ttft_s=2.0, tpot_s=0.05, percentile="p99", context_tokens=8192)
 CASES = [  # GPU, model, layout, precision, engine (vllm mixes prefill into the decode steps, sglang does not)
