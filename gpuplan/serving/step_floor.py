@@ -19,6 +19,10 @@ A budget-filled mixed step (serving/mixed.py) is a ``share`` of steps carrying `
 tokens and the rest decoding alone, ``share x piece`` = the prompt tokens ``p`` that arrive per step;
 since ``max`` is convex, the mean of the two bounds is at least ``F + b K + max(S, (b + p) G)``.
 A caller compares with a margin of 1e-9 for the round-off of the step's own sums.
+
+:func:`tight_floor` (and :func:`tight_rate_bound`, for the lean sizing's layouts that the cheap
+:func:`ceiling_rate_bound` lets through) replaces the GEMMs' ``max`` by their smooth rooflines and
+adds the all-reduces' and attention's least time: tighter, and dearer to evaluate.
 """
 
 from __future__ import annotations
