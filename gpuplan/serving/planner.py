@@ -19,7 +19,7 @@ from gpuplan.hardware.loader import Catalog
 from gpuplan.hardware.schema import Gpu
 from gpuplan.model.profile import Workload
 from gpuplan.serving.capacity import Demand, ReplicaCapacity, Workpoint
-from gpuplan.serving.step_floor import ceiling_rate_bound
+from gpuplan.serving.step_floor import ceiling_rate_bound, tight_rate_bound
 from gpuplan.hardware.serving_calibration import ServingConstants, serving_constants
 from gpuplan.serving.engine import Engine, resolve_engine
 from gpuplan.serving.frontier import layout_frontier
@@ -188,15 +188,25 @@ def _gpu_options(gpu: Gpu, workload: Workload, demand: Demand, k: ServingConstan
         rep, sized = entries[i]
         if least < math.inf and demand not in sized:
             # Unsized yet: its active replicas are at least those a bound of its ceiling's rate needs.
-            active = _active_replicas(s.qps, ceiling_rate_bound(rep, demand), s.max_load_fraction)
-            if active > 1 and fleet_cost(rep.gpu, active + s.spare_replicas, rep.layout.gpus, c.pricing,
-                                         cost).objective > least:  # type: ignore[operator]
+            # The cheap bound first; the tighter one (its floor with the GEMMs' rooflines) only
+            # for the layouts that one lets through.
+            if any(_over_least(s.qps, bound(rep, demand), s.max_load_fraction, s.spare_replicas, rep,
+                               c.pricing, cost, least) for bound in (ceiling_rate_bound, tight_rate_bound)):
                 continue
         o = size(rep, sized)
         options.append(o)
         if o.meets and o.objective is not None and o.objective < least:
             least = o.objective
     return by_rank(options), replicas
+
+
+def _over_least(qps: float, rate: float, max_load: float, spares: int, rep: Replica, pricing: str, cost: CostBasis,
+                least: float) -> bool:
+    """Whether the fleet of ``rep`` at the active replicas a bound ``rate`` of its ceiling's rate
+    needs costs more than ``least`` (so its option would rank after that one: the lean sizing)."""
+    active = _active_replicas(qps, rate, max_load)
+    return active > 1 and fleet_cost(rep.gpu, active + spares, rep.layout.gpus, pricing,
+                                     cost).objective > least  # type: ignore[operator]
 
 
 def _active_replicas(qps: float, rate: float, max_load: float) -> int:

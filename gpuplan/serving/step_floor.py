@@ -19,6 +19,10 @@ A budget-filled mixed step (serving/mixed.py) is a ``share`` of steps carrying `
 tokens and the rest decoding alone, ``share x piece`` = the prompt tokens ``p`` that arrive per step;
 since ``max`` is convex, the mean of the two bounds is at least ``F + b K + max(S, (b + p) G)``.
 A caller compares with a margin of 1e-9 for the round-off of the step's own sums.
+
+:func:`tight_floor` (and :func:`tight_rate_bound`, for the lean sizing's layouts that the cheap
+:func:`ceiling_rate_bound` lets through) replaces the GEMMs' ``max`` by their smooth rooflines and
+adds the all-reduces' and attention's least time: tighter, and dearer to evaluate.
 """
 
 from __future__ import annotations
@@ -79,6 +83,104 @@ def with_all_reduce(replica: Any, terms: tuple[float, float, float, float]) -> t
     return fixed + n_ar * least, stream, kv + n_ar * slope * hidden * act_bytes / dp, gemm
 
 
+def gemm_terms(replica: Any) -> tuple[float, float, float, float, float, float, float] | None:
+    """The GEMMs' smooth rooflines (``hi (1 + (lo / hi)^k)^(1/k)``, the ``L_k`` norm of math and
+    stream) as :func:`~gpuplan.serving.step.replica_step` computes them, per GEMM token ``t`` and
+    decode sequence ``b``: the layers' ``L_k(S0 + t a, t G)`` (their stream: the expert-free weights
+    less the head's, the activations less the elementwise part; their math: the dense layers'
+    FLOPs), the head's ``L_k(H, b h)`` (its rows are the decode sequences and prompts, at least
+    ``b``), the elementwise stream ``t e`` (the routed experts, their math and the MoE module only
+    add). Returns ``(S0, a, G, H, h, e, k)``; None where a coefficient is negative or not finite
+    (the floor then keeps ``max(S, t G)``). With ``k >= 1`` (the catalog's bound) each norm is
+    convex and non-decreasing in ``t`` and ``b``, and its value over ``t`` (``b``) does not grow:
+    so a budget-filled mix's mean keeps it (Jensen), and the rate bound's argument holds."""
+    c = replica._step_constants  # replica_step's order (serving/step.py step_constants)
+    dp, bw = float(c[0]), c[8]
+    head_fpt, gemm_fpt, _, act_bpt, _, elem_bpt, head_fps, head_mem, matmul, knee = c[28:38]
+    out = (expert_free_stream_bytes(replica) / bw - head_mem, (act_bpt - elem_bpt) / (dp * bw),
+           gemm_fpt / (dp * matmul), head_mem, head_fpt / (dp * head_fps), elem_bpt / (dp * bw), knee)
+    if not knee >= 1.0 or not all(0.0 <= x < math.inf for x in out):
+        return None
+    return out
+
+
+def _norm(x: float, y: float, k: float) -> float:
+    """``L_k(x, y)`` as replica_step writes it: ``hi (1 + (lo / hi)^k)^(1/k)``, 0 for none."""
+    hi, lo = (x, y) if x > y else (y, x)
+    return 0.0 if hi <= 0.0 else hi * (1.0 + (lo / hi) ** k) ** (1.0 / k)
+
+
+def tight_floor(terms: tuple[float, float, float, float], gemm: tuple[float, ...] | None, batch: float,
+                tokens: float, reduce: tuple[float, float, tuple[tuple[float, float], ...]] | None = None,
+                attention: tuple[float, float, float, float] | None = None) -> float:
+    """:func:`step_floor` with the GEMMs' smooth rooflines (:func:`gemm_terms`) in place of
+    ``max(S, tokens G)`` where they are known (at least that: ``S = S0 + H``), the all-reduces'
+    :func:`reduce_floor` and attention's :func:`attention_terms` (``tokens - batch`` prompt tokens) in
+    place of ``batch K``: at most the step, or a budget-filled mix's mean, of ``batch`` decode
+    sequences and ``tokens`` GEMM tokens. :func:`tight_rate_bound` writes it out."""
+    comm = reduce_floor(reduce, batch, tokens)
+    fixed, _, kv, _ = terms
+    attn = batch * kv
+    if attention is not None:
+        kv, ramp_s, ramp, prefill = attention
+        read = batch * ramp
+        attn = batch * kv + ramp_s * (read if read < 1.0 else 1.0) + (tokens - batch) * prefill
+    if gemm is None:
+        stream, math_s = terms[1], tokens * terms[3]
+        return fixed + attn + (stream if stream > math_s else math_s) + comm
+    s0, a, g, head, h, e, k = gemm
+    return (fixed + attn + _norm(s0 + tokens * a, tokens * g, k) + _norm(head, batch * h, k) + tokens * e
+            + comm)
+
+
+def reduce_lines(replica: Any) -> tuple[float, float, tuple[tuple[float, float], ...]] | None:
+    """The step's TP all-reduces as :func:`~gpuplan.serving.step.replica_step` times them: ``n`` a
+    step, each ``min_i (A_i + B_i x size)`` over the measured algorithms (``fixed``, ``moved /
+    rate``) or the ring and in-network lines (launch less the custom saving in ``A``), ``size`` =
+    tokens x ``w`` bytes (``w`` = hidden x activation bytes / dp). Returns ``(n, w, lines)``; None
+    where :func:`with_all_reduce` adds nothing or a line is negative or not finite."""
+    constants = replica._step_constants  # replica_step's order (serving/step.py step_constants)
+    dp, talks = constants[0], constants[14]
+    n_ar, hidden, act_bytes, tp, _custom, measured, ring = constants[39:46]
+    if not talks or tp <= 1 or not (hidden > 0.0 and act_bytes > 0.0):
+        return None
+    if measured is not None:
+        fixed0, moved0, rate0, others = measured
+        algs = ((fixed0, moved0, rate0), *others)
+        if any(not rate > 0.0 for _, _, rate in algs):
+            return None
+        lines = tuple((fixed, moved / rate) for fixed, moved, rate in algs)
+    elif ring is not None:
+        factor, rate, ring_s, in_network_s, launch, saving = ring
+        if not rate > 0.0:
+            return None
+        lines = ((ring_s + launch - saving, factor / rate),)
+        if in_network_s is not None:
+            lines += ((in_network_s + launch - saving, 1.0 / rate),)
+    else:
+        return None
+    if not all(0.0 <= a < math.inf and 0.0 <= b < math.inf for a, b in lines):
+        return None
+    return n_ar, hidden * act_bytes / dp, lines
+
+
+def reduce_floor(reduce: tuple[float, float, tuple[tuple[float, float], ...]] | None, batch: float,
+                 tokens: float) -> float:
+    """A lower bound of a step's all-reduce time (:func:`reduce_lines`): each step's ``min_i (A_i +
+    B_i size)`` is at least ``min A + (min B) size``, affine in its tokens, so a budget-filled mix's
+    mean is at least that at the mean's ``tokens``; and it is non-decreasing in the size, each step
+    carrying at least the ``batch`` decode tokens, so the mean is at least ``min_i (A_i + B_i w
+    batch)``. The larger of the two; each non-decreasing, and over ``batch`` (``tokens``) not
+    growing (``A_i >= 0``). 0 without lines."""
+    if reduce is None:
+        return 0.0
+    n, w, lines = reduce
+    least = min(a for a, _ in lines) + min(b for _, b in lines) * w * tokens
+    size = w * batch
+    exact = min(a + b * size for a, b in lines)
+    return n * (least if least > exact else exact)
+
+
 def step_floor(terms: tuple[float, float, float, float], batch: float, tokens: float) -> float:
     """``F + b K + max(S, tokens G)``: at most the step of ``batch`` decode sequences with ``tokens``
     tokens through the GEMMs (module docstring), before round-off."""
@@ -128,4 +230,96 @@ def ceiling_rate_bound(replica: Any, demand: Any) -> float:
     top = min(float(cap), over_target_above(terms, pp, per, demand.tpot_s))
     batch = top / pp if top > pp else 1.0
     low = step_floor(terms, batch, batch * per)
+    return top / (n * low) * (1 + 1e-6) if low > 0 else math.inf
+
+
+def attention_terms(replica: Any, context: float, prompt: int, kv: float) -> tuple[float, float, float, float]:
+    """Attention's least time in :func:`~gpuplan.serving.step.replica_step`, per decode sequence
+    ``b`` and prompt token: ``(K', D, R, P)``, a step's attention at least ``b K' + D min(1, b R) + p
+    P`` (``p`` its prompt tokens). ``K'`` the larger of the decode kernel's KV read (``kv``,
+    :func:`floor_terms`' ``K``) and its math, ``D min(1, b R)`` the decode op's latency ramp (the
+    same ``b`` in every step of a mix), ``P`` the prefill kernel's roofline per prompt token (its
+    reads and its causal pairs' math each proportional to the prompts of the step, so a mix's mean
+    is ``P`` times the tokens that arrive per step; ``prompt`` 0: none). Zeros where a figure is
+    negative or not finite (each term then only adds nothing)."""
+    c = replica._step_constants  # replica_step's order (serving/step.py step_constants)
+    dp, _, window, kv_pt, fpp_decode, fpp_prefill, attn_fps, _, bw, dec_s, dec_full = c[:11]
+    read_factor = c[13]
+    ctx = (window if window < context else context) if window else context
+    decode_math = ctx * fpp_decode / (dp * attn_fps)
+    ramp = ctx * kv_pt * read_factor / (dp * dec_full) if dec_full > 0.0 else math.inf
+    prefill = 0.0
+    if prompt > 0:
+        pairs = (prompt * (prompt + 1) / 2 if not window or prompt <= window
+                 else window * (window + 1) / 2 + (prompt - window) * window)
+        mem, math_s = kv_pt / bw, pairs * fpp_prefill / (prompt * attn_fps)
+        prefill = (mem if mem > math_s else math_s) / dp
+    out = (decode_math if decode_math > kv else kv, dec_s, ramp, prefill)
+    return tuple(x if 0.0 <= x < math.inf else 0.0 for x in out)  # type: ignore[return-value]
+
+
+def tight_rate_bound(replica: Any, demand: Any, steps: int = 12) -> float:
+    """A tighter upper bound of the ceiling's rate than :func:`ceiling_rate_bound` (``inf`` where
+    the GEMMs' terms are not known: that one then holds), for the layouts it does not rule out:
+    the same argument with :func:`tight_floor` (the GEMMs' smooth rooflines, :func:`reduce_floor`'s
+    all-reduces), which also grows with ``C`` while ``L / C`` falls. Where it exceeds the TPOT
+    target at the cache's or the linear floor's limit, ``steps`` halvings find a ``C`` where it
+    still does, above the ceiling's concurrency (whose mean step meets the target), and the bound
+    is ``C / (n L(C))`` there. 1e-6 covers the round-off of both rates."""
+    n = demand.decode_steps
+    cap = replica.admitted_sequences(demand.prompt_tokens, demand.output_tokens)
+    gemm = gemm_terms(replica)
+    if n == 0 or cap < 1 or gemm is None:
+        return math.inf
+    eng = replica.engine
+    per = 1 + demand.prompt_tokens / n if eng is not None and eng.features.scheduling == "mixed" else 1.0
+    context = replica.decode_context(demand.prompt_tokens, max(demand.output_tokens, 1))
+    base = floor_terms(replica, context)
+    pp = replica.layout.pp
+    top = min(float(cap), over_target_above(with_all_reduce(replica, base), pp, per, demand.tpot_s))
+    if not top < math.inf:
+        return math.inf
+    fixed, _, kv, _ = base
+    s0, a, g, head, h, e, k = gemm
+    kv, ramp_s, ramp, prefill = attention_terms(replica, context, demand.prompt_tokens if per > 1.0 else 0, kv)
+    inv = 1.0 / k
+    reduce = reduce_lines(replica)
+    n_ar, w, lines = reduce if reduce is not None else (0.0, 0.0, ((0.0, 0.0),))
+    least_a, least_b = min(x for x, _ in lines), min(y for _, y in lines)
+
+    def floor_at(c: float) -> float:  # tight_floor(base, gemm, b, b per, reduce, attention), written out
+        b = c / pp if c > pp else 1.0
+        t = b * per
+        hi, lo = s0 + t * a, t * g
+        if lo > hi:
+            hi, lo = lo, hi
+        layers = 0.0 if hi <= 0.0 else hi * (1.0 + (lo / hi) ** k) ** inv
+        hi, lo = head, b * h
+        if lo > hi:
+            hi, lo = lo, hi
+        heads = 0.0 if hi <= 0.0 else hi * (1.0 + (lo / hi) ** k) ** inv
+        comm = least_a + least_b * w * t  # reduce_floor
+        size = w * b
+        exact = math.inf
+        for x, y in lines:
+            one = x + y * size
+            if one < exact:
+                exact = one
+        if exact > comm:
+            comm = exact
+        read = b * ramp
+        return (fixed + b * kv + (ramp_s * (read if read < 1.0 else 1.0)) + (t - b) * prefill + layers + heads
+                + t * e + n_ar * comm)
+
+    low = floor_at(top)
+    target = demand.tpot_s * (1 + 1e-9)
+    if low > target:
+        lo_c, hi_c = 0.0, top
+        for _ in range(steps):
+            mid = 0.5 * (lo_c + hi_c)
+            if floor_at(mid) > target:
+                hi_c = mid
+            else:
+                lo_c = mid
+        top, low = hi_c, floor_at(hi_c)
     return top / (n * low) * (1 + 1e-6) if low > 0 else math.inf

@@ -11,7 +11,17 @@ import pytest
 from gpuplan.serving.capacity import Demand, ReplicaCapacity
 from gpuplan.serving.engine import resolve_engine
 from gpuplan.serving.model import Layout, build_replica
-from gpuplan.serving.step_floor import ceiling_rate_bound, floor_terms, step_floor, with_all_reduce
+from gpuplan.serving.step_floor import (
+    attention_terms,
+    ceiling_rate_bound,
+    floor_terms,
+    gemm_terms,
+    reduce_lines,
+    step_floor,
+    tight_floor,
+    tight_rate_bound,
+    with_all_reduce,
+)
 
 DEMAND = Demand(prompt_tokens=2000, output_tokens=400, ttft_s=2.0, tpot_s=0.05, percentile="p99", context_tokens=8192)
 CASES = [  # GPU, model, layout, precision, engine (vllm mixes prefill into the decode steps, sglang does not)
@@ -83,3 +93,37 @@ def test_the_all_reduce_tightens_the_rate_bound_from_tp2_up(catalog, preset, k):
     single = _capacity(catalog, preset, k, "h100-sxm-80gb", "llama-3.1-70b", Layout(tp=1), "fp8", "vllm")
     one = floor_terms(single.replica, single.mean_context)
     assert with_all_reduce(single.replica, one) == one
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[1]}-{c[4]}")
+def test_no_step_is_below_the_tight_floor_nor_a_ceiling_above_its_bound(catalog, preset, k, case):
+    for tpot_s in (0.012, 0.03, 0.05, 0.2):
+        demand = replace(DEMAND, tpot_s=tpot_s)
+        cap = _capacity(catalog, preset, k, *case, demand=demand)
+        rep, pp = cap.replica, cap.replica.layout.pp
+        base = floor_terms(rep, cap.mean_context)
+        per = 1 + DEMAND.prompt_tokens / DEMAND.decode_steps if cap.mixed else 1.0
+        attention = attention_terms(rep, cap.mean_context, DEMAND.prompt_tokens if cap.mixed else 0, base[2])
+        for c in (0.5, 1.0, 3.0, 17.0, 64.0, 250.0, 1000.0, 4096.0):
+            batch = max(c, 1.0) / min(pp, max(c, 1.0))
+            floor = tight_floor(base, gemm_terms(rep), batch, batch * per, reduce_lines(rep), attention)
+            assert step_floor(base, batch, batch * per) <= floor <= cap.step(c).total_s * (1 + 1e-9)
+        ceiling, _ = cap.best()
+        if ceiling is not None:
+            assert ceiling.rate <= tight_rate_bound(rep, demand) <= ceiling_rate_bound(rep, demand) * (1 + 1e-6)
+
+
+def test_the_gemms_rooflines_and_attention_tighten_the_rate_bound(catalog, preset, k):
+    """70B FP8 on four H100 SXM under vLLM (6.64 req/s at the TPOT target, a 50.0 ms mixed step
+    whose GEMMs sit near the smooth roofline's knee and whose all-reduces carry the prompt chunks):
+    the bound with the GEMMs' rooflines, the all-reduces at the mix's tokens and attention's least
+    time is 1.14x the ceiling's rate, the linear floor's 1.68x; on one MI355X (4.90 req/s, no TP
+    group) 1.09x against 1.31x."""
+    cap = _capacity(catalog, preset, k, "h100-sxm-80gb", "llama-3.1-70b", Layout(tp=4), "fp8", "vllm")
+    ceiling, _ = cap.best()
+    assert ceiling.rate == pytest.approx(6.64, abs=0.01)
+    assert ceiling.rate < tight_rate_bound(cap.replica, DEMAND) < 1.2 * ceiling.rate < ceiling_rate_bound(cap.replica, DEMAND)
+    one = _capacity(catalog, preset, k, "mi355x-oam-288gb", "llama-3.1-70b", Layout(tp=1), "fp8", "vllm")
+    ceiling, _ = one.best()
+    assert ceiling.rate == pytest.approx(4.90, abs=0.01)
+    assert ceiling.rate < tight_rate_bound(one.replica, DEMAND) < 1.15 * ceiling.rate < ceiling_rate_bound(one.replica, DEMAND)
