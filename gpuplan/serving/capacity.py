@@ -59,6 +59,16 @@ class Demand:
     def decode_steps(self) -> int:
         return max(self.output_tokens - 1, 0)
 
+    @cached_property
+    def _hash(self) -> int:
+        """The record's hash (of its fields' tuple), computed once: a frozen Demand keys the serving
+        memos, ~700 look-ups a default plan, and a record's hash is otherwise rebuilt each time."""
+        return _RECORD_HASH(self)
+
+
+_RECORD_HASH = Demand.__hash__
+Demand.__hash__ = lambda self: self._hash  # type: ignore[method-assign]  # the same value, kept
+
 
 @dataclass(frozen=True)
 class Workpoint:
