@@ -7,7 +7,7 @@ the candidate values of every axis: training/space.py."""
 
 import math
 from gpuplan.core.memo import memo
-from gpuplan.core.records import dataclass, field
+from gpuplan.core.records import dataclass, field, hash_once
 from typing import NamedTuple
 
 from gpuplan.hardware.schema import Gpu
@@ -334,6 +334,7 @@ class Evaluator:
                                           self.steps, self.goodput(layout.gpus), self.hw.peak_flops))
 
 
+@hash_once
 @dataclass(frozen=True)
 class Fixed:
     """Layout fields given by the user or a validation case (None = search it)."""
@@ -352,6 +353,7 @@ class Fixed:
     fold_experts: bool = False
 
 
+@hash_once
 @dataclass(frozen=True)
 class Target:
     """What to optimise: ``gpus`` (fastest at this count), ``deadline`` (cheapest count and
