@@ -17,16 +17,7 @@ from gpuplan.training.flops import hardware_flops_per_token, model_flops_per_tok
 from gpuplan.training.goodput import Goodput, goodput
 from gpuplan.training.layout import Layout, folded, recomputed_fraction
 from gpuplan.training.memory import GIB, Memory, activation_budget, peak, per_layer_pair, stage_state_bytes
-from gpuplan.training.timing import (
-    Hardware,
-    Job,
-    LayerCost,
-    StepTime,
-    layer_cost,
-    logits_cost,
-    stage_seconds,
-    step_time,
-)
+from gpuplan.training.timing import Hardware, Job, LayerCost, StepTime, layer_cost, logits_cost, stage_seconds, step_time
 
 #: CP is searched only while each rank keeps at least this many tokens of a sequence
 #: (Llama 3 used CP only for its 128k-token stage; below 4k tokens per rank ring attention
