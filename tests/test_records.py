@@ -387,3 +387,21 @@ def test_written_constructors_are_the_compiled_texts() -> None:
         assert written.co_filename == compiled.co_filename
         assert getattr(written, "co_qualname", None) == getattr(compiled, "co_qualname", None)
     assert records._written_make([f"x{i}" for i in range(17)]) is None
+
+
+def test_hash_once_keeps_the_records_own_hash():
+    """A kept hash is the record's own (its fields' tuple), computed once, and not pickled."""
+    from gpuplan.core.records import hash_once
+
+    @hash_once
+    @dataclass(frozen=True)
+    class Key:
+        name: str
+        n: int = 2
+
+    k = Key("p99")
+    assert hash(k) == hash(("p99", 2)) == hash(Key("p99"))
+    assert k.__dict__["_hash_once"] == hash(("p99", 2))
+    assert "_hash_once" not in k.__getstate__() and k == Key("p99") and repr(k).endswith("Key(name='p99', n=2)")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        k.n = 3

@@ -50,7 +50,7 @@ from dataclasses import MISSING, FrozenInstanceError, field
 
 from gpuplan.core.record_fields import FACTORY, OWN_FIELDS, call_error, doc_of, fields_of, pseudo_name
 
-__all__ = ["cached_property", "constructor", "dataclass", "field"]
+__all__ = ["cached_property", "constructor", "dataclass", "field", "hash_once"]
 
 _FACTORY = FACTORY
 #: Methods the standard library would not overwrite (or refuses to): such a class is left to it.
@@ -374,3 +374,24 @@ class cached_property:  # noqa: N801 - named as the functools one it stands in f
             return self
         value = instance.__dict__[self.attrname] = self.func(instance)
         return value
+
+
+def hash_once(cls: type) -> type:
+    """A frozen record (with an instance ``__dict__``) whose hash, its own ``__hash__``'s value, is
+    kept once computed: for memo keys hashed many times a plan (``Demand``, ``Architecture``). Not
+    pickled: a string's hash differs from one process to the next."""
+    fields_hash = cls.__hash__
+    kept = cached_property(fields_hash)
+    kept.__set_name__(cls, "_hash_once")
+    cls._hash_once = kept  # type: ignore[attr-defined]
+
+    def __hash__(self: typing.Any) -> int:
+        return self._hash_once  # type: ignore[no-any-return]
+
+    def __getstate__(self: typing.Any) -> dict[str, typing.Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "_hash_once"}
+
+    for fn in (__hash__, __getstate__):
+        fn.__qualname__, fn.__module__ = f"{cls.__qualname__}.{fn.__name__}", cls.__module__
+        setattr(cls, fn.__name__, fn)
+    return cls

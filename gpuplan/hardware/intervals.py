@@ -22,6 +22,7 @@ from typing import Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpuplan.core.errors import InputError
+from gpuplan.core.memo import memo
 
 _STRICT = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # built on first use
 
@@ -230,9 +231,23 @@ def validated_moe(table: ResidualTable | None, kind: str) -> bool:
     return any(r.key.endswith("/moe") for r in _validated(table, kind))
 
 
-def _validated(table: ResidualTable | None, kind: str) -> list[Regime]:
+#: :func:`_validated` by (table, kind): a plan asks ~10 times, each a walk of the table's regimes
+#: (pydantic attribute reads). The table is keyed by identity and held in the entry, so its id is
+#: not reused while the entry lives. Bounded.
+_VALIDATED: dict[tuple[int, str], tuple[ResidualTable, tuple[Regime, ...]]] = memo()
+
+
+def _validated(table: ResidualTable | None, kind: str) -> tuple[Regime, ...]:
     """The ``gpu`` regimes of ``kind``: every validation case with a prediction is in one."""
-    return [] if table is None else [r for r in table.regime if r.kind == kind and r.scope == "gpu"]
+    if table is None:
+        return ()
+    key = (id(table), kind)
+    hit = _VALIDATED.get(key)
+    if hit is None:
+        if len(_VALIDATED) >= 64:
+            _VALIDATED.clear()
+        hit = _VALIDATED[key] = (table, tuple(r for r in table.regime if r.kind == kind and r.scope == "gpu"))
+    return hit[1]
 
 
 def residual_table(catalog: HasTables) -> ResidualTable | None:

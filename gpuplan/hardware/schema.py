@@ -58,6 +58,18 @@ class GpuEfficiency(BaseModel):
     scaleup_in_network_reduction: bool = False
 
 
+def billed_of(terms: tuple[tuple[int, ...], bool, int], gpus: int) -> int:
+    """:meth:`Gpu.billed_gpus` of the GPU's :attr:`Gpu.billing_terms`."""
+    sizes, pcie, per_node = terms
+    if sizes:  # whole instances of the largest size, the remainder on the smallest that holds it
+        big = sizes[-1]
+        full, rest = divmod(gpus, big)
+        return full * big + (next(s for s in sizes if s >= rest) if rest else 0)
+    if pcie:
+        return gpus
+    return -(-gpus // per_node) * per_node
+
+
 class Gpu(BaseModel):
     """One accelerator SKU with its reference server."""
 
@@ -161,14 +173,12 @@ class Gpu(BaseModel):
         """GPUs a cloud bills for ``gpus`` in use: PCIe cards one by one, everything else by the
         whole server it rents (an 8-GPU baseboard; a 4-GPU GB200 tray, as clouds rent NVL72 by
         the tray-sized instance, not by the rack that capex buys)."""
-        sizes = sorted(set(self.cloud_instance_gpus or ()))
-        if sizes:  # whole instances of the largest size, the remainder on the smallest that holds it
-            big = sizes[-1]
-            full, rest = divmod(gpus, big)
-            return full * big + (next(s for s in sizes if s >= rest) if rest else 0)
-        if self.form_factor == "pcie":
-            return gpus
-        return -(-gpus // self.gpus_per_node) * self.gpus_per_node
+        return billed_of(self.billing_terms, gpus)
+
+    @property
+    def billing_terms(self) -> tuple[tuple[int, ...], bool, int]:
+        """What :meth:`billed_gpus` reads: (cloud instance sizes sorted, PCIe, GPUs a server)."""
+        return tuple(sorted(set(self.cloud_instance_gpus or ()))), self.form_factor == "pcie", self.gpus_per_node
 
     def matmul_efficiency(self, dtype: str) -> float:
         """Measured matmul efficiency for a dtype; falls back to the bf16 figure."""

@@ -11,7 +11,7 @@ generalised to GQA, gated MLPs (SwiGLU: three matrices), Mixture-of-Experts and 
 
 
 import math
-from gpuplan.core.records import dataclass
+from gpuplan.core.records import dataclass, hash_once
 from functools import cached_property
 
 from pydantic import BaseModel, model_validator
@@ -85,6 +85,7 @@ class ArchitectureSpec(BaseModel):
         return {k: v for k, v in values if v is not None}
 
 
+@hash_once
 @dataclass(frozen=True)
 class Architecture:
     """A fully resolved transformer architecture. All sizes are counts (not bytes)."""

@@ -6,8 +6,6 @@ autoscaling bounds and the fleet strategies (docs/fleet-model.md). Without the t
 constant at ``qps`` and the plan's assumptions say so.
 """
 
-from __future__ import annotations
-
 from typing import Annotated
 
 from pydantic import BaseModel, Field, field_validator

@@ -4,6 +4,7 @@ the model, the training phase, the serving phase, the constraints. Every default
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -30,6 +31,9 @@ DEFAULT_DEADLINE_DAYS = 90.0
 DEFAULT_SEQUENCE_LENGTH = 4096
 DEFAULT_TTFT_MS = 2000.0
 DEFAULT_TPOT_MS = 50.0
+
+#: The Architecture's field names, in order (what :func:`_check_magnitude` checks).
+_ARCH_FIELDS = tuple(f.name for f in dataclasses.fields(Architecture))
 
 
 def default_batch_tokens(params: float) -> float:
@@ -217,7 +221,8 @@ def _resolve_model(m: ModelSection, hf: Path | None, name: str, catalog: Workloa
 
 def _check_magnitude(arch: Architecture, name: str, field: str = "model") -> None:
     """Refuse absurd sizes from a preset, an hf_config or architecture fields (typos, hostile input)."""
-    for fld, value in vars(arch).items():
+    for fld in _ARCH_FIELDS:  # the fields alone: the instance dict also keeps cached values and the hash
+        value = getattr(arch, fld)
         limit = MAX_SLIDING_WINDOW if fld == "sliding_window" else MAX_DIMENSION
         if isinstance(value, int) and not isinstance(value, bool) and value > limit:
             raise InputError(f"{fld} = {_count(value)} is larger than the limit of {limit:,}; not a plausible model",

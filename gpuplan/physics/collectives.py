@@ -13,7 +13,7 @@ Bandwidths are bytes/s per GPU, one direction; latencies are seconds per algorit
 
 from __future__ import annotations
 
-from gpuplan.core.records import constructor, dataclass
+from gpuplan.core.records import constructor, dataclass, hash_once
 from typing import Literal
 
 
@@ -34,6 +34,7 @@ class Tier:
 new_tier = constructor(Tier)
 
 
+@hash_once
 @dataclass(frozen=True)
 class Network:
     """The two tiers a parallel group can sit on, and how big the fast one is."""

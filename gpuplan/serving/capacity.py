@@ -25,7 +25,7 @@ limits gives the highest sustainable rate; it is found by bisection.
 from __future__ import annotations
 
 import math
-from gpuplan.core.records import cached_property, constructor, dataclass
+from gpuplan.core.records import cached_property, constructor, dataclass, hash_once
 
 from gpuplan.physics.queueing import PERCENTILES, wait_quantile_bound_s, wait_s
 from gpuplan.serving.mixed import budget_filled_step, budget_share
@@ -43,6 +43,7 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+@hash_once
 @dataclass(frozen=True)
 class Demand:
     """What each request asks of a replica, and the targets."""

@@ -195,7 +195,7 @@ class _Search:
         """A lower bound of the cost of one GPU in the metric (whole servers and instances only add)."""
         if self.by_gpus:
             return 1.0
-        _, per_node, _, price, rate, _, _ = gpu_terms(gpu)  # the catalog's figures, read once a GPU
+        _, per_node, _, price, rate, _, _, _ = gpu_terms(gpu)  # the catalog's figures, read once a GPU
         if self.pricing == "cloud":
             return rate if rate is not None else math.inf
         return price / per_node if price is not None else math.inf

@@ -22,7 +22,7 @@ from gpuplan.core.memo import memo
 from gpuplan.core.records import constructor, dataclass
 
 from gpuplan.fabric.tco import CostBasis
-from gpuplan.hardware.schema import Gpu
+from gpuplan.hardware.schema import Gpu, billed_of
 
 
 
@@ -77,25 +77,26 @@ def fleet_cost(gpu: Gpu, replicas: int, gpus_per_replica: int, pricing: str, cos
 #: its id is not reused while the entry lives): a catalog GPU is a pydantic model, and CPython does
 #: not specialise attribute reads on a class with ``__getattr__`` (~0.7k instructions a read; a
 #: plan prices ~400 fleets). The catalog's GPUs are not changed once loaded. Bounded: cleared when full.
-_GPU_TERMS: dict[int, tuple[Gpu, int, int, float | None, float | None, float, dict[int, int]]] = memo()
+_GPU_TERMS: dict[int, tuple[Gpu, int, int, float | None, float | None, float, dict[int, int], tuple]] = memo()
 
 
-def gpu_terms(gpu: Gpu) -> tuple[Gpu, int, int, float | None, float | None, float, dict[int, int]]:
+def gpu_terms(gpu: Gpu) -> tuple[Gpu, int, int, float | None, float | None, float, dict[int, int], tuple]:
     """(``gpu``, GPUs a server, servers a purchase unit, server price, cloud $/GPU-hour, server kW,
-    ``gpu.billed_gpus`` by GPUs in use: filled as asked, a function of the GPU's fixed figures)."""
+    ``gpu.billed_gpus`` by GPUs in use: filled as asked, a function of the GPU's fixed figures, and
+    those figures: ``gpu.billing_terms``)."""
     hit = _GPU_TERMS.get(id(gpu))
     if hit is None:
         if len(_GPU_TERMS) >= 1024:
             _GPU_TERMS.clear()
         hit = _GPU_TERMS[id(gpu)] = (gpu, gpu.gpus_per_node, gpu.purchase_unit_nodes, gpu.node_price_usd,
-                                     gpu.cloud_usd_per_gpu_hour, gpu.node_power_kw, {})
+                                     gpu.cloud_usd_per_gpu_hour, gpu.node_power_kw, {}, gpu.billing_terms)
     return hit
 
 
 def _fleet_cost(gpu: Gpu, replicas: int, gpus_per_replica: int, pricing: str, cost: CostBasis) -> FleetCost:
     """:func:`fleet_cost`, computed (the GPU's figures from :func:`gpu_terms`; the cloud's billed GPUs
     only where the GPU has a cloud rate)."""
-    _, per_node, unit, price, rate, node_kw, billed = gpu_terms(gpu)
+    _, per_node, unit, price, rate, node_kw, billed, billing = gpu_terms(gpu)
     nodes = nodes_for(replicas, gpus_per_replica, per_node, unit)
     capex = nodes * price if price is not None else None
     cloud = None
@@ -105,7 +106,7 @@ def _fleet_cost(gpu: Gpu, replicas: int, gpus_per_replica: int, pricing: str, co
         if n is None:
             if len(billed) >= 4096:
                 billed.clear()
-            n = billed[used] = gpu.billed_gpus(used)
+            n = billed[used] = billed_of(billing, used)
         cloud = n * rate
     power = nodes * node_kw
     if pricing == "cloud":

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from gpuplan.core.memo import memo
 from gpuplan.core.records import cached_property, dataclass
 
 from gpuplan.hardware.loader import Catalog
@@ -160,21 +161,38 @@ class Links:
         return p2p_s(size_bytes, tier) + self.launch_s
 
 
+#: The measured all-reduce fits by scale-up technology, in their order, as plain rows (kind, base
+#: seconds, step seconds, line fraction, custom): each GPU's links (19 a default plan) walked the
+#: ~21 pydantic records. Keyed by the fits' identity and held in the entry, so the id is not
+#: reused while the entry lives. Bounded.
+_FITS: dict[int, tuple[tuple[AllReduceFit, ...], dict[str, list[tuple[str, float, float, float, bool]]]]] = memo()
+
+
+def _fits_by_tech(fits: tuple[AllReduceFit, ...]) -> dict[str, list[tuple[str, float, float, float, bool]]]:
+    hit = _FITS.get(id(fits))
+    if hit is None:
+        if len(_FITS) >= 16:
+            _FITS.clear()
+        by: dict[str, list[tuple[str, float, float, float, bool]]] = {}
+        for f in fits:
+            by.setdefault(f.scaleup_tech, []).append((f.kind, f.base_us * 1e-6, f.step_us * 1e-6, f.line_fraction, f.custom))
+        hit = _FITS[id(fits)] = (fits, by)
+    return hit[1]
+
+
 def measured_all_reduce(gpu: Gpu, fits: tuple[AllReduceFit, ...]) -> tuple[tuple[AllReduceAlgorithm, ...],
                                                                              tuple[AllReduceAlgorithm, ...]]:
     """(NCCL's or RCCL's, custom kernels') measured all-reduce algorithms on ``gpu``'s scale-up
     domain, each at its fitted share of the GPU's NVLink/XGMI line rate; NVLS only where the switch
     reduces."""
     line = gpu.scaleup_uni_gb_per_s * GB
-    tech, reduces = gpu.scaleup_tech, gpu.efficiency.scaleup_in_network_reduction  # read once, not per fit
+    reduces = gpu.efficiency.scaleup_in_network_reduction  # read once, not per fit
     nccl, custom = [], []
-    for f in fits:
-        if f.scaleup_tech != tech:
+    for kind, base_s, step_s, fraction, own in _fits_by_tech(fits).get(gpu.scaleup_tech, ()):
+        if kind == "in_network" and not reduces:
             continue
-        if f.kind == "in_network" and not reduces:
-            continue
-        alg = AllReduceAlgorithm(f.kind, f.base_us * 1e-6, f.step_us * 1e-6, f.line_fraction * line)
-        (custom if f.custom else nccl).append(alg)
+        alg = AllReduceAlgorithm(kind, base_s, step_s, fraction * line)
+        (custom if own else nccl).append(alg)
     if not nccl:
         return (), ()
     return tuple(nccl), tuple(custom)

@@ -2,11 +2,12 @@
 a search holds fixed, what it optimises, and its outcome. The search itself: training/search.py;
 the candidate values of every axis: training/space.py."""
 
-from __future__ import annotations
+# No ``from __future__ import annotations``: the NamedTuples' field types stay objects (typing
+# turns a string annotation into a ForwardRef, compiled at import: ~70k instructions a field).
 
 import math
 from gpuplan.core.memo import memo
-from gpuplan.core.records import dataclass, field
+from gpuplan.core.records import dataclass, field, hash_once
 from typing import NamedTuple
 
 from gpuplan.hardware.schema import Gpu
@@ -16,16 +17,7 @@ from gpuplan.training.flops import hardware_flops_per_token, model_flops_per_tok
 from gpuplan.training.goodput import Goodput, goodput
 from gpuplan.training.layout import Layout, folded, recomputed_fraction
 from gpuplan.training.memory import GIB, Memory, activation_budget, peak, per_layer_pair, stage_state_bytes
-from gpuplan.training.timing import (
-    Hardware,
-    Job,
-    LayerCost,
-    StepTime,
-    layer_cost,
-    logits_cost,
-    stage_seconds,
-    step_time,
-)
+from gpuplan.training.timing import Hardware, Job, LayerCost, StepTime, layer_cost, logits_cost, stage_seconds, step_time
 
 #: CP is searched only while each rank keeps at least this many tokens of a sequence
 #: (Llama 3 used CP only for its 128k-token stage; below 4k tokens per rank ring attention
@@ -333,6 +325,7 @@ class Evaluator:
                                           self.steps, self.goodput(layout.gpus), self.hw.peak_flops))
 
 
+@hash_once
 @dataclass(frozen=True)
 class Fixed:
     """Layout fields given by the user or a validation case (None = search it)."""
@@ -351,6 +344,7 @@ class Fixed:
     fold_experts: bool = False
 
 
+@hash_once
 @dataclass(frozen=True)
 class Target:
     """What to optimise: ``gpus`` (fastest at this count), ``deadline`` (cheapest count and

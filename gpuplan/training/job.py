@@ -4,7 +4,7 @@ hardware (one GPU's achievable rates and its network)."""
 from __future__ import annotations
 
 from dataclasses import replace
-from gpuplan.core.records import dataclass
+from gpuplan.core.records import dataclass, hash_once
 
 from gpuplan.core.units import dtype_bytes
 from gpuplan.hardware.schema import Gpu, servers_to_buy
@@ -13,6 +13,7 @@ from gpuplan.physics.collectives import Network
 from gpuplan.physics.power import capped_clock_fraction, capped_memory_fraction, capped_node_power_kw
 
 
+@hash_once
 @dataclass(frozen=True)
 class Job:
     """What is trained: model, sequence length, global batch in sequences, precision, tokens."""

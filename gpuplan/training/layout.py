@@ -11,7 +11,8 @@ members are ``stride`` ranks apart and ``size`` strong sits
   so the traffic is rail-aligned).
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations``: the NamedTuples' field types stay objects (typing
+# turns a string annotation into a ForwardRef, compiled at import: ~70k instructions a field).
 
 import math
 from gpuplan.core.records import dataclass
