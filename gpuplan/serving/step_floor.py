@@ -57,26 +57,14 @@ def with_all_reduce(replica: Any, terms: tuple[float, float, float, float]) -> t
     budget-filled mix's mean at least as many (the bound is affine in them). The other collectives
     are not negative. ``terms`` unchanged without a TP group, for the hierarchical all-reduce, or
     where ``A`` or ``B`` would be negative or not finite."""
-    constants = replica._step_constants  # replica_step's order (serving/step.py step_constants)
-    dp, talks = constants[0], constants[14]
-    n_ar, hidden, act_bytes, tp, _custom, measured, ring = constants[39:46]
-    if not talks or tp <= 1 or not (hidden > 0.0 and act_bytes > 0.0):  # a step of no size reduces nothing
+    found = _all_reduce_lines(replica)
+    if found is None:
         return terms
-    if measured is not None:
-        fixed0, moved0, rate0, others = measured
-        algs = ((fixed0, moved0, rate0), *others)
-        if any(not rate > 0.0 for _, _, rate in algs):
-            return terms
-        least = min(fixed for fixed, _, _ in algs)
-        slope = min(moved / rate for _, moved, rate in algs)
-    elif ring is not None:
-        factor, rate, ring_s, in_network_s, launch, saving = ring
-        if not rate > 0.0:
-            return terms
-        least = (ring_s if in_network_s is None or ring_s < in_network_s else in_network_s) + launch - saving
-        slope = (factor if in_network_s is None or factor < 1.0 else 1.0) / rate
-    else:
-        return terms
+    n_ar, hidden, act_bytes, dp, lines = found
+    # min_i (A_i) and min_i (B_i); over the ring and in-network lines the same values as the least of
+    # their fixed terms plus launch less saving, and the lesser factor over the rate (each monotone).
+    least = min(a for a, _ in lines)
+    slope = min(b for _, b in lines)
     if not (0.0 <= least < math.inf and 0.0 <= slope < math.inf):
         return terms
     fixed, stream, kv, gemm = terms
@@ -139,29 +127,41 @@ def reduce_lines(replica: Any) -> tuple[float, float, tuple[tuple[float, float],
     rate``) or the ring and in-network lines (launch less the custom saving in ``A``), ``size`` =
     tokens x ``w`` bytes (``w`` = hidden x activation bytes / dp). Returns ``(n, w, lines)``; None
     where :func:`with_all_reduce` adds nothing or a line is negative or not finite."""
+    found = _all_reduce_lines(replica)
+    if found is None:
+        return None
+    n_ar, hidden, act_bytes, dp, lines = found
+    if not all(0.0 <= a < math.inf and 0.0 <= b < math.inf for a, b in lines):
+        return None
+    return n_ar, hidden * act_bytes / dp, lines
+
+
+def _all_reduce_lines(replica: Any) -> tuple[float, float, float, float, tuple[tuple[float, float], ...]] | None:
+    """``(n, h, a, dp, lines)`` of the step's TP all-reduces as replica_step times them: ``n`` a step of
+    ``h`` hidden values of ``a`` bytes per token over ``dp`` attention-DP ranks, each at ``min_i (A_i +
+    B_i x size)`` over ``lines``: the measured algorithms' ``(fixed, moved / rate)``, or the ring's
+    and the in-network reduction's ``(fixed + launch - saving, factor / rate)`` (factor 1 in-network).
+    None without a TP group that talks, for a step of no size, or at a rate that is not positive."""
     constants = replica._step_constants  # replica_step's order (serving/step.py step_constants)
     dp, talks = constants[0], constants[14]
     n_ar, hidden, act_bytes, tp, _custom, measured, ring = constants[39:46]
-    if not talks or tp <= 1 or not (hidden > 0.0 and act_bytes > 0.0):
+    if not talks or tp <= 1 or not (hidden > 0.0 and act_bytes > 0.0):  # a step of no size reduces nothing
         return None
     if measured is not None:
         fixed0, moved0, rate0, others = measured
         algs = ((fixed0, moved0, rate0), *others)
         if any(not rate > 0.0 for _, _, rate in algs):
             return None
-        lines = tuple((fixed, moved / rate) for fixed, moved, rate in algs)
-    elif ring is not None:
+        return n_ar, hidden, act_bytes, dp, tuple((fixed, moved / rate) for fixed, moved, rate in algs)
+    if ring is not None:
         factor, rate, ring_s, in_network_s, launch, saving = ring
         if not rate > 0.0:
             return None
         lines = ((ring_s + launch - saving, factor / rate),)
         if in_network_s is not None:
             lines += ((in_network_s + launch - saving, 1.0 / rate),)
-    else:
-        return None
-    if not all(0.0 <= a < math.inf and 0.0 <= b < math.inf for a, b in lines):
-        return None
-    return n_ar, hidden * act_bytes / dp, lines
+        return n_ar, hidden, act_bytes, dp, lines
+    return None
 
 
 def reduce_floor(reduce: tuple[float, float, tuple[tuple[float, float], ...]] | None, batch: float,
