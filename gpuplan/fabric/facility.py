@@ -82,15 +82,21 @@ def rack_plan(gpu: Gpu, nodes: int, catalog: Catalog) -> RackPlan:
     its :func:`cooling_for`, over the figures read once (:data:`_RACKS`)."""
     per_rack, node_kw, liquid, rear_door_kw, air_kw = _rack_terms(gpu, catalog)
     kw = min(per_rack, nodes) * node_kw
-    cooling = "liquid" if liquid or kw > rear_door_kw else ("air" if kw <= air_kw else "rear-door")
-    return RackPlan(per_rack, kw, cooling)
+    return RackPlan(per_rack, kw, rack_cooling(liquid, kw, rear_door_kw, air_kw))
 
 
 def cooling_for(gpu: Gpu, rack_kw: float, catalog: Catalog) -> str:
+    """:func:`rack_cooling` of ``gpu``'s racks at ``rack_kw`` with the catalog's limits."""
     cal = catalog.table("bom")
-    if gpu.liquid_cooled or rack_kw > cal.rear_door_rack_max_kw:
+    return rack_cooling(gpu.liquid_cooled, rack_kw, cal.rear_door_rack_max_kw, cal.air_rack_max_kw)
+
+
+def rack_cooling(liquid: bool, rack_kw: float, rear_door_max_kw: float, air_max_kw: float) -> str:
+    """A rack's cooling: liquid for liquid-cooled servers or above the rear-door limit, air up to
+    the room-air limit, rear-door heat exchangers between."""
+    if liquid or rack_kw > rear_door_max_kw:
         return "liquid"
-    return "air" if rack_kw <= cal.air_rack_max_kw else "rear-door"
+    return "air" if rack_kw <= air_max_kw else "rear-door"
 
 
 def default_pue(cooling: str, catalog: Catalog) -> float:
