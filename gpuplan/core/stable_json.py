@@ -99,62 +99,7 @@ class _Unusual(Exception):
 def _encode(value: Any, key: str | None, newline: str, out: list[str]) -> None:
     """Append :func:`stable`'s ``value`` (under ``key``) as json.dumps writes it at ``indent=2``
     (``newline``: a line break and the current indent), without building the rounded copy: a plan
-    is ~100 kB of JSON, and json.dumps indents it in pure Python. A dict's or list's items of the
-    exact types a dump holds (str, float, int, bool, None) are written in its own loop, each with
-    its separator and key in one piece; anything else goes through :func:`_encode_value`."""
-    kind = type(value)
-    if kind is dict:
-        if not value:
-            out.append("{}")
-            return
-        inner = newline + "  "
-        money = is_money(key)
-        sep, comma = "{" + inner, "," + inner
-        for k, v in value.items():
-            if type(k) is not str and not isinstance(k, str):
-                raise _Unusual
-            head = sep + _quote(k) + ": "
-            sep = comma
-            kind = type(v)
-            if kind is str:
-                out.append(head + _quote(v))
-            elif kind is float:
-                out.append(head + float.__repr__(rounded(v, key if money and not is_money(k) else k)))
-            elif kind is int:
-                out.append(head + int.__repr__(v))
-            elif kind is bool:
-                out.append(head + ("true" if v else "false"))
-            elif v is None:
-                out.append(head + "null")
-            else:
-                out.append(head)
-                _encode(v, key if money and not is_money(k) else k, inner, out)
-        out.append(newline + "}")
-    elif kind is list:
-        if not value:
-            out.append("[]")
-            return
-        inner = newline + "  "
-        sep, comma = "[" + inner, "," + inner
-        for v in value:
-            kind = type(v)
-            if kind is str:
-                out.append(sep + _quote(v))
-            elif kind is float:
-                out.append(sep + float.__repr__(rounded(v, key)))
-            elif kind is int:
-                out.append(sep + int.__repr__(v))
-            else:
-                out.append(sep)
-                _encode(v, key, inner, out)
-            sep = comma
-        out.append(newline + "]")
-    else:
-        _encode_value(value, key, newline, out)
-
-
-def _encode_value(value: Any, key: str | None, newline: str, out: list[str]) -> None:
-    """:func:`_encode` of any value: the general case (subclasses of the plain types, tuples)."""
+    is ~100 kB of JSON, and json.dumps indents it in pure Python."""
     if isinstance(value, str):
         out.append(_quote(value))
     elif value is None:
