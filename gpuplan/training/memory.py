@@ -157,9 +157,14 @@ def rank_params(arch: Architecture, layout: Layout, stage: Stage) -> tuple[float
     """(non-expert, expert) parameters one GPU of ``stage`` holds: its layers of the heavier kind
     and its ends, split by TP; experts by expert TP x EP."""
     dense, expert = _layer_pair(arch)
-    non_expert = (stage.layers * dense + stage.ends) / layout.tp
-    experts = stage.layers * expert / (expert_tp(layout) * layout.ep)
-    return non_expert, experts
+    return _params_on(stage.layers, stage.ends, dense, expert, layout.tp, expert_tp(layout) * layout.ep)
+
+
+def _params_on(layers: int, ends: float, dense: float, expert: float, tp: int, experts_split: int) -> tuple[float, float]:
+    """:func:`rank_params` of a rank of ``layers`` layers (``dense`` and ``expert`` parameters each)
+    and ``ends`` parameters of embedding and head: the non-expert ones split by TP, the experts by
+    expert TP x EP (``experts_split``)."""
+    return (layers * dense + ends) / tp, layers * expert / experts_split
 
 
 def model_state_bytes(arch: Architecture, layout: Layout, cal: TrainingCalibration,
@@ -172,7 +177,7 @@ def model_state_bytes(arch: Architecture, layout: Layout, cal: TrainingCalibrati
 def stage_state_bytes(arch: Architecture, layout: Layout, cal: TrainingCalibration,
                       precision: str, split: str | None = None) -> tuple[tuple[float, float, float], ...]:
     """(weights, gradients, optimizer) bytes per GPU of each of :func:`pipeline_stages`: each
-    rank's parameters (:func:`rank_params`, inlined) at the convention's bytes, sharded over the
+    rank's parameters (:func:`rank_params`' split) at the convention's bytes, sharded over the
     data-parallel ranks from the ZeRO stage that shards them (what every rank shares computed once)."""
     w_b, g_b, o_b = cal.state_bytes
     if precision == "fp8":
@@ -189,8 +194,7 @@ def stage_state_bytes(arch: Architecture, layout: Layout, cal: TrainingCalibrati
         gathered = 2 * w_b * (d_layer / layout.tp + e_layer / (layout.ep * expert_tp(layout)))
     out = []
     for st in pipeline_stages(arch, layout.pp, split):
-        n = st[1]
-        d, e = (n * dense + st[2]) / tp, n * expert / experts_split
+        d, e = _params_on(st[1], st[2], dense, expert, tp, experts_split)
         sharded, whole = d / shard_dense + e / shard_expert, d + e
         weights = w_b * (sharded if zero >= 3 else whole)
         if layout.zero == 3:
