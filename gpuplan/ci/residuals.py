@@ -15,8 +15,9 @@ from datetime import date as _date
 from pathlib import Path
 
 from gpuplan.ci.validate import Case, CaseResult, load_cases, run_case
-from gpuplan.hardware.intervals import DEFAULT_LEVEL, Regime, ResidualTable, band_of, residual, stats
+from gpuplan.hardware.intervals import DEFAULT_LEVEL, ResidualTable, band_of, residual, stats
 from gpuplan.hardware.loader import Catalog
+from gpuplan.hardware.schemas import validate
 
 #: Settings of a generated table (docs/calibration.md explains each).
 MIN_POINTS = 3
@@ -86,11 +87,11 @@ def build_table(points: list[Point], *, source: str, day: str, **settings: float
     regimes = []
     for (kind, scope, key), values in sorted(groups.items()):
         n, mean, sd = stats(values)
-        regimes.append(Regime(kind=kind, scope=scope, key=key, n=n, mean_ratio=round(math.exp(mean), 4),  # type: ignore[arg-type]
-                              sd_log=round(sd, 4), precisions=tuple(sorted(precisions[(kind, scope, key)]))))
+        regimes.append(dict(kind=kind, scope=scope, key=key, n=n, mean_ratio=round(math.exp(mean), 4),
+                            sd_log=round(sd, 4), precisions=tuple(sorted(precisions[(kind, scope, key)]))))
     conf = {"min_points": MIN_POINTS, "sd_floor": SD_FLOOR, "unvalidated_inflation": UNVALIDATED_INFLATION,
             "prior_points": PRIOR_POINTS, **settings}
-    return ResidualTable(source=source, date=day, regime=tuple(regimes), **conf)  # type: ignore[arg-type]
+    return validate(ResidualTable, {"source": source, "date": day, "regime": tuple(regimes), **conf})
 
 
 @dataclass(frozen=True)

@@ -1,26 +1,26 @@
 """Schemas of ``calibration/collectives.toml`` and ``calibration/bom.toml``: the collective
-model's latency terms and the constants of the bill of materials, facility and cost of ownership."""
+model's latency terms and the constants of the bill of materials, facility and cost of ownership
+(records, hardware/record.py; validated by hardware/schema_tables.py)."""
 
 
-from pydantic import BaseModel
+from __future__ import annotations
 
-from gpuplan.core.types import CATALOG_STRICT, Fraction, NonNegative, Positive, PositiveInt
+from gpuplan.core.types import Fraction, NonNegative, Positive, PositiveInt
 from gpuplan.hardware.plausible import _r
+from gpuplan.hardware.record import Record
 
 
-class CollectivesCalibration(BaseModel):
+class CollectivesCalibration(Record):
     """``calibration/collectives.toml``: latency terms of the collective model."""
 
-    model_config = CATALOG_STRICT
     scaleup_step_latency_us: _r(NonNegative, "step_latency_us")
     pcie_step_latency_us: _r(NonNegative, "step_latency_us")
     scaleout_hops: _r(PositiveInt, "scaleout_hops")
 
 
-class BomCalibration(BaseModel):
+class BomCalibration(Record):
     """``calibration/bom.toml``: constants of the bill of materials, facility and cost of ownership."""
 
-    model_config = CATALOG_STRICT
     rack_power_kw: _r(Positive, "rack_power_kw")
     # facility (gpuplan/fabric/facility.py)
     air_rack_max_kw: Positive = 20.0

@@ -5,27 +5,27 @@ file and in docs/fleet-model.md.
 """
 
 
-from pydantic import BaseModel, ConfigDict, Field
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
 
 from gpuplan.core.types import NonNegative
+from gpuplan.hardware.record import Record
 
-_STRICT = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # built on first use
 
-
-class Autoscaling(BaseModel):
-    model_config = _STRICT
+class Autoscaling(Record):
     server_start_s: NonNegative
-    default_min_replicas: int = Field(ge=1, le=1000, strict=True)
+    default_min_replicas: Annotated[int, Field(ge=1, le=1000, strict=True)]
 
 
-class FleetCost(BaseModel):
-    model_config = _STRICT
-    idle_power_fraction: float = Field(ge=0, le=1, allow_inf_nan=False)
-    reserved_discount: float = Field(ge=0, lt=1, allow_inf_nan=False)
+class FleetCost(Record):
+    idle_power_fraction: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+    reserved_discount: Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)]
 
 
-class FleetCalibration(BaseModel):
-    model_config = _STRICT
+class FleetCalibration(Record):
     autoscaling: Autoscaling
     cost: FleetCost
 

@@ -15,16 +15,18 @@ regime is the most specific scope with at least ``min_points`` residuals, in thi
 """
 
 
+from __future__ import annotations
+
 import math
 from statistics import NormalDist
-from typing import Literal, Protocol
+from typing import Annotated, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from gpuplan.core.errors import InputError
 from gpuplan.core.memo import memo
-
-_STRICT = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # built on first use
+from gpuplan.core.records import dataclass
+from gpuplan.hardware.record import Record
 
 Scope = Literal["gpu", "generation", "kind"]
 #: The default level of every interval (docs/json.md, ``interval_level``).
@@ -35,17 +37,16 @@ class HasTables(Protocol):
     def table(self, name: str) -> object: ...
 
 
-class Regime(BaseModel):
-    model_config = _STRICT
+class Regime(Record):
     kind: Literal["training", "serving"]
     scope: Scope
     #: ``<gpu id>/<software>`` (gpu), ``<vendor>/<generation>`` (generation) or ``all`` (kind).
-    key: str = Field(min_length=1, max_length=120)
-    n: int = Field(ge=1)
+    key: Annotated[str, Field(min_length=1, max_length=120)]
+    n: Annotated[int, Field(ge=1)]
     #: exp(mean log residual): the typical measured / predicted time (> 1: the model is fast).
-    mean_ratio: float = Field(gt=0, allow_inf_nan=False)
+    mean_ratio: Annotated[float, Field(gt=0, allow_inf_nan=False)]
     #: Standard deviation of the log residuals.
-    sd_log: float = Field(ge=0, allow_inf_nan=False)
+    sd_log: Annotated[float, Field(ge=0, allow_inf_nan=False)]
     #: The precisions of its runs, sorted (training: the arithmetic's; serving: the weights').
     precisions: tuple[str, ...] = ()
 
@@ -54,26 +55,26 @@ class Regime(BaseModel):
         return math.log(self.mean_ratio)
 
 
-class ResidualTable(BaseModel):
-    model_config = _STRICT
+class ResidualTable(Record):
     #: What was run to produce the table (files and commit), and when.
-    source: str = Field(min_length=1)
-    date: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$")
+    source: Annotated[str, Field(min_length=1)]
+    date: Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$")]
     #: A scope needs this many residuals to be used (fewer falls through to a wider scope).
-    min_points: int = Field(ge=2)
+    min_points: Annotated[int, Field(ge=2)]
     #: No band is narrower than this standard deviation of the log residual.
-    sd_floor: float = Field(ge=0, le=1)
+    sd_floor: Annotated[float, Field(ge=0, le=1)]
     #: Standard deviation multiplier of an unvalidated regime (the pooled ``kind`` scope).
-    unvalidated_inflation: float = Field(ge=1, le=10)
+    unvalidated_inflation: Annotated[float, Field(ge=1, le=10)]
     #: Weight, in cases, of the wider scope's mean and spread in a narrower scope's band.
-    prior_points: float = Field(default=0, ge=0, le=100)
+    prior_points: Annotated[float, Field(ge=0, le=100)] = 0
     regime: tuple[Regime, ...] = ()
 
 
-class Band(BaseModel):
-    """Multipliers of a predicted time: ``[low, high]`` at ``level``, and where they come from."""
+@dataclass(frozen=True, kw_only=True)
+class Band:
+    """Multipliers of a predicted time: ``[low, high]`` at ``level``, and where they come from
+    (computed, never read from a file: a plain record, not validated)."""
 
-    model_config = _STRICT
     low: float
     high: float
     level: float

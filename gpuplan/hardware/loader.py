@@ -18,9 +18,9 @@ import stat
 from collections.abc import Iterable, Mapping
 from gpuplan.core.records import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeVar, overload
+from typing import Any, Literal, overload
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from gpuplan.hardware.schema import (
     BomCalibration,
@@ -43,9 +43,11 @@ from gpuplan.hardware.renamed import refuse_renamed
 from gpuplan.hardware.serving_calibration import ServingConstants
 from gpuplan.hardware.training_calibration import TrainingCalibration
 from gpuplan.core.io import clip, parse_toml, pydantic_error, read_text
-from gpuplan.hardware.preparsed import Preparsed, read_preparsed, registry
+from gpuplan.hardware.preparsed import Preparsed, read_preparsed
+from gpuplan.hardware.record import RECORDS, Record, to_record
 
-KINDS: dict[str, type[BaseModel]] = {
+#: The record class of each kind of catalog record (its schema: :func:`~gpuplan.hardware.record.schema_of`).
+KINDS: dict[str, type[Record]] = {
     "source": Source,
     "gpu": Gpu,
     "fabric": Fabric,
@@ -56,7 +58,7 @@ KINDS: dict[str, type[BaseModel]] = {
     "part": Part,
 }
 #: The schema of each calibration table (``calibration/<name>.toml``).
-TABLES: dict[str, type[BaseModel]] = {"bom": BomCalibration, "collectives": CollectivesCalibration,
+TABLES: dict[str, type[Record]] = {"bom": BomCalibration, "collectives": CollectivesCalibration,
                                       "training": TrainingCalibration, "serving": ServingConstants,
                                       "fleet": FleetCalibration, "residuals": ResidualTable}
 #: At most this many files are read from one catalog directory (overlays come from PRs).
@@ -66,9 +68,6 @@ MAX_ENTRIES = 10_000
 #: At most this many GPU records after merging every overlay (5x the shipped catalog): each one is
 #: searched by both planners, so this bounds planning time as MAX_GROUPS bounds one GPU's search.
 MAX_GPUS = 100
-
-T = TypeVar("T", bound=BaseModel)
-
 
 def builtin_dir() -> Path:
     """The shipped catalog: inside the wheel, or ``catalog/`` of a source checkout."""
@@ -92,7 +91,7 @@ class Catalog:
     aliases: dict[str, str] = field(default_factory=dict)
     #: The calibration tables validated once at load (bom, collectives, serving, training): the
     #: models read these, never the raw ``calibration`` dicts.
-    tables: dict[str, BaseModel] = field(default_factory=dict)
+    tables: dict[str, Record] = field(default_factory=dict)
     #: Facility, storage and management parts (racks, PDUs, CDUs, storage blocks, head nodes).
     parts: dict[str, Part] = field(default_factory=dict)
     #: The overlay directories laid over the shipped catalog, as given (``--catalog``,
@@ -112,7 +111,7 @@ class Catalog:
     @overload
     def table(self, name: Literal["residuals"]) -> ResidualTable: ...
 
-    def table(self, name: str) -> BaseModel:
+    def table(self, name: str) -> Record:
         """The validated calibration table ``name`` (an InputError if the catalog has none)."""
         found = self.tables.get(name)
         if found is None:
@@ -231,11 +230,13 @@ def _read_dir(root: Path, pre: Preparsed | None = None) -> tuple[dict[str, list[
     return records, meta, calibration, raw
 
 
-def _validate(kind: str, where: str, item: dict[str, Any]) -> BaseModel:
-    model = KINDS[kind]
+def _validate(kind: str, where: str, item: dict[str, Any]) -> Record:
+    from gpuplan.hardware.schemas import schema_of  # validating: the schemas are built (not from the pre-parsed file)
+
+    model = schema_of(KINDS[kind])
     file, _, index = where.rpartition(":")
     try:
-        return model.model_validate(item)
+        return to_record(model.model_validate(item))  # type: ignore[no-any-return]
     except ValidationError as exc:
         ident = item.get("id") if isinstance(item.get("id"), str) else index
         known = {f"{kind}[{ident}]": list(model.model_fields)}
@@ -252,6 +253,8 @@ def load_catalog(overlays: Iterable[str | os.PathLike[str]] = (), *, base: Path 
         done = _validated(dirs[0], pre)
         if done is not None:
             return done
+    from gpuplan.hardware.schemas import validate  # the files are validated: their schemas are built
+
     merged: dict[str, dict[str, tuple[str, dict[str, Any]]]] = {k: {} for k in KINDS}
     meta: dict[str, Any] = {}
     calibration: dict[str, dict[str, Any]] = {}
@@ -281,7 +284,7 @@ def load_catalog(overlays: Iterable[str | os.PathLike[str]] = (), *, base: Path 
                     item = merge_tables(merged[kind][ident][1], item)
                 merged[kind][ident] = (where, item)
     try:
-        cat_meta = CatalogMeta.model_validate(meta)
+        cat_meta = validate(CatalogMeta, meta)
     except ValidationError as exc:
         raise pydantic_error(exc, file=str(dirs[0] / "catalog.toml"), prefix="catalog") from None
     if len(merged["gpu"]) > MAX_GPUS:
@@ -310,17 +313,20 @@ def load_catalog(overlays: Iterable[str | os.PathLike[str]] = (), *, base: Path 
                    parts=built["part"], overlays=tuple(str(d) for d in dirs[1:]))
 
 
-def _validate_calibration(calibration: dict[str, dict[str, Any]], dirs: list[Path]) -> dict[str, BaseModel]:
+def _validate_calibration(calibration: dict[str, dict[str, Any]], dirs: list[Path]) -> dict[str, Record]:
     """Validate every calibration table (merged over overlays) against its schema, once, here;
     the models are what the planners read (:meth:`Catalog.table`)."""
-    out: dict[str, BaseModel] = {}
+    from gpuplan.hardware.schemas import schema_of
+
+    out: dict[str, Record] = {}
     for stem in sorted(calibration):
-        model = TABLES.get(stem)
-        if model is None:
+        record = TABLES.get(stem)
+        if record is None:
             raise InputError(f"unknown calibration table; expected one of {', '.join(sorted(TABLES))}",
                              file=f"calibration/{stem}.toml")
+        model = schema_of(record)
         try:
-            out[stem] = model.model_validate(calibration[stem])
+            out[stem] = to_record(model.model_validate(calibration[stem]))
         except ValidationError as exc:
             file = next((str(d / "calibration" / f"{stem}.toml") for d in reversed(dirs)
                          if (d / "calibration" / f"{stem}.toml").exists()), f"calibration/{stem}.toml")
@@ -352,9 +358,9 @@ def _check_references(built: dict[str, dict[str, Any]], where: Mapping[tuple[str
 
 
 @functools.lru_cache(maxsize=1)
-def catalog_classes() -> dict[str, type[BaseModel]]:
-    """Every model class a catalog holds, by name (the tags of a pre-parsed file)."""
-    return registry([*KINDS.values(), CatalogMeta, *TABLES.values()])
+def catalog_classes() -> dict[str, type[Record]]:
+    """Every record class a catalog holds, by name (the tags of a pre-parsed file)."""
+    return dict(RECORDS)
 
 
 def _validated(root: Path, pre: Preparsed) -> Catalog | None:

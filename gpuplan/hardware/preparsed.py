@@ -15,8 +15,9 @@ editable or source install; a stale, foreign or unreadable one) falls back to pa
 validating, which gives the same catalog. Overlays are always validated: with an overlay only the
 parsed TOML of unchanged shipped files is reused, and every merged record goes through its schema.
 
-The file is data only: JSON read with :mod:`json`, classes named by the tags looked up in a table
-of the catalog's own schema classes (:func:`registry`), never imported by name.
+The file is data only: JSON read with :mod:`json`, classes named by the tags looked up in the table
+of the catalog's own record classes (:data:`gpuplan.hardware.record.RECORDS`), never imported by
+name. Reading it builds no pydantic class: the records are plain ones (hardware/record.py).
 """
 
 from __future__ import annotations
@@ -25,20 +26,19 @@ import hashlib
 import json
 import math
 import os
-import typing
 from gpuplan.core.records import cached_property, dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 from gpuplan.core.version import __version__
+from gpuplan.hardware.record import Record, new_record
 
 #: Raised to the next number whenever the layout of the file changes (2: the parsed TOML as one
 #: JSON string, ``raw``, parsed only when wanted; each model's ``nested`` fields. 3: that JSON text
 #: after the first line instead of inside it, and a model's fields by position: what a start reads
-#: went from 18.5 M to 10 M instructions of JSON decoding).
-FORMAT = 3
+#: went from 18.5 M to 10 M instructions of JSON decoding). 4: the catalog's records are plain
+#: records (hardware/record.py), without the set of fields given: no pydantic class is built to read them.
+FORMAT = 4
 #: The file's name, next to the packaged catalog directory ``_catalog``.
 FILE_NAME = "_catalog.json"
 PACKAGE = Path(__file__).resolve().parent.parent
@@ -100,7 +100,7 @@ class Preparsed:
             return None
         return self.raw[rel]
 
-    def catalog_parts(self, classes: dict[str, type[BaseModel]]) -> dict[str, Any] | None:
+    def catalog_parts(self, classes: dict[str, type[Record]]) -> dict[str, Any] | None:
         """The validated catalog's fields by name; None when the file does not decode."""
         try:
             return {name: decode(value, classes) for name, value in self.catalog.items()}
@@ -126,23 +126,20 @@ def read_preparsed(path: Path | None = None) -> Preparsed | None:
 
 # -- the tagged encoding of validated records ---------------------------------------------------
 # JSON keeps str, int, float (inf and nan as JSON's Infinity and NaN), bool, None and lists as they
-# are; a pydantic model, tuple and dict are tagged objects, so every value decodes to the type
-# validation gave it. A model is its class name ("$m"), its fields' values in the class's order
-# ("f"), which of them were set ("s": their positions in the order of their names; null: all) and
-# which hold a list or an object ("n"), the only ones decoding has to look into.
+# are; a record (hardware/record.py), tuple and dict are tagged objects, so every value decodes to
+# the type validation gave it. A record is its class name ("$m"), its fields' values in the class's
+# order ("f") and which of them hold a list or an object ("n"), the only ones decoding has to look into.
 
 def encode(value: Any) -> Any:
-    """``value`` as JSON data; models by their fields and which of them were set."""
+    """``value`` as JSON data; records by their fields."""
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
-    if isinstance(value, BaseModel):
-        if value.__pydantic_extra__ or value.__pydantic_private__:
-            raise TypeError(f"{type(value).__name__}: extra or private attributes are not encoded")
-        names = list(type(value).model_fields)
-        fields = [encode(getattr(value, name)) for name in names]
-        given = value.model_fields_set
+    if isinstance(value, Record):
+        names = type(value)._fields  # type: ignore[attr-defined]
+        if tuple(value.__dict__) != names:
+            raise TypeError(f"{type(value).__name__}: its values are not its fields")
+        fields = [encode(value.__dict__[name]) for name in names]
         return {"$m": type(value).__name__, "f": fields,
-                "s": None if given == set(names) else [names.index(n) for n in sorted(given)],
                 "n": [i for i, v in enumerate(fields) if isinstance(v, (list, dict))]}
     if isinstance(value, tuple):
         return {"$tuple": [encode(v) for v in value]}
@@ -155,9 +152,9 @@ def encode(value: Any) -> Any:
     raise TypeError(f"cannot encode a {type(value).__name__}")
 
 
-def decode(data: Any, classes: dict[str, type[BaseModel]]) -> Any:
-    """The value :func:`encode` gave ``data`` for; models are built without validation (they were
-    validated when the file was written). A ValueError for a class not in ``classes`` or a model
+def decode(data: Any, classes: dict[str, type[Record]]) -> Any:
+    """The value :func:`encode` gave ``data`` for; records are built without validation (they were
+    validated when the file was written). A ValueError for a class not in ``classes`` or a record
     whose fields are not the class's."""
     if isinstance(data, list):
         return [decode(v, classes) if isinstance(v, (list, dict)) else v for v in data]
@@ -167,14 +164,13 @@ def decode(data: Any, classes: dict[str, type[BaseModel]]) -> Any:
         cls = classes.get(data["$m"])
         if cls is None:
             raise ValueError(f"unknown catalog class {data['$m']!r}")
-        names, values = _names(cls), data["f"]
+        names, values = cls._fields, data["f"]  # type: ignore[attr-defined]
         if len(values) != len(names):
             raise ValueError(f"{data['$m']}: {len(values)} fields, the class has {len(names)}")
         fields = dict(zip(names, values))  # the scalars as they are; "n": the fields to decode
         for i in data["n"]:
             fields[names[i]] = decode(values[i], classes)
-        given = data["s"]  # the set built in the same order as ever: the names sorted
-        return _construct(cls, fields, set(_SORTED[cls]) if given is None else {names[i] for i in given})
+        return new_record(cls, fields)
     if "$tuple" in data:
         return tuple(decode(v, classes) if isinstance(v, (list, dict)) else v for v in data["$tuple"])
     if "$dict" in data:
@@ -182,74 +178,12 @@ def decode(data: Any, classes: dict[str, type[BaseModel]]) -> Any:
     raise ValueError("untagged object in a pre-parsed catalog")
 
 
-#: model class -> its field names in order, and sorted
-_NAMES: dict[type[BaseModel], tuple[str, ...]] = {}
-_SORTED: dict[type[BaseModel], list[str]] = {}
-
-
-def _names(cls: type[BaseModel]) -> tuple[str, ...]:
-    names = _NAMES.get(cls)
-    if names is None:
-        names = _NAMES[cls] = tuple(cls.__pydantic_fields__)
-        _SORTED[cls] = sorted(names)
-    return names
-
-
-#: model class -> its field names, for the classes :func:`_construct` builds itself (else None)
-_PLAIN: dict[type[BaseModel], tuple[str, ...] | None] = {}
-
-
-def _construct(cls: type[BaseModel], fields: dict[str, Any], fields_set: set[str]) -> BaseModel:
-    """``cls.model_construct(_fields_set=fields_set, **fields)``. When ``fields`` holds every field
-    of the class in its order (as :func:`encode` writes them) and the class has no post-init, root
-    or extra values, that call sets exactly these four attributes, which are set here directly: a
-    third of the time of a start's 300 records."""
-    names = _PLAIN.get(cls, ())
-    if names == ():
-        plain = not (cls.__pydantic_root_model__ or cls.__pydantic_post_init__ or cls.model_config.get("extra") == "allow")
-        names = _PLAIN[cls] = tuple(cls.__pydantic_fields__) if plain else None
-    if names is None or tuple(fields) != names:
-        return cls.model_construct(_fields_set=fields_set, **fields)
-    obj = cls.__new__(cls)
-    object.__setattr__(obj, "__dict__", fields)
-    object.__setattr__(obj, "__pydantic_fields_set__", fields_set)
-    object.__setattr__(obj, "__pydantic_extra__", None)
-    object.__setattr__(obj, "__pydantic_private__", None)
-    return obj
-
-
-def registry(roots: typing.Iterable[type[BaseModel]]) -> dict[str, type[BaseModel]]:
-    """The model classes reachable from ``roots`` through their field annotations, by name."""
-    found: dict[str, type[BaseModel]] = {}
-    todo = list(roots)
-    while todo:
-        cls = todo.pop()
-        if found.get(cls.__name__) is cls:
-            continue
-        if cls.__name__ in found:
-            raise TypeError(f"two catalog classes are named {cls.__name__}")
-        found[cls.__name__] = cls
-        stack = [f.annotation for f in cls.__pydantic_fields__.values()]
-        while stack:
-            ann = stack.pop()
-            if isinstance(ann, type):
-                if issubclass(ann, BaseModel):
-                    todo.append(ann)
-                if type(ann) is type or issubclass(ann, BaseModel):
-                    continue  # a plain class (str, float, a model) has no arguments to look into
-            # only what can hold a class: another class or a generic, union or Annotated alias
-            stack.extend(a for a in typing.get_args(ann) if isinstance(a, type) or hasattr(a, "__args__")
-                         or hasattr(a, "__metadata__"))
-    return found
-
-
 def same(a: Any, b: Any) -> bool:
     """Equal values of the same types all the way down (models: the same fields set too)."""
     if type(a) is not type(b):
         return False
-    if isinstance(a, BaseModel):
-        return a.model_fields_set == b.model_fields_set and all(
-            same(getattr(a, n), getattr(b, n)) for n in type(a).model_fields)
+    if isinstance(a, Record):
+        return list(a.__dict__) == list(b.__dict__) and all(same(a.__dict__[n], b.__dict__[n]) for n in a.__dict__)
     if isinstance(a, (list, tuple)):
         return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
     if isinstance(a, dict):
@@ -260,7 +194,7 @@ def same(a: Any, b: Any) -> bool:
 
 
 def preparsed_text(catalog: dict[str, Any], files: list[tuple[str, bytes, Any]],
-                   classes: dict[str, type[BaseModel]]) -> str:
+                   classes: dict[str, type[Record]]) -> str:
     """The file's text for a validated catalog (its fields by name) loaded from ``files``
     (relative path, bytes, parsed TOML). Raises ValueError when a value would not read back as
     the same value of the same type (a build that cannot ship a faithful file fails)."""

@@ -1,4 +1,5 @@
-"""Schemas of the catalog files in ``catalog/``.
+"""The records of the catalog files in ``catalog/`` (hardware/record.py: plain frozen records; their
+pydantic schemas, which derive from them, are hardware/schema_records.py).
 
 Units are part of every key (``mem_bw_tb_per_s``, ``scaleup_uni_gb_per_s``). Conventions:
 
@@ -12,12 +13,15 @@ Units are part of every key (``mem_bw_tb_per_s``, ``scaleup_uni_gb_per_s``). Con
 """
 
 
-from typing import Literal
+from __future__ import annotations
 
-from pydantic import BaseModel, Field, model_validator
+from typing import Annotated, Literal
+
+from pydantic import Field
 
 from gpuplan.model.arch import ArchitectureSpec
-from gpuplan.core.types import CATALOG_STRICT, Fraction, Id, NonNegative, Positive, PositiveInt
+from gpuplan.core.types import Fraction, Id, NonNegative, Positive, PositiveInt
+from gpuplan.hardware.record import Record
 from gpuplan.hardware.fabric_calibration import BomCalibration, CollectivesCalibration  # noqa: F401  (re-exported)
 from gpuplan.hardware.plausible import RANGES, _r  # noqa: F401  (re-exported)
 
@@ -27,22 +31,20 @@ Confidence = Literal["V", "S", "M", "C", "D"]
 DType = Literal["fp64", "tf32", "bf16", "fp16", "fp8", "int8", "fp4", "int4"]
 
 
-class Source(BaseModel):
+class Source(Record):
     """A publication or dataset figures are taken from."""
 
-    model_config = CATALOG_STRICT
     id: Id
     title: str
     url: str | None = None
-    date: str = Field(pattern=r"^\d{4}(-\d{2}){0,2}$")
+    date: Annotated[str, Field(pattern=r"^\d{4}(-\d{2}){0,2}$")]
     confidence: Confidence
     note: str | None = None
 
 
-class GpuEfficiency(BaseModel):
+class GpuEfficiency(Record):
     """Measured fractions of the datasheet peaks, one set per GPU (never per validation case)."""
 
-    model_config = CATALOG_STRICT
     #: Max achievable matmul FLOP/s over peak (MAMF / peak), per dtype.
     matmul_bf16: _r(Fraction, "efficiency")
     matmul_fp8: _r(Fraction, "efficiency") | None = None
@@ -70,10 +72,9 @@ def billed_of(terms: tuple[tuple[int, ...], bool, int], gpus: int) -> int:
     return -(-gpus // per_node) * per_node
 
 
-class Gpu(BaseModel):
+class Gpu(Record):
     """One accelerator SKU with its reference server."""
 
-    model_config = CATALOG_STRICT
     id: Id
     aliases: list[Id] = []
     vendor: Literal["nvidia", "amd", "intel"]
@@ -186,16 +187,6 @@ class Gpu(BaseModel):
         by = {"fp8": eff.matmul_fp8, "int8": eff.matmul_fp8, "fp4": eff.matmul_fp4, "int4": eff.matmul_fp4}
         return by.get(dtype) or eff.matmul_bf16
 
-    @model_validator(mode="after")
-    def _consistent(self) -> "Gpu":
-        if self.memory_usable_gib > self.memory_label_gb * 1.0001:
-            raise ValueError("memory_usable_gib exceeds memory_label_gb")
-        if self.scaleup_p2p_uni_gb_per_s and self.scaleup_p2p_uni_gb_per_s > self.scaleup_uni_gb_per_s:
-            raise ValueError("scaleup_p2p_uni_gb_per_s exceeds scaleup_uni_gb_per_s")
-        if self.scaleup_domain > 1 and self.scaleup_domain < self.gpus_per_node and self.form_factor != "pcie":
-            raise ValueError("scaleup_domain smaller than gpus_per_node on a baseboard GPU")
-        return self
-
 
 GPU_GROUPS: dict[str, tuple[str, ...]] = {
     "compute": ("fp64_dense_tflops", "tf32_dense_tflops", "bf16_dense_tflops", "fp16_dense_tflops",
@@ -213,10 +204,9 @@ GPU_GROUPS: dict[str, tuple[str, ...]] = {
 }
 
 
-class Fabric(BaseModel):
+class Fabric(Record):
     """A scale-out network technology at one port speed (``ib-ndr``, ``ethernet-400g``)."""
 
-    model_config = CATALOG_STRICT
     id: Id
     name: str
     kind: Literal["infiniband", "ethernet"]
@@ -233,8 +223,7 @@ class Fabric(BaseModel):
     sources: dict[str, Id]
 
 
-class Switch(BaseModel):
-    model_config = CATALOG_STRICT
+class Switch(Record):
     id: Id
     name: str
     vendor: str
@@ -258,8 +247,7 @@ class Switch(BaseModel):
         return self.radix_by_gbit.get(f"{gbit:g}")
 
 
-class Nic(BaseModel):
-    model_config = CATALOG_STRICT
+class Nic(Record):
     id: Id
     name: str
     kinds: list[Literal["infiniband", "ethernet"]]
@@ -275,10 +263,9 @@ class Nic(BaseModel):
     sources: dict[str, Id]
 
 
-class Optic(BaseModel):
+class Optic(Record):
     """A transceiver module, active optical cable, copper cable or fibre."""
 
-    model_config = CATALOG_STRICT
     id: Id
     name: str
     kind: Literal["transceiver", "aoc", "dac", "fiber"]
@@ -300,11 +287,10 @@ class Optic(BaseModel):
     sources: dict[str, Id]
 
 
-class Part(BaseModel):
+class Part(Record):
     """A facility, storage or management part: racks, PDUs, power shelves, CDUs, rear-door heat
     exchangers, storage building blocks, head nodes (docs/bom.md)."""
 
-    model_config = CATALOG_STRICT
     id: Id
     name: str
     category: Literal["rack", "storage", "management", "power", "cooling"]
@@ -333,18 +319,16 @@ class Part(BaseModel):
     sources: dict[str, Id]
 
 
-class ModelPreset(ArchitectureSpec):
-    """A published model architecture with its source."""
+class ModelPreset(Record, leading=(*ArchitectureSpec.model_fields, "id", "name", "published_params_b", "sources")):
+    """A published model architecture with its source: the fields of
+    :class:`~gpuplan.model.arch.ArchitectureSpec`, then ``id``, ``name``, ``published_params_b``
+    and ``sources`` (declared with their types in hardware/schema_records.py, whose schema derives
+    from ArchitectureSpec; tests/catalog/test_records.py checks that both name the same fields)."""
 
-    model_config = CATALOG_STRICT
-    id: Id
-    name: str
-    published_params_b: Positive | None = None
-    sources: dict[str, Id]
+    arch_fields = ArchitectureSpec.arch_fields
 
 
-class CatalogMeta(BaseModel):
-    model_config = CATALOG_STRICT
+class CatalogMeta(Record):
     version: str
     description: str = ""
 

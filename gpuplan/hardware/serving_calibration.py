@@ -5,11 +5,14 @@ TOML file and in docs/serving-model.md. No number here: a catalog without the fi
 """
 
 
+from __future__ import annotations
+
 from typing import Annotated, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field
 
 from gpuplan.core.types import Fraction, NonNegative, Positive
+from gpuplan.hardware.record import Record
 
 
 class HasTables(Protocol):
@@ -18,11 +21,7 @@ class HasTables(Protocol):
     def table(self, name: str) -> object: ...
 
 
-_STRICT = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # built on first use
-
-
-class ScaleBits(BaseModel):
-    model_config = _STRICT
+class ScaleBits(Record):
     bf16: NonNegative
     fp16: NonNegative
     fp8: NonNegative
@@ -31,23 +30,20 @@ class ScaleBits(BaseModel):
     fp4: NonNegative
 
 
-class WeightOnly(BaseModel):
-    model_config = _STRICT
+class WeightOnly(Record):
     int8: Fraction
     int4: Fraction
     fp8: Fraction
     fp4: Fraction
 
 
-class Engine(BaseModel):
-    model_config = _STRICT
-    prefill_tokens_per_step: int = Field(gt=0)
+class Engine(Record):
+    prefill_tokens_per_step: Annotated[int, Field(gt=0)]
 
 
-class Moe(BaseModel):
+class Moe(Record):
     """Costs of the fused mixture-of-experts module beyond its expert weights and GEMM FLOPs."""
 
-    model_config = _STRICT
     layer_latency_us: NonNegative
     copy_ps_per_element: NonNegative
     token_ps_per_element: NonNegative
@@ -55,11 +51,10 @@ class Moe(BaseModel):
     expert_block_scaled_us: NonNegative
 
 
-class AllReduceFit(BaseModel):
+class AllReduceFit(Record):
     """One measured all-reduce algorithm of one NVLink generation (``[all_reduce]``)."""
 
-    model_config = _STRICT
-    scaleup_tech: str = Field(min_length=1)
+    scaleup_tech: Annotated[str, Field(min_length=1)]
     kind: Literal["ring", "in_network", "one_shot", "two_shot"]
     #: An engine's own peer-to-peer kernel (used by engines with ``all_reduce = "custom"``).
     custom: bool
@@ -68,20 +63,17 @@ class AllReduceFit(BaseModel):
     line_fraction: Fraction
 
 
-class AllReduce(BaseModel):
-    model_config = _STRICT
-    source: str = Field(min_length=1)
+class AllReduce(Record):
+    source: Annotated[str, Field(min_length=1)]
     algorithm: tuple[AllReduceFit, ...]
 
 
-class Queueing(BaseModel):
-    model_config = _STRICT
+class Queueing(Record):
     prefill_service_scv: NonNegative
     max_utilisation: Fraction
 
 
-class Frontend(BaseModel):
-    model_config = _STRICT
+class Frontend(Record):
     bytes_per_prompt_token: NonNegative
     bytes_per_output_token: NonNegative
     bytes_per_request: NonNegative
@@ -91,27 +83,26 @@ EngineName = Literal["vllm", "sglang", "trtllm", "fastertransformer", "gpt-fast"
 ENGINE_NAMES: tuple[str, ...] = ("vllm", "sglang", "trtllm", "fastertransformer", "gpt-fast")
 
 
-class EngineRelease(BaseModel):
+class EngineRelease(Record):
     """Documented kernel and scheduler features of one engine from release ``since`` on."""
 
-    model_config = _STRICT
     engine: EngineName
-    since: str = Field(pattern=r"^[0-9]+(\.[0-9]+)*$")
+    since: Annotated[str, Field(pattern=r"^[0-9]+(\.[0-9]+)*$")]
     gqa_kv_reads: Literal["per_group", "per_query_head"]
     #: What a decode step's attention reads of each sequence's cache: the tokens filled so far, or the
     #: whole cache reserved for the sequence (a static cache attended through a mask: gpt-fast).
     kv_reads: Literal["filled", "reserved"] = "filled"
     scheduling: Literal["mixed", "prefill_first"]
     kv_admission: Literal["reserve_full", "on_demand"]
-    kv_block_tokens: int = Field(ge=0)
+    kv_block_tokens: Annotated[int, Field(ge=0)]
     fp8_quantize: Literal["fused", "separate"]
     cuda_graphs: bool
     all_reduce: Literal["custom", "nccl"]
     #: The all-reduce on AMD GPUs (ROCm builds) where it differs from ``all_reduce`` (None: the same).
     rocm_all_reduce: Literal["custom", "nccl"] | None = None
     kv_memory_fraction: Fraction
-    max_batch: int = Field(ge=0)
-    max_step_tokens: int = Field(gt=0)
+    max_batch: Annotated[int, Field(ge=0)]
+    max_step_tokens: Annotated[int, Field(gt=0)]
     #: Host (CPU) time per scheduled sequence per step, microseconds, on a host core of
     #: ``host_reference_ghz`` (scheduling, input preparation, sampling and request update run per
     #: request in the engine's Python loop); 0: not modelled for this release.
@@ -129,42 +120,33 @@ class EngineRelease(BaseModel):
     #: sequences per rank runs the graph of the next size up, capped at the engine's batch limit
     #: (:func:`gpuplan.serving.engine.graph_batch`); empty: no padding modelled.
     graph_batch_sizes: tuple[Annotated[int, Field(gt=0)], ...] = ()
-    source: str = Field(min_length=1)
+    source: Annotated[str, Field(min_length=1)]
     #: Releases that pick their scheduler defaults by device (vLLM V1, engine/arg_utils.py): on a GPU
     #: with less memory than ``large_gpu_memory_gib``, or whose id names one of ``large_gpu_excluded``,
     #: ``max_batch`` and ``max_step_tokens`` become these (None: the same on every GPU).
-    small_gpu_max_batch: int | None = Field(default=None, ge=0)
+    small_gpu_max_batch: Annotated[int, Field(ge=0)] | None = None
     #: Releases that turn chunked prefill on by themselves when the maximum model length exceeds
     #: ``long_context_above_tokens`` (vLLM V0 from 0.5.3): the token budget a step then takes, and
     #: prefill chunks share the decode steps (None: no such default). ``long_context_on_amd`` and
     #: ``long_context_with_mla``: whether it also applies on AMD GPUs and to MLA models.
-    long_context_step_tokens: int | None = Field(default=None, gt=0)
+    long_context_step_tokens: Annotated[int, Field(gt=0)] | None = None
     #: A static batch runs through the engine's scheduler (vLLM benchmark_latency: LLM.generate),
     #: so with chunked prefill its prompts share steps with the decodes (serving/static_mixed.py).
     static_batch_scheduled: bool = False
-    long_context_above_tokens: int = Field(default=32768, gt=0)
+    long_context_above_tokens: Annotated[int, Field(gt=0)] = 32768
     long_context_on_amd: bool = True
     long_context_with_mla: bool = True
-    small_gpu_max_step_tokens: int | None = Field(default=None, gt=0)
-    large_gpu_memory_gib: float = Field(default=0.0, ge=0)
+    small_gpu_max_step_tokens: Annotated[int, Field(gt=0)] | None = None
+    large_gpu_memory_gib: Annotated[float, Field(ge=0)] = 0.0
     large_gpu_excluded: tuple[str, ...] = ()
 
 
-class Engines(BaseModel):
-    model_config = _STRICT
+class Engines(Record):
     default: EngineName
     release: tuple[EngineRelease, ...]
 
-    @model_validator(mode="after")
-    def _every_engine(self) -> "Engines":
-        missing = [e for e in ENGINE_NAMES if not any(r.engine == e for r in self.release)]
-        if missing:
-            raise ValueError(f"no release for engine(s) {', '.join(missing)}")
-        return self
 
-
-class ServingConstants(BaseModel):
-    model_config = _STRICT
+class ServingConstants(Record):
     gemm_efficiency_vs_mamf: Fraction
     attention_efficiency_vs_mamf: Fraction
     gemm_knee_exponent: Annotated[float, Field(ge=1, le=100, allow_inf_nan=False, strict=True)]

@@ -5,13 +5,16 @@ Nothing here is per GPU (per-GPU ceilings are in the GPU records) or per validat
 """
 
 
-import math
-from typing import Literal, Protocol
+from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+import math
+from typing import Annotated, Literal, Protocol
+
+from pydantic import Field
 
 from gpuplan.core.memo import memo
-from gpuplan.hardware.training_frameworks import FRAMEWORKS, Framework
+from gpuplan.hardware.record import Record
+from gpuplan.hardware.training_frameworks import FRAMEWORKS, Framework  # noqa: F401  (FRAMEWORKS re-exported)
 
 
 
@@ -20,8 +23,8 @@ class HasTables(Protocol):
 
     def table(self, name: str) -> object: ...
 
-_Pos = Field(gt=0, allow_inf_nan=False)
-_NonNeg = Field(ge=0, allow_inf_nan=False)
+_Pos = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+_NonNeg = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 
 #: Bytes per parameter of the weights, gradients and optimizer states, by convention name.
 STATE_CONVENTIONS: dict[str, tuple[int, int, int]] = {
@@ -31,91 +34,61 @@ STATE_CONVENTIONS: dict[str, tuple[int, int, int]] = {
 }
 
 
-class TrainingCalibration(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # built on first use
-
+class TrainingCalibration(Record):
     gemm_size_curve: tuple[tuple[float, float], ...]
     #: The training software's features by name (hardware/training_frameworks.py).
     frameworks: dict[str, Framework]
     #: The framework of a profile or case that names none: what a team runs today.
     default_framework: str
-    flash_attention_fwd_efficiency: float = Field(gt=0, le=1)
-    flash_attention_bwd_efficiency: float = Field(gt=0, le=1)
+    flash_attention_fwd_efficiency: Annotated[float, Field(gt=0, le=1)]
+    flash_attention_bwd_efficiency: Annotated[float, Field(gt=0, le=1)]
     #: FlashAttention-2 (a framework's ``attention = "flash2"``) on GPUs whose tensor cores it
     #: does not program natively (``generation()`` keys): its forward ceiling as a fraction of
     #: the dense 16-bit peak (training/layer_time.flash_efficiency).
-    flash2_peak_fraction: float = Field(default=1.0, gt=0, le=1)
+    flash2_peak_fraction: Annotated[float, Field(gt=0, le=1)] = 1.0
     flash2_capped_generations: tuple[str, ...] = ()
-    causal_fraction: float = Field(gt=0, le=1)
-    norm_bytes_per_element: float = _NonNeg
-    bias_dropout_add_bytes_per_element: float = _NonNeg
-    gelu_bytes_per_element: float = _NonNeg
-    swiglu_bytes_per_element: float = _NonNeg
-    softmax_fwd_bytes_per_element: float = _NonNeg
-    softmax_bwd_bytes_per_element: float = _NonNeg
-    elementwise_bwd_factor: float = _Pos
-    kernel_gap_us: float = _NonNeg
-    kernels_per_layer_fwd: int = Field(ge=0)
+    causal_fraction: Annotated[float, Field(gt=0, le=1)]
+    norm_bytes_per_element: _NonNeg
+    bias_dropout_add_bytes_per_element: _NonNeg
+    gelu_bytes_per_element: _NonNeg
+    swiglu_bytes_per_element: _NonNeg
+    softmax_fwd_bytes_per_element: _NonNeg
+    softmax_bwd_bytes_per_element: _NonNeg
+    elementwise_bwd_factor: _Pos
+    kernel_gap_us: _NonNeg
+    kernels_per_layer_fwd: Annotated[int, Field(ge=0)]
     #: Host time per optimizer step and per micro-batch (seconds), and the per-GPU spread of
     #: speed behind the straggler term (gpuplan/training/host.py).
-    host_step_s: float = _NonNeg
-    host_microbatch_s: float = _NonNeg
-    straggler_sigma: float = Field(ge=0, lt=1)
+    host_step_s: _NonNeg
+    host_microbatch_s: _NonNeg
+    straggler_sigma: Annotated[float, Field(ge=0, lt=1)]
     #: Power caps (gpuplan/physics/power.py): the power a GPU draws goes as its SM clock to this
     #: power, and a memory-bound kernel draws this fraction of the board's rating.
-    power_cap_clock_exponent: float = Field(ge=1, le=3)
-    hbm_stream_power_fraction: float = Field(gt=0, le=1)
+    power_cap_clock_exponent: Annotated[float, Field(ge=1, le=3)]
+    hbm_stream_power_fraction: Annotated[float, Field(gt=0, le=1)]
     #: MoE expert loop (gpuplan/training/moe.py): host launches per local expert and their cost.
-    moe_launches_per_expert_fwd: int = Field(ge=0)
-    moe_launches_per_expert_bwd: int = Field(ge=0)
-    moe_launch_us: float = _NonNeg
+    moe_launches_per_expert_fwd: Annotated[int, Field(ge=0)]
+    moe_launches_per_expert_bwd: Annotated[int, Field(ge=0)]
+    moe_launch_us: _NonNeg
     #: HBM bytes per element of a standalone FP8 quantize kernel (read 16-bit, write row- and
     #: column-wise 8-bit copies); current scaling re-reads the input for its amax.
-    fp8_cast_bytes: float = _NonNeg
+    fp8_cast_bytes: _NonNeg
     state_convention: Literal["mixed-adam-fp32-grads", "mixed-adam"]
-    optimizer_bytes_per_param: float = _NonNeg
-    fp8_weight_copy_bytes: float = _NonNeg
-    runtime_overhead_gib: float = _NonNeg
-    fragmentation_fraction: float = Field(ge=0, lt=1)
-    logits_bytes_per_element: float = _NonNeg
+    optimizer_bytes_per_param: _NonNeg
+    fp8_weight_copy_bytes: _NonNeg
+    runtime_overhead_gib: _NonNeg
+    fragmentation_fraction: Annotated[float, Field(ge=0, lt=1)]
+    logits_bytes_per_element: _NonNeg
     collective_size_curve: tuple[tuple[float, float], ...]
-    activation_bytes: float = _Pos
-    overlap_slowdown_scaleup: float = Field(ge=0, lt=1)
-    overlap_slowdown_scaleout: float = Field(ge=0, lt=1)
-    interruptions_per_gpu_hour: float = _NonNeg
-    restart_hours: float = _NonNeg
-    checkpoint_save_hours: float = _NonNeg
-    fixed_downtime_fraction: float = Field(ge=0, lt=1)
+    activation_bytes: _Pos
+    overlap_slowdown_scaleup: Annotated[float, Field(ge=0, lt=1)]
+    overlap_slowdown_scaleout: Annotated[float, Field(ge=0, lt=1)]
+    interruptions_per_gpu_hour: _NonNeg
+    restart_hours: _NonNeg
+    checkpoint_save_hours: _NonNeg
+    fixed_downtime_fraction: Annotated[float, Field(ge=0, lt=1)]
     #: Headroom below which a plan's memory is called tight (a warning finding).
-    memory_tight_fraction: float = Field(default=0.03, ge=0, lt=1)
-
-    @field_validator("gemm_size_curve", "collective_size_curve")
-    @classmethod
-    def _curve(cls, v: tuple[tuple[float, float], ...]) -> tuple[tuple[float, float], ...]:
-        if len(v) < 2:
-            raise ValueError("needs at least two [size, fraction] points")
-        pts = sorted(v)
-        if any(g <= 0 or not (0 < f <= 1) for g, f in pts):
-            raise ValueError("points must be [size > 0, 0 < fraction <= 1]")
-        return tuple(pts)
-
-    @field_validator("frameworks")
-    @classmethod
-    def _frameworks(cls, v: dict[str, Framework]) -> dict[str, Framework]:
-        missing = set(FRAMEWORKS) - set(v)
-        unknown = set(v) - set(FRAMEWORKS)
-        if missing or unknown:
-            raise ValueError(f"needs exactly {', '.join(FRAMEWORKS)}"
-                             + (f" (missing {', '.join(sorted(missing))})" if missing else "")
-                             + (f" (unknown {', '.join(sorted(unknown))})" if unknown else ""))
-        return v
-
-    @field_validator("default_framework")
-    @classmethod
-    def _default(cls, v: str) -> str:
-        if v not in FRAMEWORKS:
-            raise ValueError(f"must be one of {', '.join(FRAMEWORKS)}")
-        return v
+    memory_tight_fraction: Annotated[float, Field(ge=0, lt=1)] = 0.03
 
     def framework(self, name: str | None) -> Framework:
         """The features of framework ``name`` (None: the default framework)."""

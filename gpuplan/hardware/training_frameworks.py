@@ -2,18 +2,20 @@
 ``catalog/calibration/training.toml``); what the features do is gpuplan/training/framework.py."""
 
 
-from typing import Literal
+from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from gpuplan.hardware.record import Record
 
 FrameworkName = Literal["megatron-core", "megatron-lm", "megatron-deepspeed", "fsdp"]
 FRAMEWORKS: tuple[str, ...] = ("megatron-core", "megatron-lm", "megatron-deepspeed", "fsdp")
 
 
-class Framework(BaseModel):
+class Framework(Record):
     """One framework's features (a ``[frameworks.<name>]`` table of training.toml)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # built on first use
 
     #: "flash" (no score matrix in HBM; the GPU's native flash kernel: cuDNN / FlashAttention-3
     #: on Hopper and later), "flash2" (FlashAttention-2 on every GPU: PyTorch SDPA, flash-attn 2)
@@ -28,15 +30,15 @@ class Framework(BaseModel):
     #: Sequence parallelism is available (left to the search) or off unless the run sets it.
     sequence_parallel: bool
     #: ZeRO stages the framework runs: the search picks among them when the run gives none.
-    zero_stages: tuple[int, ...] = Field(min_length=1)
+    zero_stages: Annotated[tuple[int, ...], Field(min_length=1)]
     #: FP8 training recipes exist (Transformer Engine).
     fp8: bool
     #: Fraction of the tensor-parallel collectives hidden behind the GEMMs they feed
     #: (Transformer Engine userbuffers all-gather/reduce-scatter overlap); 0 = exposed.
-    tp_comm_overlap: float = Field(ge=0, le=1)
+    tp_comm_overlap: Annotated[float, Field(ge=0, le=1)]
     #: Expert-parallel all-to-all overlapped with another micro-batch's compute: the share of
     #: a layer's compute it can hide behind (dispatch/compute overlap); 0 = exposed.
-    ep_comm_overlap: float = Field(ge=0, le=1)
+    ep_comm_overlap: Annotated[float, Field(ge=0, le=1)]
     #: The data-parallel gradient reduction runs under the backward pass (bucketed, as
     #: gradients become ready) and the parameter all-gather under the forward; False: after
     #: the pipeline flush, exposed.
@@ -62,4 +64,4 @@ class Framework(BaseModel):
     #: How the framework's published model TFLOP/s count attention: the full s x s score
     #: matrix, or its causal half (gpuplan/training/flops.py).
     flop_convention: Literal["full", "causal"] = "full"
-    source: str = Field(min_length=1)
+    source: Annotated[str, Field(min_length=1)]

@@ -15,6 +15,7 @@ import gpuplan.hardware.loader as loader
 import gpuplan.hardware.preparsed as preparsed
 from gpuplan.core.errors import InputError
 from gpuplan.hardware.catalog_build import write_preparsed
+from gpuplan.hardware.schema import Gpu
 
 SHIPPED = loader.builtin_dir()
 
@@ -63,9 +64,10 @@ def test_the_preparsed_catalog_is_the_parsed_one_without_parsing(shipped, parses
     assert len(parses["toml"]) > 10 and len(parses["records"]) > 100
     assert same_catalog(fast, parsed)
     assert fast.sha256 == parsed.sha256 and len(fast.gpus) == len(parsed.gpus) > 10
-    # the models read back are the validated ones: same types, same fields set, usable as before
+    # the records read back are the validated ones: same class (the record, not its pydantic schema),
+    # same fields, usable as before
     gpu = fast.gpus["h100-sxm-80gb"]
-    assert gpu.model_fields_set == parsed.gpus["h100-sxm-80gb"].model_fields_set
+    assert type(gpu) is type(parsed.gpus["h100-sxm-80gb"]) is Gpu and gpu == parsed.gpus["h100-sxm-80gb"]
     assert gpu.servers_for(9) == 2 and fast.table("training").default_framework
 
 
