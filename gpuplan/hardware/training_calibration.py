@@ -113,12 +113,13 @@ class TrainingCalibration(Record):
 class CalibrationView:
     """A TrainingCalibration's figures as plain slots, for the training model's hot paths.
 
-    Every attribute read of a pydantic model goes through ``BaseModel.__getattr__``, which CPython
-    3.11 does not specialise (~0.7k instructions a read against ~30 for a slot); a default plan
-    reads the calibration ~27,000 times. The view holds the same objects (each field's value, the
-    frameworks as :class:`FrameworkView`) and the same methods, so every value read through it is
-    the one the model gives. Built once per calibration (:func:`calibration_view`); the pydantic
-    class stays the validated source."""
+    Made when the calibration was a pydantic model, whose every attribute read went through
+    ``BaseModel.__getattr__`` (~0.7k instructions a read on CPython 3.11 against ~30 for a slot); a
+    default plan reads the calibration ~27,000 times. The calibration is now a plain record
+    (hardware/record.py), read about as fast; the view's slots still save the record's dict
+    lookup. It holds the same objects (each field's value, the frameworks as
+    :class:`FrameworkView`) and the same methods, so every value read through it is the one the
+    record gives. Built once per calibration (:func:`calibration_view`)."""
 
     __slots__ = ("_model", "state_bytes", *TrainingCalibration.model_fields)
 

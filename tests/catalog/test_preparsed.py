@@ -5,9 +5,13 @@ a stale one, and never let an overlay past validation."""
 from __future__ import annotations
 
 import datetime
+import os
 import re
 import shutil
+import subprocess
+import sys
 from dataclasses import fields
+from pathlib import Path
 
 import pytest
 
@@ -69,6 +73,21 @@ def test_the_preparsed_catalog_is_the_parsed_one_without_parsing(shipped, parses
     gpu = fast.gpus["h100-sxm-80gb"]
     assert type(gpu) is type(parsed.gpus["h100-sxm-80gb"]) is Gpu and gpu == parsed.gpus["h100-sxm-80gb"]
     assert gpu.servers_for(9) == 2 and fast.table("training").default_framework
+
+
+def test_a_start_from_the_preparsed_catalog_builds_no_schema(shipped):
+    """The records are read back without their pydantic schemas: the schema modules are never
+    imported (a fresh process, as a cold ``gpuplan recommend``)."""
+    root, out = shipped
+    code = ("import sys; from pathlib import Path; import gpuplan.hardware.loader as loader, "
+            "gpuplan.hardware.preparsed as preparsed; "
+            f"loader.builtin_dir = lambda: Path({str(root)!r}); preparsed.preparsed_path = lambda: Path({str(out)!r}); "
+            "cat = loader.load_catalog(); cat.table('serving').engines.release[0].engine; "
+            "print(type(cat.gpus['h100-sxm-80gb']).__module__, "
+            "sorted(m for m in sys.modules if m.startswith('gpuplan.hardware.schema')))")
+    env = {**os.environ, "PYTHONPATH": str(Path(loader.__file__).parents[2])}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert done.stdout.split() == ["gpuplan.hardware.schema", "['gpuplan.hardware.schema']"]
 
 
 def test_a_changed_catalog_file_is_not_read_stale(shipped, parses):
