@@ -4,10 +4,10 @@ Every catalog class (``Gpu``, ``Fabric``, ``TrainingCalibration``, ``EngineRelea
 :class:`Record`: a plain class whose annotations are its fields (in their order) and whose class
 attributes are their defaults, with the methods and properties the planners call. Its instances
 are frozen and hold their fields in the instance ``__dict__``, set at once; an attribute read is an
-ordinary one, which CPython specialises (a pydantic model's goes through ``BaseModel.__getattr__``,
-~0.7k instructions a read on 3.11), and no pydantic class is built to read the shipped catalog from
-its pre-parsed file (hardware/preparsed.py): building the ~30 catalog schemas was ~58 M
-instructions of a cold start.
+ordinary one, which CPython specialises (not on a pydantic model: its class defines ``__getattr__``,
+and a read costs some hundreds of instructions more on 3.11), and no pydantic class is built to read
+the shipped catalog from its pre-parsed file (hardware/preparsed.py): building the ~30 catalog
+schemas was ~58 M instructions of a cold start.
 
 pydantic stays the one validation boundary. The schema of each record is a pydantic class that
 derives from it (``class Gpu(BaseModel, schema.Gpu)`` in hardware/schema_records.py and
