@@ -14,45 +14,34 @@ the order of their full tuples, as when every group was bounded first. In the de
 
 from __future__ import annotations
 
-import math
-from bisect import bisect_right
-from heapq import heapify, heappush
-from itertools import repeat
-from operator import getitem, mul, sub, truediv
 from bisect import bisect_left
+from heapq import heapify, heappop, heappush
 
-from gpuplan.training.bounds import LOWER, _Bounded, _bounds, _deadline_scan, _group_terms
+from gpuplan.training.bounds import LOWER, _Bounded, _bounds, _deadline_scan, _exact
 from gpuplan.training.evaluator import Evaluator, Fixed, SearchOutcome, Target
 from gpuplan.training.groups import search_groups
 
-#: A DP past a group's last one (the scan finds none that can meet the deadline): no capex.
-_BEYOND = 1 << 62
-
-
 class Pending:
-    """The groups of one search not yet in its heap, in increasing order of their cost floors."""
+    """The groups of one search not yet in its heap, by their cost floors (increasing)."""
 
-    __slots__ = ("ev", "target", "cap", "straggle", "floors", "terms", "at")
+    __slots__ = ("ev", "target", "cap", "straggle", "floors", "waiting", "at")
 
     def __init__(self, ev: Evaluator, target: Target, cap: float, straggle: bool,
-                 floors: list[float], terms: list[tuple]) -> None:
+                 waiting: dict[float, list[tuple]]) -> None:
         self.ev, self.target, self.cap, self.straggle = ev, target, cap, straggle
-        self.floors, self.terms, self.at = floors, terms, 0
+        self.floors, self.waiting, self.at = sorted(waiting), waiting, 0
 
     def fill(self, heap: list[_Bounded], limit: float) -> None:
         """Bound and push the groups whose floor is at most the least of ``limit`` and the
-        heap's top cost (and again as the top falls), so no entry left out ranks at or before the
-        top, or costs at most ``limit``."""
+        heap's top cost, one floor at a time (the top may fall below the next): no entry left out
+        ranks at or before the top, or costs at most ``limit``."""
         floors, at, end = self.floors, self.at, len(self.floors)
         while at < end:
-            top = heap[0][0][0] if heap else math.inf
-            upto = top if top < limit else limit
             low = floors[at]
-            if low > upto:
+            if heap and low > heap[0][0][0] or low > limit:
                 break
-            stop = bisect_right(floors, upto if upto < math.inf else low, at)
-            new = _deadline_scan(self.ev, self.terms[at:stop], self.target, LOWER, self.cap, self.straggle, True)
-            at = stop
+            new = _deadline_scan(self.ev, self.waiting[low], self.target, LOWER, self.cap, self.straggle, True)
+            at += 1
             if len(new) > len(heap):
                 heap.extend(new)
                 heapify(heap)
@@ -61,40 +50,56 @@ class Pending:
                     heappush(heap, b)
         self.at = at
 
-    def fill_to(self, heap: list[_Bounded], limit: float) -> None:
-        """Bound and push every group whose floor is at most ``limit``."""
-        floors, at = self.floors, self.at
-        stop = bisect_right(floors, limit, at)
-        if stop > at:
-            for b in _deadline_scan(self.ev, self.terms[at:stop], self.target, LOWER, self.cap, self.straggle, True):
-                heappush(heap, b)
-            self.at = stop
+    def settle(self, heap: list[_Bounded], below: tuple[float, float], worst: float) -> None:
+        """bounds._settle with the groups pending: the LOWER entries at the top whose key is below
+        ``below`` replaced by their GROUP entries, the groups whose floor can reach the top (up to
+        the least of ``below``'s cost and ``worst``, the incumbent's) pushed first."""
+        limit = below[0] if below[0] < worst else worst
+        ev, target, cap, straggle = self.ev, self.target, self.cap, self.straggle
+        while True:
+            self.fill(heap, limit)
+            if not heap or heap[0][3] != LOWER or not heap[0][0] < below:
+                return
+            exact = _exact(ev, heappop(heap), target, cap, straggle)
+            if exact is not None:
+                heappush(heap, exact)
 
 
-def pending(ev: Evaluator, groups: tuple, target: Target, cap: float, straggle: bool) -> Pending | None:
-    """The groups of a LOWER deadline search of ``target`` behind their cost floors (None: the
-    target is not priced by capex, whose floor this is)."""
-    if not groups:
-        return None
-    terms = _group_terms(ev, groups)
-    _, dps, mps, mbs, _, _, per_bubble, per_mb, good, _ = zip(*terms)
-    host_step = ev.host_days[0]
-    try:
-        # bounds._deadline_scan's room and first DP: (deadline x g - per_bubble - host_step) / per_mb
-        room = map(truediv, map(sub, map(sub, map(mul, repeat(target.deadline_days), good), per_bubble),
-                                repeat(host_step)), per_mb)
-        least = map(mul, map(truediv, repeat(ev.job.batch), map(mul, mbs, room)), repeat(1 - 1e-12))
-        first = list(map(bisect_left, dps, least))
-        counts = list(map(mul, mps, map(getitem, map(tuple.__add__, dps, repeat((_BEYOND,))), first)))
-    except (ZeroDivisionError, TypeError):  # a room of exactly 0 (or DP values in a list): bound every group
-        return None
-    capex = ev._capex
-    for n in set(counts).difference(capex):
-        if n < _BEYOND:
-            ev.cost(n, 0.0, target.pricing)
-    floors = list(map(capex.get, counts, repeat(math.inf)))
-    order = sorted(range(len(floors)), key=floors.__getitem__)
-    return Pending(ev, target, cap, straggle, [floors[i] for i in order], [terms[i] for i in order])
+def pending(ev: Evaluator, groups: tuple, target: Target, cap: float) -> dict[float, list[tuple]]:
+    """The terms (bounds._terms) of the groups of a capex deadline search that can meet the
+    deadline within ``cap``, by their cost floor: the capex at the DP where bounds._deadline_scan
+    starts, by its expressions (the groups it drops, by its tests, are left out)."""
+    steps = ev.steps
+    host_step, host_mb = ev.host_days
+    good, goodput, capex, cost = ev._good, ev.goodput, ev._capex, ev.cost
+    deadline, pricing, batch = target.deadline_days, target.pricing, ev.job.batch
+    out: dict[float, list[tuple]] = {}
+    for shape, (stage, dps, mp) in groups:
+        pp = shape[1]  # the Layout's fields by index (a named tuple's attribute loads are slower)
+        bubble = (pp - 1) / shape[5]
+        per_day = steps * stage / 86400.0
+        n = mp * dps[0]
+        g = (good.get(n) or goodput(n)).fraction
+        per_bubble, per_mb, mb = per_day * bubble, per_day + host_mb, shape[6]
+        room = (deadline * g - per_bubble - host_step) / per_mb  # type: ignore[operator]
+        if room <= 0:
+            continue
+        i = bisect_left(dps, batch / (mb * room) * (1 - 1e-12))
+        if i == len(dps):
+            continue
+        n = mp * dps[i]
+        floor = capex.get(n, False)
+        if floor is False:
+            floor = cost(n, 0.0, pricing)
+        if floor > cap:
+            continue
+        term = (shape, dps, mp, mb, bubble, per_day, per_bubble, per_mb, g, False)
+        same = out.get(floor)
+        if same is None:
+            out[floor] = [term]
+        else:
+            same.append(term)
+    return out
 
 
 def first_bounds(ev: Evaluator, fixed: Fixed, target: Target, outcome: SearchOutcome, cap: float,
@@ -105,11 +110,9 @@ def first_bounds(ev: Evaluator, fixed: Fixed, target: Target, outcome: SearchOut
     if target.kind == "deadline" and target.pricing != "cloud" and ev.hw.node_price_usd:
         found = search_groups(ev, fixed, target, outcome.max_groups)
         if not found.exact:
-            waiting = pending(ev, found.groups, target, cap, straggle)
-            if waiting is not None:
-                outcome.thinned = found.thinned
-                outcome.bounded += len(found.groups)
-                return [], waiting
+            outcome.thinned = found.thinned
+            outcome.bounded += len(found.groups)
+            return [], Pending(ev, target, cap, straggle, pending(ev, found.groups, target, cap))
     heap = _bounds(ev, fixed, target, outcome, cap, straggle)
     heapify(heap)
     return heap, None

@@ -205,9 +205,10 @@ def _search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: bo
             r = _refine(ev, b, fixed, target, outcome, straggle)
             if r is None:
                 continue
-            if waiting is not None:
-                waiting.fill_to(heap, r.key[0] if r.key[0] < worst[0] else worst[0])
-            _settle(ev, heap, target, cap, r.key, straggle)
+            if waiting is None:
+                _settle(ev, heap, target, cap, r.key, straggle)
+            else:
+                waiting.settle(heap, r.key, worst[0])
             if heap and r.key > heap[0].key:
                 heapq.heappush(heap, r)
                 continue
