@@ -17,7 +17,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from heapq import heapify, heappop, heappush
 
-from gpuplan.training.bounds import LOWER, _Bounded, _bounds, _deadline_scan, _exact
+from gpuplan.training.bounds import LOWER, _Bounded, _bounds, _deadline_scan, _exact, _terms
 from gpuplan.training.evaluator import Evaluator, Fixed, SearchOutcome, Target
 from gpuplan.training.groups import search_groups
 
@@ -40,7 +40,7 @@ class Pending:
             low = floors[at]
             if heap and low > heap[0][0][0] or low > limit:
                 break
-            new = _deadline_scan(self.ev, self.waiting[low], self.target, LOWER, self.cap, self.straggle, True)
+            new = _deadline_scan(self.ev, _terms(self.ev, self.waiting[low]), self.target, LOWER, self.cap, self.straggle, True)
             at += 1
             if len(new) > len(heap):
                 heap.extend(new)
@@ -66,39 +66,35 @@ class Pending:
 
 
 def pending(ev: Evaluator, groups: tuple, target: Target, cap: float) -> dict[float, list[tuple]]:
-    """The terms (bounds._terms) of the groups of a capex deadline search that can meet the
-    deadline within ``cap``, by their cost floor: the capex at the DP where bounds._deadline_scan
-    starts, by its expressions (the groups it drops, by its tests, are left out)."""
+    """The groups of a capex deadline search that can meet the deadline within ``cap``, by their
+    cost floor: the capex at the first DP not below bounds._deadline_scan's first (its ``room``,
+    by its expressions, the DP a little lower: ``1 - 1e-9``); the groups its tests drop are left
+    out (no room; no DP large enough)."""
     steps = ev.steps
     host_step, host_mb = ev.host_days
     good, goodput, capex, cost = ev._good, ev.goodput, ev._capex, ev.cost
-    deadline, pricing, batch = target.deadline_days, target.pricing, ev.job.batch
+    deadline, pricing, share = target.deadline_days, target.pricing, ev.job.batch * (1 - 1e-9)
     out: dict[float, list[tuple]] = {}
-    for shape, (stage, dps, mp) in groups:
-        pp = shape[1]  # the Layout's fields by index (a named tuple's attribute loads are slower)
-        bubble = (pp - 1) / shape[5]
+    for group in groups:
+        shape, (stage, dps, mp) = group
         per_day = steps * stage / 86400.0
-        n = mp * dps[0]
-        g = (good.get(n) or goodput(n)).fraction
-        per_bubble, per_mb, mb = per_day * bubble, per_day + host_mb, shape[6]
-        room = (deadline * g - per_bubble - host_step) / per_mb  # type: ignore[operator]
+        g = good.get(mp * dps[0]) or goodput(mp * dps[0])
+        # bounds._terms' and _deadline_scan's expressions: room = (deadline x g - per_bubble - host_step) / per_mb
+        room = deadline * g.fraction - per_day * ((shape[1] - 1) / shape[5]) - host_step  # type: ignore[operator]
         if room <= 0:
             continue
-        i = bisect_left(dps, batch / (mb * room) * (1 - 1e-12))
-        if i == len(dps):
-            continue
-        n = mp * dps[i]
-        floor = capex.get(n, False)
-        if floor is False:
-            floor = cost(n, 0.0, pricing)
-        if floor > cap:
-            continue
-        term = (shape, dps, mp, mb, bubble, per_day, per_bubble, per_mb, g, False)
-        same = out.get(floor)
-        if same is None:
-            out[floor] = [term]
-        else:
-            same.append(term)
+        i = bisect_left(dps, (per_day + host_mb) * share / (shape[6] * room))
+        if i < len(dps):
+            n = mp * dps[i]
+            floor = capex.get(n)
+            if floor is None:
+                floor = cost(n, 0.0, pricing)
+            if not floor > cap:
+                same = out.get(floor)
+                if same is None:
+                    out[floor] = [group]
+                else:
+                    same.append(group)
     return out
 
 
