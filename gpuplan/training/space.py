@@ -11,6 +11,7 @@ from gpuplan.training.layout import (
     RECOMPUTE_ORDER,
     Group,
     Layout,
+    _divisors,
     divisors,
     layers_per_stage,
 )
@@ -165,6 +166,10 @@ def _dp_values(ev: Evaluator, target: Target, mp: int, mb: int, ep: int, cp: int
     exact, count = target.kind == "gpus", target.gpus
     whole, limit = target.whole_nodes, target.power_limit_kw
     share = cp * fold
+    if not exact and limit is None:
+        # EP | DP x share and (whole nodes) GPN | MP x DP: DP a multiple of both quotients' lcm.
+        step = math.lcm(ep // math.gcd(share, ep), gpn // math.gcd(mp, gpn) if whole else 1)
+        return [d for d in _divisors(batch // mb) if not d % step]
     out = []
     for d in divisors(batch // mb):
         n = mp * d
