@@ -14,6 +14,7 @@ the order of their full tuples, as when every group was bounded first. In the de
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left
 from heapq import heapify, heappop, heappush
 
@@ -22,25 +23,35 @@ from gpuplan.training.evaluator import Evaluator, Fixed, SearchOutcome, Target
 from gpuplan.training.groups import search_groups
 
 class Pending:
-    """The groups of one search not yet in its heap, by their cost floors (increasing)."""
+    """The groups of one search not yet in its heap, by their cost floors (increasing): the
+    floors, the groups of each and their LOWER entries once bounded (:func:`levels`, shared by
+    the searches of a space), and where this search is."""
 
-    __slots__ = ("ev", "target", "cap", "straggle", "floors", "waiting", "at")
+    __slots__ = ("ev", "target", "cap", "straggle", "floors", "groups", "bounded", "at")
 
     def __init__(self, ev: Evaluator, target: Target, cap: float, straggle: bool,
-                 waiting: dict[float, list[tuple]]) -> None:
+                 levels: tuple[list[float], dict[float, list[tuple]], dict[float, list[_Bounded]]]) -> None:
         self.ev, self.target, self.cap, self.straggle = ev, target, cap, straggle
-        self.floors, self.waiting, self.at = sorted(waiting), waiting, 0
+        self.floors, self.groups, self.bounded = levels
+        self.at = 0
 
-    def fill(self, heap: list[_Bounded], limit: float) -> None:
+    def next(self) -> float:
+        """The least floor still pending (``inf``: none)."""
+        return self.floors[self.at] if self.at < len(self.floors) else math.inf
+
+    def fill(self, heap: list[_Bounded], limit: float) -> float:
         """Bound and push the groups whose floor is at most the least of ``limit`` and the
         heap's top cost, one floor at a time (the top may fall below the next): no entry left out
-        ranks at or before the top, or costs at most ``limit``."""
-        floors, at, end = self.floors, self.at, len(self.floors)
+        ranks at or before the top, or costs at most ``limit``. Returns :meth:`next`."""
+        floors, at, end, bounded = self.floors, self.at, len(self.floors), self.bounded
         while at < end:
             low = floors[at]
             if heap and low > heap[0][0][0] or low > limit:
                 break
-            new = _deadline_scan(self.ev, _terms(self.ev, self.waiting[low]), self.target, LOWER, self.cap, self.straggle, True)
+            new = bounded.get(low)
+            if new is None:
+                new = bounded[low] = _deadline_scan(self.ev, _terms(self.ev, self.groups[low]), self.target, LOWER,
+                                                    self.cap, self.straggle, True)
             at += 1
             if len(new) > len(heap):
                 heap.extend(new)
@@ -49,20 +60,38 @@ class Pending:
                 for b in new:
                     heappush(heap, b)
         self.at = at
+        return floors[at] if at < end else math.inf
 
-    def settle(self, heap: list[_Bounded], below: tuple[float, float], worst: float) -> None:
+    def settle(self, heap: list[_Bounded], below: tuple[float, float], worst: float) -> float:
         """bounds._settle with the groups pending: the LOWER entries at the top whose key is below
         ``below`` replaced by their GROUP entries, the groups whose floor can reach the top (up to
-        the least of ``below``'s cost and ``worst``, the incumbent's) pushed first."""
+        the least of ``below``'s cost and ``worst``, the incumbent's) pushed first. Returns
+        :meth:`next`."""
         limit = below[0] if below[0] < worst else worst
         ev, target, cap, straggle = self.ev, self.target, self.cap, self.straggle
         while True:
-            self.fill(heap, limit)
+            after = self.fill(heap, limit)
             if not heap or heap[0][3] != LOWER or not heap[0][0] < below:
-                return
+                return after
             exact = _exact(ev, heappop(heap), target, cap, straggle)
             if exact is not None:
                 heappush(heap, exact)
+
+
+def levels(ev: Evaluator, groups: tuple, target: Target, cap: float,
+           straggle: bool) -> tuple[list[float], dict[float, list[tuple]], dict[float, list[_Bounded]]]:
+    """:func:`pending`'s floors (sorted) and groups of a search, with the LOWER entries of the
+    floors bounded so far, memoised beside the groups (checked by identity, held): a plan's
+    layout alternatives search the best GPU type's space again."""
+    memo = ev._terms
+    key = ("lazy", id(groups), ev.steps, ev.host_days, target, cap, straggle)
+    hit = memo.get(key)
+    if hit is None or hit[0] is not groups:
+        if len(memo) >= 4096:
+            memo.clear()
+        waiting = pending(ev, groups, target, cap)
+        hit = memo[key] = (groups, (sorted(waiting), waiting, {}))
+    return hit[1]
 
 
 def pending(ev: Evaluator, groups: tuple, target: Target, cap: float) -> dict[float, list[tuple]]:
@@ -108,7 +137,7 @@ def first_bounds(ev: Evaluator, fixed: Fixed, target: Target, outcome: SearchOut
         if not found.exact:
             outcome.thinned = found.thinned
             outcome.bounded += len(found.groups)
-            return [], Pending(ev, target, cap, straggle, pending(ev, found.groups, target, cap))
+            return [], Pending(ev, target, cap, straggle, levels(ev, found.groups, target, cap, straggle))
     heap = _bounds(ev, fixed, target, outcome, cap, straggle)
     heapify(heap)
     return heap, None

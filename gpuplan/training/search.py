@@ -183,9 +183,11 @@ def _search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: bo
         heap, waiting = first_bounds(ev, fixed, target, outcome, cap, straggle)
         pool: list[Evaluation] = []
         worst: tuple[float, float] = (cap, math.inf)
+    # The groups pending behind their cost floors (lazy_scan.py): the least floor, inf when none.
+    floor = math.inf if waiting is None else waiting.next()
     while True:
-        if waiting is not None:  # the groups whose cost floor can reach the top (lazy_scan.py)
-            waiting.fill(heap, worst[0])
+        if floor <= worst[0] and (not heap or floor <= heap[0][0][0]):
+            floor = waiting.fill(heap, worst[0])  # type: ignore[union-attr]
         if not heap:
             break
         b = heap[0]
@@ -208,7 +210,7 @@ def _search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: bo
             if waiting is None:
                 _settle(ev, heap, target, cap, r.key, straggle)
             else:
-                waiting.settle(heap, r.key, worst[0])
+                floor = waiting.settle(heap, r.key, worst[0])
             if heap and r.key > heap[0].key:
                 heapq.heappush(heap, r)
                 continue
