@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
+from collections import defaultdict
 from heapq import heapify, heappop, heappush
 
 from gpuplan.training.bounds import LOWER, _Bounded, _bounds, _deadline_scan, _exact, _terms
@@ -101,29 +102,32 @@ def pending(ev: Evaluator, groups: tuple, target: Target, cap: float) -> dict[fl
     out (no room; no DP large enough)."""
     steps = ev.steps
     host_step, host_mb = ev.host_days
-    good, goodput, capex, cost = ev._good, ev.goodput, ev._capex, ev.cost
+    goodput, capex, cost = ev.goodput, ev._capex, ev.cost
     deadline, pricing, share = target.deadline_days, target.pricing, ev.job.batch * (1 - 1e-9)
-    out: dict[float, list[tuple]] = {}
+    fractions: dict[int, float] = {}  # the goodput fraction by GPU count
+    out: dict[float, list[tuple]] = defaultdict(list)
     for group in groups:
         shape, (stage, dps, mp) = group
         per_day = steps * stage / 86400.0
-        g = good.get(mp * dps[0]) or goodput(mp * dps[0])
+        n = mp * dps[0]
+        try:
+            g = fractions[n]
+        except KeyError:
+            g = fractions[n] = goodput(n).fraction
         # bounds._terms' and _deadline_scan's expressions: room = (deadline x g - per_bubble - host_step) / per_mb
-        room = deadline * g.fraction - per_day * ((shape[1] - 1) / shape[5]) - host_step  # type: ignore[operator]
+        room = deadline * g - per_day * ((shape[1] - 1) / shape[5]) - host_step  # type: ignore[operator]
         if room <= 0:
             continue
-        i = bisect_left(dps, (per_day + host_mb) * share / (shape[6] * room))
-        if i < len(dps):
-            n = mp * dps[i]
-            floor = capex.get(n)
-            if floor is None:
-                floor = cost(n, 0.0, pricing)
-            if not floor > cap:
-                same = out.get(floor)
-                if same is None:
-                    out[floor] = [group]
-                else:
-                    same.append(group)
+        try:
+            n = mp * dps[bisect_left(dps, (per_day + host_mb) * share / (shape[6] * room))]
+        except IndexError:  # no DP large enough
+            continue
+        try:
+            floor = capex[n]
+        except KeyError:
+            floor = cost(n, 0.0, pricing)
+        if not floor > cap:
+            out[floor].append(group)
     return out
 
 
