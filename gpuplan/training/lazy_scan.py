@@ -118,10 +118,10 @@ def pending(ev: Evaluator, groups: tuple, target: Target, cap: float) -> dict[fl
         room = deadline * g - per_day * ((shape[1] - 1) / shape[5]) - host_step  # type: ignore[operator]
         if room <= 0:
             continue
-        try:
-            n = mp * dps[bisect_left(dps, (per_day + host_mb) * share / (shape[6] * room))]
-        except IndexError:  # no DP large enough
+        i = bisect_left(dps, (per_day + host_mb) * share / (shape[6] * room))
+        if i == len(dps):  # no DP large enough
             continue
+        n = mp * dps[i]
         try:
             floor = capex[n]
         except KeyError:
