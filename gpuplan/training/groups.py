@@ -23,11 +23,13 @@ from gpuplan.training.layout import Layout, layers_per_stage
 from gpuplan.training.space import (
     cp_candidates,
     dp_candidates,
+    dp_step,
     ep_candidates,
     mb_candidates,
     most_sharded,
     pp_candidates,
     states_can_fit,
+    stepped_dps,
     tp_candidates,
 )
 
@@ -170,11 +172,15 @@ def _block(ev: Evaluator, fixed: Fixed, target: Target, axes: dict[str, list[int
     vp = fixed.vp if fixed.vp is not None else (1 if pp == 1 else layers_per_stage(ev.job.arch.layers, pp))
     rc, fold = fixed.recompute or "none", fixed.fold_experts
     out = []
+    step, batch = dp_step(ev, fixed, target, mp, ep, cp, tp), ev.job.batch
     for mb in axes["mb"]:
-        dps = dp_candidates(ev, fixed, target, mp, mb, ep, cp, tp)
+        if step is None:
+            dps = tuple(dp_candidates(ev, fixed, target, mp, mb, ep, cp, tp))
+        else:  # dp_candidates' values, read from one memo by step
+            dps = () if batch % mb else stepped_dps(batch // mb, step)[1]
         if dps:
             # The group's shape (Layout's fields in order; the rest default).
-            out.append((mb, tuple.__new__(Layout, (tp, pp, 1, cp, ep, vp, mb, rc, sp, 1, 0, fold)), tuple(dps), mp))
+            out.append((mb, tuple.__new__(Layout, (tp, pp, 1, cp, ep, vp, mb, rc, sp, 1, 0, fold)), dps, mp))
     return out
 
 

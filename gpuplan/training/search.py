@@ -186,8 +186,8 @@ def _search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: bo
     # The groups pending behind their cost floors (lazy_scan.py): the least floor, inf when none.
     floor = math.inf if waiting is None else waiting.next()
     while True:
-        if floor <= worst[0] and (not heap or floor <= heap[0][0][0]):
-            floor = waiting.fill(heap, worst[0])  # type: ignore[union-attr]
+        if floor <= worst[0] and (not heap or floor <= heap[0][0][0]) and waiting is not None:
+            floor = waiting.fill(heap, worst[0])
         if not heap:
             break
         b = heap[0]
