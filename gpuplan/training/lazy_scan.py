@@ -19,7 +19,7 @@ from bisect import bisect_left
 from collections import defaultdict
 from heapq import heapify, heappop, heappush
 
-from gpuplan.training.bounds import LOWER, _Bounded, _bounds, _deadline_scan, _exact, _terms
+from gpuplan.training.bounds import LOWER, _Bounded, _bounds, _deadline_scan, _exact, _group_terms, _terms
 from gpuplan.training.evaluator import Evaluator, Fixed, SearchOutcome, Target
 from gpuplan.training.groups import search_groups
 
@@ -51,8 +51,10 @@ class Pending:
                 break
             new = bounded.get(low)
             if new is None:
-                new = bounded[low] = _deadline_scan(self.ev, _terms(self.ev, self.groups[low]), self.target, LOWER,
-                                                    self.cap, self.straggle, True)
+                waiting = self.groups[low]
+                new = bounded[low] = _deadline_scan(
+                    self.ev, waiting if type(waiting) is _Terms else _terms(self.ev, waiting), self.target, LOWER,
+                    self.cap, self.straggle, True)
             at += 1
             if len(new) > len(heap):
                 heap.extend(new)
@@ -90,9 +92,47 @@ def levels(ev: Evaluator, groups: tuple, target: Target, cap: float,
     if hit is None or hit[0] is not groups:
         if len(memo) >= 4096:
             memo.clear()
-        waiting = pending(ev, groups, target, cap)
+        # A space searched again (a deadline sweep's next point, a probe) bounds its groups from
+        # their terms, memoised with them (bounds._group_terms); its first search computes none.
+        seen = ("lazy seen", id(groups), ev.steps, ev.host_days)
+        if memo.get(seen) is groups:
+            waiting = pending_terms(ev, _group_terms(ev, groups), target, cap)
+        else:
+            memo[seen] = groups
+            waiting = pending(ev, groups, target, cap)
         hit = memo[key] = (groups, (sorted(waiting), waiting, {}))
     return hit[1]
+
+
+def pending_terms(ev: Evaluator, terms: list[tuple], target: Target, cap: float) -> dict[float, list[tuple]]:
+    """:func:`pending` from the groups' terms (bounds._terms), by bounds._deadline_scan's own
+    expressions; the buckets hold terms (:func:`_as_terms`)."""
+    batch, host_step = ev.job.batch, ev.host_days[0]
+    capex, cost = ev._capex, ev.cost
+    deadline, pricing = target.deadline_days, target.pricing
+    out: dict[float, list[tuple]] = defaultdict(_Terms)
+    for term in terms:
+        _, dps, mp, mb, _, _, per_bubble, per_mb, g, _ = term
+        room = (deadline * g - per_bubble - host_step) / per_mb  # type: ignore[operator]
+        if room <= 0:
+            continue
+        i = bisect_left(dps, batch / (mb * room) * (1 - 1e-12))
+        if i == len(dps):
+            continue
+        n = mp * dps[i]
+        try:
+            floor = capex[n]
+        except KeyError:
+            floor = cost(n, 0.0, pricing)
+        if not floor > cap:
+            out[floor].append(term)
+    return out
+
+
+class _Terms(list):
+    """A bucket of :func:`pending_terms`: terms, not groups."""
+
+    __slots__ = ()
 
 
 def pending(ev: Evaluator, groups: tuple, target: Target, cap: float) -> dict[float, list[tuple]]:
