@@ -92,14 +92,13 @@ def levels(ev: Evaluator, groups: tuple, target: Target, cap: float,
     if hit is None or hit[0] is not groups:
         if len(memo) >= 4096:
             memo.clear()
-        # A space searched a third time (a deadline sweep's points) bounds its groups from their
-        # terms, memoised with them (bounds._group_terms); its first two searches compute none.
+        # A space searched again (a deadline sweep's next point, a probe) bounds its groups from
+        # their terms, memoised with them (bounds._group_terms); its first search computes none.
         seen = ("lazy seen", id(groups), ev.steps, ev.host_days)
-        times = memo.get(seen)
-        if times is not None and times[0] is groups and times[1] >= 2:
+        if memo.get(seen) is groups:
             waiting = pending_terms(ev, _group_terms(ev, groups), target, cap)
         else:
-            memo[seen] = (groups, 1 if times is None or times[0] is not groups else times[1] + 1)
+            memo[seen] = groups
             waiting = pending(ev, groups, target, cap)
         hit = memo[key] = (groups, (sorted(waiting), waiting, {}))
     return hit[1]
