@@ -4,12 +4,13 @@ unbounded, behind a floor of its key's cost until that floor can reach the heap'
 A group's LOWER key (bounds._deadline_scan) is the capex at its first DP whose bound meets the
 deadline, and the scan never looks below the DP its ``room`` gives (the smallest that can meet it
 with the best goodput of the group's counts). Capex grows with the GPU count, so the capex at
-that DP is a floor of the key's cost: the same expressions, computed for every group at once by
-``map`` over the columns of the groups' terms (no bytecode per group), then sorted. A search takes
-a group's entry into its heap only when that floor is at most the heap's top (or the incumbent):
-every entry that could rank at or before the top is in the heap, so the heap meets the entries in
-the order of their full tuples, as when every group was bounded first. In the default plan about
-80% of the groups' floors exceed the cost of the plan found: they are never bounded.
+that DP is a floor of the key's cost. The floors take about half the bytecodes of a scan and
+need no terms (bounds._terms); the groups wait by floor, and a search bounds a floor's groups
+(bounds._deadline_scan, all at once) only when it is at most the heap's top and the incumbent's
+cost: every entry that could rank at or before the top is in the heap, so the heap meets the
+entries in the order of their full tuples, as when every group was bounded first (ties
+included), and the search stops at the same place. On the default profile 1,729 of the 8,510
+groups are bounded (their floor reaches the cost of the plan found); the rest are never bounded.
 """
 
 from __future__ import annotations
@@ -19,16 +20,25 @@ from bisect import bisect_left
 from collections import defaultdict
 from heapq import heapify, heappop, heappush
 
-from gpuplan.training.bounds import LOWER, _Bounded, _bounds, _deadline_scan, _exact, _group_terms, _terms
+from gpuplan.training.bounds import (
+    LOWER,
+    _Bounded,
+    _bounds,
+    _deadline_scan,
+    _exact,
+    _group_terms,
+    _terms,
+)
 from gpuplan.training.evaluator import Evaluator, Fixed, SearchOutcome, Target
 from gpuplan.training.groups import search_groups
+
 
 class Pending:
     """The groups of one search not yet in its heap, by their cost floors (increasing): the
     floors, the groups of each and their LOWER entries once bounded (:func:`levels`, shared by
     the searches of a space), and where this search is."""
 
-    __slots__ = ("ev", "target", "cap", "straggle", "floors", "groups", "bounded", "at")
+    __slots__ = ("at", "bounded", "cap", "ev", "floors", "groups", "straggle", "target")
 
     def __init__(self, ev: Evaluator, target: Target, cap: float, straggle: bool,
                  levels: tuple[list[float], dict[float, list[tuple]], dict[float, list[_Bounded]]]) -> None:
@@ -70,7 +80,7 @@ class Pending:
         ``below`` replaced by their GROUP entries, the groups whose floor can reach the top (up to
         the least of ``below``'s cost and ``worst``, the incumbent's) pushed first. Returns
         :meth:`next`."""
-        limit = below[0] if below[0] < worst else worst
+        limit = min(worst, below[0])
         ev, target, cap, straggle = self.ev, self.target, self.cap, self.straggle
         while True:
             after = self.fill(heap, limit)
