@@ -98,7 +98,10 @@ def _exact(ev: Evaluator, b: _Bounded, target: Target, cap: float, straggle: boo
     """A LOWER group's GROUP entry: its bound with its own stage time (None: it misses the target
     or costs more than ``cap``, as :func:`_bounds` would have left it out)."""
     shape = b.shape
-    scale = tuple.__new__(Scale, (ev.stage_time_any_vp(shape), b.dps, shape.tp * shape.pp * shape.cp))
+    scale = tuple.__new__(Scale, (ev.stage_time_any_vp(shape), b.dps, shape[0] * shape[1] * shape[3]))
+    if target.kind == "deadline":  # _bound_shape's deadline branch, called directly (~700 calls a plan)
+        found = _deadline_scan(ev, _terms(ev, ((shape, scale),)), target, GROUP, cap, straggle, False)
+        return found[0] if found and not found[0].key[0] > cap else None
     out = _bound_shape(ev, shape, scale, target, GROUP, cap, straggle)
     return None if out is None or out.key[0] > cap else out
 
