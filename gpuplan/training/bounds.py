@@ -366,5 +366,8 @@ def _refine(ev: Evaluator, b: _Bounded, fixed: Fixed, target: Target, outcome: S
     if stage is None:
         return None
     scale = tuple.__new__(Scale, (stage, sorted(b.dps) if descending else list(b.dps),  # Scale(...)
-                                  shape.tp * shape.pp * shape.cp))
+                                  shape[0] * shape[1] * shape[3]))
+    if target.kind == "deadline":  # _bound_shape's deadline branch, called directly
+        found = _deadline_scan(ev, _terms(ev, ((shape, scale),), straggle), target, REFINED, math.inf, straggle, False)
+        return found[0] if found else None
     return _bound_shape(ev, shape, scale, target, REFINED, straggle=straggle)
