@@ -23,7 +23,7 @@ from gpuplan.training.fit import MEMO_ENTRIES, _light_stage, _table
 from gpuplan.training.groups import Scale, search_groups
 from gpuplan.training.layout import Layout
 from gpuplan.training.space import dp_candidates, vp_candidates
-from gpuplan.training.scan_parts import _bracket_days, _send_days, gpu_factor, gpu_factors  # noqa: F401
+from gpuplan.training.scan_parts import LAST_SCAN, _bracket_days, _send_days, gpu_factor, gpu_factors  # noqa: F401
 
 
 #: Stages of a heap entry: a (TP, CP, EP, PP, micro-batch) group bounded at its largest VP
@@ -271,7 +271,11 @@ def _deadline_scan(ev: Evaluator, terms: list[tuple], target: Target, level: int
     least of that DP's and the next ones' of its price (``bracket``), at every level: a shape's plan
     (the fastest of its DPs of its least price that meet the deadline, search._evaluate_shape) costs
     more or has no fewer days, so each level's key is at most the next one's and the plan's."""
-    bracket = not _lower_first(ev, target)
+    setup = LAST_SCAN[0]  # the last scan's, shared by the scans of a search (~1,300 a plan)
+    if setup[0] is not ev or setup[1] is not target or setup[2] != straggle:
+        sigma = ev.cal.straggler_sigma if straggle else 0.0
+        setup = LAST_SCAN[0] = (ev, target, straggle, not _lower_first(ev, target), sigma, gpu_factors(ev, sigma))
+    _, _, _, bracket, sigma, factors = setup
     batch = ev.job.batch
     host_step, host_mb = ev.host_days
     deadline, pricing = target.deadline_days, target.pricing
@@ -280,8 +284,6 @@ def _deadline_scan(ev: Evaluator, terms: list[tuple], target: Target, level: int
     # of each GPU count from one memo (scan_parts.gpu_factors).
     capex = None if pricing == "cloud" else ev._capex
     capped = cap < math.inf and pricing != "cloud"
-    sigma = ev.cal.straggler_sigma if straggle else 0.0
-    factors = gpu_factors(ev, sigma)
     new = tuple.__new__
     out = []
     append = out.append
