@@ -39,6 +39,8 @@ def gpu_factors(ev: Evaluator, sigma: float) -> dict[int, tuple[float, float]]:
 def gpu_factor(ev: Evaluator, factors: dict[int, tuple[float, float]], n: int, sigma: float) -> tuple[float, float]:
     """Entry ``n`` of ``factors`` (:func:`gpu_factors`): the same floats the scan computed per
     DP (``1.0 + straggler(n, sigma)``; ``ev.goodput(n).fraction``)."""
+    if len(factors) >= 65536:  # bounded where filled too: LAST_SCAN holds a table past gpu_factors
+        factors.clear()
     f = factors[n] = (1.0 + straggler(n, sigma), ev.goodput(n).fraction)
     return f
 
