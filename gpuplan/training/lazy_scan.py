@@ -30,7 +30,7 @@ from gpuplan.training.bounds import (
     _terms,
 )
 from gpuplan.training.evaluator import Evaluator, Fixed, SearchOutcome, Target
-from gpuplan.training.groups import search_groups
+from gpuplan.training.groups import search_groups_pending
 
 
 class Pending:
@@ -91,11 +91,13 @@ class Pending:
                 heappush(heap, exact)
 
 
-def levels(ev: Evaluator, groups: tuple, target: Target, cap: float,
-           straggle: bool) -> tuple[list[float], dict[float, list[tuple]], dict[float, list[_Bounded]]]:
-    """:func:`pending`'s floors (sorted) and groups of a search, with the LOWER entries of the
-    floors bounded so far, memoised beside the groups (checked by identity, held): a plan's
-    layout alternatives search the best GPU type's space again."""
+def levels(ev: Evaluator, groups: tuple, target: Target, cap: float, straggle: bool,
+           waiting: dict[float, list[tuple]] | None = None
+           ) -> tuple[list[float], dict[float, list[tuple]], dict[float, list[_Bounded]]]:
+    """:func:`pending`'s floors (sorted) and groups of a search (``waiting``: found as the groups
+    were enumerated, groups.search_groups_pending), with the LOWER entries of the floors bounded
+    so far, memoised beside the groups (checked by identity, held): a plan's layout alternatives
+    search the best GPU type's space again."""
     memo = ev._terms
     key = ("lazy", id(groups), ev.steps, ev.host_days, target, cap, straggle)
     hit = memo.get(key)
@@ -105,7 +107,9 @@ def levels(ev: Evaluator, groups: tuple, target: Target, cap: float,
         # A space searched again (a deadline sweep's next point, a probe) bounds its groups from
         # their terms, memoised with them (bounds._group_terms); its first search computes none.
         seen = ("lazy seen", id(groups), ev.steps, ev.host_days)
-        if memo.get(seen) is groups:
+        if waiting is not None:
+            memo[seen] = groups
+        elif memo.get(seen) is groups:
             waiting = pending_terms(ev, _group_terms(ev, groups), target, cap)
         else:
             memo[seen] = groups
@@ -187,11 +191,11 @@ def first_bounds(ev: Evaluator, fixed: Fixed, target: Target, outcome: SearchOut
     cost floors (None: every group is in the heap). A capex deadline search of groups bounded by
     their stage floors (LOWER) starts with an empty heap and every group pending."""
     if target.kind == "deadline" and target.pricing != "cloud" and ev.hw.node_price_usd:
-        found = search_groups(ev, fixed, target, outcome.max_groups)
+        found, waiting = search_groups_pending(ev, fixed, target, outcome.max_groups, cap)
         if not found.exact:
             outcome.thinned = found.thinned
             outcome.bounded += len(found.groups)
-            return [], Pending(ev, target, cap, straggle, levels(ev, found.groups, target, cap, straggle))
+            return [], Pending(ev, target, cap, straggle, levels(ev, found.groups, target, cap, straggle, waiting))
     heap = _bounds(ev, fixed, target, outcome, cap, straggle)
     heapify(heap)
     return heap, None
