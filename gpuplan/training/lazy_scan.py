@@ -120,7 +120,7 @@ def levels(ev: Evaluator, groups: tuple, target: Target, cap: float, straggle: b
 
 def pending_terms(ev: Evaluator, terms: list[tuple], target: Target, cap: float) -> dict[float, list[tuple]]:
     """:func:`pending` from the groups' terms (bounds._terms), by bounds._deadline_scan's own
-    expressions; the buckets hold terms (:func:`_as_terms`)."""
+    expressions; the buckets hold terms (:class:`_Terms`)."""
     batch, host_step = ev.job.batch, ev.host_days[0]
     capex, cost = ev._capex, ev.cost
     deadline, pricing = target.deadline_days, target.pricing
