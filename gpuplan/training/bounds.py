@@ -23,7 +23,7 @@ from gpuplan.training.fit import MEMO_ENTRIES, _light_stage, _table
 from gpuplan.training.groups import Scale, search_groups
 from gpuplan.training.layout import Layout
 from gpuplan.training.space import dp_candidates, vp_candidates
-from gpuplan.training.scan_parts import _bracket_days, _send_days, gpu_factor, gpu_factors  # noqa: F401
+from gpuplan.training.scan_parts import LAST_SCAN, _bracket_days, _send_days, gpu_factor, gpu_factors  # noqa: F401
 
 
 #: Stages of a heap entry: a (TP, CP, EP, PP, micro-batch) group bounded at its largest VP
@@ -98,7 +98,10 @@ def _exact(ev: Evaluator, b: _Bounded, target: Target, cap: float, straggle: boo
     """A LOWER group's GROUP entry: its bound with its own stage time (None: it misses the target
     or costs more than ``cap``, as :func:`_bounds` would have left it out)."""
     shape = b.shape
-    scale = tuple.__new__(Scale, (ev.stage_time_any_vp(shape), b.dps, shape.tp * shape.pp * shape.cp))
+    scale = tuple.__new__(Scale, (ev.stage_time_any_vp(shape), b.dps, shape[0] * shape[1] * shape[3]))
+    if target.kind == "deadline":  # _bound_shape's deadline branch, called directly (~700 calls a plan)
+        found = _deadline_scan(ev, _terms(ev, ((shape, scale),)), target, GROUP, cap, straggle, False)
+        return found[0] if found and not found[0].key[0] > cap else None
     out = _bound_shape(ev, shape, scale, target, GROUP, cap, straggle)
     return None if out is None or out.key[0] > cap else out
 
@@ -268,7 +271,11 @@ def _deadline_scan(ev: Evaluator, terms: list[tuple], target: Target, level: int
     least of that DP's and the next ones' of its price (``bracket``), at every level: a shape's plan
     (the fastest of its DPs of its least price that meet the deadline, search._evaluate_shape) costs
     more or has no fewer days, so each level's key is at most the next one's and the plan's."""
-    bracket = not _lower_first(ev, target)
+    setup = LAST_SCAN[0]  # the last scan's, shared by the scans of a search (~1,300 a plan)
+    if setup[0] is not ev or setup[1] is not target or setup[2] != straggle:
+        sigma = ev.cal.straggler_sigma if straggle else 0.0
+        setup = LAST_SCAN[0] = (ev, target, straggle, not _lower_first(ev, target), sigma, gpu_factors(ev, sigma))
+    _, _, _, bracket, sigma, factors = setup
     batch = ev.job.batch
     host_step, host_mb = ev.host_days
     deadline, pricing = target.deadline_days, target.pricing
@@ -277,8 +284,6 @@ def _deadline_scan(ev: Evaluator, terms: list[tuple], target: Target, level: int
     # of each GPU count from one memo (scan_parts.gpu_factors).
     capex = None if pricing == "cloud" else ev._capex
     capped = cap < math.inf and pricing != "cloud"
-    sigma = ev.cal.straggler_sigma if straggle else 0.0
-    factors = gpu_factors(ev, sigma)
     new = tuple.__new__
     out = []
     append = out.append
@@ -363,5 +368,8 @@ def _refine(ev: Evaluator, b: _Bounded, fixed: Fixed, target: Target, outcome: S
     if stage is None:
         return None
     scale = tuple.__new__(Scale, (stage, sorted(b.dps) if descending else list(b.dps),  # Scale(...)
-                                  shape.tp * shape.pp * shape.cp))
+                                  shape[0] * shape[1] * shape[3]))
+    if target.kind == "deadline":  # _bound_shape's deadline branch, called directly
+        found = _deadline_scan(ev, _terms(ev, ((shape, scale),), straggle), target, REFINED, math.inf, straggle, False)
+        return found[0] if found else None
     return _bound_shape(ev, shape, scale, target, REFINED, straggle=straggle)

@@ -14,6 +14,8 @@ deadline or budget sweep) starts from them.
 # turns a string annotation into a ForwardRef, compiled at import: ~70k instructions a field).
 
 import math
+from bisect import bisect_left
+from collections import defaultdict
 from typing import NamedTuple
 
 from gpuplan.core.memo import memo
@@ -23,11 +25,13 @@ from gpuplan.training.layout import Layout, layers_per_stage
 from gpuplan.training.space import (
     cp_candidates,
     dp_candidates,
+    dp_step,
     ep_candidates,
     mb_candidates,
     most_sharded,
     pp_candidates,
     states_can_fit,
+    stepped_dps,
     tp_candidates,
 )
 
@@ -76,15 +80,25 @@ def thin_axes(axes: dict[str, list[int]], limit: int) -> tuple[dict[str, list[in
 def search_groups(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> Groups:
     """Every group of the space (at most ``max_groups``, :func:`thin_axes`), memoised on the
     Evaluator's shared parts: the key holds everything but the job, GPU and network it reads."""
+    return search_groups_pending(ev, fixed, target, max_groups)[0]
+
+
+def search_groups_pending(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int,
+                          cap: float | None = None) -> tuple[Groups, dict[float, list] | None]:
+    """:func:`search_groups`, and where ``cap`` is given and the groups are enumerated now (not
+    memoised), a capex deadline search's groups by cost floor, found while enumerating them
+    (training/lazy_scan.pending's, without a second walk over the groups); else None."""
     exact = target.kind == "gpus"  # the only kind whose DP values and PP depths differ (space.py)
     key = (ev.capacity, ev.headroom, fixed, exact, target.gpus if exact else None, target.power_limit_kw,
            target.whole_nodes, max_groups)
     hit = ev._groups.get(key)
-    if hit is None:
-        if len(ev._groups) >= 64:
-            ev._groups.clear()
-        hit = ev._groups[key] = _enumerate(ev, fixed, target, max_groups)
-    return hit  # type: ignore[return-value]
+    if hit is not None:
+        return hit, None  # type: ignore[return-value]
+    if len(ev._groups) >= 64:
+        ev._groups.clear()
+    hit, waiting = _enumerate(ev, fixed, target, max_groups, cap)
+    ev._groups[key] = hit
+    return hit, waiting
 
 
 def space_thinned(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> tuple[str, ...]:
@@ -99,7 +113,8 @@ def _axes(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> tuple
                       "ep": ep_candidates(ev, fixed), "pp": pps, "mb": mb_candidates(fixed, job.batch)}, max_groups)
 
 
-def _enumerate(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> Groups:
+def _enumerate(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int,
+               cap: float | None = None) -> tuple[Groups, dict[float, list] | None]:
     arch = ev.job.arch
     axes, thinned = _axes(ev, fixed, target, max_groups)
     interleaved = _interleaved(ev, axes)
@@ -108,6 +123,10 @@ def _enumerate(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> 
     new, append, margin, n_layers = tuple.__new__, out.append, FLOOR_MARGIN, arch.layers
     family, floors = None, {}
     states, limit = ev._states, ev.limit
+    waiting = None if cap is None or exact else defaultdict(list)
+    if waiting is not None:  # lazy_scan.pending's locals
+        steps, (host_step, host_mb), goodput, capex = ev.steps, ev.host_days, ev.goodput, ev._capex
+        deadline, pricing, share, fractions = target.deadline_days, target.pricing, ev.job.batch * (1 - 1e-9), {}
     for blk in _skeleton(ev, fixed, target, axes):
         tp, cp, ep, pp, sp, block, unsharded = blk
         need = states.get(unsharded)  # states_can_fit's memo read first (the hot path)
@@ -125,8 +144,25 @@ def _enumerate(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> 
                 if floor is None:
                     floor = floors[mb] = layer_floor(ev, fixed, tp, cp, ep, mb, sp, interleaved) * n_layers
                 stage = floor / pp * margin
-            append((shape, new(Scale, (stage, dps, mp))))
-    return Groups(tuple(out), thinned, exact)
+            group = (shape, new(Scale, (stage, dps, mp)))
+            append(group)
+            if waiting is not None:  # lazy_scan.pending's floor of the group, by its expressions
+                per_day = steps * stage / 86400.0
+                n = mp * dps[0]
+                g = fractions.get(n)
+                if g is None:
+                    g = fractions[n] = goodput(n).fraction
+                room = deadline * g - per_day * ((pp - 1) / shape[5]) - host_step
+                if room > 0:
+                    i = bisect_left(dps, (per_day + host_mb) * share / (mb * room))
+                    if i < len(dps):
+                        n = mp * dps[i]
+                        least = capex.get(n)
+                        if least is None:
+                            least = ev.cost(n, 0.0, pricing)
+                        if not least > cap:
+                            waiting[least].append(group)
+    return Groups(tuple(out), thinned, exact), waiting
 
 
 #: The (TP, CP, EP, PP) blocks of :func:`_enumerate` with their groups' (micro-batch, shape, DP
@@ -170,11 +206,15 @@ def _block(ev: Evaluator, fixed: Fixed, target: Target, axes: dict[str, list[int
     vp = fixed.vp if fixed.vp is not None else (1 if pp == 1 else layers_per_stage(ev.job.arch.layers, pp))
     rc, fold = fixed.recompute or "none", fixed.fold_experts
     out = []
+    step, batch = dp_step(ev, fixed, target, mp, ep, cp, tp), ev.job.batch
     for mb in axes["mb"]:
-        dps = dp_candidates(ev, fixed, target, mp, mb, ep, cp, tp)
+        if step is None:
+            dps = tuple(dp_candidates(ev, fixed, target, mp, mb, ep, cp, tp))
+        else:  # dp_candidates' values, read from one memo by step
+            dps = () if batch % mb else stepped_dps(batch // mb, step)[1]
         if dps:
             # The group's shape (Layout's fields in order; the rest default).
-            out.append((mb, tuple.__new__(Layout, (tp, pp, 1, cp, ep, vp, mb, rc, sp, 1, 0, fold)), tuple(dps), mp))
+            out.append((mb, tuple.__new__(Layout, (tp, pp, 1, cp, ep, vp, mb, rc, sp, 1, 0, fold)), dps, mp))
     return out
 
 

@@ -4,7 +4,7 @@ a rack's price buys."""
 
 from __future__ import annotations
 
-from gpuplan.core.memo import memo
+from gpuplan.core.memo import memo, on_clear_all
 from gpuplan.training.evaluator import Evaluator
 from gpuplan.training.fit import MEMO_ENTRIES
 from gpuplan.training.layout import Layout
@@ -14,6 +14,13 @@ from gpuplan.training.timing import sends_s, straggler
 #: calibration (by identity, held) and sigma: both read only these (evaluator._GOODPUT: the
 #: goodput is any GPU type's of the calibration), so every GPU type's scan shares them.
 _FACTORS: dict[tuple[int, float], tuple[dict[int, tuple[float, float]], object]] = memo()
+
+
+#: The setup of the last deadline scan (bounds._deadline_scan): (Evaluator, target, straggle, whether
+#: its racks bracket the days, sigma, :func:`gpu_factors`' table), read by the next scan of the same
+#: three (a search's scans, ~1,300 a plan) instead of being made again (~130 bytecodes a scan).
+LAST_SCAN: list[tuple] = [(None, None, None, False, 0.0, {})]
+on_clear_all(lambda: LAST_SCAN.__setitem__(0, (None, None, None, False, 0.0, {})))
 
 
 def gpu_factors(ev: Evaluator, sigma: float) -> dict[int, tuple[float, float]]:
@@ -32,6 +39,8 @@ def gpu_factors(ev: Evaluator, sigma: float) -> dict[int, tuple[float, float]]:
 def gpu_factor(ev: Evaluator, factors: dict[int, tuple[float, float]], n: int, sigma: float) -> tuple[float, float]:
     """Entry ``n`` of ``factors`` (:func:`gpu_factors`): the same floats the scan computed per
     DP (``1.0 + straggler(n, sigma)``; ``ev.goodput(n).fraction``)."""
+    if len(factors) >= 65536:  # bounded where filled too: LAST_SCAN holds a table past gpu_factors
+        factors.clear()
     f = factors[n] = (1.0 + straggler(n, sigma), ev.goodput(n).fraction)
     return f
 

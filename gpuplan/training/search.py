@@ -46,6 +46,7 @@ from gpuplan.training.evaluator import (  # noqa: F401  (re-exported: the search
     cost_usd,
     group_limit,
 )
+from gpuplan.training.lazy_scan import first_bounds
 from gpuplan.training.groups import Scale, exact_stages, search_groups, thin_axes  # noqa: F401  (re-exported)
 from gpuplan.training.bounds import (  # noqa: F401  (re-exported)
     GROUP,
@@ -175,14 +176,20 @@ def _search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: bo
     # of a missed deadline): the limit is read only where the loop stops (_suspended).
     resumable = limit is not None and target.kind == "fastest" and cutoff is None
     saved = _suspended(ev, fixed, target, top, max_groups, limit) if resumable else None
+    waiting = None
     if saved is not None:
         outcome, heap, pool, worst = saved
     else:
-        heap = _bounds(ev, fixed, target, outcome, cap, straggle)
-        heapq.heapify(heap)
+        heap, waiting = first_bounds(ev, fixed, target, outcome, cap, straggle)
         pool: list[Evaluation] = []
         worst: tuple[float, float] = (cap, math.inf)
-    while heap:
+    # The groups pending behind their cost floors (lazy_scan.py): the least floor, inf when none.
+    floor = math.inf if waiting is None else waiting.next()
+    while True:
+        if floor <= worst[0] and (not heap or floor <= heap[0][0][0]) and waiting is not None:
+            floor = waiting.fill(heap, worst[0])
+        if not heap:
+            break
         b = heap[0]
         if b.key > worst or (limit is not None and outcome.evaluated >= limit):
             break
@@ -200,7 +207,10 @@ def _search(ev: Evaluator, fixed: Fixed, target: Target, top: int = 1, relax: bo
             r = _refine(ev, b, fixed, target, outcome, straggle)
             if r is None:
                 continue
-            _settle(ev, heap, target, cap, r.key, straggle)
+            if waiting is None:
+                _settle(ev, heap, target, cap, r.key, straggle)
+            else:
+                floor = waiting.settle(heap, r.key, worst[0])
             if heap and r.key > heap[0].key:
                 heapq.heappush(heap, r)
                 continue

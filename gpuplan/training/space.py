@@ -11,6 +11,7 @@ from gpuplan.training.layout import (
     RECOMPUTE_ORDER,
     Group,
     Layout,
+    _divisors,
     divisors,
     layers_per_stage,
 )
@@ -156,6 +157,35 @@ _DPS: dict[tuple[object, ...], list[int]] = memo()
 _DPS_MAX = 65536
 
 
+def _step(ep: int, share: int, mp: int, gpn: int, whole: bool) -> int:
+    """EP | DP x share and (whole nodes) GPN | MP x DP: DP a multiple of both quotients' lcm."""
+    return math.lcm(ep // math.gcd(share, ep), gpn // math.gcd(mp, gpn) if whole else 1)
+
+
+def dp_step(ev: Evaluator, fixed: Fixed, target: Target, mp: int, ep: int, cp: int, tp: int) -> int | None:
+    """What :func:`dp_candidates` of a group reads besides the micro-batch, where it reads only
+    the batch: its DP values are the divisors of B / micro-batch that are multiples of this
+    (:func:`stepped_dps`). None under a fixed DP or count, or a power limit."""
+    if fixed.dp is not None or target.kind == "gpus" or target.power_limit_kw is not None:
+        return None
+    return _step(ep, cp * (tp if fixed.fold_experts else 1), mp, ev.hw.gpus_per_node, target.whole_nodes)
+
+
+#: :func:`stepped_dps` by (sequences a micro-batch count divides, step): a few dozen a plan.
+_STEPPED: dict[tuple[int, int], tuple[list[int], tuple[int, ...]]] = memo()
+
+
+def stepped_dps(per_mb: int, step: int) -> tuple[list[int], tuple[int, ...]]:
+    """The divisors of ``per_mb`` that are multiples of ``step`` (a list and a tuple), memoised."""
+    hit = _STEPPED.get((per_mb, step))
+    if hit is None:
+        if len(_STEPPED) >= 4096:
+            _STEPPED.clear()
+        values = [d for d in _divisors(per_mb) if not d % step]
+        hit = _STEPPED[(per_mb, step)] = (values, tuple(values))
+    return hit
+
+
 def _dp_values(ev: Evaluator, target: Target, mp: int, mb: int, ep: int, cp: int, fold: int = 1) -> list[int]:
     batch = ev.job.batch
     if batch % mb:
@@ -165,6 +195,8 @@ def _dp_values(ev: Evaluator, target: Target, mp: int, mb: int, ep: int, cp: int
     exact, count = target.kind == "gpus", target.gpus
     whole, limit = target.whole_nodes, target.power_limit_kw
     share = cp * fold
+    if not exact and limit is None:
+        return stepped_dps(batch // mb, _step(ep, share, mp, gpn, whole))[0]
     out = []
     for d in divisors(batch // mb):
         n = mp * d
