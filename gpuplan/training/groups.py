@@ -14,8 +14,6 @@ deadline or budget sweep) starts from them.
 # turns a string annotation into a ForwardRef, compiled at import: ~70k instructions a field).
 
 import math
-from bisect import bisect_left
-from collections import defaultdict
 from typing import NamedTuple
 
 from gpuplan.core.memo import memo
@@ -80,25 +78,15 @@ def thin_axes(axes: dict[str, list[int]], limit: int) -> tuple[dict[str, list[in
 def search_groups(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> Groups:
     """Every group of the space (at most ``max_groups``, :func:`thin_axes`), memoised on the
     Evaluator's shared parts: the key holds everything but the job, GPU and network it reads."""
-    return search_groups_pending(ev, fixed, target, max_groups)[0]
-
-
-def search_groups_pending(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int,
-                          cap: float | None = None) -> tuple[Groups, dict[float, list] | None]:
-    """:func:`search_groups`, and where ``cap`` is given and the groups are enumerated now (not
-    memoised), a capex deadline search's groups by cost floor, found while enumerating them
-    (training/lazy_scan.pending's, without a second walk over the groups); else None."""
     exact = target.kind == "gpus"  # the only kind whose DP values and PP depths differ (space.py)
     key = (ev.capacity, ev.headroom, fixed, exact, target.gpus if exact else None, target.power_limit_kw,
            target.whole_nodes, max_groups)
     hit = ev._groups.get(key)
-    if hit is not None:
-        return hit, None  # type: ignore[return-value]
-    if len(ev._groups) >= 64:
-        ev._groups.clear()
-    hit, waiting = _enumerate(ev, fixed, target, max_groups, cap)
-    ev._groups[key] = hit
-    return hit, waiting
+    if hit is None:
+        if len(ev._groups) >= 64:
+            ev._groups.clear()
+        hit = ev._groups[key] = _enumerate(ev, fixed, target, max_groups)
+    return hit  # type: ignore[return-value]
 
 
 def space_thinned(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> tuple[str, ...]:
@@ -113,8 +101,7 @@ def _axes(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> tuple
                       "ep": ep_candidates(ev, fixed), "pp": pps, "mb": mb_candidates(fixed, job.batch)}, max_groups)
 
 
-def _enumerate(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int,
-               cap: float | None = None) -> tuple[Groups, dict[float, list] | None]:
+def _enumerate(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int) -> Groups:
     arch = ev.job.arch
     axes, thinned = _axes(ev, fixed, target, max_groups)
     interleaved = _interleaved(ev, axes)
@@ -123,10 +110,6 @@ def _enumerate(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int,
     new, append, margin, n_layers = tuple.__new__, out.append, FLOOR_MARGIN, arch.layers
     family, floors = None, {}
     states, limit = ev._states, ev.limit
-    waiting = None if cap is None or exact else defaultdict(list)
-    if waiting is not None:  # lazy_scan.pending's locals
-        steps, (host_step, host_mb), goodput, capex = ev.steps, ev.host_days, ev.goodput, ev._capex
-        deadline, pricing, share, fractions = target.deadline_days, target.pricing, ev.job.batch * (1 - 1e-9), {}
     for blk in _skeleton(ev, fixed, target, axes):
         tp, cp, ep, pp, sp, block, unsharded = blk
         need = states.get(unsharded)  # states_can_fit's memo read first (the hot path)
@@ -144,25 +127,8 @@ def _enumerate(ev: Evaluator, fixed: Fixed, target: Target, max_groups: int,
                 if floor is None:
                     floor = floors[mb] = layer_floor(ev, fixed, tp, cp, ep, mb, sp, interleaved) * n_layers
                 stage = floor / pp * margin
-            group = (shape, new(Scale, (stage, dps, mp)))
-            append(group)
-            if waiting is not None:  # lazy_scan.pending's floor of the group, by its expressions
-                per_day = steps * stage / 86400.0
-                n = mp * dps[0]
-                g = fractions.get(n)
-                if g is None:
-                    g = fractions[n] = goodput(n).fraction
-                room = deadline * g - per_day * ((pp - 1) / shape[5]) - host_step
-                if room > 0:
-                    i = bisect_left(dps, (per_day + host_mb) * share / (mb * room))
-                    if i < len(dps):
-                        n = mp * dps[i]
-                        least = capex.get(n)
-                        if least is None:
-                            least = ev.cost(n, 0.0, pricing)
-                        if not least > cap:
-                            waiting[least].append(group)
-    return Groups(tuple(out), thinned, exact), waiting
+            append((shape, new(Scale, (stage, dps, mp))))
+    return Groups(tuple(out), thinned, exact)
 
 
 #: The (TP, CP, EP, PP) blocks of :func:`_enumerate` with their groups' (micro-batch, shape, DP

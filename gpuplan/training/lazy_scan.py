@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from collections import defaultdict
+from collections.abc import Iterable
 from heapq import heapify, heappop, heappush
 
 from gpuplan.training.bounds import (
@@ -30,7 +31,7 @@ from gpuplan.training.bounds import (
     _terms,
 )
 from gpuplan.training.evaluator import Evaluator, Fixed, SearchOutcome, Target
-from gpuplan.training.groups import search_groups_pending
+from gpuplan.training.groups import search_groups
 
 
 class Pending:
@@ -91,13 +92,11 @@ class Pending:
                 heappush(heap, exact)
 
 
-def levels(ev: Evaluator, groups: tuple, target: Target, cap: float, straggle: bool,
-           waiting: dict[float, list[tuple]] | None = None
-           ) -> tuple[list[float], dict[float, list[tuple]], dict[float, list[_Bounded]]]:
-    """:func:`pending`'s floors (sorted) and groups of a search (``waiting``: found as the groups
-    were enumerated, groups.search_groups_pending), with the LOWER entries of the floors bounded
-    so far, memoised beside the groups (checked by identity, held): a plan's layout alternatives
-    search the best GPU type's space again."""
+def levels(ev: Evaluator, groups: tuple, target: Target, cap: float,
+           straggle: bool) -> tuple[list[float], dict[float, list[tuple]], dict[float, list[_Bounded]]]:
+    """:func:`pending`'s floors (sorted) and groups of a search, with the LOWER entries of the
+    floors bounded so far, memoised beside the groups (checked by identity, held): a plan's
+    layout alternatives search the best GPU type's space again."""
     memo = ev._terms
     key = ("lazy", id(groups), ev.steps, ev.host_days, target, cap, straggle)
     hit = memo.get(key)
@@ -107,9 +106,7 @@ def levels(ev: Evaluator, groups: tuple, target: Target, cap: float, straggle: b
         # A space searched again (a deadline sweep's next point, a probe) bounds its groups from
         # their terms, memoised with them (bounds._group_terms); its first search computes none.
         seen = ("lazy seen", id(groups), ev.steps, ev.host_days)
-        if waiting is not None:
-            memo[seen] = groups
-        elif memo.get(seen) is groups:
+        if memo.get(seen) is groups:
             waiting = pending_terms(ev, _group_terms(ev, groups), target, cap)
         else:
             memo[seen] = groups
@@ -119,27 +116,10 @@ def levels(ev: Evaluator, groups: tuple, target: Target, cap: float, straggle: b
 
 
 def pending_terms(ev: Evaluator, terms: list[tuple], target: Target, cap: float) -> dict[float, list[tuple]]:
-    """:func:`pending` from the groups' terms (bounds._terms), by bounds._deadline_scan's own
-    expressions; the buckets hold terms (:class:`_Terms`)."""
-    batch, host_step = ev.job.batch, ev.host_days[0]
-    capex, cost = ev._capex, ev.cost
-    deadline, pricing = target.deadline_days, target.pricing
+    """:func:`pending` from the groups' terms (bounds._terms); the buckets hold terms
+    (:class:`_Terms`)."""
     out: dict[float, list[tuple]] = defaultdict(_Terms)
-    for term in terms:
-        _, dps, mp, mb, _, _, per_bubble, per_mb, g, _ = term
-        room = (deadline * g - per_bubble - host_step) / per_mb  # type: ignore[operator]
-        if room <= 0:
-            continue
-        i = bisect_left(dps, batch / (mb * room) * (1 - 1e-12))
-        if i == len(dps):
-            continue
-        n = mp * dps[i]
-        try:
-            floor = capex[n]
-        except KeyError:
-            floor = cost(n, 0.0, pricing)
-        if not floor > cap:
-            out[floor].append(term)
+    _add_floors(ev, terms, True, target, cap, out)
     return out
 
 
@@ -151,38 +131,47 @@ class _Terms(list):
 
 def pending(ev: Evaluator, groups: tuple, target: Target, cap: float) -> dict[float, list[tuple]]:
     """The groups of a capex deadline search that can meet the deadline within ``cap``, by their
-    cost floor: the capex at the first DP not below bounds._deadline_scan's first (its ``room``,
-    by its expressions, the DP a little lower: ``1 - 1e-9``); the groups its tests drop are left
-    out (no room; no DP large enough)."""
+    cost floor (:func:`_add_floors`); the groups the scan drops are left out (no room; no DP
+    large enough)."""
+    out: dict[float, list[tuple]] = defaultdict(list)
+    _add_floors(ev, groups, False, target, cap, out)
+    return out
+
+
+def _add_floors(ev: Evaluator, items: Iterable[tuple], terms: bool, target: Target, cap: float,
+                out: dict[float, list[tuple]]) -> None:
+    """Each of ``items`` (groups; with ``terms``, their bounds._terms) that the deadline scan keeps,
+    appended to ``out`` under its cost floor: the capex at the first DP not below the one the scan
+    starts at, by its ``room`` (``(deadline x g - per_bubble - host_step) / per_mb``, from the terms
+    or by bounds._terms' expressions) with the batch a little lower (``1 - 1e-9``), so the DP is
+    never above the scan's. Left out: no room, no DP large enough, a floor above ``cap``. One loop
+    for every item (a function call per group cost ~2k instructions more)."""
     steps = ev.steps
     host_step, host_mb = ev.host_days
-    goodput, capex, cost = ev.goodput, ev._capex, ev.cost
-    deadline, pricing, share = target.deadline_days, target.pricing, ev.job.batch * (1 - 1e-9)
+    capex, deadline, pricing, share = ev._capex, target.deadline_days, target.pricing, ev.job.batch * (1 - 1e-9)
     fractions: dict[int, float] = {}  # the goodput fraction by GPU count
-    out: dict[float, list[tuple]] = defaultdict(list)
-    for group in groups:
-        shape, (stage, dps, mp) = group
-        per_day = steps * stage / 86400.0
-        n = mp * dps[0]
-        try:
-            g = fractions[n]
-        except KeyError:
-            g = fractions[n] = goodput(n).fraction
-        # bounds._terms' and _deadline_scan's expressions: room = (deadline x g - per_bubble - host_step) / per_mb
-        room = deadline * g - per_day * ((shape[1] - 1) / shape[5]) - host_step  # type: ignore[operator]
+    for item in items:
+        if terms:
+            _, dps, mp, mb, _, _, per_bubble, per_mb, g, _ = item
+        else:
+            shape, (stage, dps, mp) = item
+            mb, per_day, n = shape[6], steps * stage / 86400.0, mp * dps[0]
+            g = fractions.get(n)
+            if g is None:
+                g = fractions[n] = ev.goodput(n).fraction
+            per_bubble, per_mb = per_day * ((shape[1] - 1) / shape[5]), per_day + host_mb
+        room = deadline * g - per_bubble - host_step  # type: ignore[operator]
         if room <= 0:
             continue
-        i = bisect_left(dps, (per_day + host_mb) * share / (shape[6] * room))
-        if i == len(dps):  # no DP large enough
+        i = bisect_left(dps, per_mb * share / (mb * room))
+        if i == len(dps):
             continue
         n = mp * dps[i]
-        try:
-            floor = capex[n]
-        except KeyError:
-            floor = cost(n, 0.0, pricing)
+        floor = capex.get(n)
+        if floor is None:
+            floor = ev.cost(n, 0.0, pricing)
         if not floor > cap:
-            out[floor].append(group)
-    return out
+            out[floor].append(item)
 
 
 def first_bounds(ev: Evaluator, fixed: Fixed, target: Target, outcome: SearchOutcome, cap: float,
@@ -191,11 +180,11 @@ def first_bounds(ev: Evaluator, fixed: Fixed, target: Target, outcome: SearchOut
     cost floors (None: every group is in the heap). A capex deadline search of groups bounded by
     their stage floors (LOWER) starts with an empty heap and every group pending."""
     if target.kind == "deadline" and target.pricing != "cloud" and ev.hw.node_price_usd:
-        found, waiting = search_groups_pending(ev, fixed, target, outcome.max_groups, cap)
+        found = search_groups(ev, fixed, target, outcome.max_groups)
         if not found.exact:
             outcome.thinned = found.thinned
             outcome.bounded += len(found.groups)
-            return [], Pending(ev, target, cap, straggle, levels(ev, found.groups, target, cap, straggle, waiting))
+            return [], Pending(ev, target, cap, straggle, levels(ev, found.groups, target, cap, straggle))
     heap = _bounds(ev, fixed, target, outcome, cap, straggle)
     heapify(heap)
     return heap, None
