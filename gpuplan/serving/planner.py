@@ -181,12 +181,13 @@ def _gpu_options(gpu: Gpu, workload: Workload, demand: Demand, k: ServingConstan
     if not lean or any(f is None for f in floors):  # unpriced: no floor to rank by
         return by_rank([size(rep, sized) for rep, sized in entries]), replicas
     options: list[Option] = []
-    least = math.inf  # the cost of the cheapest sized option that meets the targets
+    # The cost and then the GPUs of the best sized option that meets the targets (Option.rank_first).
+    least: tuple[float, int] = (math.inf, 0)
     for floor, i in sorted((f, i) for i, f in enumerate(floors)):
-        if floor > least:  # type: ignore[operator]
+        if floor > least[0]:  # type: ignore[operator]
             break
         rep, sized = entries[i]
-        if least < math.inf and demand not in sized:
+        if least[0] < math.inf and demand not in sized:
             # Unsized yet: its active replicas are at least those a bound of its ceiling's rate needs.
             # The cheap bound first; the tighter one (its floor with the GEMMs' rooflines) only
             # for the layouts that one lets through.
@@ -195,18 +196,21 @@ def _gpu_options(gpu: Gpu, workload: Workload, demand: Demand, k: ServingConstan
                 continue
         o = size(rep, sized)
         options.append(o)
-        if o.meets and o.objective is not None and o.objective < least:
-            least = o.objective
+        if o.meets and o.objective is not None and (o.objective, o.gpus) < least:
+            least = (o.objective, o.gpus)
     return by_rank(options), replicas
 
 
 def _over_least(qps: float, rate: float, max_load: float, spares: int, rep: Replica, pricing: str, cost: CostBasis,
-                least: float) -> bool:
+                least: tuple[float, int]) -> bool:
     """Whether the fleet of ``rep`` at the active replicas a bound ``rate`` of its ceiling's rate
-    needs costs more than ``least`` (so its option would rank after that one: the lean sizing)."""
+    needs ranks after ``least`` (cost, then GPUs: the rank of an option that meets the targets), so
+    that its option would too: a fleet of more replicas costs no less and has more GPUs (the lean
+    sizing). A layout that ties on both is sized (its workpoint breaks the tie)."""
     active = _active_replicas(qps, rate, max_load)
-    return active > 1 and fleet_cost(rep.gpu, active + spares, rep.layout.gpus, pricing,
-                                     cost).objective > least  # type: ignore[operator]
+    replicas = active + spares
+    objective = fleet_cost(rep.gpu, replicas, rep.layout.gpus, pricing, cost).objective
+    return (objective, replicas * rep.layout.gpus) > least  # type: ignore[operator]
 
 
 def _active_replicas(qps: float, rate: float, max_load: float) -> int:
