@@ -57,8 +57,9 @@ from gpuplan.serving.step_floor import decode_tight_rate_bound
 #: Each replica's two workers and its prefill rates by link, per demand: neither depends on the QPS,
 #: so a sweep (or the fleet strategies planning serving again) sizes them once. The GPU (a catalog
 #: entry, unhashable) is keyed by identity; the cached workers hold the replica, so it stays alive.
-#: An entry is ``[number, prefill worker, decode worker, replica]``; the decode worker (a bisection over
-#: the batch) is :data:`_UNSIZED` until a search needs it.
+#: An entry is ``[number, prefill worker, decode worker, replica, bound of the decode worker's rate,
+#: tight bound of it]``; the decode worker (a bisection over the batch) is :data:`_UNSIZED` until a
+#: search needs it, the tight bound (decode_tight_rate_bound) None.
 _WORKERS: dict[tuple[object, ...], list] = memo()
 #: Prefill rates by (the worker's number in _WORKERS, extra seconds): a plain key, since hashing the
 #: replica's catalog records again for every link a search tries cost more than the lookup saved.
@@ -81,7 +82,8 @@ def _workers(r: Replica, demand: Demand, latency: float | None = None) -> list:
         if len(_WORKERS) >= _MEMO_MAX:
             _WORKERS.clear()
             _RATES.clear()
-        hit = _WORKERS[key] = [next(_NUMBERS), prefill_worker(r, demand, latency), _UNSIZED, r]
+        hit = _WORKERS[key] = [next(_NUMBERS), prefill_worker(r, demand, latency), _UNSIZED, r,
+                               decode_rate_bound(r, demand), None]
     return hit
 
 
@@ -199,7 +201,7 @@ def search(replicas: list[Replica], demand: Demand, qps: float, spare: int, max_
     # The least any decode pool costs: its workers at a rate no decode worker of the replica exceeds
     # (decode_rate_bound; one worker and the spares where there is no such rate), so that the
     # searches size only the decode workers whose pool may undercut the best fleet found.
-    floor = [s.lower_bound(e[3], decode_rate_bound(e[3], demand)) for e in entries]
+    floor = [s.lower_bound(e[3], e[4] if e[5] is None else e[5]) for e in entries]
 
     def price_decode(j: int) -> tuple[float, tuple[int, FleetCost, DecodeWorker]] | None:
         w = _decode(entries[j], demand)
@@ -219,8 +221,12 @@ def search(replicas: list[Replica], demand: Demand, qps: float, spare: int, max_
         the one-domain search, whose groups share servers."""
         hit = refined.get(j)
         if hit is None:
-            r = entries[j][3]
-            tight = decode_tight_rate_bound(r, demand)
+            e = entries[j]
+            if e[2] is not _UNSIZED:  # sized already (an earlier search): its cost is at hand
+                return -math.inf
+            r, tight = e[3], e[5]
+            if tight is None:
+                tight = e[5] = decode_tight_rate_bound(r, demand)
             if not tight > 0.0:  # no worker at all, or no bound: sized now
                 return -math.inf
             least = s.lower_bound(r, tight)
