@@ -191,14 +191,32 @@ def _gpu_options(gpu: Gpu, workload: Workload, demand: Demand, k: ServingConstan
             # Unsized yet: its active replicas are at least those a bound of its ceiling's rate needs.
             # The cheap bound first; the tighter one (its floor with the GEMMs' rooflines) only
             # for the layouts that one lets through.
-            if any(_over_least(s.qps, bound(rep, demand), s.max_load_fraction, s.spare_replicas, rep,
-                               c.pricing, cost, least) for bound in (ceiling_rate_bound, tight_rate_bound)):
+            if any(_over_least(s.qps, _rate_bound(rep, demand, tight), s.max_load_fraction, s.spare_replicas, rep,
+                               c.pricing, cost, least) for tight in (False, True)):
                 continue
         o = size(rep, sized)
         options.append(o)
         if o.meets and o.objective is not None and (o.objective, o.gpus) < least:
             least = (o.objective, o.gpus)
     return by_rank(options), replicas
+
+
+#: The bounds of a layout's ceiling rate by (replica, demand, tight): they do not depend on the QPS,
+#: and a layout the lean sizing leaves unsized is bounded again at every point of a QPS sweep. The
+#: replica is keyed by identity and held in the entry. Bounded: cleared when full.
+_BOUNDS: dict[tuple[int, Demand, bool], tuple[Replica, float]] = memo()
+
+
+def _rate_bound(rep: Replica, demand: Demand, tight: bool) -> float:
+    """:func:`~gpuplan.serving.step_floor.tight_rate_bound` (``tight``) or
+    :func:`~gpuplan.serving.step_floor.ceiling_rate_bound` of ``rep``, memoised in :data:`_BOUNDS`."""
+    key = (id(rep), demand, tight)
+    hit = _BOUNDS.get(key)
+    if hit is None:
+        if len(_BOUNDS) >= _REPLICAS_MAX * 4:
+            _BOUNDS.clear()
+        hit = _BOUNDS[key] = (rep, (tight_rate_bound if tight else ceiling_rate_bound)(rep, demand))
+    return hit[1]
 
 
 def _over_least(qps: float, rate: float, max_load: float, spares: int, rep: Replica, pricing: str, cost: CostBasis,
