@@ -48,7 +48,7 @@ from gpuplan.serving.disagg import (
     request_kv_bytes,
     scaleout_link,
 )
-from gpuplan.serving.fleet import FleetCost, domain_fleet, fleet_cost, gpu_terms, sum_fleets
+from gpuplan.serving.fleet import FleetCost, domain_fleet, domain_objective, fleet_cost, fleet_objective, gpu_terms, sum_fleets
 from gpuplan.serving.lazy_order import LazyOrder
 from gpuplan.serving.model import Replica
 from gpuplan.serving.step_floor import decode_tight_rate_bound
@@ -120,9 +120,13 @@ class _Search:
         return self.qps / self.max_load
 
     def metric(self, f: FleetCost, gpus: int) -> float:
+        return self.ranked(f.objective, gpus)
+
+    def ranked(self, objective: float | None, gpus: int) -> float:
+        """:meth:`metric` of a fleet of that objective and GPUs."""
         if self.by_gpus:
             return float(gpus)
-        return f.objective if f.objective is not None else math.inf
+        return objective if objective is not None else math.inf
 
     def per_gpu(self, gpu: Gpu) -> float:
         """A lower bound of the cost of one GPU in the metric (whole servers and instances only add)."""
@@ -143,8 +147,7 @@ class _Search:
         of wider ones, is no cheaper either: :func:`domain_fleet`'s servers (whole servers or whole
         domains), billed GPUs and GPUs never fall as either grows."""
         n = groups + self.spare
-        least = domain_fleet(gpu, n, span, local, self.pricing, self.cost)
-        return (self.metric(least, n * span), n * span) >= self.best_key
+        return (self.ranked(domain_objective(gpu, n, span, local, self.pricing), n * span), n * span) >= self.best_key
 
     def offer(self, fleet: DisaggFleet) -> None:
         key = (self.metric(fleet.fleet, fleet.gpus), fleet.gpus)
@@ -233,7 +236,7 @@ def search(replicas: list[Replica], demand: Demand, qps: float, spare: int, max_
             if least > floor[j]:
                 floor[j] = least
             d = _count(s.need, tight) + s.spare
-            hit = refined[j] = s.metric(fleet_cost(r.gpu, d, r.layout.gpus, s.pricing, s.cost), d * r.layout.gpus)
+            hit = refined[j] = s.ranked(fleet_objective(r.gpu, d, r.layout.gpus, s.pricing), d * r.layout.gpus)
         return hit
 
     # Whole servers or billed instances cost at least the per-GPU price (the margin covers the
@@ -289,7 +292,7 @@ def _scaleout(s: _Search, pres: list[PrefillWorker], pre: LazyOrder, dec: LazyOr
         free = pre.payload(i)
         gp = pw.replica.layout.gpus
         p_least = _count(s.need, free) + s.spare
-        least = s.metric(fleet_cost(pw.replica.gpu, p_least, gp, s.pricing, s.cost), p_least * gp)
+        least = s.ranked(fleet_objective(pw.replica.gpu, p_least, gp, s.pricing), p_least * gp)
 
         def fails(c: float) -> bool:
             return lb + c >= s.best_key[0] or least + c > s.best_key[0]
@@ -309,8 +312,10 @@ def _scaleout(s: _Search, pres: list[PrefillWorker], pre: LazyOrder, dec: LazyOr
                 """This pairing at prefill rate ``r`` or less is no cheaper (costs grow with workers)."""
                 p = _count(s.need, r)
                 gpus = (p + s.spare) * pw.replica.layout.gpus + (d + s.spare) * dw.replica.layout.gpus
-                least = sum_fleets(fleet_cost(pw.replica.gpu, p + s.spare, pw.replica.layout.gpus, s.pricing, s.cost), d_fleet)
-                return (s.metric(least, gpus), gpus) >= s.best_key
+                # the objective of sum_fleets(the prefill pool's fleet, d_fleet)
+                p_cost, d_cost = fleet_objective(pw.replica.gpu, p + s.spare, pw.replica.layout.gpus, s.pricing), d_fleet.objective
+                least = None if p_cost is None or d_cost is None else p_cost + d_cost
+                return (s.ranked(least, gpus), gpus) >= s.best_key
 
             r = rate(i, link.seconds(kv) + dw.residual_s(s.demand.percentile), dear)
             if r <= 0:

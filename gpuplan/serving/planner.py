@@ -24,7 +24,7 @@ from gpuplan.hardware.serving_calibration import ServingConstants, serving_const
 from gpuplan.serving.engine import Engine, resolve_engine
 from gpuplan.serving.frontier import layout_frontier
 from gpuplan.fabric.tco import CostBasis, cost_basis
-from gpuplan.serving.fleet import fleet_cost, usd_per_million_tokens
+from gpuplan.serving.fleet import fleet_cost, fleet_objective, usd_per_million_tokens
 from gpuplan.serving.links import Links, links_for
 from gpuplan.core.contract import ServingPlan
 from gpuplan.serving.model import Layout, Replica, build_replica, gpu_rates
@@ -176,7 +176,7 @@ def _gpu_options(gpu: Gpu, workload: Workload, demand: Demand, k: ServingConstan
         return evaluate(rep, demand, s.qps, s.spare_replicas, c.pricing, cost, c.budget_usd, c.power_limit_kw,
                         s.max_load_fraction, sized)
 
-    floors = [fleet_cost(rep.gpu, 1 + s.spare_replicas, rep.layout.gpus, c.pricing, cost).objective
+    floors = [fleet_objective(rep.gpu, 1 + s.spare_replicas, rep.layout.gpus, c.pricing)
               for rep in replicas] if lean else []
     if not lean or any(f is None for f in floors):  # unpriced: no floor to rank by
         return by_rank([size(rep, sized) for rep, sized in entries]), replicas
@@ -227,7 +227,7 @@ def _over_least(qps: float, rate: float, max_load: float, spares: int, rep: Repl
     sizing). A layout that ties on both is sized (its workpoint breaks the tie)."""
     active = _active_replicas(qps, rate, max_load)
     replicas = active + spares
-    objective = fleet_cost(rep.gpu, replicas, rep.layout.gpus, pricing, cost).objective
+    objective = fleet_objective(rep.gpu, replicas, rep.layout.gpus, pricing)
     return (objective, replicas * rep.layout.gpus) > least  # type: ignore[operator]
 
 
