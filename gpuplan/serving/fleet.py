@@ -117,10 +117,27 @@ def _fleet_cost(gpu: Gpu, replicas: int, gpus_per_replica: int, pricing: str, co
     return _fleet(nodes, capex, cloud, power, objective, hourly)
 
 
+#: :func:`fleet_objective` by (GPU, replicas, GPUs per replica, pricing), the GPU keyed by identity
+#: and held in the entry: a QPS sweep asks for the same floors at every point. Bounded.
+_OBJECTIVES: dict[tuple[int, int, int, str], tuple[Gpu, float | None]] = memo()
+
+
 def fleet_objective(gpu: Gpu, replicas: int, gpus_per_replica: int, pricing: str) -> float | None:
     """``fleet_cost(...).objective`` alone, the same value (servers x price, or billed GPUs x the
     cloud rate), without the fleet's power, PUE and cost per hour: the searches' bounds and floors
-    (serving/planner.py, serving/disagg_search.py) rank fleets they never size by it."""
+    (serving/planner.py, serving/disagg_search.py) rank fleets they never size by it (memoised in
+    :data:`_OBJECTIVES`)."""
+    key = (id(gpu), replicas, gpus_per_replica, pricing)
+    hit = _OBJECTIVES.get(key)
+    if hit is None:
+        if len(_OBJECTIVES) >= _FLEETS_MAX:
+            _OBJECTIVES.clear()
+        hit = _OBJECTIVES[key] = (gpu, _objective(gpu, replicas, gpus_per_replica, pricing))
+    return hit[1]
+
+
+def _objective(gpu: Gpu, replicas: int, gpus_per_replica: int, pricing: str) -> float | None:
+    """:func:`fleet_objective`, computed."""
     _, per_node, unit, price, rate, _, billed, billing = gpu_terms(gpu)
     if pricing == "cloud":
         if rate is None:
