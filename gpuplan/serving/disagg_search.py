@@ -27,24 +27,21 @@ transfer-free prefill rate, at the GPU's price per GPU) is already above the bes
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Callable
-from gpuplan.core.memo import memo
 from gpuplan.core.records import dataclass
 
 from gpuplan.hardware.schema import Gpu
 from gpuplan.fabric.tco import CostBasis
 from gpuplan.serving.capacity import Demand
 from gpuplan.serving.disagg_fleet import DisaggFleet
+from gpuplan.serving.disagg_workers import (  # noqa: F401  (_WORKERS, _RATES: the memos, read here by tests)
+    _MEMO_MAX, _RATES, _UNSIZED, _WORKERS, _decode, _prefill, _workers)
 from gpuplan.serving.disagg import (
     DecodeWorker,
     KvLink,
     PrefillWorker,
-    decode_rate_bound,
-    decode_worker,
     domain_link,
-    prefill_worker,
     request_kv_bytes,
     scaleout_link,
 )
@@ -52,46 +49,6 @@ from gpuplan.serving.fleet import FleetCost, domain_fleet, domain_objective, fle
 from gpuplan.serving.lazy_order import LazyOrder
 from gpuplan.serving.model import Replica
 from gpuplan.serving.step_floor import decode_tight_rate_bound
-
-
-#: Each replica's two workers and its prefill rates by link, per demand: neither depends on the QPS,
-#: so a sweep (or the fleet strategies planning serving again) sizes them once. The GPU (a catalog
-#: entry, unhashable) is keyed by identity; the cached workers hold the replica, so it stays alive.
-#: An entry is ``[number, prefill worker, decode worker, replica, bound of the decode worker's rate,
-#: tight bound of it]``; the decode worker (a bisection over the batch) is :data:`_UNSIZED` until a
-#: search needs it, the tight bound (decode_tight_rate_bound) None.
-_WORKERS: dict[tuple[object, ...], list] = memo()
-#: Prefill rates by (the worker's number in _WORKERS, extra seconds): a plain key, since hashing the
-#: replica's catalog records again for every link a search tries cost more than the lookup saved.
-_RATES: dict[tuple[int, float], float] = memo()
-#: Numbers are never reused (not even after the memos are emptied mid-search).
-_NUMBERS = itertools.count()
-_MEMO_MAX = 8192
-_UNSIZED = object()
-
-
-def _workers(r: Replica, demand: Demand, latency: float | None = None) -> list:
-    """The replica's entry: its number (the key of its prefill rates in _RATES), its prefill
-    worker (``latency``: its prompt's prefill time where known) and its decode worker
-    (:func:`_decode` sizes it). Keyed by the replica's identity: the planner's replicas are built
-    once per GPU and workload shape (serving/planner.py), and the entry holds the replica, so its
-    id is not reused while the entry lives (hashing its catalog records cost more than a worker)."""
-    key = (id(r), demand)
-    hit = _WORKERS.get(key)
-    if hit is None:
-        if len(_WORKERS) >= _MEMO_MAX:
-            _WORKERS.clear()
-            _RATES.clear()
-        hit = _WORKERS[key] = [next(_NUMBERS), prefill_worker(r, demand, latency), _UNSIZED, r,
-                               decode_rate_bound(r, demand), None]
-    return hit
-
-
-def _decode(entry: list, demand: Demand) -> DecodeWorker | None:
-    """The decode worker of a :func:`_workers` entry, sized when first asked for."""
-    if entry[2] is _UNSIZED:
-        entry[2] = decode_worker(entry[3], demand)
-    return entry[2]
 
 
 def _key(r: Replica) -> tuple[str, int, int, int]:
@@ -174,14 +131,24 @@ def search(replicas: list[Replica], demand: Demand, qps: float, spare: int, max_
     bound is already above the best fleet found are never sized."""
     s = _Search(demand, qps, spare, max_load, pricing, cost, by_gpus)
     entries = [_workers(r, demand, None if latencies is None else latencies[k]) for k, r in enumerate(replicas)]
-    sized = [e for e in entries if e[1] is not None]
-    pres: list[PrefillWorker] = [e[1] for e in sized]
-    keys = [e[0] for e in sized]
-    if not pres or qps <= 0:
+    # The first replica's prefill worker (each is made when the search first needs it): the request's
+    # KV bytes are the first worker's.
+    first = next((w for e in entries if (w := _prefill(e, demand)) is not None), None)
+    if first is None or qps <= 0:
         return []
+    keys = [e[0] for e in entries]
+    # Each replica's prefill worker and its rate's ceiling, the utilisation ceiling over the service
+    # time (PrefillWorker.rate), once made (made()): the orders below read them after.
+    pres: list[PrefillWorker] = [None] * len(entries)  # type: ignore[list-item]
+    top: list[float] = [math.inf] * len(entries)
 
-    # A prefill rate is at most the utilisation ceiling over the service time (PrefillWorker.rate).
-    top = [p.replica.k.queueing.max_utilisation / p.service_s for p in pres]
+    def made(i: int) -> PrefillWorker | None:
+        w = pres[i]
+        if w is None:
+            w = pres[i] = _prefill(entries[i], demand)  # type: ignore[call-overload]
+            if w is not None:
+                top[i] = w.replica.k.queueing.max_utilisation / w.service_s
+        return w
 
     def rate(i: int, extra: float, dear: Callable[[float], bool] | None = None) -> float:
         """Prefill worker ``i``'s rate with ``extra`` seconds of TTFT taken (memoised); 0.0 without
@@ -195,12 +162,22 @@ def search(replicas: list[Replica], demand: Demand, qps: float, spare: int, max_
             _RATES[key] = pres[i].rate(demand, extra)
         return _RATES[key]
 
+    def refine_prefill(i: int) -> float:
+        """The prefill pool's bound at its worker's utilisation ceiling, the worker made (a replica
+        waits under one worker and the spares until it may come next)."""
+        w = made(i)
+        if w is None:  # no prefill worker: computed now, and not in the order
+            return -math.inf
+        return s.lower_bound(w.replica, top[i])
+
     def price_prefill(i: int) -> tuple[float, float] | None:
+        if made(i) is None:
+            return None
         free = rate(i, 0.0)
         return None if free <= 0 else (s.lower_bound(pres[i].replica, free), free)
 
-    pre = LazyOrder([(s.lower_bound(p.replica, top[i]), _key(p.replica), i) for i, p in enumerate(pres)],
-                    price_prefill)
+    pre = LazyOrder([(s.lower_bound(e[3], math.inf), _key(e[3]), i) for i, e in enumerate(entries)], price_prefill,
+                    refine_prefill)
     # The least any decode pool costs: its workers at a rate no decode worker of the replica exceeds
     # (decode_rate_bound; one worker and the spares where there is no such rate), so that the
     # searches size only the decode workers whose pool may undercut the best fleet found.
@@ -255,7 +232,7 @@ def search(replicas: list[Replica], demand: Demand, qps: float, spare: int, max_
                                               price_decode, refine)
         return hit
 
-    kv = request_kv_bytes(pres[0].replica, demand.prompt_tokens)
+    kv = request_kv_bytes(first.replica, demand.prompt_tokens)
     _scaleout(s, pres, pre, dec, of_vendor, rate, kv, entries)
     d = _Search(demand, qps, spare, max_load, pricing, cost, by_gpus)
     if worth_below is not None and s.best is not None:
@@ -342,7 +319,7 @@ def _in_domain(s: _Search, pres: list[PrefillWorker], pre: LazyOrder, entries: l
 
     def hopeless(i: int, bound: float) -> bool:
         """Whether every pairing of prefill worker ``i`` (its bound ``bound``) is already too dear."""
-        lows = [b for b in map(least, same.get(pres[i].replica.gpu.id, ())) if b is not None]
+        lows = [b for b in map(least, same.get(entries[i][3].gpu.id, ())) if b is not None]
         return not lows or bound + min(lows) >= s.best_key[0]
 
     k = 0
