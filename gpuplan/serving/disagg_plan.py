@@ -23,7 +23,7 @@ from gpuplan.hardware.schema import Gpu
 from gpuplan.model.workload import ServingSpec, Workload
 from gpuplan.physics.roofline import achieved_tflops, arithmetic_intensity, bound, ridge_point
 from gpuplan.serving.capacity import Demand
-from gpuplan.serving.disagg_search import DisaggFleet
+from gpuplan.serving.disagg_fleet import DisaggFleet
 from gpuplan.serving.fleet import FleetCost, usd_per_million_tokens
 from gpuplan.serving.options import _layout_name
 from gpuplan.serving.traffic import serving_demand

@@ -27,138 +27,28 @@ transfer-free prefill rate, at the GPU's price per GPU) is already above the bes
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Callable
-from gpuplan.core.memo import memo
 from gpuplan.core.records import dataclass
 
 from gpuplan.hardware.schema import Gpu
 from gpuplan.fabric.tco import CostBasis
 from gpuplan.serving.capacity import Demand
+from gpuplan.serving.disagg_fleet import DisaggFleet
+from gpuplan.serving.disagg_workers import (  # noqa: F401  (_WORKERS, _RATES: the memos, read here by tests)
+    _MEMO_MAX, _RATES, _UNSIZED, _WORKERS, _decode, _prefill, _workers)
 from gpuplan.serving.disagg import (
     DecodeWorker,
     KvLink,
     PrefillWorker,
-    decode_rate_bound,
-    decode_worker,
     domain_link,
-    prefill_worker,
     request_kv_bytes,
     scaleout_link,
 )
-from gpuplan.serving.fleet import FleetCost, domain_fleet, fleet_cost, gpu_terms, sum_fleets
+from gpuplan.serving.fleet import FleetCost, domain_fleet, domain_objective, fleet_cost, fleet_objective, gpu_terms, sum_fleets
 from gpuplan.serving.lazy_order import LazyOrder
 from gpuplan.serving.model import Replica
-
-
-@dataclass(frozen=True)
-class DisaggFleet:
-    """A sized disaggregated fleet: both worker kinds, their counts, the KV link and the cost."""
-
-    prefill: PrefillWorker
-    decode: DecodeWorker
-    #: Prefill rate per worker within the TTFT target over this link (requests/s).
-    prefill_rate: float
-    link: KvLink
-    kv_bytes: float
-    #: Active groups and their shape (x prefill, y decode workers each).
-    groups: int
-    x: int
-    y: int
-    #: Spare capacity: whole groups in one domain, else ``spare`` prefill and ``spare`` decode workers.
-    spare: int
-    fleet: FleetCost
-    #: Scale-out placement only: each pool's own servers and cost.
-    prefill_fleet: FleetCost | None
-    decode_fleet: FleetCost | None
-    qps: float
-
-    @property
-    def in_domain(self) -> bool:
-        return self.link.kind != "scale-out"
-
-    @property
-    def prefill_workers(self) -> int:
-        return self.groups * self.x
-
-    @property
-    def decode_workers(self) -> int:
-        return self.groups * self.y
-
-    @property
-    def spare_prefill(self) -> int:
-        return self.spare * (self.x if self.in_domain else 1)
-
-    @property
-    def spare_decode(self) -> int:
-        return self.spare * (self.y if self.in_domain else 1)
-
-    @property
-    def prefill_gpus(self) -> int:
-        return (self.prefill_workers + self.spare_prefill) * self.prefill.replica.layout.gpus
-
-    @property
-    def decode_gpus(self) -> int:
-        return (self.decode_workers + self.spare_decode) * self.decode.replica.layout.gpus
-
-    @property
-    def gpus(self) -> int:
-        return self.prefill_gpus + self.decode_gpus
-
-    @property
-    def group_gpus(self) -> int:
-        return self.x * self.prefill.replica.layout.gpus + self.y * self.decode.replica.layout.gpus
-
-    @property
-    def group_rate(self) -> float:
-        """Requests/s one group carries: its smaller side (rate matching)."""
-        return min(self.x * self.prefill_rate, self.y * self.decode.rate)
-
-    @property
-    def idle_fraction(self) -> tuple[str, float]:
-        """The over-provisioned side and the share of its capacity the other side leaves idle."""
-        p, d = self.prefill_workers * self.prefill_rate, self.decode_workers * self.decode.rate
-        side, cap = ("prefill", p) if p > d else ("decode", d)
-        return side, 1.0 - min(p, d) / cap if cap > 0 else 0.0
-
-
-#: Each replica's two workers and its prefill rates by link, per demand: neither depends on the QPS,
-#: so a sweep (or the fleet strategies planning serving again) sizes them once. The GPU (a catalog
-#: entry, unhashable) is keyed by identity; the cached workers hold the replica, so it stays alive.
-#: An entry is ``[number, prefill worker, decode worker, replica]``; the decode worker (a bisection over
-#: the batch) is :data:`_UNSIZED` until a search needs it.
-_WORKERS: dict[tuple[object, ...], list] = memo()
-#: Prefill rates by (the worker's number in _WORKERS, extra seconds): a plain key, since hashing the
-#: replica's catalog records again for every link a search tries cost more than the lookup saved.
-_RATES: dict[tuple[int, float], float] = memo()
-#: Numbers are never reused (not even after the memos are emptied mid-search).
-_NUMBERS = itertools.count()
-_MEMO_MAX = 8192
-_UNSIZED = object()
-
-
-def _workers(r: Replica, demand: Demand, latency: float | None = None) -> list:
-    """The replica's entry: its number (the key of its prefill rates in _RATES), its prefill
-    worker (``latency``: its prompt's prefill time where known) and its decode worker
-    (:func:`_decode` sizes it). Keyed by the replica's identity: the planner's replicas are built
-    once per GPU and workload shape (serving/planner.py), and the entry holds the replica, so its
-    id is not reused while the entry lives (hashing its catalog records cost more than a worker)."""
-    key = (id(r), demand)
-    hit = _WORKERS.get(key)
-    if hit is None:
-        if len(_WORKERS) >= _MEMO_MAX:
-            _WORKERS.clear()
-            _RATES.clear()
-        hit = _WORKERS[key] = [next(_NUMBERS), prefill_worker(r, demand, latency), _UNSIZED, r]
-    return hit
-
-
-def _decode(entry: list, demand: Demand) -> DecodeWorker | None:
-    """The decode worker of a :func:`_workers` entry, sized when first asked for."""
-    if entry[2] is _UNSIZED:
-        entry[2] = decode_worker(entry[3], demand)
-    return entry[2]
+from gpuplan.serving.step_floor import decode_tight_rate_bound
 
 
 def _key(r: Replica) -> tuple[str, int, int, int]:
@@ -187,9 +77,13 @@ class _Search:
         return self.qps / self.max_load
 
     def metric(self, f: FleetCost, gpus: int) -> float:
+        return self.ranked(f.objective, gpus)
+
+    def ranked(self, objective: float | None, gpus: int) -> float:
+        """:meth:`metric` of a fleet of that objective and GPUs."""
         if self.by_gpus:
             return float(gpus)
-        return f.objective if f.objective is not None else math.inf
+        return objective if objective is not None else math.inf
 
     def per_gpu(self, gpu: Gpu) -> float:
         """A lower bound of the cost of one GPU in the metric (whole servers and instances only add)."""
@@ -203,6 +97,14 @@ class _Search:
     def lower_bound(self, w: Replica, rate: float) -> float:
         """Workers of ``w`` at ``rate`` or faster, and the spares (a spare group holds one at least)."""
         return self.per_gpu(w.gpu) * (_count(self.need, rate) + self.spare) * w.layout.gpus
+
+    def dear_groups(self, gpu: Gpu, groups: int, span: int, local: int) -> bool:
+        """Whether a one-domain fleet of ``groups`` active groups of ``span`` GPUs (domains of
+        ``local``) and the spare groups is no cheaper than the best found. A fleet of more groups, or
+        of wider ones, is no cheaper either: :func:`domain_fleet`'s servers (whole servers or whole
+        domains), billed GPUs and GPUs never fall as either grows."""
+        n = groups + self.spare
+        return (self.ranked(domain_objective(gpu, n, span, local, self.pricing), n * span), n * span) >= self.best_key
 
     def offer(self, fleet: DisaggFleet) -> None:
         key = (self.metric(fleet.fleet, fleet.gpus), fleet.gpus)
@@ -229,14 +131,24 @@ def search(replicas: list[Replica], demand: Demand, qps: float, spare: int, max_
     bound is already above the best fleet found are never sized."""
     s = _Search(demand, qps, spare, max_load, pricing, cost, by_gpus)
     entries = [_workers(r, demand, None if latencies is None else latencies[k]) for k, r in enumerate(replicas)]
-    sized = [e for e in entries if e[1] is not None]
-    pres: list[PrefillWorker] = [e[1] for e in sized]
-    keys = [e[0] for e in sized]
-    if not pres or qps <= 0:
+    # The first replica's prefill worker (each is made when the search first needs it): the request's
+    # KV bytes are the first worker's.
+    first = next((w for e in entries if (w := _prefill(e, demand)) is not None), None)
+    if first is None or qps <= 0:
         return []
+    keys = [e[0] for e in entries]
+    # Each replica's prefill worker and its rate's ceiling, the utilisation ceiling over the service
+    # time (PrefillWorker.rate), once made (made()): the orders below read them after.
+    pres: list[PrefillWorker] = [None] * len(entries)  # type: ignore[list-item]
+    top: list[float] = [math.inf] * len(entries)
 
-    # A prefill rate is at most the utilisation ceiling over the service time (PrefillWorker.rate).
-    top = [p.replica.k.queueing.max_utilisation / p.service_s for p in pres]
+    def made(i: int) -> PrefillWorker | None:
+        w = pres[i]
+        if w is None:
+            w = pres[i] = _prefill(entries[i], demand)  # type: ignore[call-overload]
+            if w is not None:
+                top[i] = w.replica.k.queueing.max_utilisation / w.service_s
+        return w
 
     def rate(i: int, extra: float, dear: Callable[[float], bool] | None = None) -> float:
         """Prefill worker ``i``'s rate with ``extra`` seconds of TTFT taken (memoised); 0.0 without
@@ -250,16 +162,26 @@ def search(replicas: list[Replica], demand: Demand, qps: float, spare: int, max_
             _RATES[key] = pres[i].rate(demand, extra)
         return _RATES[key]
 
+    def refine_prefill(i: int) -> float:
+        """The prefill pool's bound at its worker's utilisation ceiling, the worker made (a replica
+        waits under one worker and the spares until it may come next)."""
+        w = made(i)
+        if w is None:  # no prefill worker: computed now, and not in the order
+            return -math.inf
+        return s.lower_bound(w.replica, top[i])
+
     def price_prefill(i: int) -> tuple[float, float] | None:
+        if made(i) is None:
+            return None
         free = rate(i, 0.0)
         return None if free <= 0 else (s.lower_bound(pres[i].replica, free), free)
 
-    pre = LazyOrder([(s.lower_bound(p.replica, top[i]), _key(p.replica), i) for i, p in enumerate(pres)],
-                    price_prefill)
+    pre = LazyOrder([(s.lower_bound(e[3], math.inf), _key(e[3]), i) for i, e in enumerate(entries)], price_prefill,
+                    refine_prefill)
     # The least any decode pool costs: its workers at a rate no decode worker of the replica exceeds
     # (decode_rate_bound; one worker and the spares where there is no such rate), so that the
     # searches size only the decode workers whose pool may undercut the best fleet found.
-    floor = [s.lower_bound(e[3], decode_rate_bound(e[3], demand)) for e in entries]
+    floor = [s.lower_bound(e[3], e[4] if e[5] is None else e[5]) for e in entries]
 
     def price_decode(j: int) -> tuple[float, tuple[int, FleetCost, DecodeWorker]] | None:
         w = _decode(entries[j], demand)
@@ -269,11 +191,49 @@ def search(replicas: list[Replica], demand: Demand, qps: float, spare: int, max_
         f = fleet_cost(w.replica.gpu, d + s.spare, w.replica.layout.gpus, s.pricing, s.cost)
         return s.metric(f, (d + s.spare) * w.replica.layout.gpus), (d, f, w)
 
+    refined: dict[int, float] = {}
+
+    def refine(j: int) -> float:
+        """The decode pool's cost at a tighter bound of its worker's rate (decode_tight_rate_bound:
+        within a few percent of the rate where decode_rate_bound is 2-5x above it), asked only of
+        the workers that would otherwise be sized next: its workers and the spares, on whole servers
+        (a pool of more workers costs no less). The pool's per-GPU floor at that rate is kept for
+        the one-domain search, whose groups share servers."""
+        hit = refined.get(j)
+        if hit is None:
+            e = entries[j]
+            if e[2] is not _UNSIZED:  # sized already (an earlier search): its cost is at hand
+                return -math.inf
+            r, tight = e[3], e[5]
+            if tight is None:
+                tight = e[5] = decode_tight_rate_bound(r, demand)
+            if not tight > 0.0:  # no worker at all, or no bound: sized now
+                return -math.inf
+            least = s.lower_bound(r, tight)
+            if least > floor[j]:
+                floor[j] = least
+            d = _count(s.need, tight) + s.spare
+            hit = refined[j] = s.ranked(fleet_objective(r.gpu, d, r.layout.gpus, s.pricing), d * r.layout.gpus)
+        return hit
+
     # Whole servers or billed instances cost at least the per-GPU price (the margin covers the
     # rounding of the bound's two products where the two are equal).
-    dec = LazyOrder([(floor[j] * (1 - 1e-12), _key(e[3]), j) for j, e in enumerate(entries)], price_decode)
-    kv = request_kv_bytes(pres[0].replica, demand.prompt_tokens)
-    _scaleout(s, pres, pre, dec, rate, kv, entries)
+    waiting = [(floor[j] * (1 - 1e-12), _key(e[3]), j) for j, e in enumerate(entries)]
+    dec = LazyOrder(waiting, price_decode, refine)
+    vendors: dict[str, LazyOrder] = {}
+
+    def of_vendor(vendor: str) -> LazyOrder:
+        """The decode workers of one vendor's GPUs in the same order (a prefill worker pairs with no
+        other: the KV layout and transfer library are one vendor's); a worker sized by one order is
+        sized for all (_decode keeps it)."""
+        hit = vendors.get(vendor)
+        if hit is None:
+            hit = vendors[vendor] = LazyOrder([t for t in waiting if entries[t[2]][3].gpu.vendor == vendor],
+                                              price_decode, refine)
+        return hit
+
+    kv = request_kv_bytes(first.replica, demand.prompt_tokens)
+    _scaleout(s, pres, pre, dec, of_vendor, rate, kv, entries)
     d = _Search(demand, qps, spare, max_load, pricing, cost, by_gpus)
     if worth_below is not None and s.best is not None:
         # Above both, the one-domain fleet would be neither built nor first (ties go to scale-out).
@@ -283,8 +243,8 @@ def search(replicas: list[Replica], demand: Demand, qps: float, spare: int, max_
     return [f for _, _, f in sorted(found, key=lambda t: (t[0], t[1]))]  # type: ignore[misc]
 
 
-def _scaleout(s: _Search, pres: list[PrefillWorker], pre: LazyOrder, dec: LazyOrder, rate, kv: float,
-              entries: list[list]) -> None:
+def _scaleout(s: _Search, pres: list[PrefillWorker], pre: LazyOrder, dec: LazyOrder,
+              of_vendor: Callable[[str], LazyOrder], rate, kv: float, entries: list[list]) -> None:
     def unlinked(j: int, bound: float) -> bool:
         """A decode worker whose server has no scale-out NIC pairs with no prefill worker here
         (scaleout_link is None): it leaves the order unsized, as the loop below would skip it."""
@@ -303,15 +263,25 @@ def _scaleout(s: _Search, pres: list[PrefillWorker], pre: LazyOrder, dec: LazyOr
         pw = pres[i]
         if pw.replica.links.network.scaleout is None:
             continue  # no scale-out link to any decode worker (scaleout_link is None)
+        # The prefill pool costs at least its workers at its transfer-free rate and the spares on
+        # whole servers (its rate over a link is no higher): a pairing dearer than the best even so
+        # is not offered, nor any after it in the order (their decode pools cost no less).
+        free = pre.payload(i)
+        gp = pw.replica.layout.gpus
+        p_least = _count(s.need, free) + s.spare
+        least = s.ranked(fleet_objective(pw.replica.gpu, p_least, gp, s.pricing), p_least * gp)
+
+        def fails(c: float) -> bool:
+            return lb + c >= s.best_key[0] or least + c > s.best_key[0]
+
+        decode = of_vendor(pw.replica.gpu.vendor)  # the KV layout and transfer library are one vendor's
         m = 0
-        while (e := dec.get(m, lambda c: lb + c >= s.best_key[0], drop=unlinked)) is not None:
+        while (e := decode.get(m, fails, drop=unlinked)) is not None:
             d_cost, j = e
-            if lb + d_cost >= s.best_key[0]:
+            if fails(d_cost):
                 break
             m += 1
-            d, d_fleet, dw = dec.payload(j)
-            if dw.replica.gpu.vendor != pw.replica.gpu.vendor:
-                continue  # the KV layout and transfer library are one vendor's (NIXL, Mooncake)
+            d, d_fleet, dw = decode.payload(j)
             link = scaleout_link(pw.replica, dw.replica)
             if link is None:
                 continue
@@ -319,8 +289,10 @@ def _scaleout(s: _Search, pres: list[PrefillWorker], pre: LazyOrder, dec: LazyOr
                 """This pairing at prefill rate ``r`` or less is no cheaper (costs grow with workers)."""
                 p = _count(s.need, r)
                 gpus = (p + s.spare) * pw.replica.layout.gpus + (d + s.spare) * dw.replica.layout.gpus
-                least = sum_fleets(fleet_cost(pw.replica.gpu, p + s.spare, pw.replica.layout.gpus, s.pricing, s.cost), d_fleet)
-                return (s.metric(least, gpus), gpus) >= s.best_key
+                # the objective of sum_fleets(the prefill pool's fleet, d_fleet)
+                p_cost, d_cost = fleet_objective(pw.replica.gpu, p + s.spare, pw.replica.layout.gpus, s.pricing), d_fleet.objective
+                least = None if p_cost is None or d_cost is None else p_cost + d_cost
+                return (s.ranked(least, gpus), gpus) >= s.best_key
 
             r = rate(i, link.seconds(kv) + dw.residual_s(s.demand.percentile), dear)
             if r <= 0:
@@ -347,7 +319,7 @@ def _in_domain(s: _Search, pres: list[PrefillWorker], pre: LazyOrder, entries: l
 
     def hopeless(i: int, bound: float) -> bool:
         """Whether every pairing of prefill worker ``i`` (its bound ``bound``) is already too dear."""
-        lows = [b for b in map(least, same.get(pres[i].replica.gpu.id, ())) if b is not None]
+        lows = [b for b in map(least, same.get(entries[i][3].gpu.id, ())) if b is not None]
         return not lows or bound + min(lows) >= s.best_key[0]
 
     k = 0
@@ -357,16 +329,19 @@ def _in_domain(s: _Search, pres: list[PrefillWorker], pre: LazyOrder, entries: l
         pw = pres[i]
         free = pre.payload(i)
         gp = pw.replica.layout.gpus
+        local = pw.replica.links.local_domain
         for j in same.get(pw.replica.gpu.id, ()):
             if entries[j][2] is _UNSIZED and lb + floor[j] >= s.best_key[0]:
                 continue
+            span = gp + entries[j][3].layout.gpus  # the least group: one worker of each
+            if span > local or s.dear_groups(pw.replica.gpu, 1, span, local):
+                continue  # no group fits the domain, or even one of the least span (and the spares) is too dear
             dw = _decode(entries[j], s.demand)
             if dw is None:
                 continue
             gd = dw.replica.layout.gpus
             if s.lower_bound(pw.replica, free) + s.lower_bound(dw.replica, dw.rate) >= s.best_key[0]:
                 continue
-            local = pw.replica.links.local_domain
             residual = dw.residual_s(s.demand.percentile)
             spans: dict[int, tuple[KvLink | None, float]] = {}  # the link and the TTFT it takes, by span
             for x in range(1, (local - gd) // gp + 1):
@@ -374,6 +349,11 @@ def _in_domain(s: _Search, pres: list[PrefillWorker], pre: LazyOrder, entries: l
                 matched = x * free / dw.rate
                 for y in sorted({max(1, min(most, math.floor(matched))), max(1, min(most, math.ceil(matched))), most}):
                     span = x * gp + y * gd
+                    # Its prefill rate over the link is at most ``free`` (the TTFT the link takes
+                    # only lowers it): too dear at ``free``, too dear at its rate; not, then not
+                    # at the ceiling either (rate()'s test), and the rate is sized.
+                    if s.dear_groups(pw.replica.gpu, _count(s.need, min(x * free, y * dw.rate)), span, local):
+                        continue
                     hit = spans.get(span)
                     if hit is None:
                         link = domain_link(pw.replica, dw.replica, span)
@@ -381,12 +361,7 @@ def _in_domain(s: _Search, pres: list[PrefillWorker], pre: LazyOrder, entries: l
                     link, extra = hit
                     if link is None:
                         continue
-                    def dear(r: float, x: int = x, y: int = y, span: int = span, dw: DecodeWorker = dw) -> bool:
-                        n = _count(s.need, min(x * r, y * dw.rate))
-                        least = domain_fleet(pw.replica.gpu, n + s.spare, span, local, s.pricing, s.cost)
-                        return (s.metric(least, (n + s.spare) * span), (n + s.spare) * span) >= s.best_key
-
-                    r = rate(i, extra, dear)
+                    r = rate(i, extra)
                     if r <= 0:
                         continue
                     n = _count(s.need, min(x * r, y * dw.rate))

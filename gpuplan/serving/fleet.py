@@ -117,6 +117,41 @@ def _fleet_cost(gpu: Gpu, replicas: int, gpus_per_replica: int, pricing: str, co
     return _fleet(nodes, capex, cloud, power, objective, hourly)
 
 
+#: :func:`fleet_objective` by (GPU, replicas, GPUs per replica, pricing), the GPU keyed by identity
+#: and held in the entry: a QPS sweep asks for the same floors at every point. Bounded.
+_OBJECTIVES: dict[tuple[int, int, int, str], tuple[Gpu, float | None]] = memo()
+
+
+def fleet_objective(gpu: Gpu, replicas: int, gpus_per_replica: int, pricing: str) -> float | None:
+    """``fleet_cost(...).objective`` alone, the same value (servers x price, or billed GPUs x the
+    cloud rate), without the fleet's power, PUE and cost per hour: the searches' bounds and floors
+    (serving/planner.py, serving/disagg_search.py) rank fleets they never size by it (memoised in
+    :data:`_OBJECTIVES`)."""
+    key = (id(gpu), replicas, gpus_per_replica, pricing)
+    hit = _OBJECTIVES.get(key)
+    if hit is None:
+        if len(_OBJECTIVES) >= _FLEETS_MAX:
+            _OBJECTIVES.clear()
+        hit = _OBJECTIVES[key] = (gpu, _objective(gpu, replicas, gpus_per_replica, pricing))
+    return hit[1]
+
+
+def _objective(gpu: Gpu, replicas: int, gpus_per_replica: int, pricing: str) -> float | None:
+    """:func:`fleet_objective`, computed."""
+    _, per_node, unit, price, rate, _, billed, billing = gpu_terms(gpu)
+    if pricing == "cloud":
+        if rate is None:
+            return None
+        used = replicas * gpus_per_replica
+        n = billed.get(used)
+        if n is None:
+            if len(billed) >= 4096:
+                billed.clear()
+            n = billed[used] = billed_of(billing, used)
+        return n * rate
+    return None if price is None else nodes_for(replicas, gpus_per_replica, per_node, unit) * price
+
+
 def sum_fleets(a: FleetCost, b: FleetCost) -> FleetCost:
     """Two pools bought side by side (a disaggregated fleet's prefill and decode servers)."""
 
@@ -141,6 +176,15 @@ def domain_fleet(gpu: Gpu, groups: int, span: int, local: int, pricing: str, cos
             _FLEETS.clear()
         hit = _FLEETS[key] = (gpu, cost, _domain_fleet(gpu, groups, span, local, pricing, cost))
     return hit[2]
+
+
+def domain_objective(gpu: Gpu, groups: int, span: int, local: int, pricing: str) -> float | None:
+    """``domain_fleet(...).objective`` alone, the same value (:func:`fleet_objective`): the whole
+    domains bought, or the trays rented in the cloud."""
+    per_node = gpu_terms(gpu)[1]
+    if local <= per_node or pricing == "cloud":
+        return fleet_objective(gpu, groups, span, pricing)
+    return fleet_objective(gpu, -(-groups // (local // span)), local, pricing)
 
 
 def _domain_fleet(gpu: Gpu, groups: int, span: int, local: int, pricing: str, cost: CostBasis) -> FleetCost:

@@ -24,7 +24,7 @@ from gpuplan.hardware.serving_calibration import ServingConstants, serving_const
 from gpuplan.serving.engine import Engine, resolve_engine
 from gpuplan.serving.frontier import layout_frontier
 from gpuplan.fabric.tco import CostBasis, cost_basis
-from gpuplan.serving.fleet import fleet_cost, usd_per_million_tokens
+from gpuplan.serving.fleet import fleet_cost, fleet_objective, usd_per_million_tokens
 from gpuplan.serving.links import Links, links_for
 from gpuplan.core.contract import ServingPlan
 from gpuplan.serving.model import Layout, Replica, build_replica, gpu_rates
@@ -176,37 +176,59 @@ def _gpu_options(gpu: Gpu, workload: Workload, demand: Demand, k: ServingConstan
         return evaluate(rep, demand, s.qps, s.spare_replicas, c.pricing, cost, c.budget_usd, c.power_limit_kw,
                         s.max_load_fraction, sized)
 
-    floors = [fleet_cost(rep.gpu, 1 + s.spare_replicas, rep.layout.gpus, c.pricing, cost).objective
+    floors = [fleet_objective(rep.gpu, 1 + s.spare_replicas, rep.layout.gpus, c.pricing)
               for rep in replicas] if lean else []
     if not lean or any(f is None for f in floors):  # unpriced: no floor to rank by
         return by_rank([size(rep, sized) for rep, sized in entries]), replicas
     options: list[Option] = []
-    least = math.inf  # the cost of the cheapest sized option that meets the targets
+    # The cost and then the GPUs of the best sized option that meets the targets (Option.rank_first).
+    least: tuple[float, int] = (math.inf, 0)
     for floor, i in sorted((f, i) for i, f in enumerate(floors)):
-        if floor > least:  # type: ignore[operator]
+        if floor > least[0]:  # type: ignore[operator]
             break
         rep, sized = entries[i]
-        if least < math.inf and demand not in sized:
+        if least[0] < math.inf and demand not in sized:
             # Unsized yet: its active replicas are at least those a bound of its ceiling's rate needs.
             # The cheap bound first; the tighter one (its floor with the GEMMs' rooflines) only
             # for the layouts that one lets through.
-            if any(_over_least(s.qps, bound(rep, demand), s.max_load_fraction, s.spare_replicas, rep,
-                               c.pricing, cost, least) for bound in (ceiling_rate_bound, tight_rate_bound)):
+            if any(_over_least(s.qps, _rate_bound(rep, demand, tight), s.max_load_fraction, s.spare_replicas, rep,
+                               c.pricing, cost, least) for tight in (False, True)):
                 continue
         o = size(rep, sized)
         options.append(o)
-        if o.meets and o.objective is not None and o.objective < least:
-            least = o.objective
+        if o.meets and o.objective is not None and (o.objective, o.gpus) < least:
+            least = (o.objective, o.gpus)
     return by_rank(options), replicas
 
 
+#: The bounds of a layout's ceiling rate by (replica, demand, tight): they do not depend on the QPS,
+#: and a layout the lean sizing leaves unsized is bounded again at every point of a QPS sweep. The
+#: replica is keyed by identity and held in the entry. Bounded: cleared when full.
+_BOUNDS: dict[tuple[int, Demand, bool], tuple[Replica, float]] = memo()
+
+
+def _rate_bound(rep: Replica, demand: Demand, tight: bool) -> float:
+    """:func:`~gpuplan.serving.step_floor.tight_rate_bound` (``tight``) or
+    :func:`~gpuplan.serving.step_floor.ceiling_rate_bound` of ``rep``, memoised in :data:`_BOUNDS`."""
+    key = (id(rep), demand, tight)
+    hit = _BOUNDS.get(key)
+    if hit is None:
+        if len(_BOUNDS) >= _REPLICAS_MAX * 4:
+            _BOUNDS.clear()
+        hit = _BOUNDS[key] = (rep, (tight_rate_bound if tight else ceiling_rate_bound)(rep, demand))
+    return hit[1]
+
+
 def _over_least(qps: float, rate: float, max_load: float, spares: int, rep: Replica, pricing: str, cost: CostBasis,
-                least: float) -> bool:
+                least: tuple[float, int]) -> bool:
     """Whether the fleet of ``rep`` at the active replicas a bound ``rate`` of its ceiling's rate
-    needs costs more than ``least`` (so its option would rank after that one: the lean sizing)."""
+    needs ranks after ``least`` (cost, then GPUs: the rank of an option that meets the targets), so
+    that its option would too: a fleet of more replicas costs no less and has more GPUs (the lean
+    sizing). A layout that ties on both is sized (its workpoint breaks the tie)."""
     active = _active_replicas(qps, rate, max_load)
-    return active > 1 and fleet_cost(rep.gpu, active + spares, rep.layout.gpus, pricing,
-                                     cost).objective > least  # type: ignore[operator]
+    replicas = active + spares
+    objective = fleet_objective(rep.gpu, replicas, rep.layout.gpus, pricing)
+    return (objective, replicas * rep.layout.gpus) > least  # type: ignore[operator]
 
 
 def _active_replicas(qps: float, rate: float, max_load: float) -> int:

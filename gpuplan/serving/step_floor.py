@@ -268,20 +268,43 @@ def tight_rate_bound(replica: Any, demand: Any, steps: int = 12) -> float:
     is ``C / (n L(C))`` there. 1e-6 covers the round-off of both rates."""
     n = demand.decode_steps
     cap = replica.admitted_sequences(demand.prompt_tokens, demand.output_tokens)
-    gemm = gemm_terms(replica)
-    if n == 0 or cap < 1 or gemm is None:
+    if n == 0 or cap < 1:
         return math.inf
     eng = replica.engine
     per = 1 + demand.prompt_tokens / n if eng is not None and eng.features.scheduling == "mixed" else 1.0
     context = replica.decode_context(demand.prompt_tokens, max(demand.output_tokens, 1))
+    return _tight_bound(replica, n, cap, per, context, demand.prompt_tokens if per > 1.0 else 0, demand.tpot_s, steps)
+
+
+def decode_tight_rate_bound(replica: Any, demand: Any, steps: int = 12) -> float:
+    """An upper bound of a disaggregated decode worker's rate (serving/disagg.py ``decode_worker``:
+    decode-only steps, at most the sequences of ``prompt + output`` tokens the cache holds, ``C /
+    (n t0(C))`` at the largest ``C`` whose step meets the TPOT target), by :func:`tight_rate_bound`'s
+    argument with no prompt tokens in a step (``inf`` where the GEMMs' terms are not known)."""
+    n = demand.decode_steps
+    cap = replica.max_sequences(demand.prompt_tokens + demand.output_tokens)
+    if n == 0 or cap < 1:
+        return math.inf
+    context = replica.decode_context(demand.prompt_tokens, demand.output_tokens)
+    return _tight_bound(replica, n, cap, 1.0, context, 0, demand.tpot_s, steps)
+
+
+def _tight_bound(replica: Any, n: int, cap: int, per: float, context: float, prompt: int, tpot_s: float,
+                 steps: int) -> float:
+    """:func:`tight_rate_bound`'s bound: ``n`` decode steps a request, at most ``cap`` sequences,
+    ``per`` GEMM tokens a decode sequence, ``prompt`` tokens in a step's prompt (0: none), caches of
+    ``context`` tokens, a TPOT target of ``tpot_s``."""
+    gemm = gemm_terms(replica)
+    if gemm is None:
+        return math.inf
     base = floor_terms(replica, context)
     pp = replica.layout.pp
-    top = min(float(cap), over_target_above(with_all_reduce(replica, base), pp, per, demand.tpot_s))
+    top = min(float(cap), over_target_above(with_all_reduce(replica, base), pp, per, tpot_s))
     if not top < math.inf:
         return math.inf
     fixed, _, kv, _ = base
     s0, a, g, head, h, e, k = gemm
-    kv, ramp_s, ramp, prefill = attention_terms(replica, context, demand.prompt_tokens if per > 1.0 else 0, kv)
+    kv, ramp_s, ramp, prefill = attention_terms(replica, context, prompt, kv)
     inv = 1.0 / k
     reduce = reduce_lines(replica)
     n_ar, w, lines = reduce if reduce is not None else (0.0, 0.0, ((0.0, 0.0),))
@@ -312,7 +335,7 @@ def tight_rate_bound(replica: Any, demand: Any, steps: int = 12) -> float:
                 + t * e + n_ar * comm)
 
     low = floor_at(top)
-    target = demand.tpot_s * (1 + 1e-9)
+    target = tpot_s * (1 + 1e-9)
     if low > target:
         lo_c, hi_c = 0.0, top
         for _ in range(steps):

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from gpuplan.fabric.tco import CostBasis, cost_basis
-from gpuplan.serving.fleet import fleet_cost, nodes_for, usd_per_million_tokens
+from gpuplan.serving.fleet import (domain_fleet, domain_objective, fleet_cost, fleet_objective, nodes_for,
+                                   usd_per_million_tokens)
 
 
 @pytest.mark.parametrize("replicas, per_replica, per_node, unit, nodes", [
@@ -84,3 +85,27 @@ def test_the_default_plans_token_cost_and_its_tco_share_one_basis(catalog):
     servers_share = (246_000 + 14 * 1.2 * 0.08 * 8_766 * 4 * 0.8) / tokens_m
     assert servers_share == pytest.approx(s.usd_per_million_output_tokens, rel=1e-6)
     assert t.usd_per_million_tokens > s.usd_per_million_output_tokens
+
+
+def test_a_fleets_objective_alone_is_the_fleets(catalog):
+    """The searches' floors read the objective without the rest of the fleet (serving/fleet.py
+    fleet_objective, domain_objective): by hand, 10 two-GPU H100 SXM replicas on 8-GPU servers are
+    3 servers at $350,000; 5 of them rent 16 GPUs at $3/h; 3 one-domain groups of 6 GB200 GPUs (12 to
+    an NVL72 rack, bought whole) are 2 racks. And the same value as the fleet's, everywhere."""
+    h100 = catalog.gpus["h100-sxm-80gb"].model_copy(update={"node_price_usd": 350_000.0, "cloud_usd_per_gpu_hour": 3.0,
+                                                            "cloud_instance_gpus": (8,)})
+    assert fleet_objective(h100, 10, 2, "capex") == 1_050_000.0
+    assert fleet_objective(h100, 5, 2, "cloud") == 48.0
+    gb200 = catalog.gpus["gb200-nvl72"]
+    rack = gb200.node_price_usd * 18
+    assert domain_objective(gb200, 13, 6, 72, "capex") == 2 * rack
+    cost = cost_basis((), catalog)
+    for gid in ("h100-sxm-80gb", "gb200-nvl72", "a100-pcie-80gb", "mi355x-oam-288gb", "l4-pcie-24gb"):
+        gpu = catalog.gpus[gid]
+        for pricing in ("capex", "cloud"):
+            for replicas in (1, 2, 3, 7, 40):
+                for per in (1, 2, 4, 8):
+                    assert fleet_objective(gpu, replicas, per, pricing) == fleet_cost(gpu, replicas, per, pricing,
+                                                                                      cost).objective
+                    assert domain_objective(gpu, replicas, per, 72, pricing) == domain_fleet(gpu, replicas, per, 72,
+                                                                                          pricing, cost).objective

@@ -57,3 +57,28 @@ def test_dropped_items_are_never_computed():
         got.append(item)
     assert got == [(2.0, 2), (4.0, 1), (4.0, 5)]
     assert 0 not in computed and 4 not in computed
+
+
+def test_a_refined_bound_keeps_the_order_and_spares_what_it_puts_past_the_test():
+    computed: list[int] = []
+    refined: list[int] = []
+
+    def compute(i: int):
+        computed.append(i)
+        cost = ITEMS[i][2]
+        return None if cost is None else (cost, f"payload {i}")
+
+    def refine(i: int) -> float:  # a tighter bound: the cost itself where known, else the first bound
+        refined.append(i)
+        return ITEMS[i][2] if ITEMS[i][2] is not None else ITEMS[i][0]
+
+    order = LazyOrder([(b, key, i) for i, (b, key, _) in ITEMS.items()], compute, refine)
+    got = []
+    while (item := order.get(len(got), lambda cost: cost >= 5.0)) is not None:
+        got.append(item)
+    # the same order as without it (c, b, f under 5), and a (9) and e (7) are computed by neither;
+    # with it, d (no tighter bound: computed at once), b, c and f are each refined once, first
+    assert got == [(2.0, 2), (4.0, 1), (4.0, 5)]
+    assert sorted(computed) == [1, 2, 3, 5] and sorted(refined) == [1, 2, 3, 5]
+    # b (bound 1.0, refined to 4.0) waits again: c (2.0) is computed before b
+    assert computed.index(2) < computed.index(1)

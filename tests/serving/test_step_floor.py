@@ -9,11 +9,13 @@ from dataclasses import replace
 import pytest
 
 from gpuplan.serving.capacity import Demand, ReplicaCapacity
+from gpuplan.serving.disagg import decode_rate_bound, decode_worker
 from gpuplan.serving.engine import resolve_engine
 from gpuplan.serving.model import Layout, build_replica
 from gpuplan.serving.step_floor import (
     attention_terms,
     ceiling_rate_bound,
+    decode_tight_rate_bound,
     floor_terms,
     gemm_terms,
     reduce_lines,
@@ -127,3 +129,31 @@ def test_the_gemms_rooflines_and_attention_tighten_the_rate_bound(catalog, prese
     ceiling, _ = one.best()
     assert ceiling.rate == pytest.approx(4.90, abs=0.01)
     assert ceiling.rate < tight_rate_bound(one.replica, DEMAND) < 1.15 * ceiling.rate < ceiling_rate_bound(one.replica, DEMAND)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[1]}-{c[4]}")
+def test_no_decode_worker_is_faster_than_its_tight_bound(catalog, preset, k, case):
+    """The disaggregation search orders its decode pools by this bound before it sizes them."""
+    for tpot_s in (0.012, 0.03, 0.05, 0.2):
+        demand = replace(DEMAND, tpot_s=tpot_s)
+        rep = _capacity(catalog, preset, k, *case, demand=demand).replica
+        worker = decode_worker(rep, demand)
+        if worker is not None:
+            assert worker.rate <= decode_tight_rate_bound(rep, demand)
+
+
+def test_the_tight_bound_of_a_decode_worker_is_close(catalog, preset, k):
+    """70B FP8 decode workers at a 50 ms TPOT target. One B200: 263 sequences (the cache's capacity
+    of 2,400-token sequences) at 18.72 req/s; the tight bound is within 1e-4 of it, decode_rate_bound
+    (the weights' and the caches' stream alone) 1.32x. Two pipelined TP8 B200 stages: 185 req/s, the
+    tight bound 1.02x, decode_rate_bound 3.75x."""
+    one = _capacity(catalog, preset, k, "b200-sxm-180gb", "llama-3.1-70b", Layout(tp=1), "fp8", "vllm").replica
+    worker = decode_worker(one, DEMAND)
+    assert worker.concurrency == 263 and worker.rate == pytest.approx(18.72, abs=0.01)
+    assert worker.rate <= decode_tight_rate_bound(one, DEMAND) < (1 + 1e-4) * worker.rate
+    assert decode_rate_bound(one, DEMAND) == pytest.approx(1.32 * worker.rate, rel=0.01)
+    two = _capacity(catalog, preset, k, "b200-sxm-180gb", "llama-3.1-70b", Layout(tp=8, pp=2), "fp8", "vllm").replica
+    worker = decode_worker(two, DEMAND)
+    assert worker.rate == pytest.approx(185, abs=0.1)
+    assert worker.rate < decode_tight_rate_bound(two, DEMAND) < 1.02 * worker.rate
+    assert decode_rate_bound(two, DEMAND) == pytest.approx(3.75 * worker.rate, rel=0.01)
