@@ -74,9 +74,9 @@ def fleet_cost(gpu: Gpu, replicas: int, gpus_per_replica: int, pricing: str, cos
 
 
 #: Each GPU's figures that :func:`_fleet_cost` reads, by the GPU's identity (held in the entry, so
-#: its id is not reused while the entry lives): a catalog GPU is a pydantic model, and CPython does
-#: not specialise attribute reads on a class with ``__getattr__`` (~0.7k instructions a read; a
-#: plan prices ~400 fleets). The catalog's GPUs are not changed once loaded. Bounded: cleared when full.
+#: its id is not reused while the entry lives): its properties (``purchase_unit_nodes``,
+#: ``billing_terms``) computed once, not for each of the ~400 fleets a plan prices. The catalog's
+#: GPUs are frozen records (hardware/record.py). Bounded: cleared when full.
 _GPU_TERMS: dict[int, tuple[Gpu, int, int, float | None, float | None, float, dict[int, int], tuple]] = memo()
 
 
@@ -99,15 +99,7 @@ def _fleet_cost(gpu: Gpu, replicas: int, gpus_per_replica: int, pricing: str, co
     _, per_node, unit, price, rate, node_kw, billed, billing = gpu_terms(gpu)
     nodes = nodes_for(replicas, gpus_per_replica, per_node, unit)
     capex = nodes * price if price is not None else None
-    cloud = None
-    if rate is not None:
-        used = replicas * gpus_per_replica
-        n = billed.get(used)
-        if n is None:
-            if len(billed) >= 4096:
-                billed.clear()
-            n = billed[used] = billed_of(billing, used)
-        cloud = n * rate
+    cloud = None if rate is None else _cloud_usd_per_hour(rate, billed, billing, replicas * gpus_per_replica)
     power = nodes * node_kw
     if pricing == "cloud":
         objective, hourly = cloud, cloud
@@ -140,16 +132,19 @@ def _objective(gpu: Gpu, replicas: int, gpus_per_replica: int, pricing: str) -> 
     """:func:`fleet_objective`, computed."""
     _, per_node, unit, price, rate, _, billed, billing = gpu_terms(gpu)
     if pricing == "cloud":
-        if rate is None:
-            return None
-        used = replicas * gpus_per_replica
-        n = billed.get(used)
-        if n is None:
-            if len(billed) >= 4096:
-                billed.clear()
-            n = billed[used] = billed_of(billing, used)
-        return n * rate
+        return None if rate is None else _cloud_usd_per_hour(rate, billed, billing, replicas * gpus_per_replica)
     return None if price is None else nodes_for(replicas, gpus_per_replica, per_node, unit) * price
+
+
+def _cloud_usd_per_hour(rate: float, billed: dict[int, int], billing: tuple, used: int) -> float:
+    """The cloud's dollars an hour for ``used`` GPUs: the GPUs billed (``billed``: the GPU's memo of
+    :func:`billed_of` by GPUs in use, :func:`gpu_terms`; ``billing``: its billing terms) x ``rate``."""
+    n = billed.get(used)
+    if n is None:
+        if len(billed) >= 4096:
+            billed.clear()
+        n = billed[used] = billed_of(billing, used)
+    return n * rate
 
 
 def sum_fleets(a: FleetCost, b: FleetCost) -> FleetCost:
