@@ -60,8 +60,7 @@ def _servers_per_rack(gpu: Gpu, catalog: Catalog) -> int:
 
 #: What :func:`rack_plan` reads of a GPU and the catalog, by (GPU, catalog): (servers per rack, a
 #: server's kW, cold plates, the rear-door and room-air limits). A plan prices ~150 fleets' racks
-#: (their PUE) over a few GPUs; catalog records are pydantic models, whose attribute reads CPython
-#: does not specialise. Both are keyed by identity and held in the entry. Bounded.
+#: (their PUE) over a few GPUs. Both are keyed by identity and held in the entry. Bounded.
 _RACKS: dict[tuple[int, int], tuple[Gpu, Catalog, tuple[int, float, bool, float, float]]] = memo()
 
 

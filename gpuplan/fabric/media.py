@@ -173,9 +173,8 @@ def _rank(o: Optic) -> tuple:
 
 
 #: The picks of :func:`pick_module`, :func:`pick_cable` and :func:`pick_fiber` by (catalog, what is
-#: asked): each scans the catalog's optics (pydantic models, ~0.7k instructions a field read) and
-#: sorts them, and a plan's bills ask the same few a dozen times (32 picks, 8 distinct, default
-#: profile). The arguments enter only comparisons, so equal arguments pick the same part; the
+#: asked): each scans the catalog's optics and sorts them, and a plan's bills ask the same few a
+#: dozen times (32 picks, 8 distinct, default profile). The arguments enter only comparisons, so equal arguments pick the same part; the
 #: catalog is keyed by identity and held in the entry, so its id is not reused while it lives. Bounded.
 _PICKS: dict[tuple[object, ...], tuple[Catalog, object]] = memo()
 

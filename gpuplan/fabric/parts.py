@@ -21,9 +21,9 @@ FRONTEND_RATIOS = (4.0, 3.0, 2.0, 1.0)
 FRONTEND_MIN_GBIT = 100.0
 
 #: What :func:`choose_frontend` and :func:`switch_for` read of a catalog, by the catalog's (and the
-#: fabric's) identity, held in the entry: the catalog's fabrics and switches are pydantic models,
-#: whose attribute reads CPython does not specialise, and a plan designs about ten fabrics, each
-#: sorting them again. The lists are those the functions sorted, in the same order. Bounded.
+#: fabric's) identity, held in the entry: a plan designs about ten fabrics, each sorting the
+#: catalog's fabrics and switches again. The lists are those the functions sorted, in the same
+#: order. Bounded.
 _SORTED: dict[tuple[object, ...], tuple[object, ...]] = memo()
 
 

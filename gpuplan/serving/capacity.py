@@ -96,7 +96,7 @@ class ReplicaCapacity:
     def __init__(self, replica: Replica, demand: Demand):
         self.replica = replica
         self.demand = demand
-        q = replica.k.queueing  # a pydantic record, read once
+        q = replica.k.queueing  # a catalog record, read once
         self.scv = q.prefill_service_scv
         self.max_rho = q.max_utilisation
         self.mean_context = replica.decode_context(demand.prompt_tokens, max(demand.output_tokens, 1))

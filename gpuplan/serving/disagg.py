@@ -75,7 +75,7 @@ def domain_link(pre: Replica, dec: Replica, span: int) -> KvLink | None:
     """KV inside one scale-up domain or server holding ``span`` GPUs (the group of both workers);
     None unless both run on the same GPU type and the group fits the domain or server."""
     # The same catalog record first (the disaggregation search pairs each GPU with its own): no
-    # pydantic reads of the ids, which are equal whenever the records are one.
+    # reads of the ids, which are equal whenever the records are one.
     if (pre.gpu is not dec.gpu and pre.gpu.id != dec.gpu.id) or span > pre.links.local_domain:
         return None
     tier = pre.links.tier(span)
@@ -96,8 +96,7 @@ class PrefillWorker:
 
     @cached_property
     def scv(self) -> float:
-        """The prefill service's squared coefficient of variation, read once (the serving constants
-        are pydantic models, whose attribute reads CPython does not specialise; a rate's bisection
+        """The prefill service's squared coefficient of variation, read once (a rate's bisection
         asks 50 times)."""
         return self.replica.k.queueing.prefill_service_scv
 

@@ -163,7 +163,7 @@ class Links:
 
 #: The measured all-reduce fits by scale-up technology, in their order, as plain rows (kind, base
 #: seconds, step seconds, line fraction, custom): each GPU's links (19 a default plan) walked the
-#: ~21 pydantic records. Keyed by the fits' identity and held in the entry, so the id is not
+#: ~21 catalog records. Keyed by the fits' identity and held in the entry, so the id is not
 #: reused while the entry lives. Bounded.
 _FITS: dict[int, tuple[tuple[AllReduceFit, ...], dict[str, list[tuple[str, float, float, float, bool]]]]] = memo()
 

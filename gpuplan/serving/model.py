@@ -151,7 +151,7 @@ class Replica:
     @cached_property
     def _reads_reserved(self) -> bool:
         """Whether the engine's decode attention reads the whole reserved cache (``kv_reads``), read
-        once: the engine's features are a pydantic model, whose reads CPython does not specialise."""
+        once per replica (its steps ask at every step)."""
         return self.engine is not None and self.engine.features.kv_reads == "reserved"
 
     # -- forward steps ----------------------------------------------------------------------------
@@ -161,7 +161,7 @@ class Replica:
         without CUDA graphs, decode KV read factor, TP all-reduces, custom all-reduce kernels in
         use, any collective or hand-off at all)."""
         a, eng, lay, k = self.arch, self.engine, self.layout, self.k
-        layer_us = k.layer_latency_us  # a pydantic figure, read once
+        layer_us = k.layer_latency_us  # a catalog figure, read once
         fixed_s = ((a.layers * layer_us + k.step_overhead_us) * 1e-6
                    + moe_launch_s(a, k.moe, layer_us / KERNELS_PER_LAYER))
         n_ar = a.layers + a.dense_layer_count + (a.moe_layers if lay.ep == 1 else 0)
@@ -185,9 +185,8 @@ class Replica:
 
     @cached_property
     def step_budget(self) -> int:
-        """The engine's step token budget (``max_step_tokens``; 0 without an engine), read once: the
-        engine's features are a pydantic model, whose attribute reads CPython does not specialise,
-        and a capacity search fills ~1,400 steps up to the budget (serving/mixed.py)."""
+        """The engine's step token budget (``max_step_tokens``; 0 without an engine), read once: a
+        capacity search fills ~1,400 steps up to the budget (serving/mixed.py)."""
         return self.engine.features.max_step_tokens if self.engine is not None else 0
 
     #: One engine step (gpuplan/serving/step.py: the formulas written out over these constants).
@@ -241,7 +240,7 @@ def build_replica(gpu: Gpu, arch: Architecture, layout: Layout, precision: str, 
     dense_active = arch.active_matmul_params - lm_head_params - expert_active
     # An unfused fp8 quantise kernel reads each GEMM input in 16 bit and writes it in 8.
     quantise = 3.0 * gemm_input_elements_per_token(arch, tp) if eng.separate_quantize(precision, path.native) else 0.0
-    act_bytes = k.activation_bytes  # a pydantic figure, read once
+    act_bytes = k.activation_bytes  # a catalog figure, read once
     return _replica(
         gpu=gpu, arch=arch, layout=layout, path=path, kv_dtype=kv_dtype, k=k,
         links=links or links_for(gpu, catalog, k.collective_launch_us, k.all_reduce.algorithm), weights=wb,

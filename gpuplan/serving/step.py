@@ -99,7 +99,7 @@ def step_constants(r: Any) -> tuple[Any, ...]:
     ring = _ring(links, lay.tp, custom) if lay.tp > 1 and terms is None else None
     ghz = r.gpu.host_cpu_max_ghz
     ref = f.host_reference_ghz if f is not None else 1.0
-    knee = k.gemm_knee_exponent  # a pydantic figure, read once
+    knee = k.gemm_knee_exponent  # a catalog figure, read once
     return (
         lay.dp, lay.pp, a.sliding_window, r.kv_bytes_per_token, r.attn_flops_per_pair_decode,
         r.attn_flops_per_pair_prefill, r.attention_flops_per_s, r.attention_bandwidth, r.bandwidth,

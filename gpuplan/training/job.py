@@ -54,8 +54,8 @@ class Hardware:
     #: FP8 with block scaling in the tensor cores (MXFP8: Blackwell, the GPUs with FP4 tensor
     #: cores); without it FP8 recipes scale per tensor (amax, then cast: NeMo's "FP8-CS" on H100).
     block_scaled_fp8: bool = False
-    #: The GPU's server figures the search reads per bound (``Gpu`` fields and
-    #: ``purchase_unit_nodes``, read once: a pydantic model's attribute reads are unspecialised).
+    #: The GPU's server figures the search reads per bound (``Gpu`` fields and its
+    #: ``purchase_unit_nodes`` property, computed once here).
     gpus_per_node: int = 1
     node_price_usd: float | None = None
     purchase_unit_nodes: int = 1
