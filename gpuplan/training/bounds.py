@@ -99,7 +99,7 @@ def _exact(ev: Evaluator, b: _Bounded, target: Target, cap: float, straggle: boo
     or costs more than ``cap``, as :func:`_bounds` would have left it out)."""
     shape = b.shape
     scale = tuple.__new__(Scale, (ev.stage_time_any_vp(shape), b.dps, shape[0] * shape[1] * shape[3]))
-    if target.kind == "deadline":  # _bound_shape's deadline branch, called directly (~700 calls a plan)
+    if target.kind == "deadline":  # the group's deadline bound (:func:`_deadline_bounds`; ~700 calls a plan)
         found = _deadline_scan(ev, _terms(ev, ((shape, scale),)), target, GROUP, cap, straggle, False)
         return found[0] if found and not found[0].key[0] > cap else None
     out = _bound_shape(ev, shape, scale, target, GROUP, cap, straggle)
@@ -165,19 +165,12 @@ def _shape_terms(ev: Evaluator, shapes: list[tuple[Layout, Scale]], sends: bool)
 
 def _bound_shape(ev: Evaluator, shape: Layout, scale: Scale, target: Target, level: int,
                  cap: float = math.inf, straggle: bool = False) -> _Bounded | None:
-    """Bound of one shape's ranking key over its DP values (see the module docstring).
+    """Bound of one shape's ranking key over its DP values (see the module docstring), for the
+    targets other than a deadline (whose bounds are :func:`_deadline_scan`'s, called directly).
 
-    Deadline: (cost, days) at the smallest DP whose bound meets the deadline (a larger DP costs more,
-    or, racks, the same: the least days of those DPs). Budget: (days, 0) at the largest DP whose
-    bound cost fits. GPU count: (step seconds, 0). None when the bound already misses the target.
-
-    ``straggle`` (deadline): the bound also counts the wait for the slowest GPU
-    (timing.host_overhead), on the part of the step it bounds: the step's busy time is at least
-    ``(m + bubble) x stage``, so its straggler share is at least that times ``straggler(N)``.
+    Budget: (days, 0) at the largest DP whose bound cost fits. Fastest: (days, 0) at the largest
+    DP. GPU count: (step seconds, 0). None when the bound already misses the target.
     """
-    if target.kind == "deadline":
-        found = _deadline_bounds(ev, ((shape, scale),), target, level, cap, straggle)
-        return found[0] if found else None
     if target.kind == "fastest":
         return _fastest_bounds(ev, ((shape, scale),), level)[0]
     batch, mb = ev.job.batch, shape.micro_batch
@@ -195,8 +188,6 @@ def _bound_shape(ev: Evaluator, shape: Layout, scale: Scale, target: Target, lev
         m = batch / (d * mb)
         return _Bounded(((m + bubble) * stage + m * ev.cal.host_microbatch_s + ev.cal.host_step_s, 0.0),
                         shape, (d,), level)
-    if target.kind == "fastest":
-        return _Bounded((days(dps[-1]), 0.0), shape, tuple(reversed(dps)), level)
     fits = [d for d in dps
             if (ev.hw.cost_usd(mp * d, days(d) * HOURS_PER_DAY * mp * d, target.pricing) or math.inf)
             <= target.budget_usd]  # type: ignore[operator]
@@ -207,11 +198,11 @@ def _bound_shape(ev: Evaluator, shape: Layout, scale: Scale, target: Target, lev
 
 def _deadline_bounds(ev: Evaluator, shapes: Iterable[tuple[Layout, Scale]], target: Target, level: int,
                      cap: float = math.inf, straggle: bool = False, whole: bool = False) -> list[_Bounded]:
-    """:func:`_bound_shape` of a deadline target for each of ``shapes`` (the search's hot path: one
-    call bounds every group of a search), those whose bound meets the deadline at a cost within
-    ``cap``. ``whole``: each entry keeps every DP of its scale (a LOWER entry, :func:`_exact`)."""
-    return _deadline_scan(ev, _terms(ev, shapes, straggle and level in (SHAPE, REFINED)), target, level, cap, straggle,
-                          whole)
+    """The deadline bound of each of ``shapes`` (groups: their pipeline sends are not counted; a
+    shape of one VP's are, with ``straggle``, :func:`_expand` and :func:`_refine`), those whose
+    bound meets the deadline at a cost within ``cap``. ``whole``: each entry keeps every DP of its
+    scale (a LOWER entry, :func:`_exact`)."""
+    return _deadline_scan(ev, _terms(ev, shapes), target, level, cap, straggle, whole)
 
 
 def _lower_scan(ev: Evaluator, groups: tuple[tuple[Layout, Scale], ...], target: Target, cap: float,
@@ -290,6 +281,7 @@ def _deadline_scan(ev: Evaluator, terms: list[tuple], target: Target, level: int
     for shape, dps, mp, mb, bubble, per_day, per_bubble, per_mb, g, sends in terms:
         # Smallest DP that can meet the deadline with the best goodput of these counts: a DP
         # below it cannot (goodput only falls with the GPU count), so the scan starts there.
+        # lazy_scan._add_floors finds a floor of the cost by this room and first DP: change both.
         room = (deadline * g - per_bubble - host_step) / per_mb  # type: ignore[operator]
         if room <= 0:
             continue
@@ -361,7 +353,7 @@ def _fastest_bounds(ev: Evaluator, shapes: Iterable[tuple[Layout, Scale]], level
 def _refine(ev: Evaluator, b: _Bounded, fixed: Fixed, target: Target, outcome: SearchOutcome,
             straggle: bool = False) -> _Bounded | None:
     """The bound again with the least recompute that fits at the shape's largest DP (and, with
-    ``straggle``, the straggler share of the step: :func:`_bound_shape`)."""
+    ``straggle``, the straggler share of the step: the module docstring)."""
     shape = b.shape
     descending = target.kind in ("budget", "fastest")
     stage = _light_stage(ev, shape, b.dps[0] if descending else b.dps[-1], fixed, outcome)
@@ -369,7 +361,7 @@ def _refine(ev: Evaluator, b: _Bounded, fixed: Fixed, target: Target, outcome: S
         return None
     scale = tuple.__new__(Scale, (stage, sorted(b.dps) if descending else list(b.dps),  # Scale(...)
                                   shape[0] * shape[1] * shape[3]))
-    if target.kind == "deadline":  # _bound_shape's deadline branch, called directly
+    if target.kind == "deadline":  # one VP's shape: its pipeline sends counted with ``straggle``
         found = _deadline_scan(ev, _terms(ev, ((shape, scale),), straggle), target, REFINED, math.inf, straggle, False)
         return found[0] if found else None
     return _bound_shape(ev, shape, scale, target, REFINED, straggle=straggle)

@@ -379,6 +379,9 @@ class SearchOutcome:
     #: Fastest evaluation seen (for "needs N GPUs" / "takes X days" messages).
     fastest: Evaluation | None = None
     evaluated: int = 0
+    #: Groups of the searched space: each bounded, or, in a capex deadline search, left behind a
+    #: cost floor that never reached the heap's top (training/lazy_scan.py: its bound would not
+    #: have been popped).
     bounded: int = 0
     #: Axes thinned to keep the group count within the limit, as "PP 90 -> 23" (empty: none).
     thinned: tuple[str, ...] = ()

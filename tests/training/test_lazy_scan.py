@@ -46,9 +46,10 @@ def test_lazy_searches_match_eager_ones(evaluator, preset, monkeypatch, gpu):
             assert _outcome(lazy) == _outcome(eager), (deadline, top, cutoff)
 
 
-def test_floors_are_at_most_the_groups_first_bounds(evaluator, preset):
+@pytest.mark.parametrize("gpu", ["h100-sxm-80gb", "gb200-nvl72", "gaudi3-oam-128gb"])
+def test_floors_are_at_most_the_groups_first_bounds(evaluator, preset, gpu):
     clear_memos()
-    ev = evaluator(preset("llama-3.1-70b"), "h100-sxm-80gb", seq=8192, batch=512, precision="bf16", tokens=2e12)
+    ev = evaluator(preset("llama-3.1-70b"), gpu, seq=8192, batch=512, precision="bf16", tokens=2e12)
     for deadline, cap in ((30.0, math.inf), (60.0, math.inf), (60.0, 2.0e7)):
         target = Target("deadline", deadline_days=deadline)
         groups = search_groups(ev, Fixed(), target, MAX_GROUPS).groups
