@@ -192,12 +192,12 @@ def _gpu_options(gpu: Gpu, workload: Workload, demand: Demand, k: ServingConstan
             # The cheap bound first; the tighter one (its floor with the GEMMs' rooflines) only
             # for the layouts that one lets through.
             if any(_over_least(s.qps, _rate_bound(rep, demand, tight), s.max_load_fraction, s.spare_replicas, rep,
-                               c.pricing, cost, least) for tight in (False, True)):
+                               c.pricing, least) for tight in (False, True)):
                 continue
         o = size(rep, sized)
         options.append(o)
-        if o.meets and o.objective is not None and (o.objective, o.gpus) < least:
-            least = (o.objective, o.gpus)
+        if o.meets and o.objective is not None and o.rank_first()[2:] < least:
+            least = o.rank_first()[2:]
     return by_rank(options), replicas
 
 
@@ -219,7 +219,7 @@ def _rate_bound(rep: Replica, demand: Demand, tight: bool) -> float:
     return hit[1]
 
 
-def _over_least(qps: float, rate: float, max_load: float, spares: int, rep: Replica, pricing: str, cost: CostBasis,
+def _over_least(qps: float, rate: float, max_load: float, spares: int, rep: Replica, pricing: str,
                 least: tuple[float, int]) -> bool:
     """Whether the fleet of ``rep`` at the active replicas a bound ``rate`` of its ceiling's rate
     needs ranks after ``least`` (cost, then GPUs: the rank of an option that meets the targets), so
