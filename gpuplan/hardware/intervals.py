@@ -232,8 +232,8 @@ def validated_moe(table: ResidualTable | None, kind: str) -> bool:
     return any(r.key.endswith("/moe") for r in _validated(table, kind))
 
 
-#: :func:`_validated` by (table, kind): a plan asks ~10 times, each a walk of the table's regimes
-#: (pydantic attribute reads). The table is keyed by identity and held in the entry, so its id is
+#: :func:`_validated` by (table, kind): a plan asks ~10 times, each a walk of the table's
+#: regimes. The table is keyed by identity and held in the entry, so its id is
 #: not reused while the entry lives. Bounded.
 _VALIDATED: dict[tuple[int, str], tuple[ResidualTable, tuple[Regime, ...]]] = memo()
 

@@ -11,7 +11,6 @@ figure); a new id adds a record. Every merged record goes through the same valid
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 import stat
@@ -44,9 +43,9 @@ from gpuplan.hardware.serving_calibration import ServingConstants
 from gpuplan.hardware.training_calibration import TrainingCalibration
 from gpuplan.core.io import clip, parse_toml, pydantic_error, read_text
 from gpuplan.hardware.preparsed import Preparsed, read_preparsed
-from gpuplan.hardware.record import RECORDS, Record, to_record
+from gpuplan.hardware.record import RECORDS, Record
 
-#: The record class of each kind of catalog record (its schema: :func:`~gpuplan.hardware.record.schema_of`).
+#: The record class of each kind of catalog record (its schema: hardware/schemas.py ``schema_of``).
 KINDS: dict[str, type[Record]] = {
     "source": Source,
     "gpu": Gpu,
@@ -231,15 +230,14 @@ def _read_dir(root: Path, pre: Preparsed | None = None) -> tuple[dict[str, list[
 
 
 def _validate(kind: str, where: str, item: dict[str, Any]) -> Record:
-    from gpuplan.hardware.schemas import schema_of  # validating: the schemas are built (not from the pre-parsed file)
+    from gpuplan.hardware.schemas import schema_of, validate  # validating: the schemas are built (not from the pre-parsed file)
 
-    model = schema_of(KINDS[kind])
     file, _, index = where.rpartition(":")
     try:
-        return to_record(model.model_validate(item))  # type: ignore[no-any-return]
+        return validate(KINDS[kind], item)
     except ValidationError as exc:
         ident = item.get("id") if isinstance(item.get("id"), str) else index
-        known = {f"{kind}[{ident}]": list(model.model_fields)}
+        known = {f"{kind}[{ident}]": list(schema_of(KINDS[kind]).model_fields)}
         raise pydantic_error(exc, file=file, prefix=f"{kind}[{ident}]", known_fields=known) from None
 
 
@@ -316,7 +314,7 @@ def load_catalog(overlays: Iterable[str | os.PathLike[str]] = (), *, base: Path 
 def _validate_calibration(calibration: dict[str, dict[str, Any]], dirs: list[Path]) -> dict[str, Record]:
     """Validate every calibration table (merged over overlays) against its schema, once, here;
     the models are what the planners read (:meth:`Catalog.table`)."""
-    from gpuplan.hardware.schemas import schema_of
+    from gpuplan.hardware.schemas import schema_of, validate
 
     out: dict[str, Record] = {}
     for stem in sorted(calibration):
@@ -324,13 +322,12 @@ def _validate_calibration(calibration: dict[str, dict[str, Any]], dirs: list[Pat
         if record is None:
             raise InputError(f"unknown calibration table; expected one of {', '.join(sorted(TABLES))}",
                              file=f"calibration/{stem}.toml")
-        model = schema_of(record)
         try:
-            out[stem] = to_record(model.model_validate(calibration[stem]))
+            out[stem] = validate(record, calibration[stem])
         except ValidationError as exc:
             file = next((str(d / "calibration" / f"{stem}.toml") for d in reversed(dirs)
                          if (d / "calibration" / f"{stem}.toml").exists()), f"calibration/{stem}.toml")
-            raise pydantic_error(exc, file=file, known_fields={"": list(model.model_fields)}) from None
+            raise pydantic_error(exc, file=file, known_fields={"": list(schema_of(record).model_fields)}) from None
     return out
 
 
@@ -357,10 +354,9 @@ def _check_references(built: dict[str, dict[str, Any]], where: Mapping[tuple[str
                              field=f"gpu[{ident}].reference_nic")
 
 
-@functools.lru_cache(maxsize=1)
 def catalog_classes() -> dict[str, type[Record]]:
     """Every record class a catalog holds, by name (the tags of a pre-parsed file)."""
-    return dict(RECORDS)
+    return RECORDS
 
 
 def _validated(root: Path, pre: Preparsed) -> Catalog | None:

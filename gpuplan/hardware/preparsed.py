@@ -179,7 +179,7 @@ def decode(data: Any, classes: dict[str, type[Record]]) -> Any:
 
 
 def same(a: Any, b: Any) -> bool:
-    """Equal values of the same types all the way down (models: the same fields set too)."""
+    """Equal values of the same types all the way down (records: the same fields, in order)."""
     if type(a) is not type(b):
         return False
     if isinstance(a, Record):

@@ -13,13 +13,15 @@ pydantic stays the one validation boundary. The schema of each record is a pydan
 derives from it (``class Gpu(BaseModel, schema.Gpu)`` in hardware/schema_records.py and
 hardware/schema_tables.py), so the field names, types and defaults are written once, in the
 record; the schema adds the configuration and the validators, and a record in a field is validated
-by its own schema (:meth:`Record.__get_pydantic_core_schema__`). Whatever validates TOML (a source checkout, an overlay, the wheel build, calibrate and
-refit, ``Record(**fields)``, :meth:`Record.model_validate`) validates with the schema and turns the
-validated model into records (:func:`to_record`): the planners see one kind of object on every path.
+by its own schema (:meth:`Record.__get_pydantic_core_schema__`). Whatever validates TOML (a
+source checkout, an overlay, the wheel build, calibrate and refit) validates with the schema and
+turns the validated model into records (hardware/schemas.py ``validate``, :func:`to_record`): the
+planners see one kind of object on every path. A record is never built from unchecked fields:
+``Gpu(id=...)`` is a TypeError.
 
 The few pydantic methods the package and its tests call on catalog objects are here with the
-same results for these records: ``model_copy(update=...)``, ``model_dump()``, ``model_fields``
-(the names), ``model_validate``; equality is by class and fields.
+same results for these records: ``model_copy(update=...)``, ``model_dump()`` and ``model_fields``
+(the names); equality is by class and fields.
 """
 
 from __future__ import annotations
@@ -83,6 +85,8 @@ class Record:
         return NotImplemented
 
     def __hash__(self) -> int:
+        # The values in the class's field order: every record is built with its fields in that
+        # order (new_record's callers, model_copy), so equal records hash alike.
         return hash(tuple(self.__dict__.values()))
 
     def __repr__(self) -> str:
@@ -97,7 +101,8 @@ class Record:
 
     def model_dump(self, *, mode: str = "python", exclude: set[str] | None = None) -> dict[str, Any]:
         """The fields as a dict (but ``exclude``), nested records as dicts (``mode="json"``: tuples
-        as lists)."""
+        as lists; dict keys as they are, where pydantic would write a number key as a string: no
+        catalog record has one)."""
         return {k: _dump(v, mode == "json") for k, v in self.__dict__.items() if not exclude or k not in exclude}
 
 

@@ -1,9 +1,10 @@
 """The pydantic schemas of the catalog's records (hardware/schema.py) and of the collectives and
 bill-of-materials tables (hardware/fabric_calibration.py).
 
-Each schema derives from its record, whose annotations and defaults are its fields (hardware/record.py):
-here only the configuration and the validators (a nested record's schema is its own). Imported only where
-TOML is validated (:func:`gpuplan.hardware.record.schema_of`), never to read the pre-parsed catalog.
+Each schema derives from its record, whose annotations and defaults are its fields
+(hardware/record.py): here only the configuration and the validators (a nested record's schema is
+its own). Imported only where TOML is validated (hardware/schemas.py), never to read the
+pre-parsed catalog.
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@
 Each schema derives from its record (hardware/serving_calibration.py, training_calibration.py,
 training_frameworks.py, fleet_calibration.py, intervals.py), whose annotations and defaults are its
 fields: here only the configuration and the validators (a nested record's schema is its own, through
-:meth:`Record.__get_pydantic_core_schema__`). Imported only where TOML is validated (:func:`gpuplan.hardware.record.schema_of`).
+:meth:`Record.__get_pydantic_core_schema__`). Imported only where TOML is validated
+(hardware/schemas.py).
 """
 
 from __future__ import annotations

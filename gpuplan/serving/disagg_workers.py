@@ -12,8 +12,8 @@ from gpuplan.serving.disagg import DecodeWorker, PrefillWorker, decode_rate_boun
 from gpuplan.serving.model import Replica
 
 #: Each replica's two workers and its prefill rates by link, per demand: neither depends on the QPS,
-#: so a sweep (or the fleet strategies planning serving again) sizes them once. The GPU (a catalog
-#: entry, unhashable) is keyed by identity; the cached workers hold the replica, so it stays alive.
+#: so a sweep (or the fleet strategies planning serving again) sizes them once. The replica is keyed
+#: by identity and held in the entry (its fourth item), so its id is not reused while the entry lives.
 #: An entry is ``[number, prefill worker, decode worker, replica, bound of the decode worker's rate,
 #: tight bound of it, the prompt's prefill time where known]``; each worker is :data:`_UNSIZED`
 #: until a search needs it (the decode worker is a bisection over the batch, the prefill worker a
