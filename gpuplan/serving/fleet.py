@@ -96,9 +96,9 @@ def gpu_terms(gpu: Gpu) -> tuple[Gpu, int, int, float | None, float | None, floa
 def _fleet_cost(gpu: Gpu, replicas: int, gpus_per_replica: int, pricing: str, cost: CostBasis) -> FleetCost:
     """:func:`fleet_cost`, computed (the GPU's figures from :func:`gpu_terms`; the cloud's billed GPUs
     only where the GPU has a cloud rate)."""
-    _, per_node, unit, price, rate, node_kw, billed, billing = gpu_terms(gpu)
-    nodes = nodes_for(replicas, gpus_per_replica, per_node, unit)
-    capex = nodes * price if price is not None else None
+    terms = gpu_terms(gpu)
+    nodes, capex = _servers(terms, replicas, gpus_per_replica)
+    rate, node_kw, billed, billing = terms[4:]
     cloud = None if rate is None else _cloud_usd_per_hour(rate, billed, billing, replicas * gpus_per_replica)
     power = nodes * node_kw
     if pricing == "cloud":
@@ -130,10 +130,19 @@ def fleet_objective(gpu: Gpu, replicas: int, gpus_per_replica: int, pricing: str
 
 def _objective(gpu: Gpu, replicas: int, gpus_per_replica: int, pricing: str) -> float | None:
     """:func:`fleet_objective`, computed."""
-    _, per_node, unit, price, rate, _, billed, billing = gpu_terms(gpu)
+    terms = gpu_terms(gpu)
     if pricing == "cloud":
-        return None if rate is None else _cloud_usd_per_hour(rate, billed, billing, replicas * gpus_per_replica)
-    return None if price is None else nodes_for(replicas, gpus_per_replica, per_node, unit) * price
+        rate = terms[4]
+        return None if rate is None else _cloud_usd_per_hour(rate, terms[6], terms[7], replicas * gpus_per_replica)
+    return _servers(terms, replicas, gpus_per_replica)[1]
+
+
+def _servers(terms: tuple, replicas: int, gpus_per_replica: int) -> tuple[int, float | None]:
+    """The servers a fleet buys (whole purchase units, :func:`nodes_for`) and their capex (None:
+    the GPU has no server price); ``terms``: the GPU's :func:`gpu_terms`."""
+    _, per_node, unit, price = terms[:4]
+    nodes = nodes_for(replicas, gpus_per_replica, per_node, unit)
+    return nodes, (nodes * price if price is not None else None)
 
 
 def _cloud_usd_per_hour(rate: float, billed: dict[int, int], billing: tuple, used: int) -> float:
@@ -176,17 +185,22 @@ def domain_fleet(gpu: Gpu, groups: int, span: int, local: int, pricing: str, cos
 def domain_objective(gpu: Gpu, groups: int, span: int, local: int, pricing: str) -> float | None:
     """``domain_fleet(...).objective`` alone, the same value (:func:`fleet_objective`): the whole
     domains bought, or the trays rented in the cloud."""
-    per_node = gpu_terms(gpu)[1]
-    if local <= per_node or pricing == "cloud":
+    if local <= gpu_terms(gpu)[1] or pricing == "cloud":
         return fleet_objective(gpu, groups, span, pricing)
-    return fleet_objective(gpu, -(-groups // (local // span)), local, pricing)
+    return fleet_objective(gpu, *_whole_domains(groups, span, local), pricing)
+
+
+def _whole_domains(groups: int, span: int, local: int) -> tuple[int, int]:
+    """The rack-scale domains of ``local`` GPUs bought whole for ``groups`` groups of ``span`` GPUs
+    (``floor(local / span)`` a domain), as (domains, GPUs a domain)."""
+    return -(-groups // (local // span)), local
 
 
 def _domain_fleet(gpu: Gpu, groups: int, span: int, local: int, pricing: str, cost: CostBasis) -> FleetCost:
     """:func:`domain_fleet`, computed."""
     if local <= gpu.gpus_per_node:
         return fleet_cost(gpu, groups, span, pricing, cost)
-    bought = fleet_cost(gpu, -(-groups // (local // span)), local, pricing, cost)
+    bought = fleet_cost(gpu, *_whole_domains(groups, span, local), pricing, cost)
     rented = fleet_cost(gpu, groups, span, pricing, cost)
     if pricing == "cloud":
         return _fleet(nodes=bought.nodes, capex_usd=bought.capex_usd, cloud_usd_per_hour=rented.cloud_usd_per_hour,

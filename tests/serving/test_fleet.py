@@ -107,5 +107,6 @@ def test_a_fleets_objective_alone_is_the_fleets(catalog):
                 for per in (1, 2, 4, 8):
                     assert fleet_objective(gpu, replicas, per, pricing) == fleet_cost(gpu, replicas, per, pricing,
                                                                                       cost).objective
-                    assert domain_objective(gpu, replicas, per, 72, pricing) == domain_fleet(gpu, replicas, per, 72,
-                                                                                          pricing, cost).objective
+                    for local in (8, 72):  # a domain within a server, and a rack bought whole
+                        assert domain_objective(gpu, replicas, per, local, pricing) == domain_fleet(
+                            gpu, replicas, per, local, pricing, cost).objective
