@@ -30,6 +30,7 @@ from gpuplan.physics.kv_cache import kv_bytes_per_token
 from gpuplan.physics.queueing import wait_s
 from gpuplan.serving.capacity import Demand
 from gpuplan.serving.model import Replica, StepTime
+from gpuplan.serving.step_floor import decode_limits
 
 #: Bisection steps of the rate and concurrency searches (2^-50 of the bracket).
 BISECTIONS = 50
@@ -187,12 +188,11 @@ def _step_s(step: Callable[[float, float], StepTime], pp: int, mean_context: flo
 def decode_worker(replica: Replica, demand: Demand) -> DecodeWorker | None:
     """The decode worker of ``replica`` at its highest rate within the TPOT target; None when even
     one sequence misses the target or the longest sequence's cache does not fit."""
-    n = demand.decode_steps
-    full = demand.prompt_tokens + demand.output_tokens
-    cap = replica.max_sequences(full)
-    if n == 0 or cap < 1 or replica.max_sequences(max(full, demand.context_tokens)) < 1:
+    limits = decode_limits(replica, demand)
+    if limits is None or replica.max_sequences(max(demand.prompt_tokens + demand.output_tokens,
+                                                   demand.context_tokens)) < 1:
         return None
-    ctx = replica.decode_context(demand.prompt_tokens, demand.output_tokens)
+    n, cap, ctx = limits
     decode, pp = replica.step, replica.layout.pp
     step = _step_s(decode, pp, ctx, 1.0)  # each step time is computed once and kept (the bisection's end is one it saw)
     if not math.isfinite(step) or step > demand.tpot_s:
@@ -224,12 +224,11 @@ def decode_rate_bound(replica: Replica, demand: Demand) -> float:
     ``C <= (tpot - F) / B`` and ``C`` at most the cache's capacity; its rate ``C / (n t0(C))`` is at
     most ``C / (n (F + C B))``, which grows with ``C``. Margins of 1e-9 and 1e-6 cover the
     round-off of the step's own sums."""
-    n = demand.decode_steps
-    cap = replica.max_sequences(demand.prompt_tokens + demand.output_tokens)
-    if n == 0 or cap < 1:
+    limits = decode_limits(replica, demand)
+    if limits is None:
         return math.inf
+    n, cap, mean = limits
     window = replica.arch.sliding_window
-    mean = replica.decode_context(demand.prompt_tokens, demand.output_tokens)
     ctx = (window if window < mean else mean) if window else mean
     fixed, _, read_factor = replica._per_step[:3]
     quantised = replica.quantised_stream_bytes

@@ -276,16 +276,27 @@ def tight_rate_bound(replica: Any, demand: Any, steps: int = 12) -> float:
     return _tight_bound(replica, n, cap, per, context, demand.prompt_tokens if per > 1.0 else 0, demand.tpot_s, steps)
 
 
+def decode_limits(replica: Any, demand: Any) -> tuple[int, int, float] | None:
+    """What bounds a disaggregated decode worker (serving/disagg.py ``decode_worker``) and its rate's
+    bounds read alike: the decode steps of a request, the most sequences of ``prompt + output``
+    tokens the cache holds, and the mean cache context of a decode step; None where there is no
+    decode step or not one sequence fits."""
+    n = demand.decode_steps
+    cap = replica.max_sequences(demand.prompt_tokens + demand.output_tokens)
+    if n == 0 or cap < 1:
+        return None
+    return n, cap, replica.decode_context(demand.prompt_tokens, demand.output_tokens)
+
+
 def decode_tight_rate_bound(replica: Any, demand: Any, steps: int = 12) -> float:
     """An upper bound of a disaggregated decode worker's rate (serving/disagg.py ``decode_worker``:
     decode-only steps, at most the sequences of ``prompt + output`` tokens the cache holds, ``C /
     (n t0(C))`` at the largest ``C`` whose step meets the TPOT target), by :func:`tight_rate_bound`'s
     argument with no prompt tokens in a step (``inf`` where the GEMMs' terms are not known)."""
-    n = demand.decode_steps
-    cap = replica.max_sequences(demand.prompt_tokens + demand.output_tokens)
-    if n == 0 or cap < 1:
+    limits = decode_limits(replica, demand)
+    if limits is None:
         return math.inf
-    context = replica.decode_context(demand.prompt_tokens, demand.output_tokens)
+    n, cap, context = limits
     return _tight_bound(replica, n, cap, 1.0, context, 0, demand.tpot_s, steps)
 
 
