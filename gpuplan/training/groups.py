@@ -29,7 +29,7 @@ from gpuplan.training.space import (
     most_sharded,
     pp_candidates,
     states_can_fit,
-    stepped_dps,
+    stepped_dps_of,
     tp_candidates,
 )
 
@@ -177,7 +177,7 @@ def _block(ev: Evaluator, fixed: Fixed, target: Target, axes: dict[str, list[int
         if step is None:
             dps = tuple(dp_candidates(ev, fixed, target, mp, mb, ep, cp, tp))
         else:  # dp_candidates' values, read from one memo by step
-            dps = () if batch % mb else stepped_dps(batch // mb, step)[1]
+            dps = stepped_dps_of(batch, mb, step)[1]
         if dps:
             # The group's shape (Layout's fields in order; the rest default).
             out.append((mb, tuple.__new__(Layout, (tp, pp, 1, cp, ep, vp, mb, rc, sp, 1, 0, fold)), dps, mp))

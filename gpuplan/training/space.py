@@ -186,17 +186,22 @@ def stepped_dps(per_mb: int, step: int) -> tuple[list[int], tuple[int, ...]]:
     return hit
 
 
+def stepped_dps_of(batch: int, mb: int, step: int) -> tuple[list[int], tuple[int, ...]]:
+    """:func:`stepped_dps` of a micro-batch of ``mb`` sequences: none unless it divides the batch."""
+    return ([], ()) if batch % mb else stepped_dps(batch // mb, step)
+
+
 def _dp_values(ev: Evaluator, target: Target, mp: int, mb: int, ep: int, cp: int, fold: int = 1) -> list[int]:
     batch = ev.job.batch
-    if batch % mb:
-        return []
-    gpu = ev.gpu
     gpn = ev.hw.gpus_per_node
     exact, count = target.kind == "gpus", target.gpus
     whole, limit = target.whole_nodes, target.power_limit_kw
     share = cp * fold
     if not exact and limit is None:
-        return stepped_dps(batch // mb, _step(ep, share, mp, gpn, whole))[0]
+        return stepped_dps_of(batch, mb, _step(ep, share, mp, gpn, whole))[0]
+    if batch % mb:
+        return []
+    gpu = ev.gpu
     out = []
     for d in divisors(batch // mb):
         n = mp * d
