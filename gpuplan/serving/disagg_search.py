@@ -285,14 +285,15 @@ def _scaleout(s: _Search, pres: list[PrefillWorker], pre: LazyOrder, dec: LazyOr
             link = scaleout_link(pw.replica, dw.replica)
             if link is None:
                 continue
-            def dear(r: float, pw: PrefillWorker = pw, d_fleet: FleetCost = d_fleet, d: int = d) -> bool:
-                """This pairing at prefill rate ``r`` or less is no cheaper (costs grow with workers)."""
+            def dear(r: float, pw: PrefillWorker = pw, dw: DecodeWorker = dw, d_fleet: FleetCost = d_fleet,
+                     d: int = d) -> bool:
+                """This pairing at prefill rate ``r`` or less is no cheaper (costs grow with workers):
+                the objective of ``sum_fleets(prefill pool, d_fleet)``, without building the pool's fleet."""
                 p = _count(s.need, r)
                 gpus = (p + s.spare) * pw.replica.layout.gpus + (d + s.spare) * dw.replica.layout.gpus
-                # the objective of sum_fleets(the prefill pool's fleet, d_fleet)
-                p_cost, d_cost = fleet_objective(pw.replica.gpu, p + s.spare, pw.replica.layout.gpus, s.pricing), d_fleet.objective
-                least = None if p_cost is None or d_cost is None else p_cost + d_cost
-                return (s.ranked(least, gpus), gpus) >= s.best_key
+                pool = fleet_objective(pw.replica.gpu, p + s.spare, pw.replica.layout.gpus, s.pricing)
+                both = None if pool is None or d_fleet.objective is None else pool + d_fleet.objective
+                return (s.ranked(both, gpus), gpus) >= s.best_key
 
             r = rate(i, link.seconds(kv) + dw.residual_s(s.demand.percentile), dear)
             if r <= 0:
