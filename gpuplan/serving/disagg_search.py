@@ -35,8 +35,7 @@ from gpuplan.hardware.schema import Gpu
 from gpuplan.fabric.tco import CostBasis
 from gpuplan.serving.capacity import Demand
 from gpuplan.serving.disagg_fleet import DisaggFleet
-from gpuplan.serving.disagg_workers import (  # noqa: F401  (_WORKERS, _RATES: the memos, read here by tests)
-    _MEMO_MAX, _RATES, _UNSIZED, _WORKERS, _decode, _prefill, _workers)
+from gpuplan.serving.disagg_workers import MEMO_MAX, RATES, UNSIZED, decode_of, prefill_of, workers_of
 from gpuplan.serving.disagg import (
     DecodeWorker,
     KvLink,
@@ -130,10 +129,10 @@ def search(replicas: list[Replica], demand: Demand, qps: float, spare: int, max_
     utilisation ceiling, a decode worker under one worker plus the spares, so the workers whose
     bound is already above the best fleet found are never sized."""
     s = _Search(demand, qps, spare, max_load, pricing, cost, by_gpus)
-    entries = [_workers(r, demand, None if latencies is None else latencies[k]) for k, r in enumerate(replicas)]
+    entries = [workers_of(r, demand, None if latencies is None else latencies[k]) for k, r in enumerate(replicas)]
     # The first replica's prefill worker (each is made when the search first needs it): the request's
     # KV bytes are the first worker's.
-    first = next((w for e in entries if (w := _prefill(e, demand)) is not None), None)
+    first = next((w for e in entries if (w := prefill_of(e, demand)) is not None), None)
     if first is None or qps <= 0:
         return []
     keys = [e[0] for e in entries]
@@ -145,7 +144,7 @@ def search(replicas: list[Replica], demand: Demand, qps: float, spare: int, max_
     def made(i: int) -> PrefillWorker | None:
         w = pres[i]
         if w is None:
-            w = pres[i] = _prefill(entries[i], demand)  # type: ignore[call-overload]
+            w = pres[i] = prefill_of(entries[i], demand)  # type: ignore[call-overload]
             if w is not None:
                 top[i] = w.replica.k.queueing.max_utilisation / w.service_s
         return w
@@ -154,13 +153,13 @@ def search(replicas: list[Replica], demand: Demand, qps: float, spare: int, max_
         """Prefill worker ``i``'s rate with ``extra`` seconds of TTFT taken (memoised); 0.0 without
         the bisection when ``dear(ceiling)``: the pairing is too dear even at the ceiling."""
         key = (keys[i], round(extra, 12))
-        if key not in _RATES:
+        if key not in RATES:
             if dear is not None and dear(top[i]):
                 return 0.0
-            if len(_RATES) >= _MEMO_MAX:
-                _RATES.clear()
-            _RATES[key] = pres[i].rate(demand, extra)
-        return _RATES[key]
+            if len(RATES) >= MEMO_MAX:
+                RATES.clear()
+            RATES[key] = pres[i].rate(demand, extra)
+        return RATES[key]
 
     def refine_prefill(i: int) -> float:
         """The prefill pool's bound at its worker's utilisation ceiling, the worker made (a replica
@@ -184,7 +183,7 @@ def search(replicas: list[Replica], demand: Demand, qps: float, spare: int, max_
     floor = [s.lower_bound(e[3], e[4] if e[5] is None else e[5]) for e in entries]
 
     def price_decode(j: int) -> tuple[float, tuple[int, FleetCost, DecodeWorker]] | None:
-        w = _decode(entries[j], demand)
+        w = decode_of(entries[j], demand)
         if w is None:
             return None
         d = _count(s.need, w.rate)
@@ -202,7 +201,7 @@ def search(replicas: list[Replica], demand: Demand, qps: float, spare: int, max_
         hit = refined.get(j)
         if hit is None:
             e = entries[j]
-            if e[2] is not _UNSIZED:  # sized already (an earlier search): its cost is at hand
+            if e[2] is not UNSIZED:  # sized already (an earlier search): its cost is at hand
                 return -math.inf
             r, tight = e[3], e[5]
             if tight is None:
@@ -225,7 +224,7 @@ def search(replicas: list[Replica], demand: Demand, qps: float, spare: int, max_
     def of_vendor(vendor: str) -> LazyOrder:
         """The decode workers of one vendor's GPUs in the same order (a prefill worker pairs with no
         other: the KV layout and transfer library are one vendor's); a worker sized by one order is
-        sized for all (_decode keeps it)."""
+        sized for all (decode_of keeps it)."""
         hit = vendors.get(vendor)
         if hit is None:
             hit = vendors[vendor] = LazyOrder([t for t in waiting if entries[t[2]][3].gpu.vendor == vendor],
@@ -314,7 +313,7 @@ def _in_domain(s: _Search, pres: list[PrefillWorker], pre: LazyOrder, entries: l
     def least(j: int) -> float | None:
         """A lower bound of the decode pool's lower_bound (None: the replica has no decode worker)."""
         w = entries[j][2]
-        if w is _UNSIZED:
+        if w is UNSIZED:
             return floor[j]
         return None if w is None else s.lower_bound(w.replica, w.rate)
 
@@ -332,12 +331,12 @@ def _in_domain(s: _Search, pres: list[PrefillWorker], pre: LazyOrder, entries: l
         gp = pw.replica.layout.gpus
         local = pw.replica.links.local_domain
         for j in same.get(pw.replica.gpu.id, ()):
-            if entries[j][2] is _UNSIZED and lb + floor[j] >= s.best_key[0]:
+            if entries[j][2] is UNSIZED and lb + floor[j] >= s.best_key[0]:
                 continue
             span = gp + entries[j][3].layout.gpus  # the least group: one worker of each
             if span > local or s.dear_groups(pw.replica.gpu, 1, span, local):
                 continue  # no group fits the domain, or even one of the least span (and the spares) is too dear
-            dw = _decode(entries[j], s.demand)
+            dw = decode_of(entries[j], s.demand)
             if dw is None:
                 continue
             gd = dw.replica.layout.gpus
