@@ -209,6 +209,20 @@ def over_target_above(terms: tuple[float, float, float, float], pp: int, tokens_
     return pp * (least if least > 1.0 else 1.0) * (1 + 1e-9)
 
 
+def ceiling_limits(replica: Any, demand: Any) -> tuple[int, int, float, float] | None:
+    """What both bounds of a ceiling's rate read alike: the decode steps of a request, the most
+    sequences the engine admits, the GEMM tokens a decode sequence brings to a step (``1 + prompt /
+    n`` with mixed scheduling, else 1) and the mean cache context; None where there is no decode
+    step or not one sequence fits."""
+    n = demand.decode_steps
+    cap = replica.admitted_sequences(demand.prompt_tokens, demand.output_tokens)
+    if n == 0 or cap < 1:
+        return None
+    eng = replica.engine
+    per = 1 + demand.prompt_tokens / n if eng is not None and eng.features.scheduling == "mixed" else 1.0
+    return n, cap, per, replica.decode_context(demand.prompt_tokens, max(demand.output_tokens, 1))
+
+
 def ceiling_rate_bound(replica: Any, demand: Any) -> float:
     """An upper bound of the request rate at ``replica``'s ceiling for ``demand``
     (:meth:`~gpuplan.serving.capacity.ReplicaCapacity.best`; ``inf`` where none is cheap), without
@@ -218,14 +232,11 @@ def ceiling_rate_bound(replica: Any, demand: Any) -> float:
     ``C / (n L(C))``, ``L`` the floor with the all-reduces' (:func:`with_all_reduce`), which grows with
     ``C`` (``L / C`` falls): so at most its value
     at the lesser of the two limits. 1e-6 covers the round-off of both rates."""
-    n = demand.decode_steps
-    cap = replica.admitted_sequences(demand.prompt_tokens, demand.output_tokens)
-    if n == 0 or cap < 1:
+    limits = ceiling_limits(replica, demand)
+    if limits is None:
         return math.inf
-    eng = replica.engine
-    per = 1 + demand.prompt_tokens / n if eng is not None and eng.features.scheduling == "mixed" else 1.0
-    terms = with_all_reduce(replica, floor_terms(replica, replica.decode_context(demand.prompt_tokens,
-                                                                             max(demand.output_tokens, 1))))
+    n, cap, per, context = limits
+    terms = with_all_reduce(replica, floor_terms(replica, context))
     pp = replica.layout.pp
     top = min(float(cap), over_target_above(terms, pp, per, demand.tpot_s))
     batch = top / pp if top > pp else 1.0
@@ -266,13 +277,10 @@ def tight_rate_bound(replica: Any, demand: Any, steps: int = 12) -> float:
     target at the cache's or the linear floor's limit, ``steps`` halvings find a ``C`` where it
     still does, above the ceiling's concurrency (whose mean step meets the target), and the bound
     is ``C / (n L(C))`` there. 1e-6 covers the round-off of both rates."""
-    n = demand.decode_steps
-    cap = replica.admitted_sequences(demand.prompt_tokens, demand.output_tokens)
-    if n == 0 or cap < 1:
+    limits = ceiling_limits(replica, demand)
+    if limits is None:
         return math.inf
-    eng = replica.engine
-    per = 1 + demand.prompt_tokens / n if eng is not None and eng.features.scheduling == "mixed" else 1.0
-    context = replica.decode_context(demand.prompt_tokens, max(demand.output_tokens, 1))
+    n, cap, per, context = limits
     return _tight_bound(replica, n, cap, per, context, demand.prompt_tokens if per > 1.0 else 0, demand.tpot_s, steps)
 
 
